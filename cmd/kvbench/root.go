@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// usageError marks an error in the command line itself (an unknown flag, a
+// bad value): main prints the usage with it and exits 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitError asks main for a specific exit status without printing anything
+// beyond what the command already printed.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kvbench",
+		Short: "Benchmark Redis-protocol key-value servers under each persistence setting",
+		Long: `kvbench compares a Redis-protocol key-value server with Redis, scenario by
+scenario and persistence setting by persistence setting, with numbers that
+hold up: repeated rounds, a trimming rule, significance tests.
+
+It embeds the kvstore it was built to measure ("kvbench serve"), a load
+generator ("kvbench bench"), an orchestrator that runs the whole experiment
+("kvbench run") and a report builder ("kvbench report").`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		cmd.PrintErrln(cmd.UsageString())
+		return &usageError{err}
+	})
+	root.AddCommand(
+		newServeCmd(),
+		newVersionCmd(),
+	)
+	return root
+}

@@ -1,0 +1,358 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Default limits, Redis's own unless noted.
+const (
+	// DefaultMaxBulkLen is the largest bulk argument (proto-max-bulk-len).
+	DefaultMaxBulkLen = 512 << 20
+	// DefaultMaxInlineLen is the longest inline request, and the longest
+	// header line of a multibulk request.
+	DefaultMaxInlineLen = 64 << 10
+	// DefaultMaxArgs is the most arguments one request may declare. Redis
+	// accepts up to INT_MAX; 1 Mi is far beyond any real command and keeps a
+	// declared count from meaning anything large.
+	DefaultMaxArgs = 1 << 20
+	// DefaultMaxQueryBuffer is the most bytes one incomplete request may
+	// occupy (client-query-buffer-limit).
+	DefaultMaxQueryBuffer = 1 << 30
+)
+
+// Limits bound what one client can make a server hold. A zero field means
+// the default.
+type Limits struct {
+	MaxBulkLen     int64
+	MaxInlineLen   int
+	MaxArgs        int
+	MaxQueryBuffer int64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBulkLen <= 0 {
+		l.MaxBulkLen = DefaultMaxBulkLen
+	}
+	if l.MaxInlineLen <= 0 {
+		l.MaxInlineLen = DefaultMaxInlineLen
+	}
+	if l.MaxArgs <= 0 {
+		l.MaxArgs = DefaultMaxArgs
+	}
+	if l.MaxQueryBuffer <= 0 {
+		l.MaxQueryBuffer = DefaultMaxQueryBuffer
+	}
+	return l
+}
+
+// ProtocolError is a malformed or over-limit request. The stream cannot be
+// resynchronised after one: the server replies with Error() and closes the
+// connection.
+type ProtocolError struct {
+	Msg string
+}
+
+func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
+
+func protoErr(format string, args ...any) error {
+	return &ProtocolError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsProtocolError reports whether err is (or wraps) a ProtocolError.
+func IsProtocolError(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe)
+}
+
+// Command is one request. Args and Raw alias the Reader's buffer and stay
+// valid until the next call to Fill.
+type Command struct {
+	// Args holds the command name and its arguments.
+	Args [][]byte
+	// Raw is the exact multibulk encoding of the request as received, nil
+	// for an inline request.
+	Raw []byte
+}
+
+const (
+	minBufSize  = 16 << 10 // one read's worth, as Redis's PROTO_IOBUF_LEN
+	keepBufSize = 64 << 10 // larger buffers are dropped once empty
+	keepArgs    = 4096     // larger argument vectors are dropped once empty
+)
+
+// Reader parses requests from a stream. The usual loop is:
+//
+//	for {
+//		if err := rd.Fill(); err != nil { ... }
+//		for {
+//			cmd, ok, err := rd.Next()
+//			if err != nil { ... reply err, close ... }
+//			if !ok { break }
+//			... execute cmd, append its reply ...
+//		}
+//		... write the replies ...
+//	}
+//
+// Next returns every complete request already buffered without reading, so a
+// pipelined batch is executed in one pass and answered with one write.
+type Reader struct {
+	src io.Reader
+	lim Limits
+	buf []byte
+	r   int // unread bytes are buf[r:w]
+	w   int
+	err error // sticky read error, returned once the buffer is drained
+
+	argv [][]byte // arguments of the requests parsed since the last Fill
+
+	// A multibulk request that is only partly buffered: it starts at buf[r],
+	// declares pendN arguments, the first len(argv)-pendArg0 of which are
+	// parsed, and parsing resumes at buf[pendPos]. The state only survives a
+	// Fill that does not move the buffer; otherwise the request is parsed
+	// again from its start, which happens O(log size) times per request.
+	pend     bool
+	pendN    int
+	pendPos  int
+	pendArg0 int
+}
+
+// NewReader returns a Reader reading from src under lim.
+func NewReader(src io.Reader, lim Limits) *Reader {
+	return &Reader{src: src, lim: lim.withDefaults()}
+}
+
+// Buffered reports how many received bytes are not yet consumed by Next.
+func (r *Reader) Buffered() int { return r.w - r.r }
+
+// Fill reads more bytes from the source, blocking until at least one
+// arrives. It invalidates every Command returned so far. A read error is
+// returned only once the buffered bytes hold no complete request.
+func (r *Reader) Fill() error {
+	if r.err != nil {
+		return r.err
+	}
+	r.release()
+	n, err := r.src.Read(r.buf[r.w:])
+	r.w += n
+	if err != nil {
+		if n > 0 {
+			r.err = err
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// release drops consumed bytes and arguments and makes room for a read.
+func (r *Reader) release() {
+	if r.pend {
+		n := copy(r.argv, r.argv[r.pendArg0:])
+		r.argv = r.argv[:n]
+		r.pendArg0 = 0
+	} else {
+		if cap(r.argv) > keepArgs {
+			r.argv = nil
+		}
+		r.argv = r.argv[:0]
+	}
+	if r.r == r.w {
+		r.r, r.w = 0, 0
+		if cap(r.buf) > keepBufSize || r.buf == nil {
+			r.buf = make([]byte, minBufSize)
+		}
+		return
+	}
+	if r.r > 0 {
+		r.moved()
+		r.w = copy(r.buf, r.buf[r.r:r.w])
+		r.r = 0
+	}
+	if r.w == len(r.buf) {
+		size := min(int64(2*len(r.buf)), r.lim.MaxQueryBuffer)
+		if size <= int64(len(r.buf)) {
+			// Next has already failed the request for its size; a caller
+			// that keeps reading gets the same answer.
+			r.err = protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
+			return
+		}
+		nb := make([]byte, size)
+		copy(nb, r.buf[:r.w])
+		r.buf = nb
+		r.moved()
+	}
+}
+
+// moved forgets the partial parse of a pending request whose bytes are about
+// to move; Next parses it again from its start.
+func (r *Reader) moved() {
+	if r.pend {
+		r.pend = false
+		r.argv = r.argv[:r.pendArg0]
+	}
+}
+
+// Next returns the next complete buffered request. ok is false when the
+// buffer holds no complete request: call Fill. Empty requests (a blank
+// inline line, *0) are skipped, as Redis does. After a ProtocolError the
+// Reader is unusable.
+func (r *Reader) Next() (cmd Command, ok bool, err error) {
+	for r.r < r.w {
+		if r.pend || r.buf[r.r] == TypeArray {
+			cmd, ok, err = r.multibulk()
+		} else {
+			cmd, ok, err = r.inline()
+		}
+		if err != nil {
+			r.err = err
+			return Command{}, false, err
+		}
+		if !ok || len(cmd.Args) > 0 {
+			return cmd, ok, nil
+		}
+	}
+	return Command{}, false, nil
+}
+
+// line finds the CRLF-terminated line starting at buf[p], returning the
+// index of its CR, or -1 if it is not complete yet.
+func (r *Reader) line(p int, what string) (int, error) {
+	nl := bytes.IndexByte(r.buf[p:r.w], '\n')
+	if nl < 0 {
+		if r.w-p > r.lim.MaxInlineLen {
+			return -1, protoErr("too big %s string", what)
+		}
+		return -1, nil
+	}
+	if nl == 0 || r.buf[p+nl-1] != '\r' {
+		return -1, protoErr("%s line not terminated by CRLF", what)
+	}
+	return p + nl - 1, nil
+}
+
+func (r *Reader) multibulk() (Command, bool, error) {
+	start := r.r
+	var n, p, arg0 int
+	if r.pend {
+		n, p, arg0 = r.pendN, r.pendPos, r.pendArg0
+	} else {
+		cr, err := r.line(start+1, "mbulk count")
+		if cr < 0 {
+			return Command{}, false, err
+		}
+		v, ok := parseInt(r.buf[start+1 : cr])
+		if !ok || v > int64(r.lim.MaxArgs) {
+			return Command{}, false, protoErr("invalid multibulk length")
+		}
+		p = cr + 2
+		if v <= 0 {
+			r.r = p
+			return Command{}, true, nil
+		}
+		n, arg0 = int(v), len(r.argv)
+	}
+	for len(r.argv)-arg0 < n {
+		if p >= r.w {
+			return r.suspend(n, p, arg0)
+		}
+		if c := r.buf[p]; c != TypeBulk {
+			return Command{}, false, protoErr("expected '$', got '%s'", printable(c))
+		}
+		cr, err := r.line(p+1, "bulk count")
+		if cr < 0 {
+			if err != nil {
+				return Command{}, false, err
+			}
+			return r.suspend(n, p, arg0)
+		}
+		l, ok := parseInt(r.buf[p+1 : cr])
+		if !ok || l < 0 || l > r.lim.MaxBulkLen {
+			return Command{}, false, protoErr("invalid bulk length")
+		}
+		data := cr + 2
+		end := int64(data) + l + 2
+		if end-int64(start) > r.lim.MaxQueryBuffer {
+			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
+		}
+		if end > int64(r.w) {
+			return r.suspend(n, p, arg0)
+		}
+		e := int(end)
+		if r.buf[e-2] != '\r' || r.buf[e-1] != '\n' {
+			return Command{}, false, protoErr("bulk string not terminated by CRLF")
+		}
+		r.argv = append(r.argv, r.buf[data:e-2:e-2])
+		p = e
+	}
+	r.pend = false
+	r.r = p
+	return Command{Args: r.argv[arg0:len(r.argv):len(r.argv)], Raw: r.buf[start:p:p]}, true, nil
+}
+
+func (r *Reader) suspend(n, p, arg0 int) (Command, bool, error) {
+	r.pend, r.pendN, r.pendPos, r.pendArg0 = true, n, p, arg0
+	return Command{}, false, nil
+}
+
+func (r *Reader) inline() (Command, bool, error) {
+	b := r.buf[r.r:r.w]
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		if len(b) > r.lim.MaxInlineLen {
+			return Command{}, false, protoErr("too big inline request")
+		}
+		return Command{}, false, nil
+	}
+	if nl > r.lim.MaxInlineLen {
+		return Command{}, false, protoErr("too big inline request")
+	}
+	line := b[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	arg0 := len(r.argv)
+	var err error
+	r.argv, err = SplitInline(r.argv, line)
+	if err != nil {
+		return Command{}, false, err
+	}
+	if len(r.argv)-arg0 > r.lim.MaxArgs {
+		return Command{}, false, protoErr("too many arguments in inline request")
+	}
+	r.r += nl + 1
+	return Command{Args: r.argv[arg0:len(r.argv):len(r.argv)]}, true, nil
+}
+
+// parseInt parses a RESP length or integer: an optional '-' and 1 to 18
+// decimal digits, nothing else. Hand-written because strconv needs a string
+// and would allocate one.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func printable(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return string(rune(c))
+	}
+	return fmt.Sprintf("\\x%02x", c)
+}

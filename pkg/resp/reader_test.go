@@ -1,0 +1,257 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// readAll parses every request in src, reading it through a reader that
+// returns at most chunk bytes per Read, and returns the arguments as strings.
+func readAll(t testing.TB, src []byte, chunk int, lim Limits) ([][]string, error) {
+	t.Helper()
+	var in io.Reader = bytes.NewReader(src)
+	if chunk > 0 {
+		in = &chunkReader{b: src, n: chunk}
+	}
+	rd := NewReader(in, lim)
+	var out [][]string
+	for {
+		for {
+			cmd, ok, err := rd.Next()
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				break
+			}
+			var args []string
+			for _, a := range cmd.Args {
+				args = append(args, string(a))
+			}
+			if cmd.Raw != nil && !bytes.Equal(cmd.Raw, AppendCommand(nil, cmd.Args...)) {
+				t.Fatalf("Raw %q does not re-encode args %q", cmd.Raw, args)
+			}
+			out = append(out, args)
+		}
+		if err := rd.Fill(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(c.n, len(p), len(c.b))
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+func TestReaderMultibulk(t *testing.T) {
+	var src []byte
+	want := [][]string{
+		{"SET", "key", "value"},
+		{"GET", "key"},
+		{"SET", "bin", "a\r\nb\x00c"},
+		{"SET", "empty", ""},
+		{"PING"},
+	}
+	for _, c := range want {
+		src = AppendCommandString(src, c...)
+	}
+	src = append(src, "*0\r\n*-1\r\n"...) // empty requests are skipped
+	for _, chunk := range []int{0, 1, 2, 3, 7, 64} {
+		got, err := readAll(t, src, chunk, Limits{})
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		if !equalArgs(got, want) {
+			t.Fatalf("chunk %d: got %q, want %q", chunk, got, want)
+		}
+	}
+}
+
+func TestReaderLargeRequests(t *testing.T) {
+	big := strings.Repeat("x", 300<<10) // larger than any buffer kept
+	many := make([]string, 50000)       // more args than fit one buffer
+	for i := range many {
+		many[i] = "a"
+	}
+	many[0] = "MSET"
+	want := [][]string{{"SET", "k", big}, many, {"GET", "k"}}
+	var src []byte
+	for _, c := range want {
+		src = AppendCommandString(src, c...)
+	}
+	for _, chunk := range []int{0, 1000, 16 << 10} {
+		got, err := readAll(t, src, chunk, Limits{})
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		if !equalArgs(got, want) {
+			t.Fatalf("chunk %d: requests differ", chunk)
+		}
+	}
+}
+
+func TestReaderInline(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"PING\r\n", []string{"PING"}},
+		{"set  k   v\n", []string{"set", "k", "v"}},
+		{"\tGET\tk \r\n", []string{"GET", "k"}},
+		{`SET k "a b"` + "\r\n", []string{"SET", "k", "a b"}},
+		{`SET k "\x41\x4a\n\t\"\\"` + "\r\n", []string{"SET", "k", "AJ\n\t\"\\"}},
+		{`SET k "\xZZ"` + "\r\n", []string{"SET", "k", "xZZ"}},
+		{`SET k 'it\'s "raw" \n'` + "\r\n", []string{"SET", "k", `it's "raw" \n`}},
+		{`SET k ""` + "\r\n", []string{"SET", "k", ""}},
+		{`SET k foo"bar baz"` + "\r\n", []string{"SET", "k", "foobar baz"}},
+	}
+	for _, tt := range tests {
+		got, err := readAll(t, []byte(tt.line), 0, Limits{})
+		if err != nil {
+			t.Errorf("%q: %v", tt.line, err)
+			continue
+		}
+		if !equalArgs(got, [][]string{tt.want}) {
+			t.Errorf("%q: got %q, want %q", tt.line, got, tt.want)
+		}
+	}
+	// Blank lines are not requests.
+	got, err := readAll(t, []byte("\r\n\n  \r\nPING\r\n"), 0, Limits{})
+	if err != nil || !equalArgs(got, [][]string{{"PING"}}) {
+		t.Fatalf("blank lines: got %q, %v", got, err)
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	lim := Limits{MaxBulkLen: 1000, MaxInlineLen: 100, MaxArgs: 10, MaxQueryBuffer: 4000}
+	bulk900 := "$900\r\n" + strings.Repeat("a", 900) + "\r\n"
+	tests := []struct {
+		name, src, want string
+	}{
+		{"unbalanced double", "SET k \"abc\r\n", "unbalanced quotes"},
+		{"unbalanced single", "SET k 'abc\r\n", "unbalanced quotes"},
+		{"quote then text", "SET k \"a\"b\r\n", "unbalanced quotes"},
+		{"long inline", strings.Repeat("a", 101), "too big inline request"},
+		{"long inline line", strings.Repeat("a", 150) + "\r\n", "too big inline request"},
+		{"bad count", "*x\r\n", "invalid multibulk length"},
+		{"too many args", "*11\r\n", "invalid multibulk length"},
+		{"huge count", "*99999999999999999999\r\n", "invalid multibulk length"},
+		{"long count", "*" + strings.Repeat("1", 200), "too big mbulk count string"},
+		{"no dollar", "*1\r\n+PING\r\n", "expected '$', got '+'"},
+		{"binary type", "*1\r\n\x01", `expected '$', got '\x01'`},
+		{"negative bulk", "*1\r\n$-5\r\n", "invalid bulk length"},
+		{"huge bulk", "*1\r\n$1001\r\n", "invalid bulk length"},
+		{"bad bulk", "*1\r\n$1a\r\n", "invalid bulk length"},
+		{"bulk no crlf", "*1\r\n$2\r\nabcd", "not terminated by CRLF"},
+		{"count no cr", "*1\n", "not terminated by CRLF"},
+		{"query buffer", "*2\r\n" + strings.Repeat(bulk900, 2) + "*5\r\n" + strings.Repeat(bulk900, 5), "query buffer limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readAll(t, []byte(tt.src), 3, lim)
+			if !IsProtocolError(err) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want a protocol error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A declared length is never allocated: a header promising 500 MiB with
+// a few bytes behind it leaves the buffer at its minimum size.
+func TestReaderDoesNotTrustDeclaredLengths(t *testing.T) {
+	rd := NewReader(strings.NewReader("*1000000\r\n$500000000\r\nabc"), Limits{})
+	for range 3 {
+		if err := rd.Fill(); err != nil && !errors.Is(err, io.EOF) {
+			t.Fatal(err)
+		}
+		if _, ok, err := rd.Next(); ok || err != nil {
+			t.Fatalf("Next on a partial request: ok=%v err=%v", ok, err)
+		}
+	}
+	if cap(rd.buf) > minBufSize || cap(rd.argv) > 0 {
+		t.Fatalf("buffer %d bytes, %d args allocated for a partial request", cap(rd.buf), cap(rd.argv))
+	}
+}
+
+func TestReaderReadErrors(t *testing.T) {
+	// A read error comes after the complete requests buffered before it.
+	src := AppendCommandString(nil, "PING")
+	rd := NewReader(iotest.DataErrReader(bytes.NewReader(src)), Limits{})
+	if err := rd.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	if cmd, ok, err := rd.Next(); !ok || err != nil || string(cmd.Args[0]) != "PING" {
+		t.Fatalf("got %q %v %v", cmd.Args, ok, err)
+	}
+	if err := rd.Fill(); !errors.Is(err, io.EOF) {
+		t.Fatalf("Fill after the data: %v, want EOF", err)
+	}
+}
+
+func equalArgs(a, b [][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if a[i][j] != b[i][j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func BenchmarkReaderPipeline(b *testing.B) {
+	var batch []byte
+	for i := range 128 {
+		batch = AppendCommandString(batch, "SET", "key:"+strings.Repeat("0", 10)+string(rune('a'+i%26)), strings.Repeat("v", 32))
+	}
+	src := &repeatReader{b: batch}
+	rd := NewReader(src, Limits{})
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if err := rd.Fill(); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, ok, err := rd.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			n++
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/cmd")
+}
+
+// repeatReader returns b on every Read, as a client sending the same batch.
+type repeatReader struct{ b []byte }
+
+func (r *repeatReader) Read(p []byte) (int, error) { return copy(p, r.b), nil }
