@@ -1,0 +1,605 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/kvbench/kvbench/pkg/stats"
+)
+
+// Languages of the markdown report.
+const (
+	// LangEN writes English headings.
+	LangEN = "en"
+	// LangZH writes the seed reports' Chinese headings (策略, 模式, …).
+	LangZH = "zh"
+)
+
+// Metric names of the overhead cells.
+const (
+	MetricQPS     = "QPS"
+	MetricUsPerOp = "us/op"
+	MetricP99     = "p99"
+)
+
+// Options configures Build and the report's writers.
+type Options struct {
+	// Baselines overrides the baseline strategy per target (target →
+	// strategy), as "--baseline kvstore=nopersist,redis=none" does. A target
+	// not named here uses the automatic rule (see Build).
+	Baselines map[string]string
+	// Alpha is the significance level of the overhead verdicts; 0 means
+	// stats.DefaultAlpha.
+	Alpha float64
+	// Confidence is the level of the median's confidence interval; 0 means
+	// stats.DefaultConfidence.
+	Confidence float64
+	// Lang is the language of the markdown: LangEN (the default when empty)
+	// or LangZH.
+	Lang string
+	// ChartLink, when set, is the chart file the markdown links to.
+	ChartLink string
+}
+
+// Report is the statistics of a set of detail rows, ready to be written as
+// markdown, CSV, JSON or a chart. Every Figure in it is rounded to 2
+// decimals exactly as printed, so writers never round again.
+type Report struct {
+	// Options are the options Build was called with, defaults filled in.
+	Options Options `json:"-"`
+	// Targets holds one section per target, in order of first appearance.
+	Targets []*TargetReport `json:"targets"`
+	// Failed lists the failed attempts (status not "ok"), in input order.
+	Failed []DetailRow `json:"failed_attempts"`
+	// Warnings say which figures may not be trusted and why.
+	Warnings []error `json:"-"`
+}
+
+// TargetReport is the section of one target.
+type TargetReport struct {
+	// Target is the target's name.
+	Target string `json:"target"`
+	// Rounds are the round numbers seen in ok rows, ascending: the Round
+	// columns of the raw table.
+	Rounds []int `json:"rounds"`
+	// Strategies in order of first appearance; Modes with set, get, mixed
+	// first and other modes in order of first appearance.
+	Strategies []string `json:"strategies"`
+	Modes      []string `json:"modes"`
+	// Scenarios in table order: by strategy, then by mode.
+	Scenarios []*Scenario `json:"scenarios"`
+	// Overheads holds one overhead table per alloc that has a baseline.
+	Overheads []*OverheadTable `json:"overheads"`
+	// NoBaseline lists the allocs ("" when the target has no alloc)
+	// for which no baseline was found; their overhead table is omitted.
+	NoBaseline []string `json:"no_baseline,omitempty"`
+	// Latency is true when some ok row of the target has latency figures.
+	Latency bool `json:"latency"`
+	// MultiAlloc is true when the target's strategies span several allocs.
+	MultiAlloc bool `json:"-"`
+
+	byKey map[[2]string]*Scenario
+}
+
+// Scenario returns the scenario of a strategy and mode, or nil.
+func (t *TargetReport) Scenario(strategy, mode string) *Scenario {
+	return t.byKey[[2]string{strategy, mode}]
+}
+
+// Scenario holds the statistics of one (target, strategy, mode).
+type Scenario struct {
+	Target      string `json:"target"`
+	Alloc       string `json:"alloc,omitempty"`
+	Strategy    string `json:"strategy"`
+	Persistence string `json:"persistence,omitempty"`
+	Mode        string `json:"mode"`
+	// Rounds are the ok rounds, by round number.
+	Rounds []Round `json:"rounds"`
+	// FailedAttempts counts the scenario's rows whose status is not ok.
+	FailedAttempts int `json:"failed_attempts"`
+	// MeanQPS and MeanUsPerOp are the means over all ok rounds; MeanElapsedS
+	// over those that record elapsed_s.
+	MeanQPS      Figure `json:"mean_qps"`
+	MeanUsPerOp  Figure `json:"mean_us_per_op"`
+	MeanElapsedS Figure `json:"mean_elapsed_s"`
+	// DroppedRound is the round number the trimming rule dropped, 0 if none
+	// (fewer than 3 rounds); DroppedQPS is its QPS.
+	DroppedRound int    `json:"dropped_round,omitempty"`
+	DroppedQPS   Figure `json:"dropped_qps"`
+	// TrimmedQPS, TrimmedUsPerOp and the trimmed latencies are the means of
+	// the remaining rounds (latencies over those that record them).
+	TrimmedQPS     Figure `json:"trimmed_qps"`
+	TrimmedUsPerOp Figure `json:"trimmed_us_per_op"`
+	TrimmedP50Us   Figure `json:"trimmed_p50_us"`
+	TrimmedP99Us   Figure `json:"trimmed_p99_us"`
+	TrimmedP999Us  Figure `json:"trimmed_p999_us"`
+	// CV is the coefficient of variation of all ok rounds' QPS, in percent.
+	CV Figure `json:"cv_pct"`
+	// MinQPS, MaxQPS and MedianQPS describe all ok rounds; MedianLo and
+	// MedianHi bound the median's confidence interval at level
+	// CIConfidence (infinite when there are too few rounds).
+	MinQPS       Figure  `json:"min_qps"`
+	MaxQPS       Figure  `json:"max_qps"`
+	MedianQPS    Figure  `json:"median_qps"`
+	MedianLo     Figure  `json:"median_ci_lo"`
+	MedianHi     Figure  `json:"median_ci_hi"`
+	CIConfidence float64 `json:"ci_confidence"`
+	// Baseline is the strategy this scenario is compared with ("" if none,
+	// or if this scenario is the baseline); Changes are the comparisons,
+	// one per metric (QPS, us/op, and p99 when latencies exist).
+	Baseline string   `json:"baseline,omitempty"`
+	Changes  []Change `json:"changes,omitempty"`
+}
+
+// Name is "target/strategy/mode".
+func (s *Scenario) Name() string { return s.Target + "/" + s.Strategy + "/" + s.Mode }
+
+// Change returns the scenario's comparison for a metric, or nil.
+func (s *Scenario) Change(metric string) *Change {
+	for i := range s.Changes {
+		if s.Changes[i].Metric == metric {
+			return &s.Changes[i]
+		}
+	}
+	return nil
+}
+
+// Round is one ok round of a scenario.
+type Round struct {
+	// Round is the round number.
+	Round int `json:"round"`
+	// QPS is the round's QPS and UsPerOp its us/op (us_per_op, or 1e6/QPS
+	// when absent), both rounded to 2 decimals.
+	QPS     Figure `json:"qps"`
+	UsPerOp Figure `json:"us_per_op"`
+	// ElapsedS and the latencies are missing (NaN) when not recorded.
+	ElapsedS Figure `json:"elapsed_s"`
+	P50Us    Figure `json:"p50_us"`
+	P99Us    Figure `json:"p99_us"`
+	P999Us   Figure `json:"p999_us"`
+	// Dropped marks the round the trimming rule dropped.
+	Dropped bool `json:"dropped,omitempty"`
+	// Pos is where the row was read.
+	Pos Pos `json:"-"`
+}
+
+// Change is one overhead cell: a metric of a scenario against the same
+// metric of its baseline.
+type Change struct {
+	// Metric is MetricQPS, MetricUsPerOp or MetricP99.
+	Metric string `json:"metric"`
+	// Pct is (variant/baseline - 1) * 100 from the trimmed figures as
+	// displayed; missing when either is.
+	Pct Figure `json:"pct"`
+	// P is the Mann–Whitney U p-value of all ok rounds against the
+	// baseline's; Significant is P <= Alpha.
+	P           Prob `json:"p"`
+	Significant bool `json:"significant"`
+}
+
+// OverheadTable is the overhead table of one alloc of a target.
+type OverheadTable struct {
+	// Alloc is the alloc the table covers ("" for all).
+	Alloc string `json:"alloc,omitempty"`
+	// Baseline is the baseline strategy.
+	Baseline string `json:"baseline"`
+	// Strategies are the rows, in order; their cells are the Changes of
+	// the scenarios (TargetReport.Scenario).
+	Strategies []string `json:"strategies"`
+}
+
+// Build computes the report of a set of detail rows: the same code path
+// for "kvbench report" (rows read by ReadFiles) and for "kvbench run"
+// (rows held in memory). Rows are grouped into scenarios (target, strategy,
+// mode); ok rows are measured rounds, other rows failed attempts.
+//
+// Build returns an error naming the position of every bad row: an empty
+// target, strategy, mode or status, a round below 1, an ok row without a
+// positive QPS, two ok rows for the same (target, strategy, mode, round),
+// one strategy with two persistence or alloc values. A failed attempt
+// followed by an ok row for the same round is fine: that is a retry.
+//
+// The baseline of a target and alloc is Options.Baselines[target] if set;
+// otherwise the strategy whose persistence is "none"; otherwise, when the
+// target's rows carry no persistence at all, the strategy named "none" or
+// "nopersist". Without a baseline the overhead table is omitted.
+func Build(rows []DetailRow, opts Options) (*Report, error) {
+	if opts.Lang == "" {
+		opts.Lang = LangEN
+	}
+	if opts.Lang != LangEN && opts.Lang != LangZH {
+		return nil, fmt.Errorf("%w: language %q (want %s or %s)", ErrFormat, opts.Lang, LangEN, LangZH)
+	}
+	if opts.Alpha <= 0 {
+		opts.Alpha = stats.DefaultAlpha
+	}
+	if opts.Confidence <= 0 {
+		opts.Confidence = stats.DefaultConfidence
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%w: no detail rows", ErrEmpty)
+	}
+	b := newBuilder(opts)
+	for i := range rows {
+		b.add(&rows[i], i)
+	}
+	if err := b.errs.err(); err != nil {
+		return nil, err
+	}
+	if err := b.finish(); err != nil {
+		return nil, err
+	}
+	return b.rep, nil
+}
+
+// builder groups rows into a Report.
+type builder struct {
+	opts    Options
+	rep     *Report
+	errs    errorList
+	targets map[string]*TargetReport
+	strat   map[[2]string]*strategyInfo
+	okRound map[roundKey]Pos
+	warned  map[string]bool
+}
+
+// strategyInfo is what a strategy's rows say about it.
+type strategyInfo struct {
+	persistence, alloc       string
+	persistencePos, allocPos Pos
+}
+
+type roundKey struct {
+	target, strategy, mode string
+	round                  int
+}
+
+func newBuilder(opts Options) *builder {
+	return &builder{
+		opts:    opts,
+		rep:     &Report{Options: opts},
+		targets: make(map[string]*TargetReport),
+		strat:   make(map[[2]string]*strategyInfo),
+		okRound: make(map[roundKey]Pos),
+		warned:  make(map[string]bool),
+	}
+}
+
+// warn records a warning once.
+func (b *builder) warn(format string, args ...any) {
+	err := fmt.Errorf(format, args...)
+	if !b.warned[err.Error()] {
+		b.warned[err.Error()] = true
+		b.rep.Warnings = append(b.rep.Warnings, err)
+	}
+}
+
+// add checks one row and files it under its scenario.
+func (b *builder) add(r *DetailRow, i int) {
+	pos := r.Pos
+	if pos == (Pos{}) {
+		pos.Index = i + 1
+	}
+	bad := false
+	for _, c := range []struct{ name, v string }{
+		{"target", r.Target}, {"strategy", r.Strategy}, {"mode", r.Mode}, {"status", r.Status},
+	} {
+		if strings.TrimSpace(c.v) == "" {
+			b.errs.at(pos, c.name, fmt.Errorf("%w: empty", ErrBadValue))
+			bad = true
+		}
+	}
+	if r.Round < 1 {
+		b.errs.at(pos, "round", fmt.Errorf("%w: %d (rounds count from 1)", ErrBadValue, r.Round))
+		bad = true
+	}
+	if r.OK() && !(r.QPS > 0) {
+		b.errs.at(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", ErrBadValue, r.QPS))
+		bad = true
+	}
+	if bad {
+		return
+	}
+	b.describe(r, pos)
+
+	t := b.targets[r.Target]
+	if t == nil {
+		t = &TargetReport{Target: r.Target, byKey: make(map[[2]string]*Scenario)}
+		b.targets[r.Target] = t
+		b.rep.Targets = append(b.rep.Targets, t)
+	}
+	sc := t.byKey[[2]string{r.Strategy, r.Mode}]
+	if sc == nil {
+		sc = &Scenario{Target: r.Target, Strategy: r.Strategy, Mode: r.Mode}
+		t.byKey[[2]string{r.Strategy, r.Mode}] = sc
+		if !slices.Contains(t.Strategies, r.Strategy) {
+			t.Strategies = append(t.Strategies, r.Strategy)
+		}
+		if !slices.Contains(t.Modes, r.Mode) {
+			t.Modes = append(t.Modes, r.Mode)
+		}
+	}
+	if !r.OK() {
+		sc.FailedAttempts++
+		b.rep.Failed = append(b.rep.Failed, *r)
+		return
+	}
+	key := roundKey{r.Target, r.Strategy, r.Mode, r.Round}
+	if first, dup := b.okRound[key]; dup {
+		b.errs.at(pos, "", fmt.Errorf("%w: %s/%s/%s round %d already has an ok row at %s",
+			ErrDuplicate, r.Target, r.Strategy, r.Mode, r.Round, first))
+		return
+	}
+	b.okRound[key] = pos
+	qps := stats.Round2(r.QPS)
+	us := stats.Round2(r.UsPerOp)
+	if !(us > 0) {
+		us = stats.Round2(1e6 / qps)
+	}
+	sc.Rounds = append(sc.Rounds, Round{
+		Round: r.Round, QPS: Figure(qps), UsPerOp: Figure(us),
+		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
+		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us), Pos: pos,
+	})
+	if r.LatP50Us > 0 || r.LatP99Us > 0 || r.LatP999Us > 0 {
+		t.Latency = true
+	}
+}
+
+// measured is a Figure for an optional column: missing when zero.
+func measured(x float64) Figure {
+	if x > 0 {
+		return fig(x)
+	}
+	return missing
+}
+
+// describe records a strategy's persistence and alloc, reporting a
+// strategy described two ways.
+func (b *builder) describe(r *DetailRow, pos Pos) {
+	k := [2]string{r.Target, r.Strategy}
+	info := b.strat[k]
+	if info == nil {
+		info = &strategyInfo{}
+		b.strat[k] = info
+	}
+	check := func(column, v string, have *string, havePos *Pos) {
+		switch {
+		case v == "":
+		case *have == "":
+			*have, *havePos = v, pos
+		case *have != v:
+			b.errs.at(pos, column, fmt.Errorf("%w: strategy %s of %s is %q here but %q at %s",
+				ErrConflict, r.Strategy, r.Target, v, *have, *havePos))
+		}
+	}
+	check("persistence", r.Persistence, &info.persistence, &info.persistencePos)
+	check("alloc", r.Alloc, &info.alloc, &info.allocPos)
+}
+
+// finish computes every scenario's statistics and the overhead tables.
+func (b *builder) finish() error {
+	for _, t := range b.rep.Targets {
+		t.Modes = orderModes(t.Modes)
+		rounds := make(map[int]bool)
+		allocs := make(map[string]bool)
+		for _, st := range t.Strategies {
+			info := b.strat[[2]string{t.Target, st}]
+			allocs[info.alloc] = true
+			for _, m := range t.Modes {
+				sc := t.Scenario(st, m)
+				if sc == nil {
+					continue
+				}
+				sc.Persistence, sc.Alloc = info.persistence, info.alloc
+				b.scenario(sc)
+				for _, r := range sc.Rounds {
+					rounds[r.Round] = true
+				}
+				t.Scenarios = append(t.Scenarios, sc)
+			}
+		}
+		t.MultiAlloc = len(allocs) > 1
+		for r := range rounds {
+			t.Rounds = append(t.Rounds, r)
+		}
+		slices.Sort(t.Rounds)
+		if err := b.overheads(t); err != nil {
+			return err
+		}
+	}
+	if b.rep.Targets == nil {
+		return errors.New("no rows to report")
+	}
+	return nil
+}
+
+// canonicalModes come first, in this order.
+var canonicalModes = []string{"set", "get", "mixed"}
+
+// orderModes puts set, get and mixed first, then the others as they came.
+func orderModes(modes []string) []string {
+	var out []string
+	for _, m := range canonicalModes {
+		if slices.Contains(modes, m) {
+			out = append(out, m)
+		}
+	}
+	for _, m := range modes {
+		if !slices.Contains(canonicalModes, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// scenario computes one scenario's statistics from its rounds.
+func (b *builder) scenario(sc *Scenario) {
+	slices.SortStableFunc(sc.Rounds, func(x, y Round) int { return cmp.Compare(x.Round, y.Round) })
+	qps := values(sc.Rounds, func(r Round) Figure { return r.QPS })
+	us := values(sc.Rounds, func(r Round) Figure { return r.UsPerOp })
+	n := len(qps)
+
+	sc.MeanQPS, sc.MeanUsPerOp = fig(stats.Mean(qps)), fig(stats.Mean(us))
+	sc.MeanElapsedS = meanOf(sc.Rounds, -1, func(r Round) Figure { return r.ElapsedS })
+
+	drop := stats.Trim(qps)
+	sc.DroppedQPS = missing
+	if drop >= 0 {
+		sc.Rounds[drop].Dropped = true
+		sc.DroppedRound, sc.DroppedQPS = sc.Rounds[drop].Round, sc.Rounds[drop].QPS
+	}
+	sc.TrimmedQPS = fig(stats.Mean(stats.Without(qps, drop)))
+	sc.TrimmedUsPerOp = fig(stats.Mean(stats.Without(us, drop)))
+	sc.TrimmedP50Us = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.P50Us })
+	sc.TrimmedP99Us = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.P99Us })
+	sc.TrimmedP999Us = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.P999Us })
+
+	d := stats.Describe(qps, b.opts.Confidence)
+	sc.CV, sc.MinQPS, sc.MaxQPS, sc.MedianQPS = fig(d.CV), fig(d.Min), fig(d.Max), fig(d.Median)
+	sc.MedianLo, sc.MedianHi, sc.CIConfidence = fig(d.Lo), fig(d.Hi), d.Confidence
+	for _, w := range d.Warnings {
+		b.warn("%.0f%% confidence interval of the median: %w", b.opts.Confidence*100, w)
+	}
+
+	name := sc.Name()
+	switch {
+	case n == 0:
+		b.warn("%s: no ok round (%d failed attempts): nothing to report", name, sc.FailedAttempts)
+	case n < stats.MinTrimRounds:
+		b.warn("%s: only %d ok rounds, fewer than %d: nothing dropped, and one disturbed round decides the means",
+			name, n, stats.MinTrimRounds)
+	case n < stats.MinRounds:
+		b.warn("%s: only %d ok rounds, fewer than %d: one disturbed round still sways the means and the significance test has little power",
+			name, n, stats.MinRounds)
+	}
+	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV {
+		b.warn("%s: CV %s%% > %.0f%%: the rounds disagree (a busy machine or an unstable server); differences smaller than the spread are noise",
+			name, sc.CV, stats.MaxCV)
+	}
+}
+
+// values extracts one Figure per round as float64.
+func values(rounds []Round, get func(Round) Figure) []float64 {
+	out := make([]float64, 0, len(rounds))
+	for _, r := range rounds {
+		if v := get(r); v.Valid() {
+			out = append(out, float64(v))
+		}
+	}
+	return out
+}
+
+// meanOf is the mean of an optional per-round figure over the rounds other
+// than skip that record it; missing when none does.
+func meanOf(rounds []Round, skip int, get func(Round) Figure) Figure {
+	var xs []float64
+	for i, r := range rounds {
+		if v := get(r); i != skip && v.Valid() {
+			xs = append(xs, float64(v))
+		}
+	}
+	if len(xs) == 0 {
+		return missing
+	}
+	return fig(stats.Mean(xs))
+}
+
+// overheads finds the baselines of a target and compares every other
+// scenario with its baseline.
+func (b *builder) overheads(t *TargetReport) error {
+	if name, ok := b.opts.Baselines[t.Target]; ok {
+		if !slices.Contains(t.Strategies, name) {
+			return fmt.Errorf("%w: baseline %s=%s: target %s has no strategy %q (it has %s)",
+				ErrFormat, t.Target, name, t.Target, name, strings.Join(t.Strategies, ", "))
+		}
+		b.overheadTable(t, "", name, t.Strategies)
+		return nil
+	}
+	anyPersistence := false
+	for _, sc := range t.Scenarios {
+		anyPersistence = anyPersistence || sc.Persistence != ""
+	}
+	// Group the strategies by alloc, in order.
+	var allocs []string
+	group := make(map[string][]string)
+	for _, st := range t.Strategies {
+		a := b.strat[[2]string{t.Target, st}].alloc
+		if _, ok := group[a]; !ok {
+			allocs = append(allocs, a)
+		}
+		group[a] = append(group[a], st)
+	}
+	for _, a := range allocs {
+		var candidates []string
+		for _, st := range group[a] {
+			info := b.strat[[2]string{t.Target, st}]
+			if anyPersistence && info.persistence == "none" ||
+				!anyPersistence && (st == "none" || st == "nopersist") {
+				candidates = append(candidates, st)
+			}
+		}
+		if len(candidates) == 0 {
+			t.NoBaseline = append(t.NoBaseline, a)
+			continue
+		}
+		if len(candidates) > 1 {
+			b.warn("%s: several baseline candidates (%s): using %s; choose with --baseline %s=STRATEGY",
+				t.Target, strings.Join(candidates, ", "), candidates[0], t.Target)
+		}
+		b.overheadTable(t, a, candidates[0], group[a])
+	}
+	return nil
+}
+
+// overheadTable compares each of strategies (but the baseline) with the
+// baseline, mode by mode.
+func (b *builder) overheadTable(t *TargetReport, alloc, baseline string, strategies []string) {
+	tab := &OverheadTable{Alloc: alloc, Baseline: baseline}
+	for _, st := range strategies {
+		if st == baseline {
+			continue
+		}
+		tab.Strategies = append(tab.Strategies, st)
+		for _, m := range t.Modes {
+			sc, base := t.Scenario(st, m), t.Scenario(baseline, m)
+			if sc == nil {
+				continue
+			}
+			sc.Baseline = baseline
+			sc.Changes = []Change{
+				b.change(MetricQPS, sc, base, func(s *Scenario) Figure { return s.TrimmedQPS }, func(r Round) Figure { return r.QPS }),
+				b.change(MetricUsPerOp, sc, base, func(s *Scenario) Figure { return s.TrimmedUsPerOp }, func(r Round) Figure { return r.UsPerOp }),
+			}
+			if t.Latency {
+				sc.Changes = append(sc.Changes,
+					b.change(MetricP99, sc, base, func(s *Scenario) Figure { return s.TrimmedP99Us }, func(r Round) Figure { return r.P99Us }))
+			}
+		}
+	}
+	t.Overheads = append(t.Overheads, tab)
+}
+
+// change compares one metric of a scenario with its baseline's: the
+// percentage from the trimmed figures, the verdict from all ok rounds.
+func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenario) Figure, round func(Round) Figure) Change {
+	c := Change{Metric: metric, Pct: missing, P: Prob(math.NaN())}
+	if base == nil {
+		return c
+	}
+	c.Pct = Figure(stats.ChangePct(float64(trimmed(sc)), float64(trimmed(base))))
+	x, y := values(sc.Rounds, round), values(base.Rounds, round)
+	if len(x) == 0 || len(y) == 0 {
+		return c
+	}
+	v := stats.Compare(x, y, b.opts.Alpha)
+	c.P, c.Significant = Prob(v.P), v.Significant()
+	for _, w := range v.Warnings {
+		b.warn("significance test: %w", w)
+	}
+	return c
+}

@@ -1,0 +1,106 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// SummaryColumns are the columns of the summary CSV, one row per scenario.
+var SummaryColumns = []string{
+	"target", "alloc", "strategy", "persistence", "mode",
+	"rounds", "failed_attempts", "mean_qps", "mean_us_per_op", "mean_elapsed_s",
+}
+
+// TrimmedColumns are the columns of the trimmed CSV, one row per scenario.
+var TrimmedColumns = []string{
+	"target", "alloc", "strategy", "persistence", "mode", "rounds",
+	"dropped_round", "dropped_qps", "trimmed_qps", "trimmed_us_per_op",
+	"trimmed_p50_us", "trimmed_p99_us", "trimmed_p999_us",
+	"cv_pct", "min_qps", "max_qps", "median_qps", "median_ci_lo", "median_ci_hi", "ci_confidence",
+	"baseline", "qps_change_pct", "qps_p", "us_per_op_change_pct", "us_per_op_p", "p99_change_pct", "p99_p",
+}
+
+// WriteSummaryCSV writes the summary CSV (SummaryColumns): per scenario
+// the number of ok rounds and failed attempts and the means over all ok
+// rounds, with the figures of the raw table.
+func (r *Report) WriteSummaryCSV(w io.Writer) error {
+	return r.writeCSV(w, SummaryColumns, func(sc *Scenario) []string {
+		return []string{sc.Target, sc.Alloc, sc.Strategy, sc.Persistence, sc.Mode,
+			strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
+			sc.MeanQPS.csv(), sc.MeanUsPerOp.csv(), sc.MeanElapsedS.csv()}
+	})
+}
+
+// WriteTrimmedCSV writes the trimmed CSV (TrimmedColumns): per scenario
+// the trimming, the spread, and the comparison with the baseline, with the
+// figures of the markdown tables.
+func (r *Report) WriteTrimmedCSV(w io.Writer) error {
+	return r.writeCSV(w, TrimmedColumns, func(sc *Scenario) []string {
+		dropped := ""
+		if sc.DroppedRound > 0 {
+			dropped = strconv.Itoa(sc.DroppedRound)
+		}
+		conf := ""
+		if len(sc.Rounds) > 0 {
+			conf = strconv.FormatFloat(sc.CIConfidence, 'f', 4, 64)
+		}
+		row := []string{sc.Target, sc.Alloc, sc.Strategy, sc.Persistence, sc.Mode, strconv.Itoa(len(sc.Rounds)),
+			dropped, sc.DroppedQPS.csv(), sc.TrimmedQPS.csv(), sc.TrimmedUsPerOp.csv(),
+			sc.TrimmedP50Us.csv(), sc.TrimmedP99Us.csv(), sc.TrimmedP999Us.csv(),
+			sc.CV.csv(), sc.MinQPS.csv(), sc.MaxQPS.csv(), sc.MedianQPS.csv(), sc.MedianLo.csv(), sc.MedianHi.csv(), conf,
+			sc.Baseline}
+		for _, m := range []string{MetricQPS, MetricUsPerOp, MetricP99} {
+			if c := sc.Change(m); c != nil {
+				row = append(row, c.Pct.csv(), c.P.csv())
+			} else {
+				row = append(row, "", "")
+			}
+		}
+		return row
+	})
+}
+
+// writeCSV writes a header and one row per scenario.
+func (r *Report) writeCSV(w io.Writer, header []string, row func(*Scenario) []string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	for _, t := range r.Targets {
+		for _, sc := range t.Scenarios {
+			if err := cw.Write(row(sc)); err != nil {
+				return fmt.Errorf("write csv: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes the whole report as indented JSON: figures as numbers
+// with their 2 decimals (null when missing), p-values at full precision,
+// warnings as strings.
+func (r *Report) WriteJSON(w io.Writer) error {
+	warnings := make([]string, len(r.Warnings))
+	for i, e := range r.Warnings {
+		warnings[i] = e.Error()
+	}
+	v := struct {
+		*Report
+		Alpha      float64  `json:"alpha"`
+		Confidence float64  `json:"confidence"`
+		Warnings   []string `json:"warnings"`
+	}{r, r.Options.Alpha, r.Options.Confidence, warnings}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}

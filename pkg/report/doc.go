@@ -1,0 +1,13 @@
+// Package report turns kvbench's detail CSVs into the tables people read:
+// per target the raw rounds, the trimmed figures (one outlying round
+// dropped per scenario), the overhead of each persistence strategy against
+// the baseline with a significance verdict, the spread of the rounds and
+// the latencies; as markdown (English or the seed reports' Chinese
+// headings), CSV, JSON and a chart.
+//
+// "kvbench report" calls Run; "kvbench run" holds its rows in memory and
+// calls Build, then the Report's writers, so both print the same numbers.
+// The arithmetic lives in package stats; the number conventions (2
+// decimals, means of displayed figures, overheads from displayed figures)
+// are documented there and in the README.
+package report

@@ -1,0 +1,73 @@
+package report
+
+// labels are the words of the markdown report in one language.
+type labels struct {
+	title, rule                                        string
+	strategy, mode, round                              string
+	meanQPS, meanUs                                    string
+	dropped, droppedQPS, trimmedQPS, trimmedUs         string
+	change                                             string // "%s %s change": mode, metric
+	raw, rawN                                          string // "%s raw rounds", "… (%d)"
+	trimmed, trimmedN                                  string
+	overhead, overheadAlloc                            string // target, baseline[, alloc]
+	legend                                             string // alpha, alpha
+	noBaseline, noBaselineAlloc                        string
+	untrimmed                                          string // list of scenarios
+	spread, rounds, failed, cv, minQPS, maxQPS, median string
+	ci, ciLegend                                       string // confidence
+	latency, p50, p99, p999                            string
+	failedTitle, target, attempt, errorCol, source     string
+	warnings, chart                                    string
+}
+
+var langs = map[string]*labels{
+	LangEN: {
+		title: "kvbench report",
+		rule: "Trimming rule: per scenario (target, strategy, mode), the round whose QPS deviates most from the median of the rounds' QPS is dropped " +
+			"(the earliest on a tie), and the trimmed figures are the means of the remaining rounds; with fewer than 3 ok rounds nothing is dropped. " +
+			"Every figure has 2 decimals; a round's us/op is the load generator's, or 1e6/QPS; means of us/op are means of the rounds' 2-decimal values.",
+		strategy: "strategy", mode: "mode", round: "Round%d",
+		meanQPS: "mean QPS", meanUs: "mean us/op",
+		dropped: "dropped round", droppedQPS: "dropped QPS", trimmedQPS: "trimmed mean QPS", trimmedUs: "trimmed mean us/op",
+		change: "%s %s change",
+		raw:    "%s raw rounds", rawN: "%s raw rounds (%d)",
+		trimmed: "%s trimmed", trimmedN: "%s trimmed (mean of %d rounds)",
+		overhead: "%s overhead (baseline %s, trimmed)", overheadAlloc: "%s overhead (baseline %s, alloc %s, trimmed)",
+		legend: "Change: (strategy / baseline - 1) * 100 from the trimmed figures as shown above. " +
+			"(p=…): two-sided Mann–Whitney U test of the strategy's ok rounds against the baseline's, significant at α = %v. " +
+			"~: not significant (p > %v): the difference may be noise.",
+		noBaseline:      "No baseline for %s: no strategy has persistence none (or, without a persistence column, is named none or nopersist). Choose one with --baseline %s=STRATEGY; the overhead table is omitted.",
+		noBaselineAlloc: "No baseline for %s with alloc %s: no strategy of that alloc has persistence none. Choose one with --baseline %s=STRATEGY; the overhead table for that alloc is omitted.",
+		untrimmed:       "Fewer than 3 ok rounds, nothing dropped: %s.",
+		spread:          "%s spread (all ok rounds)", rounds: "rounds", failed: "failed", cv: "CV",
+		minQPS: "min QPS", maxQPS: "max QPS", median: "median QPS",
+		ci: "%v%% CI of the median", ciLegend: "∞: too few rounds for a %v%% confidence interval of the median.",
+		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
+		failedTitle: "Failed attempts", target: "target", attempt: "attempt", errorCol: "error", source: "source",
+		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
+	},
+	LangZH: {
+		title: "kvbench 报告",
+		rule: "去异常规则：每个场景（目标、策略、模式）按 qps 对各轮做中位数偏差，剔除偏差最大 1 轮（并列时剔除较早一轮），再对剩余轮次取均值；ok 轮次少于 3 轮时不剔除。" +
+			"所有数字保留 2 位小数；每轮 us/op 取压测程序输出，缺失时为 1e6/QPS；us/op 均值是各轮 2 位小数值的均值。",
+		strategy: "策略", mode: "模式", round: "Round%d",
+		meanQPS: "原始均值QPS", meanUs: "原始均值us/op",
+		dropped: "剔除轮次", droppedQPS: "剔除QPS", trimmedQPS: "去异常均值QPS", trimmedUs: "去异常均值us/op",
+		change: "%s %s变化",
+		raw:    "%s 原始轮次", rawN: "%s 原始%d轮",
+		trimmed: "%s 去异常后", trimmedN: "%s 去异常后（%d轮均值）",
+		overhead: "%s 协议开销（基线 %s，去异常后）", overheadAlloc: "%s 协议开销（基线 %s，alloc %s，去异常后）",
+		legend: "变化 = (策略 / 基线 - 1) * 100，按上表显示的去异常值计算。" +
+			"(p=…)：策略与基线全部 ok 轮次的双侧 Mann–Whitney U 检验，在 α = %v 下显著。" +
+			"~：不显著（p > %v），差异可能只是噪声。",
+		noBaseline:      "%s 未找到基线：没有 persistence 为 none 的策略（无 persistence 列时，也没有名为 none 或 nopersist 的策略）。可用 --baseline %s=策略 指定；已省略协议开销表。",
+		noBaselineAlloc: "%s（alloc %s）未找到基线：该 alloc 下没有 persistence 为 none 的策略。可用 --baseline %s=策略 指定；已省略该 alloc 的协议开销表。",
+		untrimmed:       "ok 轮次少于 3 轮，未剔除：%s。",
+		spread:          "%s 波动（全部 ok 轮次）", rounds: "轮数", failed: "失败", cv: "变异系数",
+		minQPS: "最小QPS", maxQPS: "最大QPS", median: "中位数QPS",
+		ci: "中位数%v%%置信区间", ciLegend: "∞：轮次太少，无法给出中位数的 %v%% 置信区间。",
+		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
+		failedTitle: "失败尝试", target: "目标", attempt: "尝试", errorCol: "错误", source: "来源",
+		warnings: "警告", chart: "各场景去异常均值QPS",
+	},
+}

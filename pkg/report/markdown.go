@@ -1,0 +1,275 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// WriteMarkdown writes the report as markdown: per target the raw rounds,
+// the trimmed figures, the overhead against the baseline with significance
+// verdicts, the spread of the rounds and (when measured) latencies; then the
+// failed attempts and the warnings. Headings are in Options.Lang.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	l := langs[r.Options.Lang]
+	if l == nil {
+		l = langs[LangEN]
+	}
+	m := &mdWriter{w: w, l: l}
+	m.printf("# %s\n\n%s\n", l.title, l.rule)
+	if r.Options.ChartLink != "" {
+		m.printf("\n![%s](%s)\n", l.chart, r.Options.ChartLink)
+	}
+	for _, t := range r.Targets {
+		m.target(t, r.Options)
+	}
+	if len(r.Failed) > 0 {
+		m.printf("\n## %s (%d)\n\n", l.failedTitle, len(r.Failed))
+		rows := make([][]string, 0, len(r.Failed))
+		for _, f := range r.Failed {
+			rows = append(rows, []string{f.Target, f.Strategy, f.Mode, strconv.Itoa(f.Round),
+				strconv.Itoa(f.Attempt), f.Status + ": " + f.Error, f.Pos.String()})
+		}
+		m.table([]string{l.target, l.strategy, l.mode, "round", l.attempt, l.errorCol, l.source}, 2, rows)
+	}
+	if len(r.Warnings) > 0 {
+		m.printf("\n## %s\n\n", l.warnings)
+		for _, e := range r.Warnings {
+			m.printf("- %s\n", cell(e.Error()))
+		}
+	}
+	return m.err
+}
+
+// mdWriter writes markdown, keeping the first error.
+type mdWriter struct {
+	w   io.Writer
+	l   *labels
+	err error
+}
+
+func (m *mdWriter) printf(format string, args ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format, args...)
+	}
+}
+
+// table renders one markdown table with tablewriter's markdown renderer:
+// the first text columns are left-aligned, the others (figures) right-aligned.
+func (m *mdWriter) table(header []string, text int, rows [][]string) {
+	if m.err != nil {
+		return
+	}
+	align := make(tw.Alignment, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+		if i < text {
+			align[i] = tw.AlignLeft
+		}
+	}
+	tb := tablewriter.NewTable(m.w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithAlignment(align),
+	)
+	tb.Header(header)
+	for _, row := range rows {
+		for i := range row {
+			row[i] = cell(row[i])
+		}
+		if m.err = tb.Append(row); m.err != nil {
+			return
+		}
+	}
+	m.err = tb.Render()
+}
+
+// cell makes text safe inside a markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// target writes the section of one target.
+func (m *mdWriter) target(t *TargetReport, opts Options) {
+	l := m.l
+	m.printf("\n## %s\n", t.Target)
+
+	// 1. Raw rounds.
+	if len(t.Rounds) > 0 {
+		m.printf("\n### "+l.rawN+"\n\n", t.Target, len(t.Rounds))
+	} else {
+		m.printf("\n### "+l.raw+"\n\n", t.Target)
+	}
+	header := []string{l.strategy, l.mode}
+	for _, n := range t.Rounds {
+		header = append(header, fmt.Sprintf(l.round, n))
+	}
+	header = append(header, l.meanQPS, l.meanUs)
+	var rows [][]string
+	for _, sc := range t.Scenarios {
+		row := []string{sc.Strategy, sc.Mode}
+		i := 0
+		for _, n := range t.Rounds {
+			for i < len(sc.Rounds) && sc.Rounds[i].Round < n {
+				i++
+			}
+			if i < len(sc.Rounds) && sc.Rounds[i].Round == n {
+				row = append(row, sc.Rounds[i].QPS.String())
+			} else {
+				row = append(row, "-")
+			}
+		}
+		rows = append(rows, append(row, sc.MeanQPS.String(), sc.MeanUsPerOp.String()))
+	}
+	m.table(header, 2, rows)
+
+	// 2. Trimmed.
+	if k := keptRounds(t); k > 0 {
+		m.printf("\n### "+l.trimmedN+"\n\n", t.Target, k)
+	} else {
+		m.printf("\n### "+l.trimmed+"\n\n", t.Target)
+	}
+	rows = rows[:0]
+	var untrimmed []string
+	for _, sc := range t.Scenarios {
+		dropped := "-"
+		if sc.DroppedRound > 0 {
+			dropped = strconv.Itoa(sc.DroppedRound)
+		} else if len(sc.Rounds) > 0 {
+			untrimmed = append(untrimmed, sc.Strategy+" "+sc.Mode)
+		}
+		rows = append(rows, []string{sc.Strategy, sc.Mode, dropped, sc.DroppedQPS.String(),
+			sc.TrimmedQPS.String(), sc.TrimmedUsPerOp.String()})
+	}
+	m.table([]string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}, 2, rows)
+	if len(untrimmed) > 0 {
+		m.printf("\n"+l.untrimmed+"\n", strings.Join(untrimmed, ", "))
+	}
+
+	// 3. Overhead against the baseline.
+	for _, a := range t.NoBaseline {
+		if t.MultiAlloc {
+			m.printf("\n"+l.noBaselineAlloc+"\n", t.Target, a, t.Target)
+		} else {
+			m.printf("\n"+l.noBaseline+"\n", t.Target, t.Target)
+		}
+	}
+	for _, o := range t.Overheads {
+		m.overhead(t, o, opts)
+	}
+
+	// 4. Spread.
+	m.printf("\n### "+l.spread+"\n\n", t.Target)
+	conf := opts.Confidence * 100
+	rows = rows[:0]
+	infinite := false
+	for _, sc := range t.Scenarios {
+		ci := "-"
+		switch {
+		case sc.MedianLo.Valid() && sc.MedianHi.Valid():
+			ci = sc.MedianLo.String() + " … " + sc.MedianHi.String()
+		case len(sc.Rounds) > 0:
+			ci, infinite = "∞", true
+		}
+		cv := "-"
+		if sc.CV.Valid() {
+			cv = sc.CV.String() + "%"
+		}
+		rows = append(rows, []string{sc.Strategy, sc.Mode, strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
+			cv, sc.MinQPS.String(), sc.MaxQPS.String(), sc.MedianQPS.String(), ci})
+	}
+	m.table([]string{l.strategy, l.mode, l.rounds, l.failed, l.cv, l.minQPS, l.maxQPS, l.median, fmt.Sprintf(l.ci, conf)}, 2, rows)
+	if infinite {
+		m.printf("\n"+l.ciLegend+"\n", conf)
+	}
+
+	// 5. Latency.
+	if t.Latency {
+		m.printf("\n### "+l.latency+"\n\n", t.Target)
+		rows = rows[:0]
+		for _, sc := range t.Scenarios {
+			rows = append(rows, []string{sc.Strategy, sc.Mode, sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String()})
+		}
+		m.table([]string{l.strategy, l.mode, l.p50, l.p99, l.p999}, 2, rows)
+	}
+}
+
+// keptRounds is the number of rounds every trimmed mean of the target
+// averages, or 0 if that differs between scenarios.
+func keptRounds(t *TargetReport) int {
+	k := -1
+	for _, sc := range t.Scenarios {
+		n := len(sc.Rounds)
+		if sc.DroppedRound > 0 {
+			n--
+		}
+		if k >= 0 && n != k {
+			return 0
+		}
+		k = n
+	}
+	return max(k, 0)
+}
+
+// overhead writes one overhead table and its legend.
+func (m *mdWriter) overhead(t *TargetReport, o *OverheadTable, opts Options) {
+	l := m.l
+	if t.MultiAlloc && o.Alloc != "" {
+		m.printf("\n### "+l.overheadAlloc+"\n\n", t.Target, o.Baseline, o.Alloc)
+	} else {
+		m.printf("\n### "+l.overhead+"\n\n", t.Target, o.Baseline)
+	}
+	metrics := []string{MetricQPS, MetricUsPerOp}
+	if t.Latency {
+		metrics = append(metrics, MetricP99)
+	}
+	header := []string{l.strategy}
+	for _, mode := range t.Modes {
+		for _, metric := range metrics {
+			header = append(header, fmt.Sprintf(l.change, mode, metric))
+		}
+	}
+	var rows [][]string
+	for _, st := range o.Strategies {
+		row := []string{st}
+		for _, mode := range t.Modes {
+			sc := t.Scenario(st, mode)
+			for _, metric := range metrics {
+				var c *Change
+				if sc != nil {
+					c = sc.Change(metric)
+				}
+				row = append(row, c.String())
+			}
+		}
+		rows = append(rows, row)
+	}
+	m.table(header, 1, rows)
+	m.printf("\n"+l.legend+"\n", opts.Alpha, opts.Alpha)
+}
+
+// String is the overhead cell: the change and its verdict,
+// "-6.58% (p=0.008)" or "+0.48% ~"; "-" when there is nothing to compare.
+func (c *Change) String() string {
+	switch {
+	case c == nil || !c.Pct.Valid():
+		return "-"
+	case c.P != c.P: // NaN: no test
+		return c.Pct.Change()
+	case c.Significant:
+		p := c.P.String()
+		if !strings.HasPrefix(p, "<") {
+			p = "=" + p
+		}
+		return c.Pct.Change() + " (p" + p + ")"
+	}
+	return c.Pct.Change() + " ~"
+}

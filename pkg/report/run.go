@@ -1,0 +1,147 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Output formats of Run.
+const (
+	// FormatMarkdown prints the markdown report (the default).
+	FormatMarkdown = "md"
+	// FormatCSV prints the trimmed CSV.
+	FormatCSV = "csv"
+	// FormatJSON prints the whole report as JSON.
+	FormatJSON = "json"
+)
+
+// DefaultFormat is the output format when none is given.
+const DefaultFormat = FormatMarkdown
+
+// RunOptions is what "kvbench report" was asked to do.
+type RunOptions struct {
+	// Inputs are detail CSV files or glob patterns (see ExpandPatterns).
+	Inputs []string
+	// Format is FormatMarkdown, FormatCSV or FormatJSON ("" means DefaultFormat).
+	Format string
+	// Baselines is the --baseline value, "target=strategy,…" (see ParseBaselines).
+	Baselines string
+	// SummaryCSV and TrimmedCSV, when set, are files to write the summary
+	// and trimmed CSVs to.
+	SummaryCSV, TrimmedCSV string
+	// Chart, when set, is the chart file to write (.svg or .png); the
+	// markdown links to it.
+	Chart string
+	// Report holds the rest of the options (language, α, confidence).
+	Report Options
+}
+
+// Run reads the detail CSVs, builds the report and writes it to stdout in
+// the requested format, plus the optional files. It is all of
+// "kvbench report" but the flag parsing.
+func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
+	format := opts.Format
+	if format == "" {
+		format = DefaultFormat
+	}
+	if format != FormatMarkdown && format != FormatCSV && format != FormatJSON {
+		return fmt.Errorf("%w: format %q (want %s, %s or %s)", ErrFormat, format, FormatMarkdown, FormatCSV, FormatJSON)
+	}
+	chartFormat := ""
+	if opts.Chart != "" {
+		var err error
+		if chartFormat, err = ChartFormat(opts.Chart); err != nil {
+			return err
+		}
+	}
+	bo := opts.Report
+	if opts.Baselines != "" {
+		m, err := ParseBaselines(opts.Baselines)
+		if err != nil {
+			return err
+		}
+		bo.Baselines = m
+	}
+	bo.ChartLink = opts.Chart
+
+	files, err := ExpandPatterns(opts.Inputs)
+	if err != nil {
+		return err
+	}
+	rows, err := ReadFiles(files)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("%w: no detail rows in %s", ErrEmpty, strings.Join(files, ", "))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rep, err := Build(rows, bo)
+	if err != nil {
+		return err
+	}
+
+	outputs := []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{opts.SummaryCSV, rep.WriteSummaryCSV},
+		{opts.TrimmedCSV, rep.WriteTrimmedCSV},
+		{opts.Chart, func(w io.Writer) error { return rep.WriteChart(w, chartFormat) }},
+	}
+	for _, f := range outputs {
+		if f.path == "" {
+			continue
+		}
+		if err := writeFile(f.path, f.write); err != nil {
+			return err
+		}
+	}
+	switch format {
+	case FormatCSV:
+		return rep.WriteTrimmedCSV(stdout)
+	case FormatJSON:
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteMarkdown(stdout)
+}
+
+// writeFile renders into memory, then writes the file in one go.
+func writeFile(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ParseBaselines parses a --baseline value, "kvstore=nopersist,redis=none",
+// into a map from target to strategy.
+func ParseBaselines(s string) (map[string]string, error) {
+	m := make(map[string]string)
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		target, strategy, ok := strings.Cut(part, "=")
+		target, strategy = strings.TrimSpace(target), strings.TrimSpace(strategy)
+		if !ok || target == "" || strategy == "" {
+			return nil, fmt.Errorf("%w: baseline %q: want target=strategy", ErrFormat, part)
+		}
+		if prev, dup := m[target]; dup && prev != strategy {
+			return nil, fmt.Errorf("%w: baseline for %s given twice (%s, %s)", ErrFormat, target, prev, strategy)
+		}
+		m[target] = strategy
+	}
+	return m, nil
+}
