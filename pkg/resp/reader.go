@@ -32,7 +32,8 @@ type Limits struct {
 	MaxQueryBuffer int64
 }
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxBulkLen <= 0 {
 		l.MaxBulkLen = DefaultMaxBulkLen
 	}
@@ -121,7 +122,7 @@ type Reader struct {
 
 // NewReader returns a Reader reading from src under lim.
 func NewReader(src io.Reader, lim Limits) *Reader {
-	return &Reader{src: src, lim: lim.withDefaults()}
+	return &Reader{src: src, lim: lim.WithDefaults()}
 }
 
 // Buffered reports how many received bytes are not yet consumed by Next.

@@ -1,0 +1,46 @@
+# kvbench — see README.md. `make run` is the main job, `make test` the tests.
+
+GO      ?= go
+BIN     := bin/kvbench
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build run test vet fuzz deps bench-serve clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/kvbench
+
+# The main job.
+run: build
+	./$(BIN) serve
+
+# redis-server, redis-cli and redis-benchmark, from Debian's packages, for
+# the tests and the side-by-side benchmarks.
+deps:
+	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
+		echo "installing redis-server and redis-tools"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; \
+	fi
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+
+# The tests: vet, gofmt, and every package under the race detector, with
+# the Redis tools required rather than skipped.
+test: deps vet
+	KVBENCH_REQUIRE_REDIS=1 $(GO) test -race -timeout 10m ./...
+
+# A short run of every fuzz target (the seed corpora run in `make test`).
+fuzz:
+	$(GO) test -run XXX -fuzz FuzzReader -fuzztime 30s ./pkg/resp
+	$(GO) test -run XXX -fuzz FuzzInline -fuzztime 30s ./pkg/resp
+
+# kvbench serve against redis-server, same client (redis-benchmark), A B A B.
+bench-serve: build deps
+	bench/serve.sh
+
+clean:
+	rm -rf bin

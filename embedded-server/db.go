@@ -1,0 +1,82 @@
+package kvstore
+
+import (
+	"sync"
+)
+
+// DB is the whole dataset: the Redis-compatible keyspace (strings and
+// Redis hashes, which share key names) and the kvstore's own engines, each a
+// keyspace of its own. Every method expects mu to be held by the caller: the
+// connection locks once per batch, not once per command.
+type DB struct {
+	mu sync.RWMutex
+
+	strs   table             // Redis strings
+	hashes map[string]*rhash // Redis hashes, keyed like strs
+	hash   table             // kvstore hash engine: HSET key value, HGET key…
+	tree   table             // kvstore ordered engine: RSET key value, RGET key…
+}
+
+// rhash is a Redis hash: a field map under one key.
+type rhash struct {
+	fields map[string][]byte
+}
+
+func newDB() *DB {
+	return &DB{
+		strs:   newMapTable(),
+		hashes: make(map[string]*rhash),
+		hash:   newMapTable(),
+		tree:   newTreeTable(),
+	}
+}
+
+// size is DBSIZE: keys in every keyspace.
+func (db *DB) size() int {
+	return db.strs.len() + len(db.hashes) + db.hash.len() + db.tree.len()
+}
+
+// redisKeys is the number of keys in the Redis-compatible keyspace.
+func (db *DB) redisKeys() int { return db.strs.len() + len(db.hashes) }
+
+func (db *DB) flush() {
+	db.strs.clear()
+	db.hash.clear()
+	db.tree.clear()
+	clear(db.hashes)
+}
+
+// keyType is what the Redis keyspace holds under a key.
+type keyType int
+
+const (
+	typeNone keyType = iota
+	typeString
+	typeHash
+)
+
+func (db *DB) typeOf(key []byte) keyType {
+	if _, ok := db.strs.get(key); ok {
+		return typeString
+	}
+	if len(db.hashes) > 0 {
+		if _, ok := db.hashes[string(key)]; ok {
+			return typeHash
+		}
+	}
+	return typeNone
+}
+
+// delRedis deletes key from the Redis keyspace, whatever its type.
+func (db *DB) delRedis(key []byte) bool {
+	if db.strs.del(key) {
+		return true
+	}
+	if len(db.hashes) > 0 {
+		if _, ok := db.hashes[string(key)]; ok {
+			delete(db.hashes, string(key))
+			return true
+		}
+	}
+	return false
+}

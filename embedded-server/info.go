@@ -1,0 +1,399 @@
+package kvstore
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+func since(t time.Time) time.Duration { return time.Since(t) }
+
+// infoSection writes one INFO section's lines.
+type infoSection struct {
+	name  string
+	fn    func(s *Server, b *infoBuilder)
+	extra bool // only in INFO all/everything
+}
+
+var infoSections = []infoSection{
+	{name: "server", fn: infoServer},
+	{name: "clients", fn: infoClients},
+	{name: "memory", fn: infoMemory},
+	{name: "persistence", fn: infoPersistence},
+	{name: "stats", fn: infoStats},
+	{name: "replication", fn: infoReplication},
+	{name: "cpu", fn: infoCPU},
+	{name: "keyspace", fn: infoKeyspace},
+	{name: "engines", fn: infoEngines},
+}
+
+// cmdInfo is INFO [section ...]: Redis's text format, sections headed
+// "# Name", "field:value" lines, CRLF line ends.
+func cmdInfo(c *conn, args [][]byte) {
+	want := map[string]bool{}
+	all := len(args) == 1
+	for _, a := range args[1:] {
+		w := string(toLower(a))
+		switch w {
+		case "all", "everything", "default":
+			all = true
+		default:
+			want[w] = true
+		}
+	}
+	b := &infoBuilder{}
+	for _, sec := range infoSections {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		sec.fn(c.s, b)
+	}
+	c.out = resp.AppendBulkString(c.out, b.String())
+}
+
+type infoBuilder struct{ strings.Builder }
+
+func (b *infoBuilder) field(name string, value any) {
+	b.WriteString(name)
+	b.WriteByte(':')
+	fmt.Fprint(b, value)
+	b.WriteString("\r\n")
+}
+
+func infoServer(s *Server, b *infoBuilder) {
+	exe, _ := os.Executable()
+	up := since(s.start)
+	b.field("redis_version", redisCompatVersion)
+	b.field("kvstore_version", s.cfg.Version)
+	b.field("redis_mode", "standalone")
+	b.field("os", runtime.GOOS+" "+runtime.GOARCH)
+	b.field("arch_bits", strconv.IntSize)
+	b.field("go_version", runtime.Version())
+	b.field("process_id", os.Getpid())
+	b.field("tcp_port", s.port())
+	b.field("server_time_usec", time.Now().UnixMicro())
+	b.field("uptime_in_seconds", int64(up.Seconds()))
+	b.field("uptime_in_days", int64(up.Hours()/24))
+	b.field("executable", exe)
+	b.field("config_file", "")
+}
+
+func (s *Server) port() string {
+	_, port, _ := strings.Cut(s.Addr(), "]:")
+	if port == "" {
+		_, port, _ = strings.Cut(s.Addr(), ":")
+	}
+	return port
+}
+
+func infoClients(s *Server, b *infoBuilder) {
+	b.field("connected_clients", s.nclients.Load())
+	b.field("maxclients", s.cfg.MaxClients)
+	b.field("blocked_clients", 0)
+}
+
+func infoMemory(s *Server, b *infoBuilder) {
+	heap := readHeapBytes()
+	rss := readRSS()
+	b.field("used_memory", heap)
+	b.field("used_memory_human", humanBytes(heap))
+	b.field("used_memory_rss", rss)
+	b.field("used_memory_rss_human", humanBytes(rss))
+	b.field("maxmemory", 0)
+	b.field("mem_allocator", "go")
+}
+
+func infoPersistence(s *Server, b *infoBuilder) {
+	b.field("loading", 0)
+	b.field("aof_enabled", 0)
+	b.field("rdb_bgsave_in_progress", 0)
+}
+
+func infoStats(s *Server, b *infoBuilder) {
+	st := &s.stats
+	b.field("total_connections_received", st.connections.Load())
+	b.field("total_commands_processed", st.commands.Load())
+	b.field("instantaneous_ops_per_sec", st.ops.rate())
+	b.field("total_net_output_bytes", st.netOut.Load())
+	b.field("rejected_connections", st.rejected.Load())
+	b.field("keyspace_hits", st.hits.Load())
+	b.field("keyspace_misses", st.misses.Load())
+	b.field("total_protocol_errors", st.protoErrors.Load())
+}
+
+func infoReplication(s *Server, b *infoBuilder) {
+	b.field("role", "master")
+	b.field("connected_slaves", 0)
+}
+
+func infoCPU(s *Server, b *infoBuilder) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.field("used_cpu_sys", fmt.Sprintf("%.6f", tvSeconds(ru.Stime)))
+		b.field("used_cpu_user", fmt.Sprintf("%.6f", tvSeconds(ru.Utime)))
+	}
+}
+
+func tvSeconds(tv syscall.Timeval) float64 {
+	return float64(tv.Sec) + float64(tv.Usec)/1e6
+}
+
+// infoKeyspace reports every keyspace as db0, the only database: DBSIZE
+// and db0's keys agree.
+func infoKeyspace(s *Server, b *infoBuilder) {
+	if n := s.db.size(); n > 0 {
+		b.field("db0", fmt.Sprintf("keys=%d,expires=0,avg_ttl=0", n))
+	}
+}
+
+// infoEngines breaks the key count down by keyspace.
+func infoEngines(s *Server, b *infoBuilder) {
+	db := s.db
+	b.field("strings_keys", db.strs.len())
+	b.field("redis_hashes_keys", len(db.hashes))
+	b.field("hash_engine_keys", db.hash.len())
+	b.field("ordered_engine_keys", db.tree.len())
+}
+
+var heapMetric = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// readHeapBytes is used_memory: the bytes of live and not yet swept heap
+// objects, the closest Go analogue of what Redis's allocator reports.
+func readHeapBytes() uint64 {
+	s := slices.Clone(heapMetric)
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// readRSS is used_memory_rss: the resident set size from /proc.
+func readRSS() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatUint(n, 10) + "B"
+	}
+	v, suffix := float64(n), "B"
+	for _, s := range []string{"K", "M", "G", "T"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.2f%s", v, suffix)
+}
+
+// configParam is one CONFIG GET parameter.
+type configParam struct {
+	name string
+	get  func(s *Server) string
+}
+
+var configParams = []configParam{
+	{"bind", func(s *Server) string { host, _, _ := strings.Cut(s.cfg.Addr, ":"); return host }},
+	{"port", func(s *Server) string { return s.port() }},
+	{"maxclients", func(s *Server) string { return strconv.Itoa(s.cfg.MaxClients) }},
+	{"requirepass", func(s *Server) string { return s.cfg.RequirePass }},
+	{"proto-max-bulk-len", func(s *Server) string { return strconv.FormatInt(s.limits().MaxBulkLen, 10) }},
+	{"client-query-buffer-limit", func(s *Server) string { return strconv.FormatInt(s.limits().MaxQueryBuffer, 10) }},
+	{"databases", func(*Server) string { return "1" }},
+	{"maxmemory", func(*Server) string { return "0" }},
+	{"save", func(*Server) string { return "" }},
+	{"appendonly", func(*Server) string { return "no" }},
+	{"appendfsync", func(*Server) string { return "everysec" }},
+	{"kvstore-persist", func(*Server) string { return "none" }},
+	{"kvstore-alloc", func(*Server) string { return "go" }},
+}
+
+func (s *Server) limits() resp.Limits { return s.cfg.Limits.WithDefaults() }
+
+// cmdConfig is CONFIG GET pattern [pattern ...] and CONFIG RESETSTAT.
+// Settings are flags of kvbench serve; CONFIG SET refuses.
+func cmdConfig(c *conn, args [][]byte) {
+	sub := args[1]
+	switch {
+	case equalFold(sub, "get") && len(args) >= 3:
+		var pairs []string
+		for _, p := range configParams {
+			for _, pat := range args[2:] {
+				if ok, _ := path.Match(string(toLower(pat)), p.name); ok {
+					pairs = append(pairs, p.name, p.get(c.s))
+					break
+				}
+			}
+		}
+		c.out = resp.AppendArray(c.out, len(pairs))
+		for _, s := range pairs {
+			c.out = resp.AppendBulkString(c.out, s)
+		}
+	case equalFold(sub, "set"):
+		c.out = resp.AppendError(c.out, "ERR CONFIG SET is not supported: restart kvbench serve with the setting as a flag")
+	case equalFold(sub, "resetstat") && len(args) == 2:
+		c.s.stats.reset()
+		c.out = resp.AppendOK(c.out)
+	case equalFold(sub, "get"), equalFold(sub, "resetstat"):
+		c.out = resp.AppendError(c.out, "ERR wrong number of arguments for 'config|"+string(toLower(sub))+"' command")
+	default:
+		c.out = resp.AppendError(c.out, unknownSubcommand(sub, "config"))
+	}
+}
+
+func (st *stats) reset() {
+	st.commands.Store(0)
+	st.connections.Store(0)
+	st.rejected.Store(0)
+	st.hits.Store(0)
+	st.misses.Store(0)
+	st.protoErrors.Store(0)
+	st.netOut.Store(0)
+}
+
+// cmdCommand is COMMAND, COMMAND COUNT | LIST | INFO name ... | DOCS [name ...],
+// in Redis 7's reply shapes.
+func cmdCommand(c *conn, args [][]byte) {
+	if len(args) == 1 {
+		names := sortedCommandNames()
+		c.out = resp.AppendArray(c.out, len(names))
+		for _, n := range names {
+			c.out = appendCommandInfo(c.out, commands[n])
+		}
+		return
+	}
+	sub := args[1]
+	switch {
+	case equalFold(sub, "count") && len(args) == 2:
+		c.out = resp.AppendInt(c.out, int64(len(commands)))
+	case equalFold(sub, "list") && len(args) == 2:
+		names := sortedCommandNames()
+		c.out = resp.AppendArray(c.out, len(names))
+		for _, n := range names {
+			c.out = resp.AppendBulkString(c.out, n)
+		}
+	case equalFold(sub, "info"):
+		c.out = resp.AppendArray(c.out, len(args)-2)
+		for _, name := range args[2:] {
+			if cmd := lookup(name); cmd != nil {
+				c.out = appendCommandInfo(c.out, cmd)
+			} else {
+				c.out = resp.AppendNullArray(c.out)
+			}
+		}
+	case equalFold(sub, "docs"):
+		var cmds []*command
+		if len(args) == 2 {
+			for _, n := range sortedCommandNames() {
+				cmds = append(cmds, commands[n])
+			}
+		}
+		for _, name := range args[2:] {
+			if cmd := lookup(name); cmd != nil {
+				cmds = append(cmds, cmd)
+			}
+		}
+		c.out = resp.AppendArray(c.out, 2*len(cmds))
+		for _, cmd := range cmds {
+			c.out = resp.AppendBulkString(c.out, cmd.name)
+			c.out = resp.AppendArray(c.out, 8)
+			c.out = resp.AppendBulkString(c.out, "summary")
+			c.out = resp.AppendBulkString(c.out, cmd.summary)
+			c.out = resp.AppendBulkString(c.out, "since")
+			c.out = resp.AppendBulkString(c.out, "1.0.0")
+			c.out = resp.AppendBulkString(c.out, "group")
+			c.out = resp.AppendBulkString(c.out, cmd.group)
+			c.out = resp.AppendBulkString(c.out, "complexity")
+			c.out = resp.AppendBulkString(c.out, complexity(cmd))
+		}
+	case equalFold(sub, "count"), equalFold(sub, "list"):
+		c.out = resp.AppendError(c.out, "ERR wrong number of arguments for 'command|"+string(toLower(sub))+"' command")
+	default:
+		c.out = resp.AppendError(c.out, unknownSubcommand(sub, "command"))
+	}
+}
+
+func sortedCommandNames() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func complexity(cmd *command) string {
+	if cmd.flags&flagFast != 0 {
+		return "O(1)"
+	}
+	return "O(N)"
+}
+
+// appendCommandInfo appends one COMMAND entry: name, arity, flags, first
+// key, last key, step, ACL categories, tips, key specs, subcommands.
+func appendCommandInfo(dst []byte, cmd *command) []byte {
+	var flags, cats []string
+	for _, f := range []struct {
+		bit       cmdFlags
+		flag, cat string
+	}{
+		{flagWrite, "write", "@write"},
+		{flagReadonly, "readonly", "@read"},
+		{flagAdmin, "admin", "@admin"},
+		{flagFast, "fast", "@fast"},
+		{flagNoAuth, "no_auth", ""},
+	} {
+		if cmd.flags&f.bit != 0 {
+			flags = append(flags, f.flag)
+			if f.cat != "" {
+				cats = append(cats, f.cat)
+			}
+		}
+	}
+	if cmd.flags&flagFast == 0 {
+		cats = append(cats, "@slow")
+	}
+	cats = append(cats, "@"+cmd.group)
+	dst = resp.AppendArray(dst, 10)
+	dst = resp.AppendBulkString(dst, cmd.name)
+	dst = resp.AppendInt(dst, int64(cmd.arity))
+	dst = resp.AppendArray(dst, len(flags))
+	for _, f := range flags {
+		dst = resp.AppendSimple(dst, f)
+	}
+	dst = resp.AppendInt(dst, int64(cmd.first))
+	dst = resp.AppendInt(dst, int64(cmd.last))
+	dst = resp.AppendInt(dst, int64(cmd.step))
+	dst = resp.AppendArray(dst, len(cats))
+	for _, cat := range cats {
+		dst = resp.AppendSimple(dst, cat)
+	}
+	dst = resp.AppendArray(dst, 0) // tips
+	dst = resp.AppendArray(dst, 0) // key specs
+	dst = resp.AppendArray(dst, 0) // subcommands
+	return dst
+}

@@ -1,0 +1,314 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// Defaults for Config, Redis's own where Redis has one.
+const (
+	DefaultAddr       = "127.0.0.1:8888" // the seeds' KV_PORT
+	DefaultMaxClients = 10000
+)
+
+// Config configures a Server. The zero value of every field means its
+// default.
+type Config struct {
+	// Addr is the TCP address to listen on; port 0 picks a free port.
+	Addr string
+	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
+	// answer -NOAUTH until the client authenticates.
+	RequirePass string
+	// MaxClients is the most connections served at once; the next one is
+	// told so and closed.
+	MaxClients int
+	// Limits bound the requests a client may send.
+	Limits resp.Limits
+	// Logger receives the server's log lines; nil discards them.
+	Logger *slog.Logger
+	// Version is reported by INFO and HELLO as kvstore_version.
+	Version string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = DefaultMaxClients
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Version == "" {
+		c.Version = "(devel)"
+	}
+	return c
+}
+
+// ErrServerClosed is returned by Serve after Close or SHUTDOWN.
+var ErrServerClosed = errors.New("kvstore: server closed")
+
+// Server is a running kvstore. Its methods are safe for concurrent use.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	db    *DB
+	start time.Time
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	closing bool
+	wg      sync.WaitGroup // connection goroutines
+	done    chan struct{}  // closed when the server has stopped
+	stopped sync.Once
+
+	nextID   atomic.Int64
+	nclients atomic.Int64
+	stats    stats
+}
+
+// stats are the counters INFO reports.
+type stats struct {
+	commands    atomic.Int64
+	connections atomic.Int64
+	rejected    atomic.Int64
+	hits        atomic.Int64
+	misses      atomic.Int64
+	protoErrors atomic.Int64
+	netOut      atomic.Int64
+	ops         opsMeter
+}
+
+// New returns a Server for cfg that is not yet listening.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	return &Server{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		db:    newDB(),
+		start: time.Now(),
+		conns: make(map[*conn]struct{}),
+		done:  make(chan struct{}),
+	}, nil
+}
+
+// Start listens on cfg.Addr and serves in the background until Close.
+func Start(cfg Config) (*Server, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	if err := s.setListener(ln); err != nil {
+		return nil, err
+	}
+	go s.Serve(ln) //nolint:errcheck // reported through Done and Close
+	return s, nil
+}
+
+func (s *Server) setListener(ln net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr returns the address the server listens on, once it listens.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Done is closed when the server has stopped: after Close, or after a client
+// sent SHUTDOWN and the server closed.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Serve accepts connections on ln until Close. It always returns a non-nil
+// error, ErrServerClosed after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.setListener(ln); err != nil {
+		return err
+	}
+	go s.cron()
+	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid())
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// Transient (EMFILE and the like): back off as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed", "err", err, "retry_in", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.accept(nc)
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.stats.connections.Add(1)
+	if s.nclients.Load() >= int64(s.cfg.MaxClients) {
+		s.stats.rejected.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		nc.Write(resp.AppendError(nil, "ERR max number of clients reached"))
+		nc.Close()
+		return
+	}
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.nclients.Add(1)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.nclients.Add(-1)
+	}()
+}
+
+// Shutdown stops the server gracefully: it stops accepting, lets every
+// connection answer the requests it has read, closes them and waits for
+// them (at most ctx's deadline, then closes them hard).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	already := s.closing
+	s.closing = true
+	ln := s.ln
+	for c := range s.conns {
+		c.interrupt()
+	}
+	s.mu.Unlock()
+	if already {
+		<-s.done
+		return nil
+	}
+	if ln != nil {
+		ln.Close()
+	}
+	waited := make(chan struct{})
+	go func() { s.wg.Wait(); close(waited) }()
+	var err error
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-waited
+	}
+	s.stopped.Do(func() {
+		s.log.Info("server stopped", "commands", s.stats.commands.Load())
+		close(s.done)
+	})
+	return err
+}
+
+// Close is Shutdown with a five-second grace period.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.Shutdown(ctx)
+}
+
+// cron runs the server's periodic work until it stops.
+func (s *Server) cron() {
+	t := time.NewTicker(opsSampleEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			s.stats.ops.sample(now, s.stats.commands.Load())
+		}
+	}
+}
+
+const (
+	opsSampleEvery = 100 * time.Millisecond
+	opsSamples     = 16 // Redis's STATS_METRIC_SAMPLES
+)
+
+// opsMeter computes instantaneous_ops_per_sec as Redis does: the mean rate
+// over the last 16 samples taken every 100 ms.
+type opsMeter struct {
+	mu    sync.Mutex
+	last  time.Time
+	lastN int64
+	rates [opsSamples]float64
+	i     int
+	n     int
+}
+
+func (m *opsMeter) sample(now time.Time, total int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.last.IsZero() {
+		if dt := now.Sub(m.last).Seconds(); dt > 0 {
+			m.rates[m.i] = float64(total-m.lastN) / dt
+			m.i = (m.i + 1) % opsSamples
+			m.n = min(m.n+1, opsSamples)
+		}
+	}
+	m.last, m.lastN = now, total
+}
+
+func (m *opsMeter) rate() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		return 0
+	}
+	var sum float64
+	for _, r := range m.rates[:m.n] {
+		sum += r
+	}
+	return int64(sum / float64(m.n))
+}

@@ -1,0 +1,138 @@
+package kvstore
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// startServer starts a server on a free loopback port for the test.
+func startServer(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	srv, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// newClient returns a go-redis client of srv; go-redis's handshake (HELLO 3,
+// refused, then RESP2) is part of what is tested.
+func newClient(t testing.TB, srv *Server, opts ...func(*redis.Options)) *redis.Client {
+	t.Helper()
+	o := &redis.Options{Addr: srv.Addr(), DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second}
+	for _, f := range opts {
+		f(o)
+	}
+	rdb := redis.NewClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// rawConn is a client speaking raw bytes, for what go-redis cannot send.
+type rawConn struct {
+	t  testing.TB
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t testing.TB, srv *Server) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", srv.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &rawConn{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
+func (r *rawConn) send(b []byte) {
+	r.t.Helper()
+	r.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if _, err := r.nc.Write(b); err != nil {
+		r.t.Fatalf("write: %v", err)
+	}
+}
+
+// do sends a command and returns its reply re-encoded as RESP text.
+func (r *rawConn) do(args ...string) string {
+	r.t.Helper()
+	r.send(resp.AppendCommandString(nil, args...))
+	return r.reply()
+}
+
+// reply reads one complete reply and returns its raw bytes.
+func (r *rawConn) reply() string {
+	r.t.Helper()
+	r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var buf []byte
+	for {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			r.t.Fatalf("read reply (have %q): %v", buf, err)
+		}
+		buf = append(buf, b)
+		if b != '\n' {
+			continue
+		}
+		n, err := resp.SkipReply(buf, 0)
+		if err != nil {
+			r.t.Fatalf("bad reply %q: %v", buf, err)
+		}
+		if n > 0 {
+			return string(buf)
+		}
+	}
+}
+
+// closed reports whether the server closed the connection (reading EOF or
+// a reset within a second).
+func (r *rawConn) closed() bool {
+	r.nc.SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		if _, err := r.br.ReadByte(); err != nil {
+			var ne net.Error
+			return !(errors.As(err, &ne) && ne.Timeout())
+		}
+	}
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// exchange is one command and the exact reply expected.
+type exchange struct {
+	args []string
+	want string
+}
+
+func runExchanges(t *testing.T, rc *rawConn, xs []exchange) {
+	t.Helper()
+	for _, x := range xs {
+		got := rc.do(x.args...)
+		if strings.HasSuffix(x.want, "*") {
+			if !strings.HasPrefix(got, strings.TrimSuffix(x.want, "*")) {
+				t.Errorf("%q: got %q, want prefix %q", x.args, got, strings.TrimSuffix(x.want, "*"))
+			}
+		} else if got != x.want {
+			t.Errorf("%q: got %q, want %q", x.args, got, x.want)
+		}
+	}
+}
+
+func appendCmd(dst []byte, args ...string) []byte { return resp.AppendCommandString(dst, args...) }

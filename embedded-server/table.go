@@ -1,0 +1,165 @@
+package kvstore
+
+import (
+	"bytes"
+	"unsafe"
+
+	"github.com/tidwall/btree"
+)
+
+// putMode says which of an upsert, an insert or an update a put is.
+type putMode int
+
+const (
+	putAny      putMode = iota // SET: store whether or not the key exists
+	putNew                     // *SET of the kvstore: only if the key is missing
+	putExisting                // *MOD: only if the key exists
+)
+
+// table is one engine's map from key to value. The caller holds the DB
+// lock. Values returned alias the table's storage: they are read before the
+// lock is released and never modified. A table never modifies the bytes of
+// a value it has returned, so a snapshot (see snapshot) can be read while
+// the table goes on changing.
+type table interface {
+	get(key []byte) ([]byte, bool)
+	// put stores a copy of val under a copy of key, as mode allows, and
+	// reports whether it did.
+	put(key, val []byte, mode putMode) bool
+	// appendVal appends suffix to key's value (creating it) and returns the
+	// new length.
+	appendVal(key, suffix []byte) int
+	del(key []byte) bool
+	len() int
+	clear()
+	// scan calls fn for each entry until fn returns false.
+	scan(fn func(key, val []byte) bool)
+}
+
+// mapTable is a hash table: Go's map, keys as strings, values as their own
+// allocations.
+type mapTable struct {
+	m map[string][]byte
+}
+
+func newMapTable() *mapTable { return &mapTable{m: make(map[string][]byte)} }
+
+func (t *mapTable) get(key []byte) ([]byte, bool) {
+	v, ok := t.m[string(key)]
+	return v, ok
+}
+
+func (t *mapTable) put(key, val []byte, mode putMode) bool {
+	if mode != putAny {
+		_, ok := t.m[string(key)]
+		if ok != (mode == putExisting) {
+			return false
+		}
+	}
+	t.m[string(key)] = bytes.Clone(nonNil(val))
+	return true
+}
+
+func (t *mapTable) appendVal(key, suffix []byte) int {
+	old := t.m[string(key)]
+	// Appending in place within the old value's capacity is safe for
+	// snapshots: bytes below a value's length never change.
+	v := append(old, suffix...)
+	t.m[string(key)] = nonNil(v)
+	return len(v)
+}
+
+func (t *mapTable) del(key []byte) bool {
+	if _, ok := t.m[string(key)]; !ok {
+		return false
+	}
+	delete(t.m, string(key))
+	return true
+}
+
+func (t *mapTable) len() int { return len(t.m) }
+func (t *mapTable) clear()   { clear(t.m) }
+
+func (t *mapTable) scan(fn func(key, val []byte) bool) {
+	for k, v := range t.m {
+		if !fn(unsafe.Slice(unsafe.StringData(k), len(k)), v) {
+			return
+		}
+	}
+}
+
+// nonNil keeps an empty value distinct from a missing one.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// treeTable is the ordered engine, a B-tree (the C kvstore used a red-black
+// tree; a B-tree keeps keys in order with far fewer cache misses).
+type treeTable struct {
+	t *btree.BTreeG[entry]
+}
+
+type entry struct {
+	key string
+	val []byte
+}
+
+func entryLess(a, b entry) bool { return a.key < b.key }
+
+func newTreeTable() *treeTable {
+	return &treeTable{t: btree.NewBTreeGOptions(entryLess, btree.Options{NoLocks: true})}
+}
+
+// probe returns an entry to look key up with. Its key aliases the caller's
+// bytes without copying: the tree compares with it and never keeps it.
+func probe(key []byte) entry {
+	return entry{key: unsafe.String(unsafe.SliceData(key), len(key))}
+}
+
+func (t *treeTable) get(key []byte) ([]byte, bool) {
+	e, ok := t.t.Get(probe(key))
+	return e.val, ok
+}
+
+func (t *treeTable) put(key, val []byte, mode putMode) bool {
+	if mode == putExisting {
+		if _, ok := t.t.Get(probe(key)); !ok {
+			return false
+		}
+	}
+	prev, replaced := t.t.Set(entry{key: string(key), val: bytes.Clone(nonNil(val))})
+	if replaced && mode == putNew {
+		// An insert that finds the key is rare (a conflict); one descent
+		// for the common case is worth a second one to undo it.
+		t.t.Set(prev)
+		return false
+	}
+	return true
+}
+
+func (t *treeTable) appendVal(key, suffix []byte) int {
+	e, ok := t.t.Get(probe(key))
+	if !ok {
+		e.key = string(key)
+	}
+	e.val = nonNil(append(e.val, suffix...))
+	t.t.Set(e)
+	return len(e.val)
+}
+
+func (t *treeTable) del(key []byte) bool {
+	_, ok := t.t.Delete(probe(key))
+	return ok
+}
+
+func (t *treeTable) len() int { return t.t.Len() }
+func (t *treeTable) clear()   { t.t.Clear() }
+
+func (t *treeTable) scan(fn func(key, val []byte) bool) {
+	t.t.Scan(func(e entry) bool {
+		return fn(unsafe.Slice(unsafe.StringData(e.key), len(e.key)), e.val)
+	})
+}
