@@ -34,9 +34,9 @@ type command struct {
 	// Key positions, for COMMAND: first and last key argument and the step
 	// between keys (0 0 0 for commands without keys; last -1 is the end).
 	first, last, step int
-	group   string // COMMAND DOCS group
-	summary string // COMMAND DOCS summary
-	fn      func(c *conn, args [][]byte)
+	group             string // COMMAND DOCS group
+	summary           string // COMMAND DOCS summary
+	fn                func(c *conn, args [][]byte)
 }
 
 func (cmd *command) arityOK(n int) bool {

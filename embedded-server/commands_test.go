@@ -157,7 +157,7 @@ func TestEngines(t *testing.T) {
 			}
 			for _, x := range []struct {
 				cmd, key string
-				want    int
+				want     int
 			}{{"EXIST", "k", 1}, {"EXIST", "missing", 0}, {"DEL", "k", 1}, {"DEL", "k", 0}, {"EXIST", "k", 0}} {
 				if n := must(rdb.Do(c, p+x.cmd, x.key).Int())(t, p+x.cmd); n != x.want {
 					t.Errorf("%s%s %s = %d, want %d", p, x.cmd, x.key, n, x.want)
