@@ -471,10 +471,10 @@ func (b *builder) scenario(sc *Scenario) {
 	case n == 0:
 		b.warn("%s: no ok round (%d failed attempts): nothing to report", name, sc.FailedAttempts)
 	case n < stats.MinTrimRounds:
-		b.warn("%s: only %d ok rounds, fewer than %d: nothing dropped, and one disturbed round decides the means",
+		b.warn("%s: %d ok round(s), fewer than %d: nothing dropped, and one disturbed round decides the means",
 			name, n, stats.MinTrimRounds)
 	case n < stats.MinRounds:
-		b.warn("%s: only %d ok rounds, fewer than %d: one disturbed round still sways the means and the significance test has little power",
+		b.warn("%s: %d ok rounds, fewer than %d: one disturbed round still sways the means and the significance test has little power",
 			name, n, stats.MinRounds)
 	}
 	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV {

@@ -44,7 +44,7 @@ func (r *Report) WriteTrimmedCSV(w io.Writer) error {
 			dropped = strconv.Itoa(sc.DroppedRound)
 		}
 		conf := ""
-		if len(sc.Rounds) > 0 {
+		if sc.MedianLo.Valid() && sc.MedianHi.Valid() {
 			conf = strconv.FormatFloat(sc.CIConfidence, 'f', 4, 64)
 		}
 		row := []string{sc.Target, sc.Alloc, sc.Strategy, sc.Persistence, sc.Mode, strconv.Itoa(len(sc.Rounds)),

@@ -16,7 +16,8 @@ type labels struct {
 	spread, rounds, failed, cv, minQPS, maxQPS, median string
 	ci, ciLegend                                       string // confidence
 	latency, p50, p99, p999                            string
-	failedTitle, target, attempt, errorCol, source     string
+	failedTitle, target, roundCol, attempt, errorCol   string
+	source                                             string
 	warnings, chart                                    string
 }
 
@@ -41,9 +42,9 @@ var langs = map[string]*labels{
 		untrimmed:       "Fewer than 3 ok rounds, nothing dropped: %s.",
 		spread:          "%s spread (all ok rounds)", rounds: "rounds", failed: "failed", cv: "CV",
 		minQPS: "min QPS", maxQPS: "max QPS", median: "median QPS",
-		ci: "%v%% CI of the median", ciLegend: "∞: too few rounds for a %v%% confidence interval of the median.",
+		ci: "%v%% CI of the median", ciLegend: "±∞: too few rounds to bound the median at %v%% confidence.",
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
-		failedTitle: "Failed attempts", target: "target", attempt: "attempt", errorCol: "error", source: "source",
+		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
 	},
 	LangZH: {
@@ -65,9 +66,9 @@ var langs = map[string]*labels{
 		untrimmed:       "ok 轮次少于 3 轮，未剔除：%s。",
 		spread:          "%s 波动（全部 ok 轮次）", rounds: "轮数", failed: "失败", cv: "变异系数",
 		minQPS: "最小QPS", maxQPS: "最大QPS", median: "中位数QPS",
-		ci: "中位数%v%%置信区间", ciLegend: "∞：轮次太少，无法给出中位数的 %v%% 置信区间。",
+		ci: "中位数%v%%置信区间", ciLegend: "±∞：轮次太少，无法在 %v%% 置信度下界定中位数。",
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
-		failedTitle: "失败尝试", target: "目标", attempt: "尝试", errorCol: "错误", source: "来源",
+		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
 	},
 }

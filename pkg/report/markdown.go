@@ -35,7 +35,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			rows = append(rows, []string{f.Target, f.Strategy, f.Mode, strconv.Itoa(f.Round),
 				strconv.Itoa(f.Attempt), f.Status + ": " + f.Error, f.Pos.String()})
 		}
-		m.table([]string{l.target, l.strategy, l.mode, "round", l.attempt, l.errorCol, l.source}, 2, rows)
+		m.table([]string{l.target, l.strategy, l.mode, l.roundCol, l.attempt, l.errorCol, l.source}, "lllrrll", rows)
 	}
 	if len(r.Warnings) > 0 {
 		m.printf("\n## %s\n\n", l.warnings)
@@ -59,17 +59,18 @@ func (m *mdWriter) printf(format string, args ...any) {
 	}
 }
 
-// table renders one markdown table with tablewriter's markdown renderer:
-// the first text columns are left-aligned, the others (figures) right-aligned.
-func (m *mdWriter) table(header []string, text int, rows [][]string) {
+// table renders one markdown table with tablewriter's markdown renderer.
+// align has one letter per column, 'l' for left (text) or 'r' for right
+// (figures); columns beyond it are right-aligned.
+func (m *mdWriter) table(header []string, align string, rows [][]string) {
 	if m.err != nil {
 		return
 	}
-	align := make(tw.Alignment, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-		if i < text {
-			align[i] = tw.AlignLeft
+	alignment := make(tw.Alignment, len(header))
+	for i := range alignment {
+		alignment[i] = tw.AlignRight
+		if i < len(align) && align[i] == 'l' {
+			alignment[i] = tw.AlignLeft
 		}
 	}
 	tb := tablewriter.NewTable(m.w,
@@ -77,7 +78,7 @@ func (m *mdWriter) table(header []string, text int, rows [][]string) {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(align),
+		tablewriter.WithAlignment(alignment),
 	)
 	tb.Header(header)
 	for _, row := range rows {
@@ -129,7 +130,7 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		}
 		rows = append(rows, append(row, sc.MeanQPS.String(), sc.MeanUsPerOp.String()))
 	}
-	m.table(header, 2, rows)
+	m.table(header, "ll", rows)
 
 	// 2. Trimmed.
 	if k := keptRounds(t); k > 0 {
@@ -149,7 +150,7 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		rows = append(rows, []string{sc.Strategy, sc.Mode, dropped, sc.DroppedQPS.String(),
 			sc.TrimmedQPS.String(), sc.TrimmedUsPerOp.String()})
 	}
-	m.table([]string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}, 2, rows)
+	m.table([]string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}, "ll", rows)
 	if len(untrimmed) > 0 {
 		m.printf("\n"+l.untrimmed+"\n", strings.Join(untrimmed, ", "))
 	}
@@ -173,11 +174,9 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 	infinite := false
 	for _, sc := range t.Scenarios {
 		ci := "-"
-		switch {
-		case sc.MedianLo.Valid() && sc.MedianHi.Valid():
+		if len(sc.Rounds) > 0 {
 			ci = sc.MedianLo.String() + " … " + sc.MedianHi.String()
-		case len(sc.Rounds) > 0:
-			ci, infinite = "∞", true
+			infinite = infinite || !sc.MedianLo.Valid() || !sc.MedianHi.Valid()
 		}
 		cv := "-"
 		if sc.CV.Valid() {
@@ -186,7 +185,7 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		rows = append(rows, []string{sc.Strategy, sc.Mode, strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
 			cv, sc.MinQPS.String(), sc.MaxQPS.String(), sc.MedianQPS.String(), ci})
 	}
-	m.table([]string{l.strategy, l.mode, l.rounds, l.failed, l.cv, l.minQPS, l.maxQPS, l.median, fmt.Sprintf(l.ci, conf)}, 2, rows)
+	m.table([]string{l.strategy, l.mode, l.rounds, l.failed, l.cv, l.minQPS, l.maxQPS, l.median, fmt.Sprintf(l.ci, conf)}, "ll", rows)
 	if infinite {
 		m.printf("\n"+l.ciLegend+"\n", conf)
 	}
@@ -198,7 +197,7 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		for _, sc := range t.Scenarios {
 			rows = append(rows, []string{sc.Strategy, sc.Mode, sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String()})
 		}
-		m.table([]string{l.strategy, l.mode, l.p50, l.p99, l.p999}, 2, rows)
+		m.table([]string{l.strategy, l.mode, l.p50, l.p99, l.p999}, "ll", rows)
 	}
 }
 
@@ -252,7 +251,7 @@ func (m *mdWriter) overhead(t *TargetReport, o *OverheadTable, opts Options) {
 		}
 		rows = append(rows, row)
 	}
-	m.table(header, 1, rows)
+	m.table(header, "l", rows)
 	m.printf("\n"+l.legend+"\n", opts.Alpha, opts.Alpha)
 }
 

@@ -166,10 +166,10 @@ func mapHeader(header []string, pos Pos) ([]column, error) {
 	seen := make(map[string]bool)
 	var errs errorList
 	for i, h := range header {
-		h = strings.TrimSpace(h)
 		if i == 0 {
 			h = strings.TrimPrefix(h, "\ufeff") // a spreadsheet's byte order mark
 		}
+		h = strings.TrimSpace(h)
 		if !utf8.ValidString(h) {
 			return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the header is not UTF-8 text", ErrNotCSV)}
 		}
@@ -190,8 +190,8 @@ func mapHeader(header []string, pos Pos) ([]column, error) {
 			missing = append(missing, c)
 		}
 	}
-	if len(missing) == len(RequiredColumns) && len(header) < 2 {
-		return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the first line %q is not a comma-separated header with columns %s",
+	if len(seen) == 0 {
+		return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the first line %q is not a detail CSV header (want columns %s)",
 			ErrNotCSV, truncate(strings.Join(header, ","), 40), strings.Join(RequiredColumns, ", "))}
 	}
 	for _, c := range missing {

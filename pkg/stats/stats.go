@@ -151,10 +151,11 @@ type Summary struct {
 	N int
 	// Mean, Median, Min and Max are the usual statistics of the values.
 	Mean, Median, Min, Max float64
-	// StdDev is the sample standard deviation (n-1 denominator); 0 for a
-	// single value.
+	// StdDev is the sample standard deviation (n-1 denominator); NaN for
+	// fewer than 2 values.
 	StdDev float64
-	// CV is the coefficient of variation, StdDev/Mean, in percent.
+	// CV is the coefficient of variation, StdDev/|Mean|, in percent; NaN
+	// for fewer than 2 values or a zero mean.
 	CV float64
 	// Lo and Hi bound the confidence interval of the median; they are
 	// infinite when there are too few values for the requested level.
@@ -184,8 +185,6 @@ func Describe(xs []float64, confidence float64) Summary {
 			ss += (x - s.Mean) * (x - s.Mean)
 		}
 		s.StdDev = math.Sqrt(ss / float64(len(xs)-1))
-	} else {
-		s.StdDev = 0
 	}
 	if s.Mean != 0 {
 		s.CV = s.StdDev / math.Abs(s.Mean) * 100

@@ -1,0 +1,147 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", path, got)
+	}
+}
+
+var mixedFiles = []string{"../../testdata/report/synthetic/mixed.csv"}
+
+func TestGolden(t *testing.T) {
+	inputs := map[string][]string{"seed000": seedFiles, "mixed": mixedFiles}
+	writers := []struct {
+		suffix string
+		lang   string
+		write  func(*Report, io.Writer) error
+	}{
+		{".en.md", LangEN, (*Report).WriteMarkdown},
+		{".zh.md", LangZH, (*Report).WriteMarkdown},
+		{".summary.csv", LangEN, (*Report).WriteSummaryCSV},
+		{".trimmed.csv", LangEN, (*Report).WriteTrimmedCSV},
+		{".json", LangEN, (*Report).WriteJSON},
+	}
+	for name, files := range inputs {
+		rows, err := ReadFiles(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range writers {
+			t.Run(name+w.suffix, func(t *testing.T) {
+				rep, err := Build(rows, Options{Lang: w.lang})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := w.write(rep, &buf); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, name+w.suffix, buf.Bytes())
+			})
+		}
+	}
+}
+
+// TestRunMatchesGolden runs the whole "kvbench report" path (a glob over
+// several files, each format) and compares stdout with the golden files.
+func TestRunMatchesGolden(t *testing.T) {
+	for _, tt := range []struct{ format, lang, golden string }{
+		{FormatMarkdown, LangEN, "seed000.en.md"},
+		{"", LangZH, "seed000.zh.md"},
+		{FormatCSV, "", "seed000.trimmed.csv"},
+		{FormatJSON, "", "seed000.json"},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			if *update {
+				t.Skip("golden files being rewritten")
+			}
+			var out bytes.Buffer
+			opts := RunOptions{
+				Inputs: []string{"../../testdata/report/seed000/*.csv"},
+				Format: tt.format,
+				Report: Options{Lang: tt.lang},
+			}
+			if err := Run(context.Background(), opts, &out); err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join("testdata", tt.golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Errorf("Run output differs from %s:\n%s", tt.golden, out.Bytes())
+			}
+		})
+	}
+}
+
+// TestRunFiles checks the files Run writes beside stdout.
+func TestRunFiles(t *testing.T) {
+	dir := t.TempDir()
+	opts := RunOptions{
+		Inputs:     seedFiles,
+		SummaryCSV: filepath.Join(dir, "summary.csv"),
+		TrimmedCSV: filepath.Join(dir, "trimmed.csv"),
+		Chart:      filepath.Join(dir, "chart.svg"),
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), opts, &out); err != nil {
+		t.Fatal(err)
+	}
+	for file, golden := range map[string]string{"summary.csv": "seed000.summary.csv", "trimmed.csv": "seed000.trimmed.csv"} {
+		got, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := os.ReadFile(filepath.Join("testdata", golden))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s", file, golden)
+		}
+	}
+	svg, err := os.ReadFile(opts.Chart)
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Errorf("chart: %v, %.40q", err, svg)
+	}
+	if !bytes.Contains(out.Bytes(), []byte("]("+opts.Chart+")")) {
+		t.Errorf("the markdown does not link to the chart:\n%s", out.Bytes())
+	}
+}
+
+func TestWriteChartPNG(t *testing.T) {
+	rep := seedReport(t, Options{})
+	var buf bytes.Buffer
+	if err := rep.WriteChart(&buf, ChartPNG); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(buf.Bytes(), []byte("\x89PNG")) {
+		t.Errorf("not a PNG: %.8q", buf.Bytes())
+	}
+	if err := rep.WriteChart(io.Discard, "gif"); err == nil {
+		t.Error("gif: want an error")
+	}
+}
