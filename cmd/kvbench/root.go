@@ -38,6 +38,7 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 		return &usageError{err}
 	})
 	root.AddCommand(
+		newBenchCmd(),
 		newServeCmd(),
 		newVersionCmd(),
 	)

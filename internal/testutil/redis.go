@@ -1,0 +1,186 @@
+// Package testutil starts real servers for tests: a redis-server on a free
+// loopback port, owned by the test and stopped when it ends.
+package testutil
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// RequireRedisEnv names the environment variable that turns a missing
+// redis-server into a test failure instead of a skip (CI sets it to 1).
+const RequireRedisEnv = "KVBENCH_REQUIRE_REDIS"
+
+// readyTimeout bounds how long a started redis-server may take to answer
+// PING; stopGrace is how long it gets to exit after SIGTERM.
+const (
+	readyTimeout = 10 * time.Second
+	stopGrace    = 2 * time.Second
+)
+
+// Redis is a redis-server started by StartRedis.
+type Redis struct {
+	// Addr is its "127.0.0.1:port" address.
+	Addr string
+	// Dir is its working directory, a fresh temporary directory.
+	Dir string
+
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has been waited for
+	err    error         // its exit status, valid after exited
+}
+
+// StartRedis starts redis-server with no persistence (--save ""
+// --appendonly no) on a free port of 127.0.0.1, in a temporary directory,
+// plus any extra arguments ("--maxmemory", "1mb"...), and waits until it
+// answers PING. The server runs in its own process group and is stopped and
+// reaped when the test ends.
+//
+// Without redis-server on PATH the test is skipped, or fails when the
+// environment variable KVBENCH_REQUIRE_REDIS is 1.
+func StartRedis(t testing.TB, args ...string) *Redis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(RequireRedisEnv) == "1" {
+			t.Fatalf("redis-server is not on PATH and %s=1", RequireRedisEnv)
+		}
+		t.Skip("redis-server is not on PATH (install redis-server; set " + RequireRedisEnv + "=1 to fail instead)")
+	}
+	dir := t.TempDir()
+	// The port is found free and then handed to redis-server, which may
+	// lose it to another process in between: retry a few times.
+	for attempt := 0; ; attempt++ {
+		r, err := startRedis(bin, dir, args)
+		if err == nil {
+			t.Cleanup(func() { _ = r.Stop() })
+			return r
+		}
+		if attempt == 2 {
+			t.Fatalf("start redis-server: %v", err)
+		}
+	}
+}
+
+func startRedis(bin, dir string, args []string) (*Redis, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir,
+		"--daemonize", "no", "--logfile", "",
+	}, args...)
+	cmd := exec.CommandContext(context.Background(), bin, argv...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log, err := os.Create(dir + "/redis.log")
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		r.err = cmd.Wait()
+		close(r.exited)
+	}()
+	if err := r.waitReady(); err != nil {
+		_ = r.Stop()
+		out, _ := os.ReadFile(dir + "/redis.log")
+		return nil, fmt.Errorf("%w; log:\n%s", err, out)
+	}
+	return r, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitReady dials and sends PING until the server answers +PONG, the
+// process exits, or readyTimeout passes.
+func (r *Redis) waitReady() error {
+	deadline := time.Now().Add(readyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		if Ping(r.Addr, time.Second) == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s did not answer PING within %v", r.Addr, readyTimeout)
+		}
+		select {
+		case <-r.exited:
+			return fmt.Errorf("redis-server exited: %v", r.err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Ping dials addr, sends PING and expects +PONG within timeout.
+func Ping(addr string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING: got %q", line)
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to the server's process group and waits for it to
+// exit: a server dying under load, for tests.
+func (r *Redis) Kill() error {
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	<-r.exited
+	return nil
+}
+
+// Stop sends SIGTERM to the server's process group, SIGKILL after a grace
+// period, and waits for it to exit. It is safe to call more than once.
+func (r *Redis) Stop() error {
+	select {
+	case <-r.exited:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(stopGrace):
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		<-r.exited
+	}
+	var ee *exec.ExitError
+	if r.err != nil && !errors.As(r.err, &ee) {
+		return r.err
+	}
+	return nil
+}

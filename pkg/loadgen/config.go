@@ -1,0 +1,316 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Mode is the request mix of a run.
+type Mode string
+
+// The modes.
+const (
+	// ModeSet sends only the write command (Config.SetCmd).
+	ModeSet Mode = "set"
+	// ModeGet sends only the read command (Config.GetCmd).
+	ModeGet Mode = "get"
+	// ModeMixed sends writes with probability Config.SetRatio percent and
+	// reads otherwise.
+	ModeMixed Mode = "mixed"
+)
+
+// KeyPattern is the order in which a connection picks keys.
+type KeyPattern string
+
+// The key patterns.
+const (
+	// KeyRandom picks keys uniformly at random.
+	KeyRandom KeyPattern = "random"
+	// KeySequential walks the keyspace in order: 0, 1, 2, ..., wrapping.
+	KeySequential KeyPattern = "sequential"
+	// KeyPermutation walks a seeded pseudo-random permutation of the
+	// keyspace: random-looking order, every key exactly once per pass, so a
+	// run of at most Keyspace writes never writes a key twice.
+	KeyPermutation KeyPattern = "permutation"
+	// KeyZipf picks keys with a Zipf distribution of exponent Config.Zipf:
+	// the rank-r key (r from 1) has probability proportional to 1/r^s. Ranks
+	// are spread over the keyspace by the seeded permutation.
+	KeyZipf KeyPattern = "zipf"
+)
+
+// Defaults, shared with the command line so help text cannot drift.
+const (
+	// DefaultHost and DefaultPort make DefaultAddr.
+	DefaultHost = "127.0.0.1"
+	DefaultPort = 6379
+	// DefaultAddr is the server address used when Config.Addr is empty.
+	DefaultAddr = "127.0.0.1:6379"
+	// DefaultMode is the request mix.
+	DefaultMode = ModeMixed
+	// DefaultRequests is the number of measured requests (total, over all
+	// connections) when neither Requests nor Duration is set.
+	DefaultRequests = 1_000_000
+	// DefaultPipeline is the number of requests per batch.
+	DefaultPipeline = 64
+	// DefaultKeyspace is the number of distinct keys.
+	DefaultKeyspace = 100_000
+	// DefaultValueSize is the length of written values in bytes.
+	DefaultValueSize = 32
+	// DefaultSetRatio is the percentage of writes in ModeMixed.
+	DefaultSetRatio = 50
+	// DefaultSetCmd and DefaultGetCmd are the write and read commands.
+	DefaultSetCmd = "SET"
+	DefaultGetCmd = "GET"
+	// DefaultKeyPrefix starts every key.
+	DefaultKeyPrefix = "bench:key:"
+	// DefaultConnections is the number of connections.
+	DefaultConnections = 1
+	// DefaultZipf is the exponent used by KeyZipf when Config.Zipf is 0.
+	DefaultZipf = 0.99
+	// DefaultConnectTimeout bounds connecting (and AUTH) per connection.
+	DefaultConnectTimeout = 3 * time.Second
+	// DefaultTimeout is how long a connection may wait for a reply before
+	// the run fails.
+	DefaultTimeout = 10 * time.Second
+	// DefaultProgressInterval is how often Config.Progress is called.
+	DefaultProgressInterval = time.Second
+)
+
+// DefaultThreads is the default number of worker threads: one per CPU.
+func DefaultThreads() int { return runtime.NumCPU() }
+
+// DefaultKeyPattern is the key order used when Config.KeyPattern is empty:
+// a permutation for ModeSet (no key is written twice within a pass, so
+// insert-only commands do not collide), uniform random otherwise.
+func DefaultKeyPattern(m Mode) KeyPattern {
+	if m == ModeSet {
+		return KeyPermutation
+	}
+	return KeyRandom
+}
+
+// Config describes one run. The zero value of every field means its
+// default, except Seed (0 is a seed like any other) and the booleans.
+type Config struct {
+	// Addr is the server's host:port.
+	Addr string
+	// Password, when set, is sent with AUTH on every connection.
+	Password string
+
+	// Mode is the request mix.
+	Mode Mode
+	// Requests is the number of measured requests over all connections,
+	// split as evenly as possible between them. It is exact: the run sends
+	// exactly this many and waits for every reply. Ignored when Duration is
+	// set.
+	Requests int64
+	// Duration, when positive, bounds the measured phase by time instead:
+	// no batch is started after it, and the batches in flight are waited
+	// for.
+	Duration time.Duration
+	// WarmupRequests and Warmup run an unmeasured phase first (by count or
+	// by time; the count wins when both are set), on the same connections
+	// and continuing the same key sequences.
+	WarmupRequests int64
+	Warmup         time.Duration
+	// Rate, when positive, makes the run open-loop: Rate requests per second
+	// in total, each with an intended send time, latency measured from it.
+	// A connection still has at most Pipeline requests in flight. Zero is a
+	// closed loop: each connection sends a batch of Pipeline requests,
+	// waits for all replies, and sends the next.
+	Rate float64
+
+	// Pipeline is the number of requests per batch (closed loop) or the
+	// most requests in flight per connection (open loop).
+	Pipeline int
+	// Connections is the number of connections, spread over Threads worker
+	// threads (never more threads than connections).
+	Connections int
+	Threads     int
+
+	// Keyspace is the number of distinct keys, 0 to Keyspace-1.
+	Keyspace int64
+	// KeyPrefix starts every key.
+	KeyPrefix string
+	// KeyPattern is the order of keys; empty means DefaultKeyPattern(Mode).
+	KeyPattern KeyPattern
+	// Zipf is the exponent of KeyZipf (> 0); setting it with an empty
+	// KeyPattern selects KeyZipf.
+	Zipf float64
+	// ValueSize is the length of written values in bytes.
+	ValueSize int
+	// SetRatio is the percentage of writes in ModeMixed, 0 to 100. Use
+	// SetRatioZero for an explicit 0 (all reads).
+	SetRatio int
+	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
+	// commands, e.g. RSET/RGET or HSET/HGET on the kvstore.
+	SetCmd string
+	GetCmd string
+
+	// Seed drives key choice and values: the same seed and settings give
+	// the same key sequence on every connection and the same values.
+	Seed int64
+
+	// VerifyGet checks every read reply against the value the same seed
+	// writes. A null reply is a miss, any other difference a verify failure.
+	VerifyGet bool
+	// AllowMisses keeps misses and verify failures of a ModeGet run with
+	// VerifyGet from failing it (they are still counted).
+	AllowMisses bool
+	// ContinueOnError counts error replies other than conflicts and goes
+	// on; otherwise the first one ends the run with the server's message.
+	ContinueOnError bool
+
+	// ConnectTimeout bounds connecting and AUTH, per connection.
+	ConnectTimeout time.Duration
+	// Timeout fails the run when a connection with requests in flight gets
+	// no reply for this long.
+	Timeout time.Duration
+
+	// Progress, when set, is called every ProgressInterval while a phase
+	// runs, and once at its end, from one goroutine, never concurrently.
+	Progress         func(Progress)
+	ProgressInterval time.Duration
+}
+
+// SetRatioZero is the Config.SetRatio value for "no writes" in ModeMixed
+// (a plain 0 means DefaultSetRatio).
+const SetRatioZero = -1
+
+// Progress is a snapshot of a running phase, passed to Config.Progress.
+type Progress struct {
+	// Phase is "warmup", "run" or "prefill".
+	Phase string
+	// Done is the number of replies received so far in this phase.
+	Done int64
+	// Total is the number of requests the phase will send, 0 when it is
+	// bounded by time.
+	Total int64
+	// Elapsed is the time since the phase started; Duration its planned
+	// length when bounded by time, else 0.
+	Elapsed  time.Duration
+	Duration time.Duration
+	// Final is true for the last call of a phase.
+	Final bool
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	if c.Requests == 0 && c.Duration <= 0 {
+		c.Requests = DefaultRequests
+	}
+	if c.Pipeline == 0 {
+		c.Pipeline = DefaultPipeline
+	}
+	if c.Connections == 0 {
+		c.Connections = DefaultConnections
+	}
+	if c.Threads == 0 {
+		c.Threads = DefaultThreads()
+	}
+	if c.Threads > c.Connections {
+		c.Threads = c.Connections
+	}
+	if c.Keyspace == 0 {
+		c.Keyspace = DefaultKeyspace
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = DefaultKeyPrefix
+	}
+	if c.KeyPattern == "" {
+		if c.Zipf > 0 {
+			c.KeyPattern = KeyZipf
+		} else {
+			c.KeyPattern = DefaultKeyPattern(c.Mode)
+		}
+	}
+	if c.KeyPattern == KeyZipf && c.Zipf == 0 {
+		c.Zipf = DefaultZipf
+	}
+	if c.ValueSize == 0 {
+		c.ValueSize = DefaultValueSize
+	}
+	switch c.SetRatio {
+	case 0:
+		c.SetRatio = DefaultSetRatio
+	case SetRatioZero:
+		c.SetRatio = 0
+	}
+	if c.SetCmd == "" {
+		c.SetCmd = DefaultSetCmd
+	}
+	if c.GetCmd == "" {
+		c.GetCmd = DefaultGetCmd
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = DefaultProgressInterval
+	}
+	return c
+}
+
+// Normalize returns c with its defaults filled in, as Run uses it and as
+// Result.Config reports it, or an error naming the first invalid field.
+func (c Config) Normalize() (Config, error) {
+	c = c.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch c.Mode {
+	case ModeSet, ModeGet, ModeMixed:
+	default:
+		bad("mode %q: want set, get or mixed", c.Mode)
+	}
+	switch c.KeyPattern {
+	case KeyRandom, KeySequential, KeyPermutation:
+		if c.Zipf != 0 {
+			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
+		}
+	case KeyZipf:
+		if c.Zipf <= 0 {
+			bad("zipf exponent %g: want > 0", c.Zipf)
+		}
+	default:
+		bad("key pattern %q: want random, sequential, permutation or zipf", c.KeyPattern)
+	}
+	if c.Requests < 0 {
+		bad("requests %d: want >= 0", c.Requests)
+	}
+	if c.Duration < 0 || c.Warmup < 0 || c.WarmupRequests < 0 {
+		bad("duration and warmup must not be negative")
+	}
+	if c.Rate < 0 {
+		bad("rate %g: want >= 0", c.Rate)
+	}
+	if c.Pipeline < 1 || c.Pipeline > 1<<20 {
+		bad("pipeline %d: want 1 to %d", c.Pipeline, 1<<20)
+	}
+	if c.Connections < 1 || c.Connections > 1<<16 {
+		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
+	}
+	if c.Threads < 1 {
+		bad("threads %d: want >= 1", c.Threads)
+	}
+	if c.Keyspace < 1 {
+		bad("keyspace %d: want >= 1", c.Keyspace)
+	}
+	if c.ValueSize < 0 || c.ValueSize > 512<<20 {
+		bad("value size %d: want 0 to %d", c.ValueSize, 512<<20)
+	}
+	if c.SetRatio < 0 || c.SetRatio > 100 {
+		bad("set ratio %d: want 0 to 100", c.SetRatio)
+	}
+	return c, errors.Join(errs...)
+}

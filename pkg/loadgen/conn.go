@@ -1,0 +1,356 @@
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"math/bits"
+	"strconv"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// Request kinds.
+const (
+	opSet uint8 = 1
+	opGet uint8 = 2
+)
+
+// maxWarnings bounds the per-connection and per-run warning lists.
+const maxWarnings = 10
+
+// Histogram bounds, in nanoseconds: 1 ns to 1 h at 3 significant digits
+// (about 200 KiB per worker). Longer latencies are recorded as 1 h.
+const (
+	histMin    = 1
+	histMax    = int64(3600e9)
+	histDigits = 3
+)
+
+func newHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// plan is what every connection of a run shares, read-only: the settings
+// and the pre-encoded request templates.
+type plan struct {
+	cfg Config
+	// A write is setHead, the key digits, setMid, the value, CRLF; a read
+	// is getHead, the key digits, CRLF. Only digits and value bytes are
+	// produced per request.
+	setHead, setMid, getHead []byte
+	width                    int
+	// getHdr is the bulk header of a correct read reply ("$32\r\n").
+	getHdr   []byte
+	seed     int64
+	vsize    int
+	setRatio uint64 // writes per 100 requests
+	verify   bool
+}
+
+func newPlan(c Config) *plan {
+	p := &plan{
+		cfg:      c,
+		width:    KeyWidth(c.Keyspace),
+		seed:     c.Seed,
+		vsize:    c.ValueSize,
+		verify:   c.VerifyGet,
+		setRatio: uint64(c.SetRatio),
+	}
+	switch c.Mode {
+	case ModeSet:
+		p.setRatio = 100
+	case ModeGet:
+		p.setRatio = 0
+	}
+	keyLen := len(c.KeyPrefix) + p.width
+	head := func(n int, cmd string) []byte {
+		b := resp.AppendArray(nil, n)
+		b = resp.AppendBulkString(b, cmd)
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(keyLen), 10)
+		b = append(b, "\r\n"...)
+		return append(b, c.KeyPrefix...)
+	}
+	p.setHead = head(3, c.SetCmd)
+	p.setMid = append([]byte("\r\n$"), strconv.Itoa(c.ValueSize)+"\r\n"...)
+	p.getHead = head(2, c.GetCmd)
+	p.getHdr = []byte("$" + strconv.Itoa(c.ValueSize) + "\r\n")
+	return p
+}
+
+// slot is one request built or in flight: its key, kind, and the time its
+// latency is measured from.
+type slot struct {
+	key uint64
+	t   int64
+	op  uint8
+}
+
+// counts is what a connection tallies; the worker sums them.
+type counts struct {
+	sent, sets, gets                int64
+	conflicts, misses, verifyFailed int64
+	errors                          map[string]int64
+	warnings                        []error
+}
+
+func (a *counts) add(b *counts) {
+	a.sent += b.sent
+	a.sets += b.sets
+	a.gets += b.gets
+	a.conflicts += b.conflicts
+	a.misses += b.misses
+	a.verifyFailed += b.verifyFailed
+	for k, v := range b.errors {
+		if a.errors == nil {
+			a.errors = map[string]int64{}
+		}
+		a.errors[k] += v
+	}
+	for _, w := range b.warnings {
+		if len(a.warnings) < maxWarnings {
+			a.warnings = append(a.warnings, w)
+		}
+	}
+}
+
+// conn is one connection's state. Its request and reply handling
+// (build, consume) does no I/O and allocates nothing, so that
+// BenchmarkHotPath measures exactly the per-request work.
+type conn struct {
+	p    *plan
+	id   int
+	keys *keyGen
+	ops  rng // the write/read choice of ModeMixed
+
+	// ring holds the requests in flight, ring[head:head+inflight], followed
+	// by pre requests built but not yet written (closed loop only). Its
+	// length is a power of two of at least 2*Pipeline.
+	ring     []slot
+	head     int
+	inflight int
+	pre      int
+
+	hist *hdrhistogram.Histogram // the worker's
+	runV int64                   // a run of runN equal latencies not yet recorded
+	runN int64
+	counts
+}
+
+func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
+	size := 1 << bits.Len(uint(2*p.cfg.Pipeline-1))
+	return &conn{
+		p:    p,
+		id:   id,
+		keys: newKeyGen(&p.cfg, id, conns),
+		ops:  rng(mix64(uint64(p.seed)^mix64(uint64(id)+1)) ^ 0x6f7073), // "ops"
+		ring: make([]slot, size),
+		hist: hist,
+	}
+}
+
+// build appends n requests to dst and queues their slots after those in
+// flight and already built, all stamped t.
+func (c *conn) build(dst []byte, n int, t int64) []byte {
+	p := c.p
+	mask := len(c.ring) - 1
+	i := c.head + c.inflight + c.pre
+	for range n {
+		key := c.keys.next()
+		op := opGet
+		if p.setRatio == 100 || (p.setRatio > 0 && c.ops.below(100) < p.setRatio) {
+			op = opSet
+		}
+		c.ring[i&mask] = slot{key: key, t: t, op: op}
+		i++
+		if op == opSet {
+			dst = append(dst, p.setHead...)
+			dst = appendDigits(dst, key, p.width)
+			dst = append(dst, p.setMid...)
+			dst = appendValue(dst, p.seed, key, p.vsize)
+			dst = append(dst, '\r', '\n')
+		} else {
+			dst = append(dst, p.getHead...)
+			dst = appendDigits(dst, key, p.width)
+			dst = append(dst, '\r', '\n')
+		}
+	}
+	c.pre += n
+	return dst
+}
+
+// stamp makes the n built requests in flight, measured from t.
+func (c *conn) stamp(n int, t int64) {
+	mask := len(c.ring) - 1
+	for i := c.head + c.inflight; i < c.head+c.inflight+n; i++ {
+		c.ring[i&mask].t = t
+	}
+	c.inflight += n
+	c.pre -= n
+	c.sent += int64(n)
+}
+
+// consume parses the replies at the start of b, all received at time now,
+// and returns the bytes consumed. It stops at an incomplete reply, when no
+// request is in flight, or at an error: a malformed reply, or an error
+// reply that must end the run (consumed and counted).
+//
+// The two expected replies, +OK to a write and a bulk string of the value
+// size to a read, are recognized by comparing bytes with a template; all
+// else goes through resp.ParseReply.
+func (c *conn) consume(b []byte, now int64) (int, error) {
+	p := c.p
+	mask := len(c.ring) - 1
+	total := len(b)
+	hdr := len(p.getHdr)
+	var err error
+	for c.inflight > 0 && len(b) > 0 {
+		s := &c.ring[c.head&mask]
+		n := 0
+		if s.op == opSet {
+			if len(b) >= 5 && string(b[:5]) == "+OK\r\n" {
+				n = 5
+			}
+		} else if e := hdr + p.vsize; len(b) >= e+2 && string(b[:hdr]) == string(p.getHdr) &&
+			b[e] == '\r' && b[e+1] == '\n' {
+			n = e + 2
+			if p.verify && !valueMatches(b[hdr:e], p.seed, s.key, p.vsize) {
+				c.wrongValue(s.key, b[hdr:e])
+			}
+		}
+		if n == 0 {
+			if n, err = c.otherReply(b, s); n == 0 {
+				break
+			}
+		}
+		b = b[n:]
+		if lat := now - s.t; lat != c.runV {
+			c.flushLatency()
+			c.runV = lat
+		}
+		c.runN++
+		if s.op == opSet {
+			c.sets++
+		} else {
+			c.gets++
+		}
+		c.head = (c.head + 1) & mask
+		c.inflight--
+		if err != nil {
+			break
+		}
+	}
+	c.flushLatency()
+	return total - len(b), err
+}
+
+// flushLatency records the pending run of equal latencies.
+func (c *conn) flushLatency() {
+	if c.runN == 0 {
+		return
+	}
+	v := c.runV
+	if v < histMin {
+		v = histMin
+	} else if v > histMax {
+		v = histMax
+	}
+	_ = c.hist.RecordValues(v, c.runN) // cannot fail: v is in range
+	c.runN = 0
+}
+
+// otherReply handles any reply but the two expected ones; it returns 0
+// when b holds only part of it.
+func (c *conn) otherReply(b []byte, s *slot) (int, error) {
+	r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
+	if err != nil {
+		return 0, fmt.Errorf("connection %d: %w", c.id, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	isGet := s.op == opGet
+	switch r.Type {
+	case resp.TypeError:
+		word := r.Data
+		if i := bytes.IndexByte(word, ' '); i >= 0 {
+			word = word[:i]
+		}
+		if !isGet && string(word) == "EXIST" {
+			c.conflicts++
+			return n, nil
+		}
+		if c.errors == nil {
+			c.errors = map[string]int64{}
+		}
+		c.errors[string(word)]++
+		if !c.p.cfg.ContinueOnError {
+			return n, &ReplyError{Command: c.cmdName(s.op), Key: c.keyName(s.key), Msg: string(r.Data)}
+		}
+	case resp.TypeBulk:
+		if r.IsNull() {
+			if isGet {
+				c.misses++
+				c.warn(fmt.Errorf("miss: %s %s: null reply", c.p.cfg.GetCmd, c.keyName(s.key)))
+			}
+		} else if isGet && c.p.verify && !valueMatches(r.Data, c.p.seed, s.key, c.p.vsize) {
+			c.wrongValue(s.key, r.Data)
+		}
+	case resp.TypeArray:
+		if n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen); n == 0 || err != nil {
+			return 0, err
+		}
+		fallthrough
+	default:
+		if isGet && c.p.verify {
+			c.wrongValue(s.key, b[:n])
+		}
+	}
+	return n, nil
+}
+
+func (c *conn) wrongValue(key uint64, got []byte) {
+	c.verifyFailed++
+	if len(c.warnings) >= maxWarnings {
+		return
+	}
+	want := appendValue(nil, c.p.seed, key, c.p.vsize)
+	c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", c.p.cfg.GetCmd, c.keyName(key), quote(got), quote(want)))
+}
+
+func (c *conn) warn(err error) {
+	if len(c.warnings) < maxWarnings {
+		c.warnings = append(c.warnings, err)
+	}
+}
+
+// quote quotes b, shortened to 48 bytes.
+func quote(b []byte) string {
+	if len(b) > 48 {
+		return strconv.Quote(string(b[:48])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+func (c *conn) keyName(key uint64) string {
+	return string(AppendKey(nil, c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key)))
+}
+
+func (c *conn) cmdName(op uint8) string {
+	if op == opSet {
+		return c.p.cfg.SetCmd
+	}
+	return c.p.cfg.GetCmd
+}
+
+// ReplyError is an error reply that ended a run: any error reply but an
+// EXIST conflict to a write, unless Config.ContinueOnError.
+type ReplyError struct {
+	// Command and Key are the request that got the reply.
+	Command, Key string
+	// Msg is the server's message, its first word the error code.
+	Msg string
+}
+
+func (e *ReplyError) Error() string {
+	return fmt.Sprintf("server replied %q to %s %s", e.Msg, e.Command, e.Key)
+}

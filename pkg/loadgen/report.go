@@ -1,0 +1,232 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Output formats of Bench.
+const (
+	FormatText = "text"
+	FormatJSON = "json"
+)
+
+// Output says how Bench reports.
+type Output struct {
+	// Format is FormatText (the default) or FormatJSON.
+	Format string
+	// Live, when set, gets a progress line redrawn in place ("\r") every
+	// Config.ProgressInterval; pass a terminal only.
+	Live io.Writer
+}
+
+// Bench is "kvbench bench": Run, then the report in out.Format on w. The
+// result is printed even when the run failed part way (with the counts so
+// far), and the run's error is returned after it.
+func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, error) {
+	switch out.Format {
+	case "", FormatText, FormatJSON:
+	default:
+		return Result{}, fmt.Errorf("output format %q: want text or json", out.Format)
+	}
+	if out.Live != nil {
+		prev := cfg.Progress
+		cfg.Progress = func(p Progress) {
+			writeLive(out.Live, p)
+			if prev != nil {
+				prev(p)
+			}
+		}
+	}
+	res, err := Run(ctx, cfg)
+	if res.Histogram == nil && err != nil {
+		return res, err // nothing ran
+	}
+	var werr error
+	if out.Format == FormatJSON {
+		werr = WriteJSON(w, res)
+	} else {
+		werr = WriteText(w, res)
+	}
+	if err == nil {
+		err = werr
+	}
+	return res, err
+}
+
+// writeLive redraws the live progress line.
+func writeLive(w io.Writer, p Progress) {
+	qps := 0.0
+	if p.Elapsed > 0 {
+		qps = float64(p.Done) / p.Elapsed.Seconds()
+	}
+	of := ""
+	if p.Total > 0 {
+		of = fmt.Sprintf("/%d (%.0f%%)", p.Total, 100*float64(p.Done)/float64(p.Total))
+	}
+	fmt.Fprintf(w, "\r\033[K%s: %d%s requests, %.1f s, %.0f req/s", p.Phase, p.Done, of, p.Elapsed.Seconds(), qps)
+	if p.Final {
+		fmt.Fprint(w, "\r\033[K")
+	}
+}
+
+// WriteText writes the result as the seeds' bench did (QPS, avg us/op,
+// elapsed), one "name: value" per line, preceded by the settings.
+func WriteText(w io.Writer, r Result) error {
+	c := r.Config
+	var b strings.Builder
+	fmt.Fprintf(&b, "target: %s\n", c.Addr)
+	fmt.Fprintf(&b, "mode: %s (set %s, get %s", c.Mode, c.SetCmd, c.GetCmd)
+	if c.Mode == ModeMixed {
+		fmt.Fprintf(&b, ", %d%% sets", c.SetRatio)
+	}
+	fmt.Fprintf(&b, ")\n")
+	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %d bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), c.ValueSize)
+	if c.KeyPattern == KeyZipf {
+		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
+	}
+	fmt.Fprintf(&b, "\nload: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))
+	fmt.Fprintf(&b, "seed: %d\n", c.Seed)
+	fmt.Fprintf(&b, "requests: %d\n", r.Requests)
+	if r.Sent != r.Requests {
+		fmt.Fprintf(&b, "sent: %d\n", r.Sent)
+	}
+	if c.Mode == ModeMixed {
+		fmt.Fprintf(&b, "sets: %d\ngets: %d\n", r.Sets, r.Gets)
+	}
+	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
+	fmt.Fprintf(&b, "QPS: %.2f\n", r.QPS)
+	fmt.Fprintf(&b, "avg: %.2f us/op\n", r.UsPerOp)
+	l := r.Latency
+	fmt.Fprintf(&b, "latency us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
+	fmt.Fprintf(&b, "errors: %s\n", errorList(r.Errors))
+	fmt.Fprintf(&b, "conflicts: %d\n", r.Conflicts)
+	fmt.Fprintf(&b, "misses: %d\n", r.Misses)
+	fmt.Fprintf(&b, "verify failures: %d", r.VerifyFailures)
+	if !c.VerifyGet {
+		fmt.Fprintf(&b, " (not verified)")
+	}
+	b.WriteByte('\n')
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %v\n", w)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func loopName(c Config) string {
+	if c.Rate > 0 {
+		return fmt.Sprintf("open loop at %g req/s", c.Rate)
+	}
+	return "closed loop"
+}
+
+// errorList formats error counts as "ERR=3 WRONGTYPE=1", or "none".
+func errorList(m map[string]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// JSONResult is the JSON form of a Result, as WriteJSON writes it.
+type JSONResult struct {
+	Requests       int64            `json:"requests"`
+	Sent           int64            `json:"sent"`
+	Sets           int64            `json:"sets"`
+	Gets           int64            `json:"gets"`
+	ElapsedS       float64          `json:"elapsed_s"`
+	QPS            float64          `json:"qps"`
+	UsPerOp        float64          `json:"us_per_op"`
+	LatencyUs      JSONLatency      `json:"latency_us"`
+	Errors         map[string]int64 `json:"errors"`
+	Conflicts      int64            `json:"conflicts"`
+	Misses         int64            `json:"misses"`
+	VerifyFailures int64            `json:"verify_failures"`
+	Warnings       []string         `json:"warnings"`
+	Seed           int64            `json:"seed"`
+	Settings       JSONSettings     `json:"settings"`
+}
+
+// JSONLatency is Latency with JSON names, in microseconds.
+type JSONLatency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// JSONSettings is the Config of a result with JSON names; durations are in
+// seconds.
+type JSONSettings struct {
+	Addr            string  `json:"addr"`
+	Mode            Mode    `json:"mode"`
+	Requests        int64   `json:"requests"`
+	DurationS       float64 `json:"duration_s"`
+	WarmupRequests  int64   `json:"warmup_requests"`
+	WarmupS         float64 `json:"warmup_s"`
+	Rate            float64 `json:"rate"`
+	Pipeline        int     `json:"pipeline"`
+	Connections     int     `json:"connections"`
+	Threads         int     `json:"threads"`
+	Keyspace        int64   `json:"keyspace"`
+	KeyPrefix       string  `json:"key_prefix"`
+	KeyPattern      string  `json:"key_pattern"`
+	Zipf            float64 `json:"zipf"`
+	ValueSize       int     `json:"value_size"`
+	SetRatio        int     `json:"set_ratio"`
+	SetCmd          string  `json:"set_cmd"`
+	GetCmd          string  `json:"get_cmd"`
+	VerifyGet       bool    `json:"verify_get"`
+	AllowMisses     bool    `json:"allow_misses"`
+	ContinueOnError bool    `json:"continue_on_error"`
+}
+
+// JSON returns r in its JSON form.
+func (r Result) JSON() JSONResult {
+	c := r.Config
+	j := JSONResult{
+		Requests: r.Requests, Sent: r.Sent, Sets: r.Sets, Gets: r.Gets,
+		ElapsedS: r.Elapsed.Seconds(), QPS: r.QPS, UsPerOp: r.UsPerOp,
+		LatencyUs: JSONLatency(r.Latency),
+		Errors:    r.Errors, Conflicts: r.Conflicts, Misses: r.Misses, VerifyFailures: r.VerifyFailures,
+		Warnings: []string{},
+		Seed:     c.Seed,
+		Settings: JSONSettings{
+			Addr: c.Addr, Mode: c.Mode, Requests: c.Requests, DurationS: seconds(c.Duration),
+			WarmupRequests: c.WarmupRequests, WarmupS: seconds(c.Warmup), Rate: c.Rate,
+			Pipeline: c.Pipeline, Connections: c.Connections, Threads: c.Threads,
+			Keyspace: c.Keyspace, KeyPrefix: c.KeyPrefix, KeyPattern: string(c.KeyPattern), Zipf: c.Zipf,
+			ValueSize: c.ValueSize, SetRatio: c.SetRatio, SetCmd: c.SetCmd, GetCmd: c.GetCmd,
+			VerifyGet: c.VerifyGet, AllowMisses: c.AllowMisses, ContinueOnError: c.ContinueOnError,
+		},
+	}
+	if j.Errors == nil {
+		j.Errors = map[string]int64{}
+	}
+	for _, w := range r.Warnings {
+		j.Warnings = append(j.Warnings, w.Error())
+	}
+	return j
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// WriteJSON writes r.JSON() as one indented JSON object.
+func WriteJSON(w io.Writer, r Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.JSON())
+}

@@ -1,0 +1,328 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+)
+
+// ErrVerify is wrapped by the error of a run whose reads did not all return
+// the expected value (see Config.VerifyGet and Config.AllowMisses).
+var ErrVerify = errors.New("verify-get failed")
+
+// Result is the outcome of a measured phase. On error, Run returns the
+// counts so far.
+type Result struct {
+	// Config is the configuration used, defaults filled in.
+	Config Config
+	// Requests is the number of replies received, which equals the number
+	// of requests sent (Sent) unless the run failed.
+	Requests int64
+	Sent     int64
+	// Sets and Gets split Requests by command.
+	Sets, Gets int64
+	// Elapsed is the time from the start of the measured phase to its last
+	// reply.
+	Elapsed time.Duration
+	// QPS is Requests per second of Elapsed.
+	QPS float64
+	// UsPerOp is Elapsed in microseconds divided by Requests.
+	UsPerOp float64
+	// Latency summarizes Histogram in microseconds.
+	Latency Latency
+	// Histogram holds every request's latency in nanoseconds (see the
+	// package documentation for what latency means).
+	Histogram *hdrhistogram.Histogram
+	// Errors counts error replies by their first word (ERR, WRONGTYPE...),
+	// conflicts excluded.
+	Errors map[string]int64
+	// Conflicts counts EXIST error replies to writes: an insert-only
+	// command met an existing key.
+	Conflicts int64
+	// Misses counts null replies to reads.
+	Misses int64
+	// VerifyFailures counts reads that returned something other than the
+	// expected value (only with Config.VerifyGet).
+	VerifyFailures int64
+	// Warnings describes the first few misses and verify failures.
+	Warnings []error
+}
+
+// Latency is a latency summary in microseconds.
+type Latency struct {
+	P50, P90, P99, P999, Max, Mean float64
+}
+
+// Run connects Config.Connections connections to the server, runs the
+// warmup phase if any, then the measured phase, and returns its result.
+// The error is non-nil when the run could not complete (connection failure,
+// an error reply without ContinueOnError, ctx cancelled), with the counts
+// so far in the Result, or when verification failed (ErrVerify).
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg, err := cfg.Normalize()
+	if err != nil {
+		return Result{Config: cfg}, fmt.Errorf("invalid configuration: %w", err)
+	}
+	r, err := newRunner(ctx, cfg)
+	if err != nil {
+		return Result{Config: cfg}, err
+	}
+	defer r.close()
+	if n, d := cfg.WarmupRequests, cfg.Warmup; n > 0 || d > 0 {
+		if n > 0 {
+			d = 0
+		}
+		if res, err := r.phase(ctx, "warmup", n, d); err != nil {
+			return res, fmt.Errorf("warmup: %w", err)
+		}
+	}
+	n := cfg.Requests
+	if cfg.Duration > 0 {
+		n = 0
+	}
+	res, err := r.phase(ctx, "run", n, cfg.Duration)
+	if err != nil {
+		return res, err
+	}
+	return res, verifyError(res)
+}
+
+// verifyError fails a run with wrong values, or with misses in ModeGet,
+// when VerifyGet is set and AllowMisses is not.
+func verifyError(res Result) error {
+	c := res.Config
+	if !c.VerifyGet || c.AllowMisses {
+		return nil
+	}
+	if res.VerifyFailures > 0 || (c.Mode == ModeGet && res.Misses > 0) {
+		return fmt.Errorf("%w: %d misses and %d wrong values in %d reads", ErrVerify, res.Misses, res.VerifyFailures, res.Gets)
+	}
+	return nil
+}
+
+// PrefillConfig is the configuration Prefill runs: cfg writing every key
+// once, in order (ModeSet, KeySequential, Requests = Keyspace), with no
+// warmup, no time bound, no rate limit and no verification.
+func PrefillConfig(cfg Config) Config {
+	cfg = cfg.withDefaults()
+	cfg.Mode = ModeSet
+	cfg.KeyPattern = KeySequential
+	cfg.Zipf = 0
+	cfg.Requests = cfg.Keyspace
+	cfg.Duration, cfg.Warmup, cfg.WarmupRequests, cfg.Rate = 0, 0, 0, 0
+	cfg.VerifyGet = false
+	return cfg
+}
+
+// Prefill writes every key of cfg's keyspace once with cfg's write
+// command, value size and seed, as fast as the generator writes (pipelined,
+// on cfg's connections), so that a read run with the same seed finds and
+// verifies every key. Progress reports the phase as "prefill". Conflicts
+// (keys an insert-only command finds already there) are counted, not
+// fatal.
+func Prefill(ctx context.Context, cfg Config) (Result, error) {
+	cfg = PrefillConfig(cfg)
+	cfg, err := cfg.Normalize()
+	if err != nil {
+		return Result{Config: cfg}, fmt.Errorf("invalid configuration: %w", err)
+	}
+	r, err := newRunner(ctx, cfg)
+	if err != nil {
+		return Result{Config: cfg}, err
+	}
+	defer r.close()
+	res, err := r.phase(ctx, "prefill", cfg.Requests, 0)
+	if err != nil {
+		return res, fmt.Errorf("prefill: %w", err)
+	}
+	return res, nil
+}
+
+// runner owns a run's connections and workers.
+type runner struct {
+	cfg     Config
+	plan    *plan
+	epoch   time.Time
+	conns   []*sock
+	workers []*worker
+
+	stop    atomic.Bool
+	errOnce sync.Once
+	err     error
+}
+
+func (r *runner) now() int64 { return int64(time.Since(r.epoch)) }
+
+func newRunner(ctx context.Context, cfg Config) (*runner, error) {
+	r := &runner{cfg: cfg, plan: newPlan(cfg), epoch: time.Now()}
+	raw := cfg.Threads <= runtime.GOMAXPROCS(0)
+	for range cfg.Threads {
+		w, err := newWorker()
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		w.raw = raw
+		r.workers = append(r.workers, w)
+	}
+	for i := range cfg.Connections {
+		fd, err := dial(ctx, cfg.Addr, cfg.Password, cfg.ConnectTimeout)
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
+		}
+		w := r.workers[i%len(r.workers)]
+		if err := w.add(newConn(r.plan, i, cfg.Connections, w.hist), fd); err != nil {
+			unix.Close(fd)
+			r.close()
+			return nil, err
+		}
+		r.conns = append(r.conns, w.socks[len(w.socks)-1])
+	}
+	return r, nil
+}
+
+func (r *runner) close() {
+	for _, w := range r.workers {
+		w.close()
+	}
+}
+
+// abort stops every worker; the first error is the run's.
+func (r *runner) abort(err error) {
+	r.errOnce.Do(func() { r.err = err })
+	r.stop.Store(true)
+	for _, w := range r.workers {
+		w.wake()
+	}
+}
+
+// phase runs requests requests (split over the connections), or for d
+// when requests is 0.
+func (r *runner) phase(ctx context.Context, name string, requests int64, d time.Duration) (Result, error) {
+	cfg := r.cfg
+	ph := &phase{name: name, start: r.now()}
+	if requests == 0 {
+		ph.deadline = ph.start + int64(d)
+	}
+	nc := int64(len(r.conns))
+	if cfg.Rate > 0 {
+		ph.interval = float64(nc) * 1e9 / cfg.Rate
+	}
+	for i, s := range r.conns {
+		s.quota = -1
+		if requests > 0 {
+			s.quota = requests / nc
+			if int64(i) < requests%nc {
+				s.quota++
+			}
+		}
+		s.offset = float64(i) * 1e9 / math.Max(cfg.Rate, 1)
+	}
+
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.abort(ctx.Err())
+		case <-finished:
+		}
+	}()
+	var progress sync.WaitGroup
+	report := func(final bool) {}
+	var planned time.Duration
+	if requests == 0 {
+		planned = d
+	}
+	if cfg.Progress != nil {
+		report = func(final bool) {
+			var done int64
+			for _, w := range r.workers {
+				done += w.done.Load()
+			}
+			cfg.Progress(Progress{Phase: name, Done: done, Total: requests, Elapsed: time.Duration(r.now() - ph.start), Duration: planned, Final: final})
+		}
+		progress.Add(1)
+		go func() {
+			defer progress.Done()
+			t := time.NewTicker(cfg.ProgressInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-finished:
+					return
+				case <-t.C:
+					report(false)
+				}
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	for _, w := range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.run(r, ph); err != nil && !errors.Is(err, errStopped) {
+				r.abort(err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(finished)
+	progress.Wait()
+	report(true)
+	res := r.collect(ph)
+	if r.stop.Load() {
+		return res, r.err
+	}
+	return res, nil
+}
+
+// collect sums the connections' counts and the workers' histograms.
+func (r *runner) collect(ph *phase) Result {
+	res := Result{Config: r.cfg, Histogram: newHistogram()}
+	var c counts
+	end := ph.start
+	for _, w := range r.workers {
+		res.Histogram.Merge(w.hist)
+		end = max(end, w.last)
+	}
+	for _, s := range r.conns {
+		c.add(&s.counts)
+	}
+	res.Sent, res.Sets, res.Gets = c.sent, c.sets, c.gets
+	res.Requests = c.sets + c.gets
+	res.Conflicts, res.Misses, res.VerifyFailures = c.conflicts, c.misses, c.verifyFailed
+	res.Errors = c.errors
+	if res.Errors == nil {
+		res.Errors = map[string]int64{}
+	}
+	res.Warnings = c.warnings
+	res.Elapsed = time.Duration(end - ph.start)
+	if res.Requests > 0 && res.Elapsed > 0 {
+		res.QPS = float64(res.Requests) / res.Elapsed.Seconds()
+		res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100
+	}
+	h := res.Histogram
+	us := func(ns int64) float64 { return math.Round(float64(ns)/10) / 100 }
+	if h.TotalCount() > 0 {
+		res.Latency = Latency{
+			P50:  us(h.ValueAtQuantile(50)),
+			P90:  us(h.ValueAtQuantile(90)),
+			P99:  us(h.ValueAtQuantile(99)),
+			P999: us(h.ValueAtQuantile(99.9)),
+			Max:  us(h.Max()),
+			Mean: math.Round(h.Mean()/10) / 100,
+		}
+	}
+	return res
+}

@@ -1,0 +1,395 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+)
+
+// errStopped ends a worker whose run was aborted elsewhere.
+var errStopped = errors.New("stopped")
+
+const (
+	readBufSize = 64 << 10               // initial read buffer per connection
+	maxWait     = 100 * time.Millisecond // longest epoll_wait: timeouts are checked at least this often
+)
+
+// phase is one timed part of a run: the warmup or the measured run.
+type phase struct {
+	name     string
+	start    int64 // ns on the runner's clock
+	deadline int64 // no request is scheduled at or after it; 0: none
+	// interval is the open-loop time between two requests of one
+	// connection, in ns; 0 for a closed loop.
+	interval float64
+}
+
+// sock is a conn with its socket and buffers.
+type sock struct {
+	*conn
+	fd  int
+	w   *worker
+	idx int32 // index in w.socks, the epoll user data
+
+	wbuf    []byte // being written, from woff
+	woff    int
+	nbuf    []byte // the next batch, built while wbuf's replies are awaited
+	wantOut bool   // EPOLLOUT is registered: wbuf could not be written whole
+
+	rbuf []byte // received, unparsed: rbuf[r:n]
+	r, n int
+
+	quota   int64 // requests this phase may still build; < 0: unbounded
+	seq     int64 // open loop: requests scheduled in this phase
+	offset  float64
+	last    int64 // last reply, or last send with nothing in flight
+	done    bool
+	replies int64 // this phase
+}
+
+// worker is one OS thread's epoll loop over its share of the connections.
+type worker struct {
+	epfd, evfd int
+	socks      []*sock
+	hist       *hdrhistogram.Histogram
+	events     []unix.EpollEvent
+	raw        bool         // make raw system calls (see sys.go)
+	done       atomic.Int64 // replies this phase, for progress
+	last       int64        // time of the last reply this phase
+	_          [64]byte     // keep workers' counters off each other's cache lines
+}
+
+func newWorker() (*worker, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	w := &worker{epfd: epfd, evfd: evfd, hist: newHistogram()}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
+		w.close()
+		return nil, fmt.Errorf("epoll_ctl: %w", err)
+	}
+	return w, nil
+}
+
+func (w *worker) add(c *conn, fd int) error {
+	s := &sock{conn: c, fd: fd, w: w, idx: int32(len(w.socks)), rbuf: make([]byte, readBufSize)}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
+	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	w.socks = append(w.socks, s)
+	w.events = make([]unix.EpollEvent, len(w.socks)+1)
+	return nil
+}
+
+// wake interrupts the worker's epoll_wait.
+func (w *worker) wake() {
+	var one = [8]byte{1}
+	_, _ = unix.Write(w.evfd, one[:])
+}
+
+func (w *worker) close() {
+	for _, s := range w.socks {
+		unix.Close(s.fd)
+	}
+	unix.Close(w.evfd)
+	unix.Close(w.epfd)
+}
+
+// run drives the worker's connections through one phase. It returns when
+// they are all done, on the first connection error, or with errStopped
+// once r.stop is set.
+func (w *worker) run(r *runner, ph *phase) error {
+	// The loop blocks only in epoll_wait; locking it to its thread keeps
+	// the scheduler from moving it and its buffers between threads.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var drain [8]byte
+	_, _ = unix.Read(w.evfd, drain[:])
+	w.hist.Reset()
+	w.done.Store(0)
+	w.last = ph.start
+	active := 0
+	now := r.now()
+	for _, s := range w.socks {
+		s.begin(ph, now)
+		if err := s.pump(ph, now); err != nil {
+			return err
+		}
+		if !s.done {
+			active++
+		}
+	}
+	lastCheck := now
+	for active > 0 {
+		if r.stop.Load() {
+			return errStopped
+		}
+		wait := int64(maxWait)
+		if ph.interval > 0 {
+			for _, s := range w.socks {
+				if t, ok := s.nextDue(ph); ok && t-now < wait {
+					wait = t - now
+				}
+			}
+		}
+		ms := 0
+		if wait > 0 {
+			ms = int((wait + 999_999) / 1_000_000)
+		}
+		n, err := epollWait(w.raw, w.epfd, w.events, ms)
+		if err != nil {
+			if !errors.Is(err, unix.EINTR) {
+				return fmt.Errorf("epoll_wait: %w", err)
+			}
+			// Most likely a preemption signal: yield, since a raw
+			// system call is no preemption point.
+			runtime.Gosched()
+		}
+		for _, ev := range w.events[:max(n, 0)] {
+			if ev.Fd < 0 {
+				continue // the stop signal, checked at the top
+			}
+			s := w.socks[ev.Fd]
+			if s.done {
+				continue
+			}
+			if ev.Events&unix.EPOLLOUT != 0 {
+				if err := s.flush(); err != nil {
+					return err
+				}
+			}
+			if ev.Events&^unix.EPOLLOUT != 0 {
+				if err := s.receive(r, ph); err != nil {
+					return err
+				}
+			}
+			if s.done {
+				active--
+			}
+		}
+		now = r.now()
+		if ph.interval > 0 {
+			for _, s := range w.socks {
+				if !s.done {
+					if err := s.pump(ph, now); err != nil {
+						return err
+					}
+					if s.done {
+						active--
+					}
+				}
+			}
+		}
+		if now-lastCheck >= int64(maxWait) {
+			lastCheck = now
+			for _, s := range w.socks {
+				if s.inflight > 0 && now-s.last > int64(r.cfg.Timeout) {
+					return fmt.Errorf("connection %d: no reply for %v (%d requests in flight)", s.id, r.cfg.Timeout, s.inflight)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// begin resets the connection for a phase.
+func (s *sock) begin(ph *phase, now int64) {
+	s.counts = counts{}
+	s.replies = 0
+	s.seq = 0
+	s.done = false
+	s.last = now
+	s.pre = 0
+}
+
+// nextDue returns the intended send time of the connection's next request
+// in an open-loop phase, if it may send one.
+func (s *sock) nextDue(ph *phase) (int64, bool) {
+	if s.done || s.quota == 0 || s.inflight >= s.p.cfg.Pipeline {
+		return 0, false
+	}
+	return ph.start + int64(s.offset+float64(s.seq)*ph.interval), true
+}
+
+// pump sends what the connection may send now, and marks it done when it
+// has nothing left to send or await.
+func (s *sock) pump(ph *phase, now int64) error {
+	if ph.deadline > 0 && now >= ph.deadline {
+		s.quota = 0
+		s.pre = 0 // a batch built before the deadline is dropped
+	}
+	if ph.interval > 0 {
+		return s.pumpOpen(ph, now)
+	}
+	if s.inflight > 0 {
+		return nil
+	}
+	if s.pre == 0 && s.quota != 0 {
+		s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
+	}
+	if s.pre == 0 {
+		s.done = true
+		return nil
+	}
+	s.wbuf, s.nbuf = s.nbuf, s.wbuf
+	s.woff = 0
+	s.stamp(s.pre, now)
+	s.last = now
+	if err := s.flush(); err != nil {
+		return err
+	}
+	// Build the next batch now, while the server works on this one: in a
+	// closed loop this takes the encoding off the critical path.
+	if s.quota != 0 {
+		s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
+	}
+	return nil
+}
+
+// batch takes the size of the next batch from the quota.
+func (s *sock) batch() int {
+	n := int64(s.p.cfg.Pipeline)
+	if s.quota >= 0 {
+		n = min(n, s.quota)
+		s.quota -= n
+	}
+	return int(n)
+}
+
+// pumpOpen sends the requests that are due, each stamped with its intended
+// send time, as far as the pipeline allows.
+func (s *sock) pumpOpen(ph *phase, now int64) error {
+	if s.woff == len(s.wbuf) {
+		s.wbuf, s.woff = s.wbuf[:0], 0
+	}
+	sent := 0
+	for {
+		t, ok := s.nextDue(ph)
+		if !ok || t > now {
+			break
+		}
+		if s.inflight == 0 {
+			s.last = now
+		}
+		s.wbuf = s.build(s.wbuf, 1, 0)
+		s.stamp(1, t)
+		s.seq++
+		if s.quota > 0 {
+			s.quota--
+		}
+		sent++
+	}
+	if s.quota == 0 && s.inflight == 0 {
+		s.done = true
+		return nil
+	}
+	if sent > 0 {
+		return s.flush()
+	}
+	return nil
+}
+
+// flush writes what is left of wbuf, and asks for EPOLLOUT when the socket
+// takes only part of it.
+func (s *sock) flush() error {
+	for s.woff < len(s.wbuf) {
+		n, err := sysWrite(s.w.raw, s.fd, s.wbuf[s.woff:])
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				return s.setOut(true)
+			}
+			return s.ioError(err)
+		}
+		s.woff += n
+	}
+	if s.wantOut {
+		return s.setOut(false)
+	}
+	return nil
+}
+
+func (s *sock) setOut(on bool) error {
+	if s.wantOut == on {
+		return nil
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
+	if on {
+		ev.Events |= unix.EPOLLOUT
+	}
+	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_MOD, s.fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	s.wantOut = on
+	return nil
+}
+
+// receive reads one chunk, parses the replies in it and sends what can be
+// sent next.
+func (s *sock) receive(r *runner, ph *phase) error {
+	if s.n == len(s.rbuf) {
+		if s.r > 0 {
+			s.n = copy(s.rbuf, s.rbuf[s.r:s.n])
+			s.r = 0
+		} else {
+			s.rbuf = append(s.rbuf, make([]byte, len(s.rbuf))...)
+		}
+	}
+	n, err := sysRead(s.w.raw, s.fd, s.rbuf[s.n:])
+	if err != nil {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			return nil
+		}
+		return s.ioError(err)
+	}
+	if n == 0 {
+		return s.ioError(errServerClosed)
+	}
+	now := r.now()
+	s.n += n
+	if s.inflight == 0 {
+		return fmt.Errorf("connection %d: unexpected data from the server: %s", s.id, quote(s.rbuf[s.r:s.n]))
+	}
+	before := s.inflight
+	m, err := s.consume(s.rbuf[s.r:s.n], now)
+	s.r += m
+	if s.r == s.n {
+		s.r, s.n = 0, 0
+	} else if len(s.rbuf)-s.n < 4<<10 {
+		s.n = copy(s.rbuf, s.rbuf[s.r:s.n])
+		s.r = 0
+	}
+	if got := int64(before - s.inflight); got > 0 {
+		s.replies += got
+		s.w.done.Add(got)
+		s.w.last = now
+		s.last = now
+	}
+	if err != nil {
+		return err
+	}
+	return s.pump(ph, now)
+}
+
+// errServerClosed is the end of a connection with requests in flight.
+var errServerClosed = errors.New("server closed the connection")
+
+func (s *sock) ioError(err error) error {
+	return fmt.Errorf("connection %d: %w (%d replies received in this phase, %d requests in flight)",
+		s.id, err, s.replies, s.inflight)
+}
