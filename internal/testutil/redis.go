@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -120,7 +121,8 @@ func freePort() (int, error) {
 func (r *Redis) waitReady() error {
 	deadline := time.Now().Add(readyTimeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		if Ping(r.Addr, time.Second) == nil {
+		// A server started with --requirepass answers -NOAUTH: up too.
+		if err := Ping(r.Addr, time.Second); err == nil || errors.Is(err, ErrNoAuth) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -133,6 +135,9 @@ func (r *Redis) waitReady() error {
 		}
 	}
 }
+
+// ErrNoAuth is Ping's error when the server requires a password.
+var ErrNoAuth = errors.New("PING: server requires AUTH")
 
 // Ping dials addr, sends PING and expects +PONG within timeout.
 func Ping(addr string, timeout time.Duration) error {
@@ -148,6 +153,9 @@ func Ping(addr string, timeout time.Duration) error {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil {
 		return err
+	}
+	if strings.HasPrefix(line, "-NOAUTH") {
+		return ErrNoAuth
 	}
 	if line != "+PONG\r\n" {
 		return fmt.Errorf("PING: got %q", line)
