@@ -2,8 +2,8 @@ package report
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -83,6 +83,7 @@ type TargetReport struct {
 	MultiAlloc bool `json:"-"`
 
 	byKey map[[2]string]*Scenario
+	info  map[string]*strategyInfo
 }
 
 // Scenario returns the scenario of a strategy and mode, or nil.
@@ -208,6 +209,18 @@ type OverheadTable struct {
 // target's rows carry no persistence at all, the strategy named "none" or
 // "nopersist". Without a baseline the overhead table is omitted.
 func Build(rows []DetailRow, opts Options) (*Report, error) {
+	return build(func(yield func(*DetailRow) bool) {
+		for i := range rows {
+			if !yield(&rows[i]) {
+				return
+			}
+		}
+	}, opts)
+}
+
+// build is Build over any sequence of rows (a slice, or the chunks the
+// reader fills).
+func build(rows iter.Seq[*DetailRow], opts Options) (*Report, error) {
 	if opts.Lang == "" {
 		opts.Lang = LangEN
 	}
@@ -220,15 +233,14 @@ func Build(rows []DetailRow, opts Options) (*Report, error) {
 	if opts.Confidence <= 0 {
 		opts.Confidence = stats.DefaultConfidence
 	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%w: no detail rows", ErrEmpty)
-	}
 	b := newBuilder(opts)
-	for i := range rows {
-		b.add(&rows[i], i)
+	n := 0
+	for r := range rows {
+		b.add(r, n)
+		n++
 	}
-	if err := b.errs.err(); err != nil {
-		return nil, err
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no detail rows", ErrEmpty)
 	}
 	if err := b.finish(); err != nil {
 		return nil, err
@@ -242,9 +254,9 @@ type builder struct {
 	rep     *Report
 	errs    errorList
 	targets map[string]*TargetReport
-	strat   map[[2]string]*strategyInfo
-	okRound map[roundKey]Pos
 	warned  map[string]bool
+
+	sortedCache map[sortedKey][]float64
 }
 
 // strategyInfo is what a strategy's rows say about it.
@@ -253,19 +265,13 @@ type strategyInfo struct {
 	persistencePos, allocPos Pos
 }
 
-type roundKey struct {
-	target, strategy, mode string
-	round                  int
-}
-
 func newBuilder(opts Options) *builder {
 	return &builder{
-		opts:    opts,
-		rep:     &Report{Options: opts},
-		targets: make(map[string]*TargetReport),
-		strat:   make(map[[2]string]*strategyInfo),
-		okRound: make(map[roundKey]Pos),
-		warned:  make(map[string]bool),
+		opts:        opts,
+		rep:         &Report{Options: opts},
+		targets:     make(map[string]*TargetReport),
+		warned:      make(map[string]bool),
+		sortedCache: make(map[sortedKey][]float64),
 	}
 }
 
@@ -304,14 +310,13 @@ func (b *builder) add(r *DetailRow, i int) {
 	if bad {
 		return
 	}
-	b.describe(r, pos)
-
 	t := b.targets[r.Target]
 	if t == nil {
-		t = &TargetReport{Target: r.Target, byKey: make(map[[2]string]*Scenario)}
+		t = &TargetReport{Target: r.Target, byKey: make(map[[2]string]*Scenario), info: make(map[string]*strategyInfo)}
 		b.targets[r.Target] = t
 		b.rep.Targets = append(b.rep.Targets, t)
 	}
+	b.describe(t, r, pos)
 	sc := t.byKey[[2]string{r.Strategy, r.Mode}]
 	if sc == nil {
 		sc = &Scenario{Target: r.Target, Strategy: r.Strategy, Mode: r.Mode}
@@ -328,13 +333,6 @@ func (b *builder) add(r *DetailRow, i int) {
 		b.rep.Failed = append(b.rep.Failed, *r)
 		return
 	}
-	key := roundKey{r.Target, r.Strategy, r.Mode, r.Round}
-	if first, dup := b.okRound[key]; dup {
-		b.errs.at(pos, "", fmt.Errorf("%w: %s/%s/%s round %d already has an ok row at %s",
-			ErrDuplicate, r.Target, r.Strategy, r.Mode, r.Round, first))
-		return
-	}
-	b.okRound[key] = pos
 	qps := stats.Round2(r.QPS)
 	us := stats.Round2(r.UsPerOp)
 	if !(us > 0) {
@@ -360,12 +358,11 @@ func measured(x float64) Figure {
 
 // describe records a strategy's persistence and alloc, reporting a
 // strategy described two ways.
-func (b *builder) describe(r *DetailRow, pos Pos) {
-	k := [2]string{r.Target, r.Strategy}
-	info := b.strat[k]
+func (b *builder) describe(t *TargetReport, r *DetailRow, pos Pos) {
+	info := t.info[r.Strategy]
 	if info == nil {
 		info = &strategyInfo{}
-		b.strat[k] = info
+		t.info[r.Strategy] = info
 	}
 	check := func(column, v string, have *string, havePos *Pos) {
 		switch {
@@ -383,12 +380,14 @@ func (b *builder) describe(r *DetailRow, pos Pos) {
 
 // finish computes every scenario's statistics and the overhead tables.
 func (b *builder) finish() error {
+	if err := b.errs.err(); err != nil {
+		return err
+	}
 	for _, t := range b.rep.Targets {
 		t.Modes = orderModes(t.Modes)
-		rounds := make(map[int]bool)
 		allocs := make(map[string]bool)
 		for _, st := range t.Strategies {
-			info := b.strat[[2]string{t.Target, st}]
+			info := t.info[st]
 			allocs[info.alloc] = true
 			for _, m := range t.Modes {
 				sc := t.Scenario(st, m)
@@ -398,24 +397,19 @@ func (b *builder) finish() error {
 				sc.Persistence, sc.Alloc = info.persistence, info.alloc
 				b.scenario(sc)
 				for _, r := range sc.Rounds {
-					rounds[r.Round] = true
+					t.Rounds = append(t.Rounds, r.Round)
 				}
 				t.Scenarios = append(t.Scenarios, sc)
 			}
 		}
 		t.MultiAlloc = len(allocs) > 1
-		for r := range rounds {
-			t.Rounds = append(t.Rounds, r)
-		}
 		slices.Sort(t.Rounds)
+		t.Rounds = slices.Compact(t.Rounds)
 		if err := b.overheads(t); err != nil {
 			return err
 		}
 	}
-	if b.rep.Targets == nil {
-		return errors.New("no rows to report")
-	}
-	return nil
+	return b.errs.err() // duplicate rounds, found while sorting them
 }
 
 // canonicalModes come first, in this order.
@@ -439,7 +433,15 @@ func orderModes(modes []string) []string {
 
 // scenario computes one scenario's statistics from its rounds.
 func (b *builder) scenario(sc *Scenario) {
+	// Rounds by number; a stable sort keeps input order among duplicates,
+	// so the later row is the one reported.
 	slices.SortStableFunc(sc.Rounds, func(x, y Round) int { return cmp.Compare(x.Round, y.Round) })
+	for i := 1; i < len(sc.Rounds); i++ {
+		if r := sc.Rounds[i]; r.Round == sc.Rounds[i-1].Round {
+			b.errs.at(r.Pos, "", fmt.Errorf("%w: %s round %d already has an ok row at %s",
+				ErrDuplicate, sc.Name(), r.Round, sc.Rounds[i-1].Pos))
+		}
+	}
 	qps := values(sc.Rounds, func(r Round) Figure { return r.QPS })
 	us := values(sc.Rounds, func(r Round) Figure { return r.UsPerOp })
 	n := len(qps)
@@ -528,7 +530,7 @@ func (b *builder) overheads(t *TargetReport) error {
 	var allocs []string
 	group := make(map[string][]string)
 	for _, st := range t.Strategies {
-		a := b.strat[[2]string{t.Target, st}].alloc
+		a := t.info[st].alloc
 		if _, ok := group[a]; !ok {
 			allocs = append(allocs, a)
 		}
@@ -537,7 +539,7 @@ func (b *builder) overheads(t *TargetReport) error {
 	for _, a := range allocs {
 		var candidates []string
 		for _, st := range group[a] {
-			info := b.strat[[2]string{t.Target, st}]
+			info := t.info[st]
 			if anyPersistence && info.persistence == "none" ||
 				!anyPersistence && (st == "none" || st == "nopersist") {
 				candidates = append(candidates, st)
@@ -584,6 +586,24 @@ func (b *builder) overheadTable(t *TargetReport, alloc, baseline string, strateg
 	t.Overheads = append(t.Overheads, tab)
 }
 
+// sorted returns a scenario's per-round values of a metric in ascending
+// order, computed once: the baseline is compared with every other strategy.
+func (b *builder) sorted(sc *Scenario, metric string, round func(Round) Figure) []float64 {
+	k := sortedKey{sc, metric}
+	xs, ok := b.sortedCache[k]
+	if !ok {
+		xs = values(sc.Rounds, round)
+		slices.Sort(xs)
+		b.sortedCache[k] = xs
+	}
+	return xs
+}
+
+type sortedKey struct {
+	sc     *Scenario
+	metric string
+}
+
 // change compares one metric of a scenario with its baseline's: the
 // percentage from the trimmed figures, the verdict from all ok rounds.
 func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenario) Figure, round func(Round) Figure) Change {
@@ -592,7 +612,7 @@ func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenar
 		return c
 	}
 	c.Pct = Figure(stats.ChangePct(float64(trimmed(sc)), float64(trimmed(base))))
-	x, y := values(sc.Rounds, round), values(base.Rounds, round)
+	x, y := b.sorted(sc, metric, round), b.sorted(base, metric, round)
 	if len(x) == 0 || len(y) == 0 {
 		return c
 	}

@@ -269,8 +269,8 @@ func TestFigure(t *testing.T) {
 		{7.13, "7.13", "7.13"},
 		{140206.5, "140206.50", "140206.50"},
 		{missing, "-", "null"},
-		{Figure(math.Inf(1)), "+∞", "null"},
-		{Figure(math.Inf(-1)), "-∞", "null"},
+		{Figure(math.Inf(1)), "+inf", "null"},
+		{Figure(math.Inf(-1)), "-inf", "null"},
 	}
 	for _, tt := range tests {
 		j, _ := tt.f.MarshalJSON()

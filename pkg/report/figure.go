@@ -9,7 +9,7 @@ import (
 
 // Figure is a reported number, already rounded to 2 decimals as displayed.
 // NaN means "no value" (printed "-", JSON null); infinite bounds of a
-// confidence interval print as "-∞"/"+∞" and are null in JSON.
+// confidence interval print as "-inf"/"+inf" and are null in JSON.
 type Figure float64
 
 // missing is the Figure with no value.
@@ -29,9 +29,9 @@ func (f Figure) String() string {
 	case math.IsNaN(x):
 		return "-"
 	case math.IsInf(x, 1):
-		return "+∞"
+		return "+inf"
 	case math.IsInf(x, -1):
-		return "-∞"
+		return "-inf"
 	}
 	return stats.Format2(float64(f))
 }

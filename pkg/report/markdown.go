@@ -60,6 +60,9 @@ func (m *mdWriter) printf(format string, args ...any) {
 }
 
 // table renders one markdown table with tablewriter's markdown renderer.
+// Cells hold ASCII and CJK text only, never characters of ambiguous
+// width ("…", "∞"), so the padding does not depend on tablewriter's
+// locale-driven East Asian width setting.
 // align has one letter per column, 'l' for left (text) or 'r' for right
 // (figures); columns beyond it are right-aligned.
 func (m *mdWriter) table(header []string, align string, rows [][]string) {
@@ -175,7 +178,7 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 	for _, sc := range t.Scenarios {
 		ci := "-"
 		if len(sc.Rounds) > 0 {
-			ci = sc.MedianLo.String() + " … " + sc.MedianHi.String()
+			ci = "[" + sc.MedianLo.String() + ", " + sc.MedianHi.String() + "]"
 			infinite = infinite || !sc.MedianLo.Valid() || !sc.MedianHi.Valid()
 		}
 		cv := "-"

@@ -22,9 +22,10 @@ import (
 // DetailRow's csv tags still drive the mapping from column to field, so the
 // orchestrator's gocsv writer and this reader cannot disagree.
 
-// field is how one column is stored into a DetailRow.
+// field is how one column is stored into a DetailRow: the field's index
+// and kind.
 type field struct {
-	index []int
+	index int
 	kind  reflect.Kind
 }
 
@@ -38,7 +39,7 @@ var detailFields = func() map[string]field {
 		if tag == "" || tag == "-" {
 			continue
 		}
-		m[tag] = field{index: f.Index, kind: f.Type.Kind()}
+		m[tag] = field{index: i, kind: f.Type.Kind()}
 	}
 	return m
 }()
@@ -79,7 +80,16 @@ func ExpandPatterns(patterns []string) ([]string, error) {
 // error names its file and line; all the files are read so that all their
 // errors are reported at once (up to a limit).
 func ReadFiles(paths []string) ([]DetailRow, error) {
-	var rows []DetailRow
+	chunks, err := readFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	return chunks.rows(), nil
+}
+
+// readFiles reads the files into chunks, without copying them into one slice.
+func readFiles(paths []string) (*rowChunks, error) {
+	chunks := new(rowChunks)
 	var errs errorList
 	for _, p := range paths {
 		f, err := os.Open(p)
@@ -87,15 +97,63 @@ func ReadFiles(paths []string) ([]DetailRow, error) {
 			errs.add(fmt.Errorf("read detail CSV: %w", err))
 			continue
 		}
-		rs, err := ReadCSV(f, p)
+		err = readCSV(f, p, chunks)
 		f.Close()
 		if err != nil {
 			errs.add(err)
-			continue
 		}
-		rows = append(rows, rs...)
 	}
-	return rows, errs.err()
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	return chunks, nil
+}
+
+// rowChunks collects rows in fixed-size chunks and copies them into one
+// slice at the end: growing one slice of large, pointer-holding structs by
+// append costs more than reading the CSV itself.
+type rowChunks struct {
+	full [][]DetailRow
+	cur  []DetailRow
+	n    int
+}
+
+const chunkRows = 4096
+
+// next returns a zeroed row to fill, appended to the collection.
+func (c *rowChunks) next() *DetailRow {
+	if len(c.cur) == cap(c.cur) {
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]DetailRow, 0, chunkRows)
+	}
+	c.cur = c.cur[:len(c.cur)+1]
+	c.n++
+	return &c.cur[len(c.cur)-1]
+}
+
+// all yields every row in order.
+func (c *rowChunks) all(yield func(*DetailRow) bool) {
+	for _, ch := range append(c.full, c.cur) {
+		for i := range ch {
+			if !yield(&ch[i]) {
+				return
+			}
+		}
+	}
+}
+
+// rows returns all the rows in one slice.
+func (c *rowChunks) rows() []DetailRow {
+	if len(c.full) == 0 {
+		return c.cur
+	}
+	out := make([]DetailRow, 0, c.n)
+	for _, ch := range c.full {
+		out = append(out, ch...)
+	}
+	return append(out, c.cur...)
 }
 
 // ReadCSV reads one detail CSV; name is used in error positions. The header
@@ -104,26 +162,35 @@ func ReadFiles(paths []string) ([]DetailRow, error) {
 // line. ReadCSV checks the syntax of each cell; Build checks the rows
 // against each other (duplicates, conflicts).
 func ReadCSV(r io.Reader, name string) ([]DetailRow, error) {
+	var chunks rowChunks
+	if err := readCSV(r, name, &chunks); err != nil {
+		return nil, err
+	}
+	return chunks.rows(), nil
+}
+
+// readCSV reads one detail CSV into chunks. On error, rows already added
+// stay in chunks: callers discard everything then.
+func readCSV(r io.Reader, name string, chunks *rowChunks) error {
 	hdrPos := Pos{File: name, Line: 1}
 	br := &sniffReader{r: r}
 	cr := csv.NewReader(br)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, &InputError{Pos: hdrPos, Err: fmt.Errorf("%w file: no header line", ErrEmpty)}
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w file: no header line", ErrEmpty)}
 	}
 	if err != nil {
-		return nil, csvError(name, err)
+		return csvError(name, err)
 	}
 	if br.binary {
-		return nil, &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
 	}
 	cols, err := mapHeader(slices.Clone(header), hdrPos)
 	if err != nil {
-		return nil, err
+		return err
 	}
 
-	var rows []DetailRow
 	var errs errorList
 	for !errs.full() {
 		rec, err := cr.Read()
@@ -135,22 +202,22 @@ func ReadCSV(r io.Reader, name string) ([]DetailRow, error) {
 			break
 		}
 		line, _ := cr.FieldPos(0)
-		row := DetailRow{Pos: Pos{File: name, Line: line}}
-		v := reflect.ValueOf(&row).Elem()
+		row := chunks.next()
+		row.Pos = Pos{File: name, Line: line}
+		v := reflect.ValueOf(row).Elem()
 		for i, c := range cols {
 			if c.name == "" {
 				continue
 			}
-			if err := setField(v.FieldByIndex(c.field.index), c.field.kind, rec[i]); err != nil {
+			if err := setField(v.Field(c.field.index), c.field.kind, rec[i]); err != nil {
 				errs.at(row.Pos, c.name, err)
 			}
 		}
-		rows = append(rows, row)
 	}
 	if br.binary {
-		return nil, &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
 	}
-	return rows, errs.err()
+	return errs.err()
 }
 
 // column is one header cell: its name and field, or no name if the column
@@ -202,7 +269,9 @@ func mapHeader(header []string, pos Pos) ([]column, error) {
 
 // setField parses s into a field of the given kind.
 func setField(v reflect.Value, kind reflect.Kind, s string) error {
-	s = strings.TrimSpace(s)
+	if s != "" && (s[0] <= ' ' || s[len(s)-1] <= ' ') {
+		s = strings.TrimSpace(s)
+	}
 	switch kind {
 	case reflect.String:
 		v.SetString(s)

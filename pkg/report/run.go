@@ -72,17 +72,17 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rows, err := ReadFiles(files)
+	chunks, err := readFiles(files)
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
+	if chunks.n == 0 {
 		return fmt.Errorf("%w: no detail rows in %s", ErrEmpty, strings.Join(files, ", "))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := Build(rows, bo)
+	rep, err := build(chunks.all, bo)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,21 @@ func Round2(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return x
 	}
+	// Fast path, exact: y = x*100 is within |y|*2^-53 < 2e-4 of the true
+	// product when |y| < 1e12. If the true product is not within 1e-3 of a
+	// half-way point, rounding y to the nearest integer c gives the digits
+	// %.2f prints, and c/100 (an exact integer divided by 100, correctly
+	// rounded) is the float64 ParseFloat would return for them.
+	if y := x * 100; math.Abs(y) < 1e12 {
+		f := math.Floor(y)
+		if d := y - f - 0.5; d < -1e-3 || d > 1e-3 {
+			c := f
+			if d > 0 {
+				c++
+			}
+			return c / 100
+		}
+	}
 	v, err := strconv.ParseFloat(Format2(x), 64)
 	if err != nil { // cannot happen for a finite float
 		return x

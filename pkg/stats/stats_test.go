@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
@@ -244,4 +245,28 @@ func TestCompare(t *testing.T) {
 			t.Errorf("got %+v, want p=1 with a warning", c)
 		}
 	})
+}
+
+// TestRound2FastPath checks Round2's arithmetic fast path against the
+// definition (format with %.2f, parse back) on many values, ties included.
+func TestRound2FastPath(t *testing.T) {
+	slow := func(x float64) float64 {
+		v, _ := strconv.ParseFloat(Format2(x), 64)
+		return v
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(x float64) {
+		if got, want := Round2(x), slow(x); got != want && !(got == 0 && want == 0) {
+			t.Fatalf("Round2(%v) = %v, want %v", x, got, want)
+		}
+	}
+	for range 200000 {
+		check(rng.Float64() * 1e6)
+		check(float64(rng.IntN(1e8)) / 1000) // many exact and near ties
+		check(-rng.Float64() * 100)
+		check(rng.NormFloat64() * 1e9)
+	}
+	for _, x := range []float64{0.005, 0.015, 0.125, 6.125, 7.135, 2.675, 1.005, 1e10 + 0.005, 5e-324, 1e300} {
+		check(x)
+	}
 }
