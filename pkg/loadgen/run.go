@@ -163,7 +163,7 @@ func (r *runner) now() int64 { return int64(time.Since(r.epoch)) }
 
 func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	r := &runner{cfg: cfg, plan: newPlan(cfg), epoch: time.Now()}
-	raw := cfg.Threads <= runtime.GOMAXPROCS(0)
+	raw := cfg.Threads < runtime.GOMAXPROCS(0)
 	for range cfg.Threads {
 		w, err := newWorker()
 		if err != nil {
