@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/stats"
+	"github.com/spf13/cobra"
+)
+
+// newReportCmd is "kvbench report": flags into report.RunOptions, then
+// report.Run.
+func newReportCmd() *cobra.Command {
+	var o report.RunOptions
+	cmd := &cobra.Command{
+		Use:   "report DETAIL.csv...",
+		Short: "Turn detail CSVs into trimmed, significance-tested tables",
+		Long: `report reads one or more detail CSVs written by "kvbench run" (several files
+and glob patterns are merged) and prints, per target:
+
+  1. the raw rounds: Round1..RoundN, mean QPS, mean us/op;
+  2. the trimmed figures: per scenario (target, strategy, mode) the round whose
+     QPS deviates most from the median is dropped (the earliest on a tie) and
+     the remaining rounds are averaged; with fewer than 3 ok rounds nothing is
+     dropped;
+  3. the overhead of each strategy against the baseline, per mode, with a
+     Mann-Whitney U verdict (the p-value, or ~ when not significant);
+  4. the spread of the rounds (CV, min/max, 95% CI of the median) and, when
+     measured, latencies; then failed attempts and warnings.
+
+Every figure has 2 decimals; overheads are computed from the figures as shown.
+The baseline of a target (and alloc) is the strategy whose persistence is
+"none", or, without a persistence column, the strategy named none or
+nopersist; --baseline overrides it.
+
+Required columns: target, strategy, mode, round, status, qps (any order;
+unknown columns are ignored). Rows whose status is not "ok" are failed
+attempts: counted and listed, not used in the statistics.`,
+		Example: `  kvbench report results/hash_bench_detail_*.csv
+  kvbench report --lang zh results/*.csv > report.md
+  kvbench report --baseline kvstore=nopersist,redis=none --chart qps.svg results/*.csv
+  kvbench report --format csv results/*.csv > trimmed.csv
+  kvbench report --summary-csv summary.csv --trimmed-csv trimmed.csv --format json results/*.csv`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &usageError{errors.New("report: give at least one detail CSV (file or glob pattern)")}
+			}
+			o.Inputs = args
+			err := report.Run(cmd.Context(), o, cmd.OutOrStdout())
+			if errors.Is(err, report.ErrFormat) {
+				return &usageError{err}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV) or json")
+	f.StringVar(&o.Report.Lang, "lang", report.LangEN, "language of the markdown headings: en or zh")
+	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
+	f.StringVar(&o.SummaryCSV, "summary-csv", "", "also write the summary CSV (per scenario: rounds, means) to this file")
+	f.StringVar(&o.TrimmedCSV, "trimmed-csv", "", "also write the trimmed CSV (per scenario: trimming, spread, overhead) to this file")
+	f.StringVar(&o.Chart, "chart", "", "also draw the trimmed QPS per scenario to this .svg or .png file (the markdown links to it)")
+	f.Float64Var(&o.Report.Alpha, "alpha", stats.DefaultAlpha, "significance level of the overhead verdicts")
+	f.Float64Var(&o.Report.Confidence, "confidence", stats.DefaultConfidence, "confidence level of the median's interval")
+	return cmd
+}
