@@ -39,6 +39,7 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 	})
 	root.AddCommand(
 		newBenchCmd(),
+		newReportCmd(),
 		newServeCmd(),
 		newVersionCmd(),
 	)
