@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -63,15 +64,7 @@ func TestReadBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(tt.input), "results/a.csv")
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if err.Error() != tt.want {
-				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
-			}
-			if !errors.Is(err, tt.is) {
-				t.Errorf("error %v is not %v", err, tt.is)
-			}
+			checkError(t, err, tt.want, tt.is)
 			var ie *InputError
 			if !errors.As(err, &ie) || ie.Pos.File != "results/a.csv" || ie.Pos.Line < 1 {
 				t.Errorf("error %v carries no position", err)
@@ -115,7 +108,7 @@ func TestBuildBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var inputs []string
-			for _, name := range slices.Sorted(mapKeys(tt.files)) {
+			for _, name := range slices.Sorted(maps.Keys(tt.files)) {
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(tt.files[name]), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -123,26 +116,22 @@ func TestBuildBadInput(t *testing.T) {
 			}
 			t.Chdir(dir)
 			err := Run(context.Background(), RunOptions{Inputs: inputs}, new(bytes.Buffer))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if err.Error() != tt.want {
-				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
-			}
-			if !errors.Is(err, tt.is) {
-				t.Errorf("error %v is not %v", err, tt.is)
-			}
+			checkError(t, err, tt.want, tt.is)
 		})
 	}
 }
 
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
+// checkError wants err to read exactly want and to wrap is.
+func checkError(t *testing.T, err error, want string, is error) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	if !errors.Is(err, is) {
+		t.Errorf("error %v is not %v", err, is)
 	}
 }
 
@@ -177,9 +166,7 @@ func TestRunBadInvocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Run(context.Background(), tt.opts, new(bytes.Buffer))
-			if err == nil || err.Error() != tt.want || !errors.Is(err, tt.is) {
-				t.Errorf("error %v\nwant    %s (%v)", err, tt.want, tt.is)
-			}
+			checkError(t, err, tt.want, tt.is)
 		})
 	}
 }
