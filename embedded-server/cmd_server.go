@@ -112,7 +112,7 @@ func cmdHello(c *conn, args [][]byte) {
 			c.out = resp.AppendError(c.out, errClientName)
 			return
 		}
-		c.name = string(name)
+		c.setInfo(func(i *clientInfo) { i.name = string(name) })
 	}
 	c.out = resp.AppendArray(c.out, 14)
 	c.out = resp.AppendBulkString(c.out, "server")
@@ -139,27 +139,27 @@ func cmdClient(c *conn, args [][]byte) {
 	case equalFold(sub, "id") && len(args) == 2:
 		c.out = resp.AppendInt(c.out, c.id)
 	case equalFold(sub, "getname") && len(args) == 2:
-		if c.name == "" {
+		if name := c.info.Load().name; name == "" {
 			c.out = resp.AppendNull(c.out)
 		} else {
-			c.out = resp.AppendBulkString(c.out, c.name)
+			c.out = resp.AppendBulkString(c.out, name)
 		}
 	case equalFold(sub, "setname") && len(args) == 3:
 		if !validClientName(args[2]) {
 			c.out = resp.AppendError(c.out, errClientName)
 			return
 		}
-		c.name = string(args[2])
+		c.setInfo(func(i *clientInfo) { i.name = string(args[2]) })
 		c.out = resp.AppendOK(c.out)
 	case equalFold(sub, "setinfo") && len(args) == 4:
 		switch {
 		case !validClientName(args[3]):
 			c.out = resp.AppendError(c.out, "ERR "+string(args[2])+" cannot contain spaces, newlines or special characters.")
 		case equalFold(args[2], "lib-name"):
-			c.libName = string(args[3])
+			c.setInfo(func(i *clientInfo) { i.libName = string(args[3]) })
 			c.out = resp.AppendOK(c.out)
 		case equalFold(args[2], "lib-ver"):
-			c.libVer = string(args[3])
+			c.setInfo(func(i *clientInfo) { i.libVer = string(args[3]) })
 			c.out = resp.AppendOK(c.out)
 		default:
 			c.out = resp.AppendError(c.out, "ERR Unrecognized option '"+string(truncate(args[2], 128))+"'")
@@ -186,14 +186,22 @@ func validClientName(b []byte) bool {
 	return true
 }
 
-// describe is the connection's line in CLIENT LIST.
+// setInfo replaces the connection's CLIENT LIST attributes.
+func (c *conn) setInfo(change func(*clientInfo)) {
+	i := *c.info.Load()
+	change(&i)
+	c.info.Store(&i)
+}
+
+// describe is the connection's line in CLIENT LIST. It may run on any loop.
 func (c *conn) describe() string {
+	i := c.info.Load()
 	return "id=" + strconv.FormatInt(c.id, 10) +
 		" addr=" + c.addr +
-		" name=" + c.name +
+		" name=" + i.name +
 		" age=" + strconv.FormatInt(int64(since(c.created).Seconds()), 10) +
-		" db=0 lib-name=" + c.libName +
-		" lib-ver=" + c.libVer + "\n"
+		" db=0 lib-name=" + i.libName +
+		" lib-ver=" + i.libVer + "\n"
 }
 
 func (s *Server) clientList() string {

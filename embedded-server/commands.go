@@ -37,6 +37,9 @@ type command struct {
 	group             string // COMMAND DOCS group
 	summary           string // COMMAND DOCS summary
 	fn                func(c *conn, args [][]byte)
+	// keys is the table that args[1] is looked up in, for prefetching a
+	// batch; nil when there is nothing to prefetch.
+	keys func(db *DB, args [][]byte) table
 }
 
 func (cmd *command) arityOK(n int) bool {
@@ -97,29 +100,29 @@ var commandList = []command{
 	{name: "shutdown", arity: -1, max: 2, flags: flagAdmin, group: "server", summary: "Stops the server.", fn: cmdShutdown},
 
 	// Redis strings.
-	{name: "get", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the string value of a key.", fn: cmdGet},
-	{name: "set", arity: -3, flags: flagWrite, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Sets the string value of a key (NX, XX, GET).", fn: cmdSet},
+	{name: "get", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the string value of a key.", fn: cmdGet, keys: stringKeys},
+	{name: "set", arity: -3, flags: flagWrite, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Sets the string value of a key (NX, XX, GET).", fn: cmdSet, keys: stringKeys},
 	{name: "del", arity: -2, flags: flagWrite, lock: lockWrite, first: 1, last: -1, step: 1, group: "keyspace", summary: "Deletes one or more keys.", fn: cmdDel},
 	{name: "exists", arity: -2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: -1, step: 1, group: "keyspace", summary: "Counts how many of the given keys exist.", fn: cmdExists},
-	{name: "mod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Replaces the value of an existing string key.", fn: cmdMod},
+	{name: "mod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Replaces the value of an existing string key.", fn: cmdMod, keys: stringKeys},
 	{name: "exist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "keyspace", summary: "Returns 1 if the key exists, 0 if not.", fn: cmdExist},
-	{name: "incr", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by one.", fn: cmdIncr},
-	{name: "decr", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by one.", fn: cmdDecr},
-	{name: "incrby", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by a number.", fn: cmdIncrBy},
-	{name: "decrby", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by a number.", fn: cmdDecrBy},
+	{name: "incr", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by one.", fn: cmdIncr, keys: stringKeys},
+	{name: "decr", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by one.", fn: cmdDecr, keys: stringKeys},
+	{name: "incrby", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by a number.", fn: cmdIncrBy, keys: stringKeys},
+	{name: "decrby", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by a number.", fn: cmdDecrBy, keys: stringKeys},
 	{name: "mset", arity: -3, flags: flagWrite, lock: lockWrite, first: 1, last: -1, step: 2, group: "string", summary: "Sets the string values of one or more keys.", fn: cmdMSet},
 	{name: "mget", arity: -2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: -1, step: 1, group: "string", summary: "Returns the string values of one or more keys.", fn: cmdMGet},
-	{name: "strlen", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the length of a string value.", fn: cmdStrlen},
-	{name: "append", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Appends a string to the value of a key.", fn: cmdAppend},
+	{name: "strlen", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the length of a string value.", fn: cmdStrlen, keys: stringKeys},
+	{name: "append", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Appends a string to the value of a key.", fn: cmdAppend, keys: stringKeys},
 
 	// The kvstore's hash engine (two-argument HSET, one-argument HGET/HDEL)
 	// shares HSET/HGET/HDEL with Redis hashes (more arguments): the
 	// handlers dispatch on the argument count.
-	{name: "hset", arity: -3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HSET key value: inserts into the hash engine; HSET key field value...: sets Redis hash fields.", fn: cmdHSet},
-	{name: "hget", arity: -2, max: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "HGET key: reads the hash engine; HGET key field: reads a Redis hash field.", fn: cmdHGet},
-	{name: "hdel", arity: -2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HDEL key: deletes from the hash engine; HDEL key field...: deletes Redis hash fields.", fn: cmdHDel},
-	{name: "hmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "Replaces the value of an existing hash-engine key.", fn: engineMod(func(db *DB) table { return db.hash })},
-	{name: "hexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if the hash-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.hash })},
+	{name: "hset", arity: -3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HSET key value: inserts into the hash engine; HSET key field value...: sets Redis hash fields.", fn: cmdHSet, keys: engineKeys},
+	{name: "hget", arity: -2, max: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "HGET key: reads the hash engine; HGET key field: reads a Redis hash field.", fn: cmdHGet, keys: engineKeys},
+	{name: "hdel", arity: -2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HDEL key: deletes from the hash engine; HDEL key field...: deletes Redis hash fields.", fn: cmdHDel, keys: engineKeys},
+	{name: "hmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "Replaces the value of an existing hash-engine key.", fn: engineMod(func(db *DB) table { return db.hash }), keys: hashKeys},
+	{name: "hexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if the hash-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.hash }), keys: hashKeys},
 	{name: "hlen", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns the number of fields in a Redis hash.", fn: cmdHLen},
 	{name: "hgetall", arity: 2, flags: flagReadonly, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns all fields and values of a Redis hash.", fn: cmdHGetAll},
 	{name: "hexists", arity: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if a Redis hash field exists, 0 if not.", fn: cmdHExists},
@@ -130,6 +133,18 @@ var commandList = []command{
 	{name: "rdel", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Deletes an ordered-engine key.", fn: engineDel(func(db *DB) table { return db.tree })},
 	{name: "rmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: engineMod(func(db *DB) table { return db.tree })},
 	{name: "rexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns 1 if the ordered-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.tree })},
+}
+
+func stringKeys(db *DB, _ [][]byte) table { return db.strs }
+func hashKeys(db *DB, _ [][]byte) table   { return db.hash }
+
+// engineKeys is the hash engine for the two-argument HSET and one-argument
+// HGET and HDEL; Redis hashes (more arguments) are not prefetched.
+func engineKeys(db *DB, args [][]byte) table {
+	if len(args) == 3 && equalFold(args[0], "hset") || len(args) == 2 {
+		return db.hash
+	}
+	return nil
 }
 
 // Error replies shared by several commands.

@@ -22,13 +22,23 @@ type rhash struct {
 	fields map[string][]byte
 }
 
-func newDB() *DB {
-	return &DB{
-		strs:   newMapTable(),
-		hashes: make(map[string]*rhash),
-		hash:   newMapTable(),
-		tree:   newTreeTable(),
+// Allocators for the engines' records.
+const (
+	// AllocGo stores each key and value as its own Go allocation.
+	AllocGo = "go"
+	// AllocPool packs records into arenas outside the Go heap, indexed by
+	// pointer-free tables (the C kvstore's "mypool").
+	AllocPool = "pool"
+)
+
+func newDB(alloc string) *DB {
+	db := &DB{hashes: make(map[string]*rhash)}
+	if alloc == AllocGo {
+		db.strs, db.hash, db.tree = newMapTable(), newMapTable(), newTreeTable()
+	} else {
+		db.strs, db.hash, db.tree = newPoolHash(), newPoolHash(), newPoolTree()
 	}
+	return db
 }
 
 // size is DBSIZE: keys in every keyspace.

@@ -113,7 +113,7 @@ func infoMemory(s *Server, b *infoBuilder) {
 	b.field("used_memory_rss", rss)
 	b.field("used_memory_rss_human", humanBytes(rss))
 	b.field("maxmemory", 0)
-	b.field("mem_allocator", "go")
+	b.field("mem_allocator", s.cfg.Alloc)
 }
 
 func infoPersistence(s *Server, b *infoBuilder) {
@@ -229,7 +229,7 @@ var configParams = []configParam{
 	{"appendonly", func(*Server) string { return "no" }},
 	{"appendfsync", func(*Server) string { return "everysec" }},
 	{"kvstore-persist", func(*Server) string { return "none" }},
-	{"kvstore-alloc", func(*Server) string { return "go" }},
+	{"kvstore-alloc", func(s *Server) string { return s.cfg.Alloc }},
 }
 
 func (s *Server) limits() resp.Limits { return s.cfg.Limits.WithDefaults() }

@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -35,7 +38,9 @@ type Config struct {
 	Limits resp.Limits
 	// Logger receives the server's log lines; nil discards them.
 	Logger *slog.Logger
-	// Version is reported by INFO and HELLO as kvstore_version.
+	// Alloc is the allocator: AllocPool (the default) or AllocGo.
+	Alloc string
+	// Version is reported by INFO as kvstore_version.
 	Version string
 }
 
@@ -48,6 +53,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Alloc == "" {
+		c.Alloc = AllocPool
 	}
 	if c.Version == "" {
 		c.Version = "(devel)"
@@ -67,10 +75,11 @@ type Server struct {
 
 	mu      sync.Mutex
 	ln      net.Listener
+	loops   []*loop
 	conns   map[*conn]struct{}
 	closing bool
-	wg      sync.WaitGroup // connection goroutines
-	done    chan struct{}  // closed when the server has stopped
+	loopsWG sync.WaitGroup
+	done    chan struct{} // closed when the server has stopped
 	stopped sync.Once
 
 	nextID   atomic.Int64
@@ -93,10 +102,13 @@ type stats struct {
 // New returns a Server for cfg that is not yet listening.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Alloc != AllocGo && cfg.Alloc != AllocPool {
+		return nil, fmt.Errorf("allocator %q: want %q or %q", cfg.Alloc, AllocGo, AllocPool)
+	}
 	return &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
-		db:    newDB(),
+		db:    newDB(cfg.Alloc),
 		start: time.Now(),
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
@@ -113,21 +125,45 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}
-	if err := s.setListener(ln); err != nil {
+	if err := s.startLoops(ln); err != nil {
+		ln.Close()
 		return nil, err
 	}
-	go s.Serve(ln) //nolint:errcheck // reported through Done and Close
+	go s.acceptLoop(ln)
 	return s, nil
 }
 
-func (s *Server) setListener(ln net.Listener) error {
+// startLoops records the listener and starts one event loop per processor.
+func (s *Server) startLoops(ln net.Listener) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		ln.Close()
 		return ErrServerClosed
 	}
+	if s.ln != nil {
+		return errors.New("kvstore: server already serving")
+	}
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		l, err := newLoop(s)
+		if err != nil {
+			for _, l := range s.loops {
+				l.closeFds()
+			}
+			s.loops = nil
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
 	s.ln = ln
+	for _, l := range s.loops {
+		s.loopsWG.Add(1)
+		go func() {
+			defer s.loopsWG.Done()
+			l.run()
+		}()
+	}
+	go s.cron()
+	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
 	return nil
 }
 
@@ -148,11 +184,13 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // Serve accepts connections on ln until Close. It always returns a non-nil
 // error, ErrServerClosed after Close.
 func (s *Server) Serve(ln net.Listener) error {
-	if err := s.setListener(ln); err != nil {
+	if err := s.startLoops(ln); err != nil {
 		return err
 	}
-	go s.cron()
-	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid())
+	return s.acceptLoop(ln)
+}
+
+func (s *Server) acceptLoop(ln net.Listener) error {
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -189,59 +227,67 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	c := newConn(s, nc)
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	addr := nc.RemoteAddr().String()
+	fd, err := socketFD(nc)
+	if err != nil {
+		s.log.Warn("cannot serve client", "client", addr, "err", err)
+		return
+	}
+	c := newConn(s, fd, addr)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		nc.Close()
+		unix.Close(fd)
 		return
 	}
 	s.conns[c] = struct{}{}
 	s.nclients.Add(1)
-	s.wg.Add(1)
+	l := s.loops[c.id%int64(len(s.loops))]
 	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		c.serve()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-		s.nclients.Add(-1)
-	}()
+	l.add(c)
+}
+
+// forget drops a closed connection from the server's books.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.nclients.Add(-1)
 }
 
 // Shutdown stops the server gracefully: it stops accepting, lets every
-// connection answer the requests it has read, closes them and waits for
-// them (at most ctx's deadline, then closes them hard).
+// loop answer the requests it has read, closes the connections and waits
+// for the loops (at most until ctx is done).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closing
 	s.closing = true
-	ln := s.ln
-	for c := range s.conns {
-		c.interrupt()
-	}
+	ln, loops := s.ln, s.loops
 	s.mu.Unlock()
 	if already {
-		<-s.done
-		return nil
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if ln != nil {
 		ln.Close()
 	}
+	for _, l := range loops {
+		l.stop()
+	}
 	waited := make(chan struct{})
-	go func() { s.wg.Wait(); close(waited) }()
+	go func() { s.loopsWG.Wait(); close(waited) }()
 	var err error
 	select {
 	case <-waited:
 	case <-ctx.Done():
 		err = ctx.Err()
-		s.mu.Lock()
-		for c := range s.conns {
-			c.nc.Close()
-		}
-		s.mu.Unlock()
-		<-waited
 	}
 	s.stopped.Do(func() {
 		s.log.Info("server stopped", "commands", s.stats.commands.Load())

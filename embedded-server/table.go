@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"bytes"
+	"maps"
 	"unsafe"
 
 	"github.com/tidwall/btree"
@@ -34,6 +35,12 @@ type table interface {
 	clear()
 	// scan calls fn for each entry until fn returns false.
 	scan(fn func(key, val []byte) bool)
+	// snapshot returns a point-in-time copy that can be scanned without
+	// the lock while the table goes on changing.
+	snapshot() table
+	// touch prefetches what a lookup of key will read (see poolHash), in
+	// two passes over a batch; tables that cannot do better do nothing.
+	touch(key []byte, pass int) uint64
 }
 
 // mapTable is a hash table: Go's map, keys as strings, values as their own
@@ -77,8 +84,13 @@ func (t *mapTable) del(key []byte) bool {
 	return true
 }
 
-func (t *mapTable) len() int { return len(t.m) }
-func (t *mapTable) clear()   { clear(t.m) }
+// snapshot is a shallow copy: values are never modified below their
+// length, so sharing them is safe.
+func (t *mapTable) snapshot() table { return &mapTable{m: maps.Clone(t.m)} }
+
+func (t *mapTable) touch([]byte, int) uint64 { return 0 }
+func (t *mapTable) len() int                 { return len(t.m) }
+func (t *mapTable) clear()                   { clear(t.m) }
 
 func (t *mapTable) scan(fn func(key, val []byte) bool) {
 	for k, v := range t.m {
@@ -155,8 +167,13 @@ func (t *treeTable) del(key []byte) bool {
 	return ok
 }
 
-func (t *treeTable) len() int { return t.t.Len() }
-func (t *treeTable) clear()   { t.t.Clear() }
+// snapshot is the B-tree's copy-on-write copy: O(1) now, nodes are copied
+// as either side changes them.
+func (t *treeTable) snapshot() table { return &treeTable{t: t.t.Copy()} }
+
+func (t *treeTable) touch([]byte, int) uint64 { return 0 }
+func (t *treeTable) len() int                 { return t.t.Len() }
+func (t *treeTable) clear()                   { t.t.Clear() }
 
 func (t *treeTable) scan(fn func(key, val []byte) bool) {
 	t.t.Scan(func(e entry) bool {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -21,6 +23,8 @@ type serveOptions struct {
 	maxClients  int
 	limits      resp.Limits
 	logLevel    string
+	cpuProfile  string
+	alloc       string
 }
 
 func newServeCmd() *cobra.Command {
@@ -58,7 +62,9 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.IntVar(&opts.limits.MaxInlineLen, "max-inline-len", resp.DefaultMaxInlineLen, "longest inline request, in bytes")
 	f.IntVar(&opts.limits.MaxArgs, "max-args", resp.DefaultMaxArgs, "most arguments in one request")
 	f.Int64Var(&opts.limits.MaxQueryBuffer, "client-query-buffer-limit", resp.DefaultMaxQueryBuffer, "most bytes one pending request may occupy")
+	f.StringVar(&opts.alloc, "alloc", kvstore.AllocPool, "allocator: pool (records packed outside the Go heap, the C kvstore's mypool) or go (one Go allocation per key and value, malloc)")
 	f.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until the server stops")
 	return cmd
 }
 
@@ -73,12 +79,24 @@ func runServe(ctx context.Context, opts serveOptions, logOut interface {
 		return &usageError{fmt.Errorf("--port %d: want 0 to 65535", opts.port)}
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	if opts.cpuProfile != "" {
+		f, err := os.Create(opts.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	srv, err := kvstore.Start(kvstore.Config{
 		Addr:        net.JoinHostPort(opts.bind, strconv.Itoa(opts.port)),
 		RequirePass: opts.requirePass,
 		MaxClients:  opts.maxClients,
 		Limits:      opts.limits,
 		Logger:      logger,
+		Alloc:       opts.alloc,
 		Version:     buildVersion(),
 	})
 	if err != nil {

@@ -1,0 +1,96 @@
+# Shared helpers for the side-by-side benchmark scripts. Source it.
+# Servers started here are killed on exit.
+
+KVBENCH=${KVBENCH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/kvbench}
+WORK=$(mktemp -d /tmp/kvbench-bench.XXXXXX)
+PIDS=()
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() { echo "$*" >&2; exit 1; }
+
+for tool in redis-server redis-cli redis-benchmark; do
+	command -v "$tool" >/dev/null || die "$tool not found: apt-get install redis-server redis-tools (or make deps)"
+done
+[ -x "$KVBENCH" ] || die "$KVBENCH not built: make build"
+
+# free_port prints a TCP port nothing listens on.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+# wait_ping PORT waits until the server on PORT answers PING.
+wait_ping() {
+	for _ in $(seq 100); do
+		[ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
+		sleep 0.05
+	done
+	die "server on port $1 did not answer PING"
+}
+
+# start_kvstore PORT [serve flags...] starts kvbench serve.
+start_kvstore() {
+	local port=$1; shift
+	"$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
+	PIDS+=($!)
+	wait_ping "$port"
+}
+
+# start_redis PORT [redis-server args...] starts redis-server in a fresh dir.
+start_redis() {
+	local port=$1; shift
+	local dir="$WORK/redis-$port-$RANDOM"
+	mkdir -p "$dir"
+	redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
+	PIDS+=($!)
+	wait_ping "$port"
+}
+
+# stop PORT shuts the server on PORT down and waits for it.
+stop() {
+	redis-cli -p "$1" shutdown nosave >/dev/null 2>&1
+	for _ in $(seq 100); do
+		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null || return 0
+		sleep 0.05
+	done
+}
+
+# rps PORT ARGS... runs redis-benchmark and prints the requests per second
+# of its only test.
+rps() {
+	local port=$1; shift
+	redis-benchmark -p "$port" "$@" --csv 2>/dev/null | awk -F'"' 'NR == 2 { print $4 }'
+}
+
+# prefill PORT N writes keys key:000000000000 … (redis-benchmark's -r key
+# names) with 32-byte values through redis-cli --pipe.
+prefill() {
+	local file="$WORK/prefill-$2.resp"
+	[ -f "$file" ] || awk -v n="$2" 'BEGIN {
+		v = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		for (i = 0; i < n; i++) {
+			k = sprintf("key:%012d", i)
+			printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$32\r\n%s\r\n", length(k), k, v
+		}
+	}' >"$file"
+	redis-cli -p "$1" --pipe <"$file" >/dev/null || die "prefill of port $1 failed"
+}
+
+# rss PORT prints used_memory_rss from INFO memory.
+rss() { redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memory_rss" { print $2 }'; }
+
+# median prints the median of its arguments.
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# ratio A B prints A/B with two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", a / b }'; }

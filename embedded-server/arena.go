@@ -1,0 +1,278 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// The pool allocator ("--alloc pool", the C kvstore's "mypool") keeps
+// records out of the garbage collector's way: key and value are packed into
+// one record in 4 MiB chunks mapped outside the Go heap, carved into size
+// classes with a free list each. The collector never scans or moves them;
+// the index that points at them holds plain integers. Written by hand
+// because no library offers an off-heap slab allocator for Go, and because
+// this is the memory every benchmark measures.
+
+const (
+	chunkShift = 22
+	chunkSize  = 1 << chunkShift // two huge pages
+
+	// recordHeader is a record's klen and vlen, both uint32.
+	recordHeader = 8
+
+	// maxClassSize is the largest pooled record; larger ones are Go heap
+	// allocations (rare, and large enough that the collector's cost per
+	// byte is small).
+	maxClassSize = 64 << 10
+
+	refLarge   = 1 << 63
+	classShift = 56
+	offsetMask = 1<<chunkShift - 1
+)
+
+// ref locates a record: bit 63 large, bits 56-62 size class, bits 22-55
+// chunk, bits 0-21 offset in the chunk. A large record's ref is refLarge
+// plus an id.
+type ref = uint64
+
+// classSizes are the record sizes: every multiple of 8 up to 128 bytes,
+// then steps of about 12.5%, so a record wastes at most an eighth of itself.
+var classSizes = func() []uint32 {
+	var s []uint32
+	for n := uint32(16); n <= 128; n += 8 {
+		s = append(s, n)
+	}
+	for n := uint32(128); n < maxClassSize; {
+		n = (n + n/8 + 7) &^ 7
+		s = append(s, min(n, maxClassSize))
+	}
+	return s
+}()
+
+// classFor returns the smallest class holding n bytes.
+func classFor(n int) int {
+	if n <= 128 {
+		return max(0, (n+7)/8-2)
+	}
+	i, _ := slices.BinarySearch(classSizes, uint32(n))
+	return i
+}
+
+type sizeClass struct {
+	size  uint32
+	free  []ref  // freed records, reused first
+	chunk int    // chunk being carved, -1 if none
+	next  uint32 // next free offset in it
+}
+
+// arena holds records. It is not safe for concurrent mutation; the DB lock
+// serializes writers.
+type arena struct {
+	chunks  [][]byte
+	used    []uint32 // bytes carved from each chunk
+	spare   [][]byte // chunks emptied by reset, reused before mapping more
+	classes []sizeClass
+	large   map[uint64][]byte
+	nextBig uint64
+	inUse   int64 // bytes of live records, by class size
+}
+
+func newArena() *arena {
+	a := &arena{large: make(map[uint64][]byte)}
+	a.classes = make([]sizeClass, len(classSizes))
+	for i, sz := range classSizes {
+		a.classes[i] = sizeClass{size: sz, chunk: -1}
+	}
+	return a
+}
+
+// mapChunk maps a chunk outside the Go heap and asks for huge pages: random
+// access over a large dataset is bound by TLB misses otherwise.
+func mapChunk() []byte {
+	b, err := unix.Mmap(-1, 0, chunkSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		// Out of address space or memory: the Go allocator would have
+		// failed the same way, and it panics too.
+		panic(fmt.Sprintf("kvstore: mapping a %d-byte chunk: %v", chunkSize, err))
+	}
+	unix.Madvise(b, unix.MADV_HUGEPAGE) // advisory; ignored where unsupported
+	return b
+}
+
+func (a *arena) newChunk() []byte {
+	if n := len(a.spare); n > 0 {
+		c := a.spare[n-1]
+		a.spare = a.spare[:n-1]
+		return c
+	}
+	return mapChunk()
+}
+
+// alloc returns a record of klen+vlen bytes with its header written.
+func (a *arena) alloc(klen, vlen int) (ref, []byte) {
+	n := recordHeader + klen + vlen
+	if n > maxClassSize {
+		a.nextBig++
+		r := refLarge | a.nextBig
+		b := make([]byte, n)
+		a.large[a.nextBig] = b
+		a.inUse += int64(n)
+		putHeader(b, klen, vlen)
+		return r, b
+	}
+	ci := classFor(n)
+	c := &a.classes[ci]
+	var r ref
+	if k := len(c.free); k > 0 {
+		r = c.free[k-1]
+		c.free = c.free[:k-1]
+	} else {
+		if c.chunk < 0 || c.next+c.size > chunkSize {
+			c.chunk = len(a.chunks)
+			c.next = 0
+			a.chunks = append(a.chunks, a.newChunk())
+			a.used = append(a.used, 0)
+		}
+		r = uint64(ci)<<classShift | uint64(c.chunk)<<chunkShift | uint64(c.next)
+		c.next += c.size
+		a.used[c.chunk] = c.next
+	}
+	a.inUse += int64(c.size)
+	b := a.record(r)
+	putHeader(b, klen, vlen)
+	return r, b
+}
+
+// record returns the whole slot of r (header, key, value, spare).
+func (a *arena) record(r ref) []byte {
+	if r&refLarge != 0 {
+		return a.large[r&^refLarge]
+	}
+	size := classSizes[r>>classShift&0x7f]
+	chunk := a.chunks[r>>chunkShift&(1<<(classShift-chunkShift)-1)]
+	off := r & offsetMask
+	return chunk[off : off+uint64(size) : off+uint64(size)]
+}
+
+func (a *arena) free(r ref) {
+	if r&refLarge != 0 {
+		a.inUse -= int64(len(a.large[r&^refLarge]))
+		delete(a.large, r&^refLarge)
+		return
+	}
+	c := &a.classes[r>>classShift&0x7f]
+	a.inUse -= int64(c.size)
+	c.free = append(c.free, r)
+}
+
+// fits reports whether r's slot holds a record of klen+vlen bytes.
+func (a *arena) fits(r ref, klen, vlen int) bool {
+	return recordHeader+klen+vlen <= len(a.record(r))
+}
+
+// key and val return a record's key and value. They alias the arena: valid
+// until the record is freed or rewritten.
+func (a *arena) key(r ref) []byte {
+	b := a.record(r)
+	klen := binary.LittleEndian.Uint32(b)
+	return b[recordHeader : recordHeader+klen : recordHeader+klen]
+}
+
+func (a *arena) val(r ref) []byte {
+	b := a.record(r)
+	klen := binary.LittleEndian.Uint32(b)
+	vlen := binary.LittleEndian.Uint32(b[4:])
+	end := recordHeader + klen + vlen
+	return b[recordHeader+klen : end : end]
+}
+
+// setVal rewrites a record's value in place; the caller checked fits.
+func (a *arena) setVal(r ref, val []byte) {
+	b := a.record(r)
+	klen := binary.LittleEndian.Uint32(b)
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(val)))
+	copy(b[recordHeader+klen:], val)
+}
+
+// newRecord stores key and val in a new record.
+func (a *arena) newRecord(key, val []byte) ref {
+	r, b := a.alloc(len(key), len(val))
+	copy(b[recordHeader:], key)
+	copy(b[recordHeader+len(key):], val)
+	return r
+}
+
+// appendVal appends suffix to r's value, in place when its slot has room,
+// else in a new record half again as large (as append() grows a slice), and
+// returns the record's ref and the new value length. The caller frees r if
+// the ref changed, once nothing refers to it.
+func (a *arena) appendVal(r ref, suffix []byte) (ref, int) {
+	key, old := a.key(r), a.val(r)
+	n := len(old) + len(suffix)
+	if a.fits(r, len(key), n) {
+		b := a.record(r)
+		copy(b[recordHeader+len(key)+len(old):], suffix)
+		putHeader(b, len(key), n)
+		return r, n
+	}
+	nr, b := a.alloc(len(key), n+n/2)
+	copy(b[recordHeader:], key)
+	copy(b[recordHeader+len(key):], old)
+	copy(b[recordHeader+len(key)+len(old):], suffix)
+	putHeader(b, len(key), n)
+	return nr, n
+}
+
+func putHeader(b []byte, klen, vlen int) {
+	binary.LittleEndian.PutUint32(b, uint32(klen))
+	binary.LittleEndian.PutUint32(b[4:], uint32(vlen))
+}
+
+// reset frees every record. Chunks stay mapped (a stale reference can never
+// fault) but their pages are returned to the kernel.
+func (a *arena) reset() {
+	for _, c := range a.chunks {
+		unix.Madvise(c, unix.MADV_DONTNEED)
+	}
+	spare := append(a.spare, a.chunks...)
+	*a = *newArena()
+	a.spare = spare
+}
+
+// clone returns a copy of the arena on the Go heap, for a snapshot that is
+// read while the original goes on changing. Only the bytes carved from each
+// chunk are copied.
+func (a *arena) clone() *arena {
+	b := &arena{
+		chunks:  make([][]byte, len(a.chunks)),
+		used:    slices.Clone(a.used),
+		classes: slices.Clone(a.classes),
+		large:   make(map[uint64][]byte, len(a.large)),
+		nextBig: a.nextBig,
+		inUse:   a.inUse,
+	}
+	for i, c := range a.chunks {
+		nc := make([]byte, chunkSize)
+		copy(nc, c[:a.used[i]])
+		b.chunks[i] = nc
+	}
+	for i := range b.classes {
+		b.classes[i].free = nil // a snapshot is only read
+	}
+	for id, rec := range a.large {
+		b.large[id] = slices.Clone(rec)
+	}
+	return b
+}
+
+// bytes is the memory the arena holds: mapped chunks and large records.
+func (a *arena) bytes() int64 {
+	n := int64(len(a.chunks)+len(a.spare)) * chunkSize
+	for _, rec := range a.large {
+		n += int64(len(rec))
+	}
+	return n
+}

@@ -1,0 +1,150 @@
+package kvstore
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+var tableKinds = map[string]func() table{
+	"map":      func() table { return newMapTable() },
+	"tree":     func() table { return newTreeTable() },
+	"poolHash": func() table { return newPoolHash() },
+	"poolTree": func() table { return newPoolTree() },
+}
+
+// TestTables drives every table with random operations against a Go map
+// as the model, with snapshots taken along the way that must not change.
+func TestTables(t *testing.T) {
+	for name, mk := range tableKinds {
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
+			tab, model := mk(), map[string]string{}
+			type snap struct {
+				tab   table
+				model map[string]string
+			}
+			var snaps []snap
+			val := func() []byte {
+				// Sizes across classes, some large records.
+				n := rng.IntN(100)
+				if rng.IntN(50) == 0 {
+					n = rng.IntN(200 << 10)
+				}
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(rng.Uint32())
+				}
+				return b
+			}
+			for op := range 30000 {
+				k := []byte(fmt.Sprintf("key:%d", rng.IntN(2000)))
+				if rng.IntN(10) == 0 {
+					k = append(k, bytes.Repeat([]byte{'x'}, rng.IntN(300))...)
+				}
+				_, inModel := model[string(k)]
+				switch rng.IntN(7) {
+				case 0, 1:
+					v := val()
+					if !tab.put(k, v, putAny) {
+						t.Fatalf("op %d: put any refused", op)
+					}
+					model[string(k)] = string(v)
+				case 2:
+					v := val()
+					if got := tab.put(k, v, putNew); got != !inModel {
+						t.Fatalf("op %d: put new = %v, key present %v", op, got, inModel)
+					}
+					if !inModel {
+						model[string(k)] = string(v)
+					}
+				case 3:
+					v := val()
+					if got := tab.put(k, v, putExisting); got != inModel {
+						t.Fatalf("op %d: put existing = %v, key present %v", op, got, inModel)
+					}
+					if inModel {
+						model[string(k)] = string(v)
+					}
+				case 4:
+					if got := tab.del(k); got != inModel {
+						t.Fatalf("op %d: del = %v, key present %v", op, got, inModel)
+					}
+					delete(model, string(k))
+				case 5:
+					s := val()
+					s = s[:min(len(s), rng.IntN(20))]
+					n := tab.appendVal(k, s)
+					model[string(k)] += string(s)
+					if n != len(model[string(k)]) {
+						t.Fatalf("op %d: append length %d, want %d", op, n, len(model[string(k)]))
+					}
+				case 6:
+					v, ok := tab.get(k)
+					if ok != inModel || string(v) != model[string(k)] {
+						t.Fatalf("op %d: get %q = %d bytes %v, want %d bytes %v", op, k, len(v), ok, len(model[string(k)]), inModel)
+					}
+				}
+				if op%5000 == 0 {
+					snaps = append(snaps, snap{tab.snapshot(), maps.Clone(model)})
+				}
+				if op == 20000 {
+					tab.clear()
+					clear(model)
+				}
+			}
+			check := func(what string, tab table, model map[string]string) {
+				t.Helper()
+				if tab.len() != len(model) {
+					t.Fatalf("%s: len %d, want %d", what, tab.len(), len(model))
+				}
+				seen := map[string]bool{}
+				var order []string
+				tab.scan(func(k, v []byte) bool {
+					if model[string(k)] != string(v) || seen[string(k)] {
+						t.Fatalf("%s: scan gave %q (%d bytes), seen before %v", what, k, len(v), seen[string(k)])
+					}
+					seen[string(k)] = true
+					order = append(order, string(k))
+					return true
+				})
+				if len(seen) != len(model) {
+					t.Fatalf("%s: scan saw %d keys, want %d", what, len(seen), len(model))
+				}
+				if name == "tree" || name == "poolTree" {
+					if !slices.IsSorted(order) {
+						t.Fatalf("%s: ordered engine scanned out of order", what)
+					}
+				}
+			}
+			check("table", tab, model)
+			for i, s := range snaps {
+				check(fmt.Sprintf("snapshot %d", i), s.tab, s.model)
+			}
+		})
+	}
+}
+
+// BenchmarkTablePut stores random keys of a 1 Mi keyspace, as
+// redis-benchmark -r 1000000 does. The key is formatted in place so the
+// benchmark's own memory traffic stays out of the figure.
+func BenchmarkTablePut(b *testing.B) {
+	for _, name := range []string{"map", "poolHash", "tree", "poolTree"} {
+		b.Run(name, func(b *testing.B) {
+			const keys = 1 << 20
+			val := bytes.Repeat([]byte("v"), 32)
+			tab := tableKinds[name]()
+			rng := rand.New(rand.NewPCG(1, 2))
+			key := make([]byte, 0, 32)
+			b.ReportAllocs()
+			for b.Loop() {
+				key = strconv.AppendInt(append(key[:0], "key:"...), int64(rng.IntN(keys)), 10)
+				tab.put(key, val, putAny)
+			}
+		})
+	}
+}
