@@ -288,3 +288,20 @@ func TestFigure(t *testing.T) {
 		t.Errorf("cell %s", got)
 	}
 }
+
+func TestCell(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":            "plain",
+		"two words":        "two words",
+		"a|b":              `a\|b`,
+		" padded ":         "padded",
+		"double  space":    "double space",
+		"line\nbreak\tand": "line break and",
+		"":                 "",
+		"\x00ctl":          "\x00ctl",
+	} {
+		if got := cell(in); got != want {
+			t.Errorf("cell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -95,8 +95,17 @@ func (m *mdWriter) table(header []string, align string, rows [][]string) {
 	m.err = tb.Render()
 }
 
-// cell makes text safe inside a markdown table cell.
+// cell makes text safe inside a markdown table cell: pipes escaped,
+// whitespace runs (newlines included) folded into one space.
 func cell(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		c := s[i]
+		clean = c != '|' && (c > ' ' || c == ' ' && i > 0 && i < len(s)-1 && s[i-1] != ' ')
+	}
+	if clean {
+		return s
+	}
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.Join(strings.Fields(s), " ")
 }
