@@ -66,10 +66,11 @@ type TargetReport struct {
 	// Rounds are the round numbers seen in ok rows, ascending: the Round
 	// columns of the raw table.
 	Rounds []int `json:"rounds"`
-	// Strategies in order of first appearance; Modes with set, get, mixed
-	// first and other modes in order of first appearance.
+	// Strategies are in order of first appearance.
 	Strategies []string `json:"strategies"`
-	Modes      []string `json:"modes"`
+	// Modes are set, get, mixed first, then the others in order of first
+	// appearance.
+	Modes []string `json:"modes"`
 	// Scenarios in table order: by strategy, then by mode.
 	Scenarios []*Scenario `json:"scenarios"`
 	// Overheads holds one overhead table per alloc that has a baseline.
@@ -93,47 +94,64 @@ func (t *TargetReport) Scenario(strategy, mode string) *Scenario {
 
 // Scenario holds the statistics of one (target, strategy, mode).
 type Scenario struct {
-	Target      string `json:"target"`
-	Alloc       string `json:"alloc,omitempty"`
-	Strategy    string `json:"strategy"`
+	// Target is the server measured.
+	Target string `json:"target"`
+	// Alloc is the strategy's allocator, "" if the rows do not say.
+	Alloc string `json:"alloc,omitempty"`
+	// Strategy is the persistence configuration.
+	Strategy string `json:"strategy"`
+	// Persistence is the strategy's durability class, "" if the rows do not say.
 	Persistence string `json:"persistence,omitempty"`
-	Mode        string `json:"mode"`
+	// Mode is the workload (set, get, mixed).
+	Mode string `json:"mode"`
 	// Rounds are the ok rounds, by round number.
 	Rounds []Round `json:"rounds"`
 	// FailedAttempts counts the scenario's rows whose status is not ok.
 	FailedAttempts int `json:"failed_attempts"`
-	// MeanQPS and MeanUsPerOp are the means over all ok rounds; MeanElapsedS
-	// over those that record elapsed_s.
-	MeanQPS      Figure `json:"mean_qps"`
-	MeanUsPerOp  Figure `json:"mean_us_per_op"`
+	// MeanQPS is the mean QPS over all ok rounds.
+	MeanQPS Figure `json:"mean_qps"`
+	// MeanUsPerOp is the mean us/op over all ok rounds.
+	MeanUsPerOp Figure `json:"mean_us_per_op"`
+	// MeanElapsedS is the mean elapsed_s over the ok rounds that record it.
 	MeanElapsedS Figure `json:"mean_elapsed_s"`
-	// DroppedRound is the round number the trimming rule dropped, 0 if none
-	// (fewer than 3 rounds); DroppedQPS is its QPS.
-	DroppedRound int    `json:"dropped_round,omitempty"`
-	DroppedQPS   Figure `json:"dropped_qps"`
-	// TrimmedQPS, TrimmedUsPerOp and the trimmed latencies are the means of
-	// the remaining rounds (latencies over those that record them).
-	TrimmedQPS     Figure `json:"trimmed_qps"`
+	// DroppedRound is the round number the trimming rule dropped, 0 if
+	// none (fewer than 3 rounds).
+	DroppedRound int `json:"dropped_round,omitempty"`
+	// DroppedQPS is the dropped round's QPS, missing if none.
+	DroppedQPS Figure `json:"dropped_qps"`
+	// TrimmedQPS is the mean QPS of the remaining rounds.
+	TrimmedQPS Figure `json:"trimmed_qps"`
+	// TrimmedUsPerOp is the mean us/op of the remaining rounds.
 	TrimmedUsPerOp Figure `json:"trimmed_us_per_op"`
-	TrimmedP50Us   Figure `json:"trimmed_p50_us"`
-	TrimmedP99Us   Figure `json:"trimmed_p99_us"`
-	TrimmedP999Us  Figure `json:"trimmed_p999_us"`
-	// CV is the coefficient of variation of all ok rounds' QPS, in percent.
+	// TrimmedP50Us is the mean p50 latency of the remaining rounds that
+	// record it.
+	TrimmedP50Us Figure `json:"trimmed_p50_us"`
+	// TrimmedP99Us is the same for p99.
+	TrimmedP99Us Figure `json:"trimmed_p99_us"`
+	// TrimmedP999Us is the same for p99.9.
+	TrimmedP999Us Figure `json:"trimmed_p999_us"`
+	// CV is the coefficient of variation of all ok rounds' QPS, in
+	// percent; missing below 2 rounds.
 	CV Figure `json:"cv_pct"`
-	// MinQPS, MaxQPS and MedianQPS describe all ok rounds; MedianLo and
-	// MedianHi bound the median's confidence interval at level
-	// CIConfidence (infinite when there are too few rounds).
-	MinQPS       Figure  `json:"min_qps"`
-	MaxQPS       Figure  `json:"max_qps"`
-	MedianQPS    Figure  `json:"median_qps"`
-	MedianLo     Figure  `json:"median_ci_lo"`
-	MedianHi     Figure  `json:"median_ci_hi"`
+	// MinQPS is the lowest QPS of the ok rounds.
+	MinQPS Figure `json:"min_qps"`
+	// MaxQPS is the highest QPS of the ok rounds.
+	MaxQPS Figure `json:"max_qps"`
+	// MedianQPS is the median QPS of the ok rounds.
+	MedianQPS Figure `json:"median_qps"`
+	// MedianLo is the lower bound of the median's confidence interval
+	// (-inf when there are too few rounds).
+	MedianLo Figure `json:"median_ci_lo"`
+	// MedianHi is the upper bound (+inf when there are too few rounds).
+	MedianHi Figure `json:"median_ci_hi"`
+	// CIConfidence is the interval's actual confidence level.
 	CIConfidence float64 `json:"ci_confidence"`
 	// Baseline is the strategy this scenario is compared with ("" if none,
-	// or if this scenario is the baseline); Changes are the comparisons,
-	// one per metric (QPS, us/op, and p99 when latencies exist).
-	Baseline string   `json:"baseline,omitempty"`
-	Changes  []Change `json:"changes,omitempty"`
+	// or if this scenario is the baseline).
+	Baseline string `json:"baseline,omitempty"`
+	// Changes are the comparisons with the baseline, one per metric (QPS,
+	// us/op, and p99 when latencies exist).
+	Changes []Change `json:"changes,omitempty"`
 }
 
 // Name is "target/strategy/mode".
@@ -153,15 +171,19 @@ func (s *Scenario) Change(metric string) *Change {
 type Round struct {
 	// Round is the round number.
 	Round int `json:"round"`
-	// QPS is the round's QPS and UsPerOp its us/op (us_per_op, or 1e6/QPS
-	// when absent), both rounded to 2 decimals.
-	QPS     Figure `json:"qps"`
+	// QPS is the round's QPS rounded to 2 decimals.
+	QPS Figure `json:"qps"`
+	// UsPerOp is the round's us_per_op, or 1e6/QPS when absent, rounded to
+	// 2 decimals.
 	UsPerOp Figure `json:"us_per_op"`
-	// ElapsedS and the latencies are missing (NaN) when not recorded.
+	// ElapsedS is the measured time, missing when not recorded.
 	ElapsedS Figure `json:"elapsed_s"`
-	P50Us    Figure `json:"p50_us"`
-	P99Us    Figure `json:"p99_us"`
-	P999Us   Figure `json:"p999_us"`
+	// P50Us is the p50 latency, missing when not recorded.
+	P50Us Figure `json:"p50_us"`
+	// P99Us is the p99 latency, missing when not recorded.
+	P99Us Figure `json:"p99_us"`
+	// P999Us is the p99.9 latency, missing when not recorded.
+	P999Us Figure `json:"p999_us"`
 	// Dropped marks the round the trimming rule dropped.
 	Dropped bool `json:"dropped,omitempty"`
 	// Pos is where the row was read.
@@ -177,8 +199,9 @@ type Change struct {
 	// displayed; missing when either is.
 	Pct Figure `json:"pct"`
 	// P is the Mann–Whitney U p-value of all ok rounds against the
-	// baseline's; Significant is P <= Alpha.
-	P           Prob `json:"p"`
+	// baseline's; missing when either side has no rounds.
+	P Prob `json:"p"`
+	// Significant is P <= Alpha: the difference is not noise.
 	Significant bool `json:"significant"`
 }
 

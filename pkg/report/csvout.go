@@ -91,13 +91,19 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for i, e := range r.Warnings {
 		warnings[i] = e.Error()
 	}
+	failed := r.Failed
+	if failed == nil {
+		failed = []DetailRow{}
+	}
 	v := struct {
 		*Report
-		Alpha      float64  `json:"alpha"`
-		Confidence float64  `json:"confidence"`
-		Warnings   []string `json:"warnings"`
-	}{r, r.Options.Alpha, r.Options.Confidence, warnings}
+		Failed     []DetailRow `json:"failed_attempts"`
+		Alpha      float64     `json:"alpha"`
+		Confidence float64     `json:"confidence"`
+		Warnings   []string    `json:"warnings"`
+	}{r, failed, r.Options.Alpha, r.Options.Confidence, warnings}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write json: %w", err)

@@ -51,12 +51,14 @@ type DetailRow struct {
 	// UsPerOp is the amortized time per operation in microseconds, 2
 	// decimals; 0 means absent (then 1e6/QPS is used).
 	UsPerOp float64 `csv:"us_per_op" json:"us_per_op,omitempty"`
-	// LatP50Us, LatP99Us, LatP999Us and LatMaxUs are latency percentiles
-	// in microseconds; 0 means not measured.
-	LatP50Us  float64 `csv:"lat_p50_us" json:"lat_p50_us,omitempty"`
-	LatP99Us  float64 `csv:"lat_p99_us" json:"lat_p99_us,omitempty"`
+	// LatP50Us is the median latency in microseconds; 0 means not measured.
+	LatP50Us float64 `csv:"lat_p50_us" json:"lat_p50_us,omitempty"`
+	// LatP99Us is the 99th percentile latency in microseconds.
+	LatP99Us float64 `csv:"lat_p99_us" json:"lat_p99_us,omitempty"`
+	// LatP999Us is the 99.9th percentile latency in microseconds.
 	LatP999Us float64 `csv:"lat_p999_us" json:"lat_p999_us,omitempty"`
-	LatMaxUs  float64 `csv:"lat_max_us" json:"lat_max_us,omitempty"`
+	// LatMaxUs is the highest latency in microseconds.
+	LatMaxUs float64 `csv:"lat_max_us" json:"lat_max_us,omitempty"`
 	// Errors counts error replies.
 	Errors int64 `csv:"errors" json:"errors,omitempty"`
 	// Conflicts counts rejected writes to existing keys (RSET).
@@ -102,8 +104,11 @@ func (r *DetailRow) OK() bool { return r.Status == StatusOK }
 // Pos is a position in an input: a file and a 1-based line. The zero Pos
 // means "built in memory"; Index then numbers the row from 1.
 type Pos struct {
-	File  string
-	Line  int
+	// File is the file name as given.
+	File string
+	// Line is the 1-based line where the row starts.
+	Line int
+	// Index numbers an in-memory row from 1 (when File is empty).
 	Index int
 }
 

@@ -41,6 +41,7 @@ type InputError struct {
 	Err error
 }
 
+// Error formats the error as "position: column name: problem".
 func (e *InputError) Error() string {
 	if e.Column != "" {
 		return fmt.Sprintf("%s: column %s: %v", e.Pos, e.Column, e.Err)
@@ -48,6 +49,7 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("%s: %v", e.Pos, e.Err)
 }
 
+// Unwrap returns the problem, for errors.Is with the sentinel errors.
 func (e *InputError) Unwrap() error { return e.Err }
 
 // maxErrors bounds how many input errors are reported at once.

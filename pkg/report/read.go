@@ -323,6 +323,7 @@ type sniffReader struct {
 	binary bool
 }
 
+// Read reads from the underlying reader, watching for NUL bytes.
 func (s *sniffReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if !s.binary && bytes.IndexByte(p[:n], 0) >= 0 {
