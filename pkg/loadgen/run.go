@@ -67,11 +67,7 @@ type Latency struct {
 // an error reply without ContinueOnError, ctx cancelled), with the counts
 // so far in the Result, or when verification failed (ErrVerify).
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	cfg, err := cfg.Normalize()
-	if err != nil {
-		return Result{Config: cfg}, fmt.Errorf("invalid configuration: %w", err)
-	}
-	r, err := newRunner(ctx, cfg)
+	r, cfg, err := open(ctx, cfg)
 	if err != nil {
 		return Result{Config: cfg}, err
 	}
@@ -129,12 +125,7 @@ func PrefillConfig(cfg Config) Config {
 // (keys an insert-only command finds already there) are counted, not
 // fatal.
 func Prefill(ctx context.Context, cfg Config) (Result, error) {
-	cfg = PrefillConfig(cfg)
-	cfg, err := cfg.Normalize()
-	if err != nil {
-		return Result{Config: cfg}, fmt.Errorf("invalid configuration: %w", err)
-	}
-	r, err := newRunner(ctx, cfg)
+	r, cfg, err := open(ctx, PrefillConfig(cfg))
 	if err != nil {
 		return Result{Config: cfg}, err
 	}
@@ -157,6 +148,16 @@ type runner struct {
 	stop    atomic.Bool
 	errOnce sync.Once
 	err     error
+}
+
+// open validates cfg, fills in its defaults and connects.
+func open(ctx context.Context, cfg Config) (*runner, Config, error) {
+	cfg, err := cfg.Normalize()
+	if err != nil {
+		return nil, cfg, fmt.Errorf("invalid configuration: %w", err)
+	}
+	r, err := newRunner(ctx, cfg)
+	return r, cfg, err
 }
 
 func (r *runner) now() int64 { return int64(time.Since(r.epoch)) }

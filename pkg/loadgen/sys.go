@@ -24,18 +24,19 @@ func sysRead(raw bool, fd int, b []byte) (int, error) {
 	if !raw {
 		return unix.Read(fd, b)
 	}
-	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return rawIO(unix.SYS_READ, fd, b)
 }
 
 func sysWrite(raw bool, fd int, b []byte) (int, error) {
 	if !raw {
 		return unix.Write(fd, b)
 	}
-	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	return rawIO(unix.SYS_WRITE, fd, b)
+}
+
+// rawIO is read(2) or write(2) as a raw system call.
+func rawIO(trap uintptr, fd int, b []byte) (int, error) {
+	r, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
 	if e != 0 {
 		return 0, e
 	}
