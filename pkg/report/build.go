@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -232,18 +231,36 @@ type OverheadTable struct {
 // target's rows carry no persistence at all, the strategy named "none" or
 // "nopersist". Without a baseline the overhead table is omitted.
 func Build(rows []DetailRow, opts Options) (*Report, error) {
-	return build(func(yield func(*DetailRow) bool) {
-		for i := range rows {
-			if !yield(&rows[i]) {
-				return
-			}
-		}
-	}, opts)
+	b, err := newBuilder(opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		b.add(&rows[i])
+	}
+	return b.finish()
 }
 
-// build is Build over any sequence of rows (a slice, or the chunks the
-// reader fills).
-func build(rows iter.Seq[*DetailRow], opts Options) (*Report, error) {
+// builder groups rows into a Report.
+type builder struct {
+	opts    Options
+	rep     *Report
+	errs    errorList
+	targets map[string]*TargetReport
+	warned  map[string]bool
+	n       int // rows added
+
+	sortedCache map[sortedKey][]float64
+}
+
+// strategyInfo is what a strategy's rows say about it.
+type strategyInfo struct {
+	persistence, alloc       string
+	persistencePos, allocPos Pos
+}
+
+// newBuilder checks the options and fills in their defaults.
+func newBuilder(opts Options) (*builder, error) {
 	if opts.Lang == "" {
 		opts.Lang = LangEN
 	}
@@ -256,46 +273,13 @@ func build(rows iter.Seq[*DetailRow], opts Options) (*Report, error) {
 	if opts.Confidence <= 0 {
 		opts.Confidence = stats.DefaultConfidence
 	}
-	b := newBuilder(opts)
-	n := 0
-	for r := range rows {
-		b.add(r, n)
-		n++
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("%w: no detail rows", ErrEmpty)
-	}
-	if err := b.finish(); err != nil {
-		return nil, err
-	}
-	return b.rep, nil
-}
-
-// builder groups rows into a Report.
-type builder struct {
-	opts    Options
-	rep     *Report
-	errs    errorList
-	targets map[string]*TargetReport
-	warned  map[string]bool
-
-	sortedCache map[sortedKey][]float64
-}
-
-// strategyInfo is what a strategy's rows say about it.
-type strategyInfo struct {
-	persistence, alloc       string
-	persistencePos, allocPos Pos
-}
-
-func newBuilder(opts Options) *builder {
 	return &builder{
 		opts:        opts,
 		rep:         &Report{Options: opts},
 		targets:     make(map[string]*TargetReport),
 		warned:      make(map[string]bool),
 		sortedCache: make(map[sortedKey][]float64),
-	}
+	}, nil
 }
 
 // warn records a warning once.
@@ -307,11 +291,14 @@ func (b *builder) warn(format string, args ...any) {
 	}
 }
 
-// add checks one row and files it under its scenario.
-func (b *builder) add(r *DetailRow, i int) {
+// add checks one row and files it under its scenario. It keeps only
+// what the report needs (a Round, or a copy of a failed attempt), so rows
+// can be streamed through it.
+func (b *builder) add(r *DetailRow) {
+	b.n++
 	pos := r.Pos
 	if pos == (Pos{}) {
-		pos.Index = i + 1
+		pos.Index = b.n
 	}
 	bad := false
 	for _, c := range []struct{ name, v string }{
@@ -402,9 +389,12 @@ func (b *builder) describe(t *TargetReport, r *DetailRow, pos Pos) {
 }
 
 // finish computes every scenario's statistics and the overhead tables.
-func (b *builder) finish() error {
+func (b *builder) finish() (*Report, error) {
+	if b.n == 0 {
+		return nil, fmt.Errorf("%w: no detail rows", ErrEmpty)
+	}
 	if err := b.errs.err(); err != nil {
-		return err
+		return nil, err
 	}
 	for _, t := range b.rep.Targets {
 		t.Modes = orderModes(t.Modes)
@@ -429,10 +419,13 @@ func (b *builder) finish() error {
 		slices.Sort(t.Rounds)
 		t.Rounds = slices.Compact(t.Rounds)
 		if err := b.overheads(t); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return b.errs.err() // duplicate rounds, found while sorting them
+	if err := b.errs.err(); err != nil { // duplicate rounds, found while sorting them
+		return nil, err
+	}
+	return b.rep, nil
 }
 
 // canonicalModes come first, in this order.

@@ -80,16 +80,15 @@ func ExpandPatterns(patterns []string) ([]string, error) {
 // error names its file and line; all the files are read so that all their
 // errors are reported at once (up to a limit).
 func ReadFiles(paths []string) ([]DetailRow, error) {
-	chunks, err := readFiles(paths)
-	if err != nil {
+	var chunks rowChunks
+	if err := readFiles(paths, chunks.add); err != nil {
 		return nil, err
 	}
 	return chunks.rows(), nil
 }
 
-// readFiles reads the files into chunks, without copying them into one slice.
-func readFiles(paths []string) (*rowChunks, error) {
-	chunks := new(rowChunks)
+// readFiles reads the files, passing each row to emit.
+func readFiles(paths []string, emit func(*DetailRow)) error {
 	var errs errorList
 	for _, p := range paths {
 		f, err := os.Open(p)
@@ -97,16 +96,13 @@ func readFiles(paths []string) (*rowChunks, error) {
 			errs.add(fmt.Errorf("read detail CSV: %w", err))
 			continue
 		}
-		err = readCSV(f, p, chunks)
+		err = readCSV(f, p, emit)
 		f.Close()
 		if err != nil {
 			errs.add(err)
 		}
 	}
-	if err := errs.err(); err != nil {
-		return nil, err
-	}
-	return chunks, nil
+	return errs.err()
 }
 
 // rowChunks collects rows in fixed-size chunks and copies them into one
@@ -120,28 +116,16 @@ type rowChunks struct {
 
 const chunkRows = 4096
 
-// next returns a zeroed row to fill, appended to the collection.
-func (c *rowChunks) next() *DetailRow {
+// add appends a copy of the row.
+func (c *rowChunks) add(r *DetailRow) {
 	if len(c.cur) == cap(c.cur) {
 		if c.cur != nil {
 			c.full = append(c.full, c.cur)
 		}
 		c.cur = make([]DetailRow, 0, chunkRows)
 	}
-	c.cur = c.cur[:len(c.cur)+1]
+	c.cur = append(c.cur, *r)
 	c.n++
-	return &c.cur[len(c.cur)-1]
-}
-
-// all yields every row in order.
-func (c *rowChunks) all(yield func(*DetailRow) bool) {
-	for _, ch := range append(c.full, c.cur) {
-		for i := range ch {
-			if !yield(&ch[i]) {
-				return
-			}
-		}
-	}
 }
 
 // rows returns all the rows in one slice.
@@ -163,15 +147,16 @@ func (c *rowChunks) rows() []DetailRow {
 // against each other (duplicates, conflicts).
 func ReadCSV(r io.Reader, name string) ([]DetailRow, error) {
 	var chunks rowChunks
-	if err := readCSV(r, name, &chunks); err != nil {
+	if err := readCSV(r, name, chunks.add); err != nil {
 		return nil, err
 	}
 	return chunks.rows(), nil
 }
 
-// readCSV reads one detail CSV into chunks. On error, rows already added
-// stay in chunks: callers discard everything then.
-func readCSV(r io.Reader, name string, chunks *rowChunks) error {
+// readCSV reads one detail CSV, passing each row to emit (which must copy
+// what it keeps: the row is reused). On error, rows already emitted are
+// to be discarded.
+func readCSV(r io.Reader, name string, emit func(*DetailRow)) error {
 	hdrPos := Pos{File: name, Line: 1}
 	br := &sniffReader{r: r}
 	cr := csv.NewReader(br)
@@ -192,6 +177,8 @@ func readCSV(r io.Reader, name string, chunks *rowChunks) error {
 	}
 
 	var errs errorList
+	var row DetailRow
+	v := reflect.ValueOf(&row).Elem()
 	for !errs.full() {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -202,16 +189,19 @@ func readCSV(r io.Reader, name string, chunks *rowChunks) error {
 			break
 		}
 		line, _ := cr.FieldPos(0)
-		row := chunks.next()
-		row.Pos = Pos{File: name, Line: line}
-		v := reflect.ValueOf(row).Elem()
+		row = DetailRow{Pos: Pos{File: name, Line: line}}
+		bad := false
 		for i, c := range cols {
 			if c.name == "" {
 				continue
 			}
 			if err := setField(v.Field(c.field.index), c.field.kind, rec[i]); err != nil {
 				errs.at(row.Pos, c.name, err)
+				bad = true
 			}
+		}
+		if !bad {
+			emit(&row)
 		}
 	}
 	if br.binary {

@@ -72,17 +72,22 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	chunks, err := readFiles(files)
+	// Rows stream from the files into the builder, which keeps only what
+	// the report needs: 100,000 rows never sit in memory at once.
+	b, err := newBuilder(bo)
 	if err != nil {
 		return err
 	}
-	if chunks.n == 0 {
+	if err := readFiles(files, b.add); err != nil {
+		return err
+	}
+	if b.n == 0 {
 		return fmt.Errorf("%w: no detail rows in %s", ErrEmpty, strings.Join(files, ", "))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rep, err := build(chunks.all, bo)
+	rep, err := b.finish()
 	if err != nil {
 		return err
 	}
