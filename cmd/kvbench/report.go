@@ -46,6 +46,7 @@ attempts: counted and listed, not used in the statistics.`,
 				return &usageError{errors.New("report: give at least one detail CSV (file or glob pattern)")}
 			}
 			o.Inputs = args
+			report.DisableWidthCache() // a process-wide setting: it belongs here
 			err := report.Run(cmd.Context(), o, cmd.OutOrStdout())
 			if errors.Is(err, report.ErrFormat) {
 				return &usageError{err}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -45,6 +46,16 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	return m.err
 }
+
+// DisableWidthCache turns off tablewriter's process-wide cache of string
+// display widths. The cache, an LRU of 8,192 entries behind a mutex, only
+// thrashes on report tables, where nearly every cell is a number never seen
+// before: without it the markdown of a 100,000-row report renders about 40%
+// faster, and measuring a width directly costs less than the cache
+// bookkeeping. It changes state shared by the whole process, so programs
+// call it once from the command layer ("kvbench report" does), never from
+// library code.
+func DisableWidthCache() { twwidth.SetCacheCapacity(0) }
 
 // mdWriter writes markdown, keeping the first error.
 type mdWriter struct {
