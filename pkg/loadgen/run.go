@@ -145,6 +145,8 @@ type runner struct {
 	conns   []*sock
 	workers []*worker
 
+	release func() // gives back the Ps lent to the workers
+
 	stop    atomic.Bool
 	errOnce sync.Once
 	err     error
@@ -164,14 +166,14 @@ func (r *runner) now() int64 { return int64(time.Since(r.epoch)) }
 
 func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	r := &runner{cfg: cfg, plan: newPlan(cfg), epoch: time.Now()}
-	raw := cfg.Threads < runtime.GOMAXPROCS(0)
+	r.release = lendProcs(cfg.Threads)
 	for range cfg.Threads {
 		w, err := newWorker()
 		if err != nil {
 			r.close()
 			return nil, err
 		}
-		w.raw = raw
+		w.raw = rawSyscalls
 		r.workers = append(r.workers, w)
 	}
 	for i := range cfg.Connections {
@@ -194,6 +196,39 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 func (r *runner) close() {
 	for _, w := range r.workers {
 		w.close()
+	}
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+}
+
+// lentProcs counts the Ps lent to running workers on top of the
+// GOMAXPROCS found when the first run started (base).
+var lentProcs struct {
+	sync.Mutex
+	n, base int
+}
+
+// lendProcs raises GOMAXPROCS by n while a run's n workers last, and
+// returns the function that gives them back. A worker blocks in raw system
+// calls that hold its P (see sys.go); the extra Ps leave the rest of the
+// process, perhaps an embedded server under test, the parallelism it had.
+// The workers' Ps are mostly idle in epoll_wait, so this does not
+// oversubscribe the CPUs.
+func lendProcs(n int) (release func()) {
+	lentProcs.Lock()
+	defer lentProcs.Unlock()
+	if lentProcs.n == 0 {
+		lentProcs.base = runtime.GOMAXPROCS(0)
+	}
+	lentProcs.n += n
+	runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
+	return func() {
+		lentProcs.Lock()
+		defer lentProcs.Unlock()
+		lentProcs.n -= n
+		runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -476,5 +477,26 @@ func TestJSONMatchesText(t *testing.T) {
 	}
 	if j.Requests != 3000 || j.Seed != 1234 || j.Settings.Mode != ModeMixed || j.Settings.KeyPattern != "random" || j.Errors == nil {
 		t.Errorf("JSON %+v", j)
+	}
+}
+
+// TestSchedulerSyscalls covers the worker loop with the scheduler-aware
+// system calls instead of the raw ones (see sys.go).
+func TestSchedulerSyscalls(t *testing.T) {
+	tg := redisTarget(t)
+	rawSyscalls = false
+	defer func() { rawSyscalls = true }()
+	res := run(t, tg, Config{Mode: ModeMixed, Requests: 3000, Connections: 4, Pipeline: 10, VerifyGet: true, AllowMisses: true})
+	if res.Requests != 3000 || res.VerifyFailures != 0 {
+		t.Errorf("%d requests, %d verify failures", res.Requests, res.VerifyFailures)
+	}
+}
+
+func TestGOMAXPROCSRestored(t *testing.T) {
+	tg := redisTarget(t)
+	before := runtime.GOMAXPROCS(0)
+	run(t, tg, Config{Requests: 100, Connections: 3, Threads: 3})
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after a run, %d before", after, before)
 	}
 }
