@@ -52,7 +52,8 @@ type Result struct {
 	// VerifyFailures counts reads that returned something other than the
 	// expected value (only with Config.VerifyGet).
 	VerifyFailures int64
-	// Warnings describes the first few misses and verify failures.
+	// Warnings describes the first few verify failures, and misses in a
+	// verified ModeGet run.
 	Warnings []error
 }
 
