@@ -500,3 +500,17 @@ func TestGOMAXPROCSRestored(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after a run, %d before", after, before)
 	}
 }
+
+// TestLargeValues writes batches larger than the socket buffers (partial
+// writes, EPOLLOUT) and reads replies larger than the read buffer.
+func TestLargeValues(t *testing.T) {
+	tg := redisTarget(t)
+	cfg := Config{Addr: tg.addr, Keyspace: 40, ValueSize: 200_000, Pipeline: 16, Connections: 2, Seed: 11}
+	if res, err := Prefill(context.Background(), cfg); err != nil || res.Sets != 40 {
+		t.Fatalf("prefill: %d sets, err %v", res.Sets, err)
+	}
+	cfg.Mode, cfg.Requests, cfg.VerifyGet = ModeGet, 80, true
+	if res := run(t, tg, cfg); res.Gets != 80 || res.VerifyFailures != 0 || res.Misses != 0 {
+		t.Errorf("%d gets, %d failures, %d misses", res.Gets, res.VerifyFailures, res.Misses)
+	}
+}
