@@ -12,6 +12,7 @@ import (
 func engineSet(eng func(*DB) table) func(*conn, [][]byte) {
 	return func(c *conn, args [][]byte) {
 		if eng(c.s.db).put(args[1], args[2], putNew) {
+			c.changed()
 			c.out = resp.AppendOK(c.out)
 		} else {
 			c.out = resp.AppendError(c.out, errExist)
@@ -33,13 +34,18 @@ func engineGet(eng func(*DB) table) func(*conn, [][]byte) {
 
 func engineDel(eng func(*DB) table) func(*conn, [][]byte) {
 	return func(c *conn, args [][]byte) {
-		c.out = resp.AppendInt(c.out, b2i(eng(c.s.db).del(args[1])))
+		ok := eng(c.s.db).del(args[1])
+		if ok {
+			c.changed()
+		}
+		c.out = resp.AppendInt(c.out, b2i(ok))
 	}
 }
 
 func engineMod(eng func(*DB) table) func(*conn, [][]byte) {
 	return func(c *conn, args [][]byte) {
 		if eng(c.s.db).put(args[1], args[2], putExisting) {
+			c.changed()
 			c.out = resp.AppendOK(c.out)
 		} else {
 			c.out = resp.AppendError(c.out, errNoExist)
@@ -84,6 +90,7 @@ func cmdHSet(c *conn, args [][]byte) {
 		}
 		h.fields[string(args[i])] = bytes.Clone(nonNil(args[i+1]))
 	}
+	c.changed()
 	c.out = resp.AppendInt(c.out, int64(added))
 }
 
@@ -127,6 +134,9 @@ func cmdHDel(c *conn, args [][]byte) {
 		if len(h.fields) == 0 {
 			delete(c.s.db.hashes, string(args[1]))
 		}
+	}
+	if n > 0 {
+		c.changed()
 	}
 	c.out = resp.AppendInt(c.out, int64(n))
 }

@@ -226,6 +226,7 @@ func cmdFlushAll(c *conn, args [][]byte) {
 		return
 	}
 	c.s.db.flush()
+	c.changed()
 	c.out = resp.AppendOK(c.out)
 }
 
@@ -233,14 +234,23 @@ func cmdFlushAll(c *conn, args [][]byte) {
 // successful SHUTDOWN answers nothing: the connection closes and the
 // server stops.
 func cmdShutdown(c *conn, args [][]byte) {
+	save := false
 	if len(args) == 2 {
 		opt := args[1]
 		if !equalFold(opt, "nosave") && !equalFold(opt, "save") && !equalFold(opt, "now") && !equalFold(opt, "force") {
 			c.out = resp.AppendError(c.out, errSyntax)
 			return
 		}
+		save = equalFold(opt, "save")
 	}
-	c.s.log.Info("SHUTDOWN requested", "client", c.addr)
+	c.s.log.Info("SHUTDOWN requested", "client", c.addr, "save", save)
+	if save && c.s.aof != nil {
+		if err := c.s.saveLocked(); err != nil {
+			c.s.log.Error("SHUTDOWN SAVE: the rewrite failed; not shutting down", "err", err)
+			c.out = resp.AppendError(c.out, "ERR Errors trying to SHUTDOWN. Check logs.")
+			return
+		}
+	}
 	c.shutdown = true
 }
 

@@ -70,6 +70,7 @@ func cmdSet(c *conn, args [][]byte) {
 		delete(db.hashes, string(key))
 	}
 	db.strs.put(key, val, putAny)
+	c.changed()
 	if !get {
 		c.out = resp.AppendOK(c.out)
 	}
@@ -81,6 +82,9 @@ func cmdDel(c *conn, args [][]byte) {
 		if c.s.db.delRedis(key) {
 			n++
 		}
+	}
+	if n > 0 {
+		c.changed()
 	}
 	c.out = resp.AppendInt(c.out, int64(n))
 }
@@ -103,6 +107,7 @@ func cmdExist(c *conn, args [][]byte) {
 func cmdMod(c *conn, args [][]byte) {
 	db := c.s.db
 	if db.strs.put(args[1], args[2], putExisting) {
+		c.changed()
 		c.out = resp.AppendOK(c.out)
 		return
 	}
@@ -156,6 +161,7 @@ func incrBy(c *conn, key []byte, by int64) {
 	}
 	var buf [20]byte
 	db.strs.put(key, strconv.AppendInt(buf[:0], next, 10), putAny)
+	c.changed()
 	c.out = resp.AppendInt(c.out, next)
 }
 
@@ -171,6 +177,7 @@ func cmdMSet(c *conn, args [][]byte) {
 		}
 		db.strs.put(args[i], args[i+1], putAny)
 	}
+	c.changed()
 	c.out = resp.AppendOK(c.out)
 }
 
@@ -205,6 +212,7 @@ func cmdAppend(c *conn, args [][]byte) {
 		return
 	}
 	c.out = resp.AppendInt(c.out, int64(db.strs.appendVal(args[1], args[2])))
+	c.changed()
 }
 
 // parseStrictInt accepts exactly the integers Redis's string2ll accepts:

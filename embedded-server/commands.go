@@ -97,7 +97,9 @@ var commandList = []command{
 	{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, lock: lockRead, group: "server", summary: "Returns the number of keys in every keyspace.", fn: cmdDBSize},
 	{name: "flushall", arity: -1, max: 2, flags: flagWrite, lock: lockWrite, group: "server", summary: "Removes all keys from every keyspace.", fn: cmdFlushAll},
 	{name: "flushdb", arity: -1, max: 2, flags: flagWrite, lock: lockWrite, group: "server", summary: "Removes all keys from every keyspace.", fn: cmdFlushAll},
-	{name: "shutdown", arity: -1, max: 2, flags: flagAdmin, group: "server", summary: "Stops the server.", fn: cmdShutdown},
+	{name: "shutdown", arity: -1, max: 2, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Stops the server (SAVE rewrites the log first).", fn: cmdShutdown},
+	{name: "bgrewriteaof", arity: 1, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Compacts the operation log in the background.", fn: cmdBGRewriteAOF},
+	{name: "save", arity: 1, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Compacts the operation log and waits for it.", fn: cmdSave},
 
 	// Redis strings.
 	{name: "get", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the string value of a key.", fn: cmdGet, keys: stringKeys},

@@ -28,12 +28,17 @@ type conn struct {
 	out     []byte // replies not yet written
 	batch   []call
 
-	authed   bool
-	quit     bool // QUIT or a protocol error: answer, then close
-	shutdown bool // SHUTDOWN: close, then stop the server
-	blocked  bool // the socket is full: wait for EPOLLOUT before reading on
-	queued   bool // in the loop's list of connections to answer
-	sink     uint64
+	authed    bool
+	replaying bool     // executes log records at start-up; has no socket
+	dirty     bool     // the command being executed changed the dataset
+	logBuf    []byte   // records of this batch's writes
+	logEnd    int64    // stream position after this connection's last record
+	acks      [][2]int // where in out the replies to logged writes are
+	quit      bool     // QUIT or a protocol error: answer, then close
+	shutdown  bool     // SHUTDOWN: close, then stop the server
+	blocked   bool     // the socket is full: wait for EPOLLOUT before reading on
+	queued    bool     // in the loop's list of connections to answer
+	sink      uint64
 
 	// info is what CLIENT LIST shows of the connection, read by any loop.
 	info atomic.Pointer[clientInfo]
@@ -180,13 +185,25 @@ func (c *conn) exec() {
 	if len(c.batch) >= prefetchMin && mode != lockNone {
 		c.prefetch()
 	}
+	aof := c.s.aof
 	n := 0
 	for i := range c.batch {
 		n++
-		c.call(&c.batch[i])
+		cl := &c.batch[i]
+		c.dirty = false
+		start := len(c.out)
+		c.call(cl)
+		if c.dirty && aof != nil {
+			c.logBuf = appendRecord(c.logBuf, cl.req)
+			c.acks = append(c.acks, [2]int{start, len(c.out)})
+		}
 		if c.quit || c.shutdown {
 			break
 		}
+	}
+	if len(c.logBuf) > 0 {
+		c.logEnd = aof.append(c.logBuf)
+		c.logBuf = c.logBuf[:0]
 	}
 	switch mode {
 	case lockWrite:
@@ -229,7 +246,28 @@ func (c *conn) call(cl *call) {
 		c.out = resp.AppendError(c.out, "NOAUTH Authentication required.")
 	case !cmd.arityOK(len(args)):
 		c.out = resp.AppendError(c.out, wrongArity(cmd.name))
+	case cmd.flags&flagWrite != 0 && c.s.aof != nil && c.s.aof.failing.Load():
+		c.out = resp.AppendError(c.out, errMisconf+c.s.aof.errText())
 	default:
 		cmd.fn(c, args)
 	}
+}
+
+// changed records that the command being executed changed the dataset:
+// its request goes to the log.
+func (c *conn) changed() { c.dirty = true }
+
+// failWrites replaces the replies to this round's logged writes with the
+// log's error: they were applied, but the log could not take them, so they
+// must not be acknowledged.
+func (c *conn) failWrites(err error) {
+	msg := errMisconf + err.Error()
+	out := make([]byte, 0, len(c.out))
+	prev := 0
+	for _, a := range c.acks {
+		out = append(out, c.out[prev:a[0]]...)
+		out = resp.AppendError(out, msg)
+		prev = a[1]
+	}
+	c.out = append(out, c.out[prev:]...)
 }

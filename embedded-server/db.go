@@ -90,3 +90,17 @@ func (db *DB) delRedis(key []byte) bool {
 	}
 	return false
 }
+
+// arenaBytes is the memory held by pool arenas outside the Go heap.
+func (db *DB) arenaBytes() int64 {
+	var n int64
+	for _, t := range []table{db.strs, db.hash, db.tree} {
+		switch t := t.(type) {
+		case *poolHash:
+			n += t.ar.bytes()
+		case *poolTree:
+			n += t.ar.bytes()
+		}
+	}
+	return n
+}

@@ -145,8 +145,26 @@ func (l *loop) queue(c *conn) {
 	}
 }
 
-// flushReady writes the replies of every connection served this round.
+// flushReady writes the replies of every connection served this round,
+// after the log has taken their writes: one commit for the whole round.
 func (l *loop) flushReady() {
+	if a := l.s.aof; a != nil {
+		var end int64
+		for _, c := range l.ready {
+			end = max(end, c.logEnd)
+		}
+		if err := a.commit(end); err != nil {
+			acked := a.ackedPos()
+			for _, c := range l.ready {
+				if c.logEnd > acked && len(c.acks) > 0 {
+					c.failWrites(err)
+				}
+			}
+		}
+		for _, c := range l.ready {
+			c.acks = c.acks[:0]
+		}
+	}
 	for _, c := range l.ready {
 		c.queued = false
 		wasBlocked := c.blocked

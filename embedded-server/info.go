@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"runtime"
@@ -106,20 +107,67 @@ func infoClients(s *Server, b *infoBuilder) {
 }
 
 func infoMemory(s *Server, b *infoBuilder) {
-	heap := readHeapBytes()
+	m := readMemMetrics()
+	used := m.heapObjects + uint64(s.db.arenaBytes())
 	rss := readRSS()
-	b.field("used_memory", heap)
-	b.field("used_memory_human", humanBytes(heap))
+	b.field("used_memory", used)
+	b.field("used_memory_human", humanBytes(used))
 	b.field("used_memory_rss", rss)
 	b.field("used_memory_rss_human", humanBytes(rss))
 	b.field("maxmemory", 0)
 	b.field("mem_allocator", s.cfg.Alloc)
+	b.field("go_heap_objects_bytes", m.heapObjects)
+	b.field("pool_arena_bytes", s.db.arenaBytes())
+	b.field("gc_cycles", m.gcCycles)
+	b.field("gc_cpu_fraction", fmt.Sprintf("%.4f", m.gcCPUFraction))
+	b.field("gc_pause_p99_us", fmt.Sprintf("%.1f", m.gcPauseP99.Seconds()*1e6))
+	b.field("gc_pause_max_us", fmt.Sprintf("%.1f", m.gcPauseMax.Seconds()*1e6))
 }
 
 func infoPersistence(s *Server, b *infoBuilder) {
 	b.field("loading", 0)
-	b.field("aof_enabled", 0)
 	b.field("rdb_bgsave_in_progress", 0)
+	a := s.aof
+	if a == nil {
+		b.field("aof_enabled", 0)
+		b.field("aof_fsync", PersistNone)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b.field("aof_enabled", 1)
+	b.field("aof_fsync", a.policy)
+	b.field("aof_rewrite_in_progress", b2i(a.rewriting))
+	b.field("aof_rewrite_scheduled", 0)
+	lastRewrite, current := int64(-1), int64(-1)
+	if a.lastRewrite.duration > 0 {
+		lastRewrite = int64(a.lastRewrite.duration.Seconds())
+	}
+	if a.rewriting {
+		current = int64(since(a.rewriteStart).Seconds())
+	}
+	b.field("aof_last_rewrite_time_sec", lastRewrite)
+	b.field("aof_current_rewrite_time_sec", current)
+	b.field("aof_last_bgrewrite_status", okErr(a.lastRewrite.ok))
+	b.field("aof_last_write_status", okErr(a.err == nil))
+	if a.err != nil {
+		b.field("aof_last_write_error", a.err.Error())
+	}
+	b.field("aof_current_size", a.baseSize+a.incrSize)
+	b.field("aof_base_size", a.baseSize)
+	b.field("aof_buffer_length", len(a.buf))
+	b.field("aof_delayed_fsync", a.delayedFsyncs.Load())
+	b.field("aof_load_time_ms", a.loadTime.Milliseconds())
+	b.field("aof_loaded_keys", a.loadedKeys)
+	b.field("aof_loaded_records", a.loadedRecords)
+	b.field("aof_load_truncated_bytes", a.truncated)
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
 }
 
 func infoStats(s *Server, b *infoBuilder) {
@@ -168,17 +216,71 @@ func infoEngines(s *Server, b *infoBuilder) {
 	b.field("ordered_engine_keys", db.tree.len())
 }
 
-var heapMetric = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// memMetrics are the runtime's memory and collector figures.
+type memMetrics struct {
+	heapObjects   uint64
+	gcCycles      uint64
+	gcCPUFraction float64 // of all CPU time the process used since start
+	gcPauseP99    time.Duration
+	gcPauseMax    time.Duration
+}
 
-// readHeapBytes is used_memory: the bytes of live and not yet swept heap
-// objects, the closest Go analogue of what Redis's allocator reports.
-func readHeapBytes() uint64 {
-	s := slices.Clone(heapMetric)
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
+var memMetricNames = []string{
+	"/memory/classes/heap/objects:bytes",
+	"/gc/cycles/total:gc-cycles",
+	"/cpu/classes/gc/total:cpu-seconds",
+	"/cpu/classes/total:cpu-seconds",
+	"/sched/pauses/total/gc:seconds",
+}
+
+// readMemMetrics reads runtime/metrics: used_memory's Go part is the bytes
+// of live and not yet swept heap objects, the closest analogue of what
+// Redis's allocator reports; GC pauses are the stop-the-world pauses.
+func readMemMetrics() memMetrics {
+	samples := make([]metrics.Sample, len(memMetricNames))
+	for i, n := range memMetricNames {
+		samples[i].Name = n
+	}
+	metrics.Read(samples)
+	var m memMetrics
+	if v := samples[0].Value; v.Kind() == metrics.KindUint64 {
+		m.heapObjects = v.Uint64()
+	}
+	if v := samples[1].Value; v.Kind() == metrics.KindUint64 {
+		m.gcCycles = v.Uint64()
+	}
+	if gc, all := samples[2].Value, samples[3].Value; gc.Kind() == metrics.KindFloat64 && all.Kind() == metrics.KindFloat64 && all.Float64() > 0 {
+		m.gcCPUFraction = gc.Float64() / all.Float64()
+	}
+	if v := samples[4].Value; v.Kind() == metrics.KindFloat64Histogram {
+		m.gcPauseP99 = histQuantile(v.Float64Histogram(), 0.99)
+		m.gcPauseMax = histQuantile(v.Float64Histogram(), 1)
+	}
+	return m
+}
+
+// histQuantile returns the upper bound of the bucket holding quantile q.
+func histQuantile(h *metrics.Float64Histogram, q float64) time.Duration {
+	var total uint64
+	for _, c := range h.Counts {
+		total += c
+	}
+	if total == 0 {
 		return 0
 	}
-	return s[0].Value.Uint64()
+	rank := uint64(math.Ceil(q * float64(total)))
+	var seen uint64
+	for i, c := range h.Counts {
+		seen += c
+		if seen >= rank && c > 0 {
+			upper := h.Buckets[i+1]
+			if math.IsInf(upper, 1) {
+				upper = h.Buckets[i]
+			}
+			return time.Duration(upper * float64(time.Second))
+		}
+	}
+	return 0
 }
 
 // readRSS is used_memory_rss: the resident set size from /proc.
@@ -226,10 +328,29 @@ var configParams = []configParam{
 	{"databases", func(*Server) string { return "1" }},
 	{"maxmemory", func(*Server) string { return "0" }},
 	{"save", func(*Server) string { return "" }},
-	{"appendonly", func(*Server) string { return "no" }},
-	{"appendfsync", func(*Server) string { return "everysec" }},
-	{"kvstore-persist", func(*Server) string { return "none" }},
+	{"appendonly", func(s *Server) string { return yesNo(s.cfg.Persist != PersistNone) }},
+	{"appendfsync", appendfsync},
+	{"dir", func(s *Server) string { return s.cfg.Dir }},
+	{"auto-aof-rewrite-percentage", func(s *Server) string { return strconv.Itoa(max(s.cfg.AutoRewritePercentage, 0)) }},
+	{"auto-aof-rewrite-min-size", func(s *Server) string { return strconv.FormatInt(s.cfg.AutoRewriteMinSize, 10) }},
+	{"kvstore-persist", func(s *Server) string { return s.cfg.Persist }},
 	{"kvstore-alloc", func(s *Server) string { return s.cfg.Alloc }},
+}
+
+// appendfsync answers as Redis would: its default, everysec, when there is
+// no log.
+func appendfsync(s *Server) string {
+	if s.cfg.Persist == PersistNone {
+		return PersistEverysec
+	}
+	return s.cfg.Persist
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func (s *Server) limits() resp.Limits { return s.cfg.Limits.WithDefaults() }

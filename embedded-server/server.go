@@ -40,6 +40,20 @@ type Config struct {
 	Logger *slog.Logger
 	// Alloc is the allocator: AllocPool (the default) or AllocGo.
 	Alloc string
+	// Persist is the log's policy: PersistNone (the default), PersistNo,
+	// PersistEverysec or PersistAlways.
+	Persist string
+	// Dir is the log's directory, created if missing; "." by default.
+	Dir string
+	// AutoRewritePercentage and AutoRewriteMinSize start a rewrite when
+	// the incremental log has grown by that percentage of the base and to
+	// at least that size; 0 means the defaults, a negative percentage
+	// disables automatic rewrites.
+	AutoRewritePercentage int
+	AutoRewriteMinSize    int64
+
+	// openFile opens the log's files; tests put faults under it.
+	openFile func(name string, flag int) (logFile, error)
 	// Version is reported by INFO as kvstore_version.
 	Version string
 }
@@ -57,6 +71,21 @@ func (c Config) withDefaults() Config {
 	if c.Alloc == "" {
 		c.Alloc = AllocPool
 	}
+	if c.Persist == "" {
+		c.Persist = PersistNone
+	}
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	if c.AutoRewritePercentage == 0 {
+		c.AutoRewritePercentage = DefaultAutoRewritePercentage
+	}
+	if c.AutoRewriteMinSize <= 0 {
+		c.AutoRewriteMinSize = DefaultAutoRewriteMinSize
+	}
+	if c.openFile == nil {
+		c.openFile = openLogFile
+	}
 	if c.Version == "" {
 		c.Version = "(devel)"
 	}
@@ -71,6 +100,7 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	db    *DB
+	aof   *aofLog // nil under PersistNone
 	start time.Time
 
 	mu      sync.Mutex
@@ -105,14 +135,25 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Alloc != AllocGo && cfg.Alloc != AllocPool {
 		return nil, fmt.Errorf("allocator %q: want %q or %q", cfg.Alloc, AllocGo, AllocPool)
 	}
-	return &Server{
+	switch cfg.Persist {
+	case PersistNone, PersistNo, PersistEverysec, PersistAlways:
+	default:
+		return nil, fmt.Errorf("persistence %q: want none, no, everysec or always", cfg.Persist)
+	}
+	s := &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
 		db:    newDB(cfg.Alloc),
 		start: time.Now(),
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
-	}, nil
+	}
+	if cfg.Persist != PersistNone {
+		if err := s.openAOF(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Start listens on cfg.Addr and serves in the background until Close.
@@ -123,10 +164,12 @@ func Start(cfg Config) (*Server, error) {
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
+		s.closeAOF()
 		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}
 	if err := s.startLoops(ln); err != nil {
 		ln.Close()
+		s.closeAOF()
 		return nil, err
 	}
 	go s.acceptLoop(ln)
@@ -163,6 +206,9 @@ func (s *Server) startLoops(ln net.Listener) error {
 		}()
 	}
 	go s.cron()
+	if s.aof != nil && s.cfg.Persist == PersistEverysec {
+		go s.aof.everysec(s.done)
+	}
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
 	return nil
 }
@@ -289,6 +335,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	if cerr := s.closeAOF(); err == nil {
+		err = cerr
+	}
 	s.stopped.Do(func() {
 		s.log.Info("server stopped", "commands", s.stats.commands.Load())
 		close(s.done)
@@ -303,6 +352,29 @@ func (s *Server) Close() error {
 	return s.Shutdown(ctx)
 }
 
+// closeAOF waits for a rewrite under way, then writes and fsyncs what is
+// left of the log and closes it.
+func (s *Server) closeAOF() error {
+	a := s.aof
+	if a == nil {
+		return nil
+	}
+	for {
+		a.mu.Lock()
+		busy := a.rewriting
+		a.mu.Unlock()
+		if !busy {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := a.close(); err != nil {
+		s.log.Error("closing the operation log", "err", err)
+		return err
+	}
+	return nil
+}
+
 // cron runs the server's periodic work until it stops.
 func (s *Server) cron() {
 	t := time.NewTicker(opsSampleEvery)
@@ -313,6 +385,9 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.stats.ops.sample(now, s.stats.commands.Load())
+			if s.aof != nil && !s.isClosing() {
+				s.maybeRewrite(now)
+			}
 		}
 	}
 }

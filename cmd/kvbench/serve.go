@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +29,12 @@ type serveOptions struct {
 	logLevel    string
 	cpuProfile  string
 	alloc       string
+	persist     string
+	dir         string
+	rewritePct  int
+	rewriteMin  int64
+	repair      bool
+	yes         bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -38,6 +48,11 @@ RSET / RGET / RDEL / RMOD / REXIST on the ordered engine) and a
 Redis-compatible subset (SET, GET, INCR, MSET, Redis hashes, INFO,
 CONFIG GET, ...), so redis-cli and redis-benchmark work against it.
 
+With --persist other than none it keeps an append-only operation log in
+--dir (Redis's multi-part AOF: base, incremental files, manifest), replays
+it at start and acknowledges a write only once its record has reached the
+kernel (no, everysec) or the disk (always).
+
 It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 		Example: `  # the seeds' port
   kvbench serve --port 8888
@@ -45,11 +60,20 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
   # any free port (printed in the ready line), with a password
   kvbench serve --port 0 --requirepass secret
 
+  # with an operation log, fsynced every second
+  kvbench serve --persist everysec --dir /var/lib/kvstore
+
+  # a log damaged in the middle refuses to start; cut it at the damage
+  kvbench serve --repair --dir /var/lib/kvstore
+
   # then, from another shell
   redis-cli -p 8888 RSET user:1 alice
   redis-benchmark -p 8888 -t set,get -P 16 -q`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.repair {
+				return runRepair(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			return runServe(cmd.Context(), opts, cmd.ErrOrStderr())
 		},
 	}
@@ -63,6 +87,12 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.IntVar(&opts.limits.MaxArgs, "max-args", resp.DefaultMaxArgs, "most arguments in one request")
 	f.Int64Var(&opts.limits.MaxQueryBuffer, "client-query-buffer-limit", resp.DefaultMaxQueryBuffer, "most bytes one pending request may occupy")
 	f.StringVar(&opts.alloc, "alloc", kvstore.AllocPool, "allocator: pool (records packed outside the Go heap, the C kvstore's mypool) or go (one Go allocation per key and value, malloc)")
+	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
+	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
+	f.IntVar(&opts.rewritePct, "auto-aof-rewrite-percentage", kvstore.DefaultAutoRewritePercentage, "compact the log when it has grown this much past its base (negative: never)")
+	f.Int64Var(&opts.rewriteMin, "auto-aof-rewrite-min-size", kvstore.DefaultAutoRewriteMinSize, "... and is at least this many bytes")
+	f.BoolVar(&opts.repair, "repair", false, "check the log in --dir and cut it at the first damaged record, after confirming; then exit")
+	f.BoolVarP(&opts.yes, "yes", "y", false, "with --repair: do not ask for confirmation")
 	f.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until the server stops")
 	return cmd
@@ -98,7 +128,16 @@ func runServe(ctx context.Context, opts serveOptions, logOut interface {
 		Logger:      logger,
 		Alloc:       opts.alloc,
 		Version:     buildVersion(),
+		Persist:     opts.persist,
+		Dir:         opts.dir,
+
+		AutoRewritePercentage: opts.rewritePct,
+		AutoRewriteMinSize:    opts.rewriteMin,
 	})
+	var le *kvstore.LogError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%w\nthe operation log is damaged there and nothing after it can be trusted; to cut the log at that offset (losing what follows), run:\n  kvbench serve --repair --dir %s", err, opts.dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -110,4 +149,21 @@ func runServe(ctx context.Context, opts serveOptions, logOut interface {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// runRepair checks the log in opts.dir and cuts it at the first damaged
+// record once the user confirms.
+func runRepair(opts serveOptions, in io.Reader, out, errOut io.Writer) error {
+	br := bufio.NewReader(in)
+	confirm := func(q string) bool {
+		fmt.Fprintln(errOut, q)
+		if opts.yes {
+			fmt.Fprintln(errOut, "(--yes given)")
+			return true
+		}
+		fmt.Fprint(errOut, "Type yes to proceed: ")
+		line, _ := br.ReadString('\n')
+		return strings.EqualFold(strings.TrimSpace(line), "yes")
+	}
+	return kvstore.Repair(opts.dir, opts.limits, confirm, out)
 }

@@ -105,6 +105,7 @@ type Reader struct {
 	buf []byte
 	r   int // unread bytes are buf[r:w]
 	w   int
+	off int64 // stream offset of buf[0]
 	err error // sticky read error, returned once the buffer is drained
 
 	argv [][]byte // arguments of the requests parsed since the last Fill
@@ -127,6 +128,22 @@ func NewReader(src io.Reader, lim Limits) *Reader {
 
 // Buffered reports how many received bytes are not yet consumed by Next.
 func (r *Reader) Buffered() int { return r.w - r.r }
+
+// Peek returns the buffered bytes Next has not consumed, without copying:
+// valid until the next call to Next or Fill.
+func (r *Reader) Peek() []byte { return r.buf[r.r:r.w] }
+
+// Discard consumes up to n buffered bytes, as if Next had, and returns how
+// many it consumed. Use it between requests only.
+func (r *Reader) Discard(n int) int {
+	n = min(n, r.w-r.r)
+	r.r += n
+	return n
+}
+
+// Offset reports how many bytes of the stream Next has consumed: the offset
+// of the next request.
+func (r *Reader) Offset() int64 { return r.off + int64(r.r) }
 
 // Fill reads more bytes from the source, blocking until at least one
 // arrives. It invalidates every Command returned so far. A read error is
@@ -161,6 +178,7 @@ func (r *Reader) release() {
 		r.argv = r.argv[:0]
 	}
 	if r.r == r.w {
+		r.off += int64(r.r)
 		r.r, r.w = 0, 0
 		if cap(r.buf) > keepBufSize || r.buf == nil {
 			r.buf = make([]byte, minBufSize)
@@ -169,6 +187,7 @@ func (r *Reader) release() {
 	}
 	if r.r > 0 {
 		r.moved()
+		r.off += int64(r.r)
 		r.w = copy(r.buf, r.buf[r.r:r.w])
 		r.r = 0
 	}

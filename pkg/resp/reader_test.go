@@ -19,6 +19,7 @@ func readAll(t testing.TB, src []byte, chunk int, lim Limits) ([][]string, error
 	}
 	rd := NewReader(in, lim)
 	var out [][]string
+	var consumed int64
 	for {
 		for {
 			cmd, ok, err := rd.Next()
@@ -32,6 +33,10 @@ func readAll(t testing.TB, src []byte, chunk int, lim Limits) ([][]string, error
 			for _, a := range cmd.Args {
 				args = append(args, string(a))
 			}
+			if got := rd.Offset(); got != consumed+int64(len(cmd.Raw)) && cmd.Raw != nil {
+				t.Fatalf("Offset %d after a %d-byte request at %d", got, len(cmd.Raw), consumed)
+			}
+			consumed = rd.Offset()
 			if cmd.Raw != nil && !bytes.Equal(cmd.Raw, AppendCommand(nil, cmd.Args...)) {
 				t.Fatalf("Raw %q does not re-encode args %q", cmd.Raw, args)
 			}

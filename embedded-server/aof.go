@@ -1,0 +1,325 @@
+package kvstore
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// Persistence policies (--persist), named after Redis's appendfsync.
+const (
+	// PersistNone keeps no log.
+	PersistNone = "none"
+	// PersistNo writes each write's record to the kernel before its reply;
+	// the kernel decides when it reaches the disk.
+	PersistNo = "no"
+	// PersistEverysec also fsyncs the log in the background every second.
+	PersistEverysec = "everysec"
+	// PersistAlways fsyncs the log before the replies of every batch, one
+	// fsync shared by every connection served in the same round.
+	PersistAlways = "always"
+)
+
+// Defaults for automatic compaction, Redis's auto-aof-rewrite-*.
+const (
+	DefaultAutoRewritePercentage = 100
+	DefaultAutoRewriteMinSize    = 64 << 20
+)
+
+// The log is Redis's multi-part AOF: a base file holding the dataset as of
+// the last rewrite, the incremental files written since, and a manifest
+// naming them, replaced atomically. Every record is a command in RESP
+// followed by a checksum line, "#" and the CRC-32C of the command's bytes
+// in eight hex digits: Redis's own loader skips lines starting with "#",
+// and a flipped byte anywhere in a record is caught.
+const (
+	manifestName = "appendonly.aof.manifest"
+	filePrefix   = "appendonly.aof."
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// appendRecord appends the log record of cmd to dst.
+func appendRecord(dst []byte, cmd resp.Command) []byte {
+	start := len(dst)
+	if cmd.Raw != nil {
+		dst = append(dst, cmd.Raw...)
+	} else {
+		dst = resp.AppendCommand(dst, cmd.Args...)
+	}
+	return appendChecksum(dst, crc32.Checksum(dst[start:], castagnoli))
+}
+
+func appendChecksum(dst []byte, crc uint32) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '#')
+	for shift := 28; shift >= 0; shift -= 4 {
+		dst = append(dst, hex[crc>>shift&0xf])
+	}
+	return append(dst, '\r', '\n')
+}
+
+// logFile is what the log writes through; tests put faults under it.
+type logFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+func openLogFile(name string, flag int) (logFile, error) {
+	return os.OpenFile(name, flag, 0o644)
+}
+
+// errMisconf prefixes the reply to a write the log could not take.
+const errMisconf = "MISCONF Errors writing to the AOF file: "
+
+// aofLog is the operation log. Records are appended under the database's
+// write lock, so their order is the order the writes were applied; they
+// reach the file in commit, called before the replies are written: one
+// caller (the leader) writes everything appended so far with one write(2),
+// and fsyncs it under the always policy, while the others wait for it.
+type aofLog struct {
+	dir    string
+	policy string
+	open   func(name string, flag int) (logFile, error)
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	buf      []byte // appended, not yet written
+	spare    []byte
+	appended int64 // positions in the logical stream of records
+	written  int64
+	synced   int64
+	flushing bool
+	err      error       // the log is failing: writes are refused
+	failing  atomic.Bool // err != nil, for the write path's check
+	errMsg   atomic.Pointer[string]
+	retryAt  time.Time // next recovery attempt
+	backoff  time.Duration
+
+	closed bool
+	f      logFile // the newest incremental file
+	fsize  int64   // its bytes known to be good
+	man    manifest
+
+	// Compaction.
+	baseSize     int64 // base file size at the last rewrite
+	incrSize     int64 // bytes in incremental files since
+	rewriting    bool
+	recovering   bool // the rewrite under way is a recovery
+	rewriteStart time.Time
+	lastRewrite  struct {
+		ok       bool
+		duration time.Duration
+		err      error
+	}
+
+	// Background fsync (everysec).
+	fsyncBegan    atomic.Int64 // UnixNano of the fsync under way, 0 if none
+	delayedFsyncs atomic.Int64
+
+	// Start-up.
+	loadTime      time.Duration
+	loadedKeys    int
+	loadedRecords int64
+	truncated     int64
+}
+
+func newAOFLog(dir, policy string, open func(string, int) (logFile, error), log *slog.Logger) *aofLog {
+	a := &aofLog{dir: dir, policy: policy, open: open, log: log}
+	a.cond.L = &a.mu
+	a.lastRewrite.ok = true
+	return a
+}
+
+func (a *aofLog) path(name string) string { return filepath.Join(a.dir, name) }
+
+// append adds records to the log and returns the stream position after
+// them. The caller holds the database's write lock.
+func (a *aofLog) append(records []byte) int64 {
+	a.mu.Lock()
+	a.buf = append(a.buf, records...)
+	a.appended += int64(len(records))
+	end := a.appended
+	a.mu.Unlock()
+	return end
+}
+
+// commit returns once the stream up to end has reached the kernel, and the
+// disk too under the always policy, or with the error that stops it.
+func (a *aofLog) commit(end int64) error {
+	always := a.policy == PersistAlways
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for {
+		if a.written >= end && (!always || a.synced >= end) {
+			return nil
+		}
+		if a.err != nil {
+			return a.err
+		}
+		if a.flushing {
+			a.cond.Wait()
+			continue
+		}
+		a.flushing = true
+		data, target, f := a.buf, a.appended, a.f
+		a.buf = a.spare[:0]
+		a.mu.Unlock()
+		err := a.writeOut(f, data)
+		if err == nil && always {
+			if err = f.Sync(); err != nil {
+				err = fmt.Errorf("fsync: %w", err)
+			}
+		}
+		a.mu.Lock()
+		a.spare = data[:0]
+		a.flushing = false
+		if err != nil {
+			a.fail(err)
+		} else {
+			a.written = target
+			if always {
+				a.synced = target
+			}
+		}
+		a.cond.Broadcast()
+	}
+}
+
+// writeOut writes data to the end of f. After a short write it cuts the
+// file back to its last good size, so that no partial record is left in the
+// middle of the log.
+func (a *aofLog) writeOut(f logFile, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	n, err := f.Write(data)
+	if err == nil && n < len(data) {
+		err = errors.New("short write")
+	}
+	if err != nil {
+		if n > 0 {
+			if terr := f.Truncate(a.fsize); terr != nil {
+				a.log.Error("cannot cut a partial record off the log: the next start will drop it", "err", terr)
+			}
+		}
+		return fmt.Errorf("write: %w", err)
+	}
+	a.fsize += int64(n)
+	a.incrSize += int64(n)
+	return nil
+}
+
+// fail puts the log in its failing state: writes are refused with MISCONF
+// until a rewrite has written the whole dataset afresh. The caller holds mu.
+func (a *aofLog) fail(err error) {
+	if a.err == nil {
+		a.log.Error("the operation log failed: refusing writes until it is rewritten", "err", err)
+		a.backoff = time.Second
+		a.retryAt = time.Now().Add(a.backoff)
+	}
+	a.err = err
+	a.recovering = false
+	msg := err.Error()
+	a.errMsg.Store(&msg)
+	a.failing.Store(true)
+}
+
+// errText is the failing log's error, for MISCONF replies.
+func (a *aofLog) errText() string {
+	if p := a.errMsg.Load(); p != nil {
+		return *p
+	}
+	return "unknown error"
+}
+
+// ackedPos is how far the stream may be acknowledged: written, or synced
+// under the always policy.
+func (a *aofLog) ackedPos() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.policy == PersistAlways {
+		return a.synced
+	}
+	return a.written
+}
+
+// syncNow fsyncs what has been written: the everysec policy's background
+// fsync, and shutdown's last one.
+func (a *aofLog) syncNow() error {
+	a.mu.Lock()
+	target, f, synced, closed := a.written, a.f, a.synced, a.closed
+	a.mu.Unlock()
+	if closed || target <= synced {
+		return nil
+	}
+	a.fsyncBegan.Store(time.Now().UnixNano())
+	err := f.Sync()
+	a.fsyncBegan.Store(0)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f != f || a.closed {
+		return nil // switched meanwhile (the switch synced the old file), or closed
+	}
+	if err != nil {
+		a.fail(fmt.Errorf("fsync: %w", err))
+		return err
+	}
+	a.synced = max(a.synced, target)
+	return nil
+}
+
+// everysec fsyncs once a second until stop is closed. An fsync still
+// running after two seconds is reported, as Redis does.
+func (a *aofLog) everysec(stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if began := a.fsyncBegan.Load(); began != 0 {
+			if d := time.Since(time.Unix(0, began)); d > 2*time.Second {
+				a.delayedFsyncs.Add(1)
+				a.log.Warn("asynchronous AOF fsync is taking too long (disk is busy?)", "running_for", d.Round(time.Millisecond))
+			}
+			continue
+		}
+		go a.syncNow()
+	}
+}
+
+// close writes and fsyncs what is left and closes the file.
+func (a *aofLog) close() error {
+	a.mu.Lock()
+	for a.flushing {
+		a.cond.Wait()
+	}
+	var err error
+	if a.err == nil {
+		if err = a.writeOut(a.f, a.buf); err == nil {
+			a.buf = a.buf[:0]
+			a.written = a.appended
+			err = a.f.Sync()
+		}
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	a.closed = true
+	a.mu.Unlock()
+	return err
+}

@@ -1,0 +1,402 @@
+package kvstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// startPersistent starts a server with a log in dir.
+func startPersistent(t testing.TB, dir, policy string, mod ...func(*Config)) *Server {
+	t.Helper()
+	cfg := Config{Persist: policy, Dir: dir}
+	for _, f := range mod {
+		f(&cfg)
+	}
+	return startServer(t, cfg)
+}
+
+// writeEverything exercises every command that changes data.
+func writeEverything(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	c := ctx(t)
+	for _, cmd := range [][]any{
+		{"SET", "s", "v1"}, {"SET", "s", "v2"}, {"SET", "gone", "x"}, {"DEL", "gone"},
+		{"INCR", "n"}, {"INCRBY", "n", "41"}, {"DECR", "n"}, {"DECRBY", "n", "1"},
+		{"MSET", "m1", "a", "m2", "b"}, {"APPEND", "app", "ab"}, {"APPEND", "app", "cd"},
+		{"MOD", "m1", "A"}, {"SET", "bin", "a\r\n\x00b"},
+		{"HSET", "e", "engine"}, {"HMOD", "e", "engine2"}, {"HSET", "e2", "x"}, {"HDEL", "e2"},
+		{"RSET", "r", "tree"}, {"RMOD", "r", "tree2"}, {"RSET", "r2", "x"}, {"RDEL", "r2"},
+		{"HSET", "h", "f1", "v1", "f2", "v2"}, {"HDEL", "h", "f2"},
+		{"SET", "flushed", "x"}, {"FLUSHALL"}, // everything before is gone...
+		{"SET", "s", "v2"}, {"INCRBY", "n", "40"}, {"MSET", "m1", "A", "m2", "b"},
+		{"APPEND", "app", "abcd"}, {"SET", "bin", "a\r\n\x00b"}, {"HSET", "e", "engine2"},
+		{"RSET", "r", "tree2"}, {"HSET", "h", "f1", "v1"},
+	} {
+		if err := rdb.Do(c, cmd...).Err(); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+}
+
+func checkEverything(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	c := ctx(t)
+	for _, x := range []struct {
+		cmd  []any
+		want string
+	}{
+		{[]any{"GET", "s"}, "v2"}, {[]any{"GET", "n"}, "40"}, {[]any{"GET", "m1"}, "A"},
+		{[]any{"GET", "m2"}, "b"}, {[]any{"GET", "app"}, "abcd"}, {[]any{"GET", "bin"}, "a\r\n\x00b"},
+		{[]any{"HGET", "e"}, "engine2"}, {[]any{"RGET", "r"}, "tree2"}, {[]any{"HGET", "h", "f1"}, "v1"},
+		{[]any{"DBSIZE"}, "9"},
+	} {
+		v, err := rdb.Do(c, x.cmd...).Result()
+		if got := fmt.Sprint(v); err != nil || got != x.want {
+			t.Errorf("%v = %q, %v; want %q", x.cmd, v, err, x.want)
+		}
+	}
+}
+
+func TestLogRoundTrip(t *testing.T) {
+	for _, policy := range []string{PersistNo, PersistEverysec, PersistAlways} {
+		for _, alloc := range []string{AllocPool, AllocGo} {
+			t.Run(policy+"/"+alloc, func(t *testing.T) {
+				dir := t.TempDir()
+				withAlloc := func(c *Config) { c.Alloc = alloc }
+				srv := startPersistent(t, dir, policy, withAlloc)
+				writeEverything(t, newClient(t, srv))
+				srv.Close()
+
+				srv = startPersistent(t, dir, policy, withAlloc)
+				rdb := newClient(t, srv)
+				checkEverything(t, rdb)
+				// Compact, write more, and load base plus increments.
+				if err := rdb.Do(ctx(t), "SAVE").Err(); err != nil {
+					t.Fatal(err)
+				}
+				rdb.Set(ctx(t), "after", "save", 0)
+				srv.Close()
+				srv = startPersistent(t, dir, policy, withAlloc)
+				rdb = newClient(t, srv)
+				if got := rdb.Get(ctx(t), "after").Val(); got != "save" {
+					t.Fatalf("GET after = %q", got)
+				}
+				rdb.Del(ctx(t), "after")
+				checkEverything(t, rdb)
+				info := rdb.Info(ctx(t), "persistence").Val()
+				for _, want := range []string{"aof_enabled:1", "aof_fsync:" + policy, "aof_last_bgrewrite_status:ok", "aof_loaded_keys:10"} {
+					if !strings.Contains(info, want) {
+						t.Errorf("INFO persistence lacks %q:\n%s", want, info)
+					}
+				}
+				cfg := rdb.ConfigGet(ctx(t), "*").Val()
+				if cfg["appendonly"] != "yes" || cfg["appendfsync"] != policy || cfg["save"] != "" || cfg["dir"] != dir {
+					t.Errorf("CONFIG GET = appendonly %q appendfsync %q save %q dir %q", cfg["appendonly"], cfg["appendfsync"], cfg["save"], cfg["dir"])
+				}
+			})
+		}
+	}
+}
+
+// buildLog writes n SETs through a server and returns the log file and the
+// offsets at which its records start (and its length, last).
+func buildLog(t *testing.T, dir string, n int) (string, []int64) {
+	t.Helper()
+	srv := startPersistent(t, dir, PersistNo)
+	rdb := newClient(t, srv)
+	for i := range n {
+		rdb.Set(ctx(t), fmt.Sprint("k", i), fmt.Sprint("value-", i), 0)
+	}
+	srv.Close()
+	path := filepath.Join(dir, incrName(1))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	for i := 0; i < len(data); {
+		offs = append(offs, int64(i))
+		j := bytes.Index(data[i:], []byte("\r\n#"))
+		i += j + 3 + 8 + 2
+	}
+	if len(offs) != n {
+		t.Fatalf("found %d records, want %d", len(offs), n)
+	}
+	return path, append(offs, int64(len(data)))
+}
+
+func copyDir(t *testing.T, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	entries, _ := os.ReadDir(from)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(to, e.Name()), b, 0o644)
+	}
+	return to
+}
+
+// Cutting the log at every byte offset inside its last record: the server
+// starts, drops that record only, and says how much it dropped.
+func TestLogTruncatedTail(t *testing.T) {
+	src := t.TempDir()
+	path, offs := buildLog(t, src, 5)
+	last, end := offs[4], offs[5]
+	for cut := last + 1; cut < end; cut++ {
+		dir := copyDir(t, src)
+		if err := os.Truncate(filepath.Join(dir, filepath.Base(path)), cut); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		rdb := newClient(t, srv)
+		if n := rdb.DBSize(ctx(t)).Val(); n != 4 {
+			t.Fatalf("cut at %d: %d keys, want 4", cut, n)
+		}
+		if err := rdb.Get(ctx(t), "k4").Err(); err != redis.Nil {
+			t.Fatalf("cut at %d: the cut record was replayed", cut)
+		}
+		if info := rdb.Info(ctx(t), "persistence").Val(); !strings.Contains(info, fmt.Sprintf("aof_load_truncated_bytes:%d\r\n", cut-last)) {
+			t.Fatalf("cut at %d: INFO does not report %d bytes dropped", cut, cut-last)
+		}
+		// The file was cut back, so what is appended now replays cleanly.
+		rdb.Set(ctx(t), "new", "v", 0)
+		srv.Close()
+		srv, err = Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
+		if err != nil {
+			t.Fatalf("cut at %d, restart: %v", cut, err)
+		}
+		if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != 5 {
+			t.Fatalf("cut at %d, restart: %d keys, want 5", cut, n)
+		}
+		srv.Close()
+	}
+}
+
+// A flipped byte anywhere in a record that is not the last one refuses the
+// start, naming the file and the record's offset; repair cuts the log
+// there and the server starts with the records before it.
+func TestLogCorruptMiddle(t *testing.T) {
+	src := t.TempDir()
+	path, offs := buildLog(t, src, 5)
+	rec := 2
+	for pos := offs[rec]; pos < offs[rec+1]; pos++ {
+		dir := copyDir(t, src)
+		p := filepath.Join(dir, filepath.Base(path))
+		data, _ := os.ReadFile(p)
+		data[pos] ^= 0x20
+		os.WriteFile(p, data, 0o644)
+		_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
+		var le *LogError
+		if !errors.As(err, &le) || le.Truncated || le.Offset < offs[rec] || le.Offset >= offs[rec+1] {
+			t.Fatalf("byte %d (record at %d) flipped: err = %v, want a LogError inside the record", pos, offs[rec], err)
+		}
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("error %q does not name the file", err)
+		}
+		if pos != offs[rec]+7 {
+			continue // repair is tested once
+		}
+		if err := Repair(dir, resp.Limits{}, func(string) bool { return false }, io.Discard); !errors.Is(err, ErrRepairCancelled) {
+			t.Fatalf("refused repair: %v", err)
+		}
+		var report bytes.Buffer
+		var question string
+		if err := Repair(dir, resp.Limits{}, func(q string) bool { question = q; return true }, &report); err != nil {
+			t.Fatalf("repair: %v", err)
+		}
+		if !strings.Contains(question, fmt.Sprintf("offset %d", offs[rec])) || !strings.Contains(report.String(), "repaired") {
+			t.Fatalf("repair question %q, report %q", question, report.String())
+		}
+		srv, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
+		if err != nil {
+			t.Fatalf("start after repair: %v", err)
+		}
+		if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != int64(rec) {
+			t.Fatalf("after repair: %d keys, want %d", n, rec)
+		}
+		srv.Close()
+	}
+}
+
+// Redis's aof-race test: INCRs from several clients while the log is
+// rewritten again and again; after a restart the counter equals the number
+// of acknowledged INCRs.
+func TestRewriteRacingWrites(t *testing.T) {
+	for _, alloc := range []string{AllocPool, AllocGo} {
+		t.Run(alloc, func(t *testing.T) {
+			dir := t.TempDir()
+			srv := startPersistent(t, dir, PersistEverysec, func(c *Config) { c.Alloc = alloc })
+			var acked atomic.Int64
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			for w := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rdb := newClient(t, srv)
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						pipe := rdb.Pipeline()
+						for range 10 {
+							pipe.Incr(context.Background(), "counter")
+						}
+						pipe.Set(context.Background(), fmt.Sprint("w", w, ":", i), i, 0)
+						cmds, _ := pipe.Exec(context.Background())
+						for _, c := range cmds[:10] {
+							if c.Err() == nil {
+								acked.Add(1)
+							}
+						}
+					}
+				}()
+			}
+			admin := newClient(t, srv)
+			for range 10 {
+				err := admin.Do(ctx(t), "BGREWRITEAOF").Err()
+				if err != nil && !strings.Contains(err.Error(), "already in progress") {
+					t.Fatal(err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			close(stop)
+			wg.Wait()
+			srv.Close()
+			srv = startPersistent(t, dir, PersistEverysec, func(c *Config) { c.Alloc = alloc })
+			got, err := newClient(t, srv).Get(ctx(t), "counter").Int64()
+			if err != nil || got != acked.Load() {
+				t.Fatalf("counter = %d, %v; %d INCRs acknowledged", got, err, acked.Load())
+			}
+		})
+	}
+}
+
+// faultyFile fails writes (or fsyncs) while its switch is on.
+type faultyFile struct {
+	logFile
+	failWrite, failSync *atomic.Bool
+}
+
+func (f *faultyFile) Write(p []byte) (int, error) {
+	if f.failWrite.Load() {
+		// A partial write, then the error, as a full disk does.
+		n, _ := f.logFile.Write(p[:len(p)/2])
+		return n, errors.New("no space left on device (injected)")
+	}
+	return f.logFile.Write(p)
+}
+
+func (f *faultyFile) Sync() error {
+	if f.failSync.Load() {
+		return errors.New("input/output error (injected)")
+	}
+	return f.logFile.Sync()
+}
+
+func TestLogWriteFailure(t *testing.T) {
+	for _, fault := range []string{"write", "fsync"} {
+		t.Run(fault, func(t *testing.T) {
+			dir := t.TempDir()
+			var failWrite, failSync atomic.Bool
+			open := func(name string, flag int) (logFile, error) {
+				f, err := openLogFile(name, flag)
+				if err != nil {
+					return nil, err
+				}
+				return &faultyFile{logFile: f, failWrite: &failWrite, failSync: &failSync}, nil
+			}
+			srv := startPersistent(t, dir, PersistAlways, func(c *Config) { c.openFile = open })
+			rdb := newClient(t, srv)
+			c := ctx(t)
+			for i := range 10 {
+				if err := rdb.Set(c, fmt.Sprint("k", i), i, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if fault == "write" {
+				failWrite.Store(true)
+			} else {
+				failSync.Store(true)
+			}
+			wantErr(t, "SET while failing", rdb.Set(c, "bad", "x", 0).Err(), "MISCONF")
+			wantErr(t, "next SET", rdb.Set(c, "bad2", "x", 0).Err(), "MISCONF")
+			wantErr(t, "RSET", rdb.Do(c, "RSET", "r", "x").Err(), "MISCONF")
+			if got, err := rdb.Get(c, "k3").Result(); err != nil || got != "3" {
+				t.Fatalf("GET while failing = %q, %v", got, err)
+			}
+			info := rdb.Info(c, "persistence").Val()
+			if !strings.Contains(info, "aof_last_write_status:err") {
+				t.Fatalf("INFO does not show the failure:\n%s", info)
+			}
+			// Heal the disk: the server rewrites the log and accepts writes.
+			failWrite.Store(false)
+			failSync.Store(false)
+			deadline := time.Now().Add(10 * time.Second)
+			for rdb.Set(c, "good", "y", 0).Err() != nil {
+				if time.Now().After(deadline) {
+					t.Fatal("writes still refused 10 s after the disk healed")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			srv.Close()
+			srv = startPersistent(t, dir, PersistAlways)
+			rdb = newClient(t, srv)
+			for i := range 10 {
+				if got := rdb.Get(c, fmt.Sprint("k", i)).Val(); got != strconv.Itoa(i) {
+					t.Fatalf("acknowledged k%d = %q after restart", i, got)
+				}
+			}
+			if got := rdb.Get(c, "good").Val(); got != "y" {
+				t.Fatalf("acknowledged write after recovery lost: %q", got)
+			}
+			if err := rdb.Get(c, "bad2").Err(); err != redis.Nil {
+				t.Fatalf("a write refused before it was applied exists: %v", err)
+			}
+		})
+	}
+}
+
+func TestDataDirNotWritable(t *testing.T) {
+	if os.Getuid() == 0 {
+		// root writes anywhere; a file where the directory should be
+		// fails for everyone.
+		f := filepath.Join(t.TempDir(), "file")
+		os.WriteFile(f, nil, 0o644)
+		_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: filepath.Join(f, "sub")})
+		if err == nil || !strings.Contains(err.Error(), "data directory") {
+			t.Fatalf("err = %v", err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o555)
+	defer os.Chmod(dir, 0o755)
+	_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "not writable") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,304 @@
+package kvstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// LogError is a damaged operation log: the file, the offset of the first
+// record that cannot be trusted, and why. Nothing after it is replayed.
+type LogError struct {
+	File      string
+	Offset    int64
+	Msg       string
+	Truncated bool // the file ends inside the record
+}
+
+func (e *LogError) Error() string {
+	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
+}
+
+// scanLog reads the records of one log file, checks each one's checksum
+// and hands it to fn (which may be nil). It stops at the first record that
+// is malformed, fails its checksum or is refused by fn, with a *LogError.
+// A file that ends inside a record gives a LogError with Truncated set,
+// unless what follows the cut holds a record with a valid checksum: then a
+// length was damaged and the parse went astray, which is corruption.
+func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd := resp.NewReader(f, lim)
+	bad := func(off int64, format string, args ...any) error {
+		return &LogError{File: path, Offset: off, Msg: fmt.Sprintf(format, args...)}
+	}
+	// next returns the next request, reading as needed; nil at the end.
+	next := func() (*resp.Command, error) {
+		for {
+			cmd, ok, err := rd.Next()
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return &cmd, nil
+			}
+			if err := rd.Fill(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil, nil
+				}
+				return nil, err
+			}
+		}
+	}
+	var held resp.Command // a command copied out of the buffer before a Fill
+	for {
+		start := rd.Offset()
+		cmd, err := next()
+		if err != nil {
+			if resp.IsProtocolError(err) {
+				return records, bad(start, "malformed record: %v", err)
+			}
+			return records, fmt.Errorf("%s: %w", path, err)
+		}
+		if cmd == nil {
+			if rd.Buffered() > 0 {
+				return records, truncatedAt(path, start)
+			}
+			return records, nil
+		}
+		if cmd.Raw == nil {
+			return records, bad(start, "a command record must be in RESP, found an inline line")
+		}
+		// The checksum line follows, exactly "#xxxxxxxx\r\n". Reading more
+		// of the file reuses the buffer: copy the command first (once per
+		// buffer).
+		sumAt := rd.Offset()
+		for len(rd.Peek()) < checksumLineLen {
+			if cmd != &held {
+				held = cloneCommand(*cmd)
+				cmd = &held
+			}
+			if err := rd.Fill(); errors.Is(err, io.EOF) {
+				return records, truncatedAt(path, start)
+			} else if err != nil {
+				return records, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		want, ok := parseChecksumLine(rd.Peek()[:checksumLineLen])
+		if !ok {
+			return records, bad(sumAt, "missing or malformed checksum line after the record at offset %d", start)
+		}
+		rd.Discard(checksumLineLen)
+		if got := crc32.Checksum(cmd.Raw, castagnoli); got != want {
+			return records, bad(start, "checksum mismatch (record %08x, stored %08x)", got, want)
+		}
+		if fn != nil {
+			if err := fn(*cmd); err != nil {
+				return records, bad(start, "%v", err)
+			}
+		}
+		records++
+	}
+}
+
+// truncatedAt classifies a file that ends inside the record at off: a cut
+// (a crash during a write), or damage if a record with a valid checksum
+// follows.
+func truncatedAt(path string, off int64) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if off <= int64(len(data)) && holdsValidRecordEnd(data[off:]) {
+		return &LogError{File: path, Offset: off, Msg: "malformed record: a length does not match the data that follows"}
+	}
+	return &LogError{File: path, Offset: off, Truncated: true, Msg: fmt.Sprintf("the file ends inside a record (%d bytes)", int64(len(data))-off)}
+}
+
+// holdsValidRecordEnd reports whether some prefix of b ends with the
+// checksum line of the bytes before it.
+func holdsValidRecordEnd(b []byte) bool {
+	var crc uint32
+	for i := 0; i+11 <= len(b); i++ {
+		if i >= 2 && b[i] == '#' && b[i-2] == '\r' && b[i-1] == '\n' && b[i+9] == '\r' && b[i+10] == '\n' {
+			if want, ok := parseHex8(b[i+1 : i+9]); ok && want == crc {
+				return true
+			}
+		}
+		crc = crc32.Update(crc, castagnoli, b[i:i+1])
+	}
+	return false
+}
+
+// checksumLineLen is the length of "#xxxxxxxx\r\n".
+const checksumLineLen = 11
+
+func parseChecksumLine(b []byte) (uint32, bool) {
+	if b[0] != '#' || b[9] != '\r' || b[10] != '\n' {
+		return 0, false
+	}
+	return parseHex8(b[1:9])
+}
+
+func parseHex8(b []byte) (uint32, bool) {
+	var v uint32
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | uint32(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | uint32(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, len(b) == 8
+}
+
+func cloneCommand(cmd resp.Command) resp.Command {
+	args := make([][]byte, len(cmd.Args))
+	for i, a := range cmd.Args {
+		args[i] = bytes.Clone(a)
+	}
+	return resp.Command{Args: args, Raw: bytes.Clone(cmd.Raw)}
+}
+
+// openAOF opens the data directory, replays the log into the database and
+// leaves the newest incremental file open for appending. A damaged log is
+// refused with a *LogError, except a last record cut short by a crash,
+// which is cut off.
+func (s *Server) openAOF() error {
+	dir := s.cfg.Dir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	if err := checkWritable(dir); err != nil {
+		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	a := newAOFLog(dir, s.cfg.Persist, s.cfg.openFile, s.log)
+	man, ok, err := readManifest(dir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		man = manifest{incrs: []int{1}}
+		f, err := a.open(a.path(incrName(1)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+		if err == nil {
+			err = f.Close()
+		}
+		if err == nil {
+			err = writeManifest(dir, man)
+		}
+		if err != nil {
+			return fmt.Errorf("creating the log: %w", err)
+		}
+	}
+	began := time.Now()
+	if err := s.replay(a, man); err != nil {
+		return err
+	}
+	a.loadTime = time.Since(began)
+	a.loadedKeys = s.db.size()
+	last := a.path(incrName(man.lastIncr()))
+	f, err := a.open(last, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
+	if err != nil {
+		return fmt.Errorf("opening the log: %w", err)
+	}
+	st, err := os.Stat(last)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	a.f, a.fsize, a.man = f, st.Size(), man
+	s.aof = a
+	s.log.Info("operation log loaded", "dir", dir, "records", a.loadedRecords, "keys", a.loadedKeys,
+		"took", a.loadTime.Round(time.Millisecond), "fsync", a.policy)
+	return nil
+}
+
+// replay executes every record of the manifest's files, in order.
+func (s *Server) replay(a *aofLog, man manifest) error {
+	c := newReplayConn(s)
+	db := s.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	exec := func(cmd resp.Command) error { return c.replay(cmd) }
+	names := man.files()
+	for i, name := range names {
+		path := a.path(name)
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("log file named by the manifest: %w", err)
+		}
+		n, err := scanLog(path, s.limits(), exec)
+		a.loadedRecords += n
+		var le *LogError
+		if errors.As(err, &le) && le.Truncated && i == len(names)-1 {
+			// A crash during a write: cut the partial record off.
+			if terr := os.Truncate(path, le.Offset); terr != nil {
+				return fmt.Errorf("cutting the partial last record off %s: %w", path, terr)
+			}
+			a.truncated = st.Size() - le.Offset
+			s.log.Warn("the log's last record was cut short (a crash during a write?); dropped it",
+				"file", path, "offset", le.Offset, "bytes_dropped", a.truncated)
+			err = nil
+			st, _ = os.Stat(path)
+		}
+		if err != nil {
+			return err
+		}
+		if name == baseName(man.base) {
+			a.baseSize = st.Size()
+		} else {
+			a.incrSize += st.Size()
+		}
+	}
+	return nil
+}
+
+// newReplayConn returns a connection with no socket that executes log
+// records.
+func newReplayConn(s *Server) *conn {
+	c := &conn{s: s, authed: true, replaying: true}
+	c.info.Store(&clientInfo{name: "aof-replay"})
+	return c
+}
+
+// replay executes one record. A record that is not a known write command,
+// or that the database refuses, means the log does not describe this
+// dataset: it is reported, never skipped.
+func (c *conn) replay(cmd resp.Command) error {
+	def := lookup(cmd.Args[0])
+	if def == nil || def.flags&flagWrite == 0 {
+		return fmt.Errorf("%q is not a write command", truncate(cmd.Args[0], 64))
+	}
+	if !def.arityOK(len(cmd.Args)) {
+		return fmt.Errorf("wrong number of arguments for %q", def.name)
+	}
+	c.out = c.out[:0]
+	def.fn(c, cmd.Args)
+	if len(c.out) > 0 && c.out[0] == resp.TypeError {
+		return fmt.Errorf("%s answered %q", def.name, bytes.TrimRight(c.out[1:], "\r\n"))
+	}
+	return nil
+}
+
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".kvbench-write-test-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(filepath.Clean(name))
+}

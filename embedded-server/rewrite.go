@@ -1,0 +1,285 @@
+package kvstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// Compaction writes the dataset as a new base file while the server goes on
+// serving, as Redis's BGREWRITEAOF does with a fork. Under the database's
+// write lock it takes a point-in-time snapshot (pool arenas are copied,
+// B-trees are copy-on-write, hash maps are cloned) and starts a new
+// incremental file for the writes that follow; a goroutine then writes the
+// snapshot to a temporary file, fsyncs it, renames it into place and
+// replaces the manifest. A crash at any point leaves a manifest that names
+// a complete log.
+
+var errRewriteRunning = errors.New("ERR Background append only file rewriting already in progress")
+
+// dbSnapshot is the dataset at one instant, readable without the lock.
+type dbSnapshot struct {
+	strs, hash, tree table
+	hashes           map[string]map[string][]byte
+}
+
+// snapshot copies the dataset; the caller holds the write lock. Redis hash
+// field values are never modified in place, so cloning each field map is
+// enough.
+func (db *DB) snapshot() *dbSnapshot {
+	s := &dbSnapshot{
+		strs:   db.strs.snapshot(),
+		hash:   db.hash.snapshot(),
+		tree:   db.tree.snapshot(),
+		hashes: make(map[string]map[string][]byte, len(db.hashes)),
+	}
+	for k, h := range db.hashes {
+		s.hashes[k] = maps.Clone(h.fields)
+	}
+	return s
+}
+
+// writeTo writes the snapshot as log records that recreate it.
+func (s *dbSnapshot) writeTo(w *bufio.Writer) error {
+	var rec []byte
+	var err error
+	emit := func(args ...[]byte) {
+		if err != nil {
+			return
+		}
+		rec = appendRecord(rec[:0], resp.Command{Args: args})
+		_, err = w.Write(rec)
+	}
+	var (
+		set  = []byte("SET")
+		hset = []byte("HSET")
+		rset = []byte("RSET")
+	)
+	s.strs.scan(func(k, v []byte) bool { emit(set, k, v); return err == nil })
+	s.hash.scan(func(k, v []byte) bool { emit(hset, k, v); return err == nil })
+	s.tree.scan(func(k, v []byte) bool { emit(rset, k, v); return err == nil })
+	// Redis hashes: HSET key field value..., at most 64 fields a record.
+	// One field is four arguments, never the hash engine's three.
+	for k, fields := range s.hashes {
+		args := [][]byte{hset, []byte(k)}
+		for f, v := range fields {
+			args = append(args, []byte(f), v)
+			if len(args) == 2+2*64 {
+				emit(args...)
+				args = args[:2]
+			}
+		}
+		if len(args) > 2 {
+			emit(args...)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// startRewrite begins a compaction and returns a channel that receives its
+// outcome. The caller holds the database's write lock.
+func (s *Server) startRewrite() (<-chan error, error) {
+	a := s.aof
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rewriting {
+		return nil, errRewriteRunning
+	}
+	for a.flushing {
+		a.cond.Wait()
+	}
+	recovering := a.err != nil
+	old := a.f
+	if recovering {
+		// The log failed: what it could not take is in memory and will be
+		// in the snapshot. Cut any partial record off the old file.
+		if err := old.Truncate(a.fsize); err != nil {
+			s.log.Warn("cannot cut the failed log file back", "err", err)
+		}
+	} else if err := a.writeOut(old, a.buf); err != nil {
+		a.fail(err)
+		a.cond.Broadcast()
+		return nil, err
+	} else if err := old.Sync(); err != nil {
+		err = fmt.Errorf("fsync: %w", err)
+		a.fail(err)
+		a.cond.Broadcast()
+		return nil, err
+	}
+	seq := max(a.man.base, a.man.lastIncr()) + 1
+	name := a.path(incrName(seq))
+	f, err := a.open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND)
+	if err != nil {
+		return nil, fmt.Errorf("starting a new log file: %w", err)
+	}
+	m := manifest{base: a.man.base, incrs: append(slices.Clone(a.man.incrs), seq)}
+	if err := writeManifest(a.dir, m); err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, fmt.Errorf("writing the manifest: %w", err)
+	}
+	old.Close()
+	// Everything appended so far is in the old file (or in the snapshot).
+	a.buf = a.buf[:0]
+	a.written, a.synced = a.appended, a.appended
+	a.f, a.fsize, a.man = f, 0, m
+	a.rewriting, a.recovering, a.rewriteStart = true, recovering, time.Now()
+	a.cond.Broadcast()
+
+	snap := s.db.snapshot()
+	done := make(chan error, 1)
+	go func() { done <- s.finishRewrite(snap, seq) }()
+	return done, nil
+}
+
+// finishRewrite writes the base file seq from snap and makes it the log's
+// base, then drops the files it replaces.
+func (s *Server) finishRewrite(snap *dbSnapshot, seq int) (err error) {
+	a := s.aof
+	began := time.Now()
+	defer func() {
+		a.mu.Lock()
+		a.rewriting = false
+		a.lastRewrite.ok, a.lastRewrite.err = err == nil, err
+		a.lastRewrite.duration = time.Since(a.rewriteStart)
+		a.mu.Unlock()
+		if err != nil {
+			s.log.Error("log rewrite failed", "err", err)
+		} else {
+			s.log.Info("log rewritten", "base", baseName(seq), "took", time.Since(began).Round(time.Millisecond))
+		}
+	}()
+	final := a.path(baseName(seq))
+	tmp := final + ".tmp"
+	f, err := a.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return fmt.Errorf("creating the base file: %w", err)
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := snap.writeTo(w); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the base file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("fsync of the base file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := syncDir(a.dir); err != nil {
+		return err
+	}
+	st, err := os.Stat(final)
+	if err != nil {
+		return err
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.man
+	m := manifest{base: seq, incrs: []int{seq}}
+	if err := writeManifest(a.dir, m); err != nil {
+		return fmt.Errorf("writing the manifest: %w", err)
+	}
+	a.man = m
+	a.baseSize, a.incrSize = st.Size(), a.fsize
+	for _, name := range old.files() {
+		if name != incrName(seq) {
+			os.Remove(a.path(name))
+		}
+	}
+	if a.recovering && a.err != nil {
+		s.log.Info("the operation log is healthy again: accepting writes")
+		a.err = nil
+		a.failing.Store(false)
+	}
+	return nil
+}
+
+// maybeRewrite starts a rewrite when the log needs one: to recover from a
+// failure (with backoff), or because it grew past the automatic threshold.
+func (s *Server) maybeRewrite(now time.Time) {
+	a := s.aof
+	a.mu.Lock()
+	pct, minSize := s.cfg.AutoRewritePercentage, s.cfg.AutoRewriteMinSize
+	var why string
+	switch {
+	case a.rewriting:
+	case a.err != nil && now.After(a.retryAt):
+		why = "recovering from a log failure"
+		a.backoff = min(2*a.backoff, 30*time.Second)
+		a.retryAt = now.Add(a.backoff)
+	case a.err == nil && pct > 0 && a.incrSize >= minSize && a.incrSize*100 >= a.baseSize*int64(pct):
+		why = fmt.Sprintf("the log grew %d%% past its base", a.incrSize*100/max(a.baseSize, 1))
+	}
+	a.mu.Unlock()
+	if why == "" {
+		return
+	}
+	s.log.Info("starting a log rewrite", "why", why)
+	s.db.mu.Lock()
+	_, err := s.startRewrite()
+	s.db.mu.Unlock()
+	if err != nil && !errors.Is(err, errRewriteRunning) {
+		s.log.Error("cannot start a log rewrite", "err", err)
+	}
+}
+
+func cmdBGRewriteAOF(c *conn, _ [][]byte) {
+	if c.s.aof == nil {
+		c.out = resp.AppendError(c.out, errNoLog)
+		return
+	}
+	if _, err := c.s.startRewrite(); err != nil {
+		c.out = resp.AppendError(c.out, rewriteError(err))
+		return
+	}
+	c.out = resp.AppendSimple(c.out, "Background append only file rewriting started")
+}
+
+// cmdSave rewrites the log synchronously: the server answers nothing else
+// until the base file is on disk, as Redis's SAVE.
+func cmdSave(c *conn, _ [][]byte) {
+	if c.s.aof == nil {
+		c.out = resp.AppendError(c.out, errNoLog)
+		return
+	}
+	if err := c.s.saveLocked(); err != nil {
+		c.out = resp.AppendError(c.out, rewriteError(err))
+		return
+	}
+	c.out = resp.AppendOK(c.out)
+}
+
+// saveLocked rewrites the log and waits for it; the caller holds the write
+// lock.
+func (s *Server) saveLocked() error {
+	done, err := s.startRewrite()
+	if err != nil {
+		return err
+	}
+	return <-done
+}
+
+const errNoLog = "ERR no operation log: kvbench serve runs with --persist none"
+
+func rewriteError(err error) string {
+	if errors.Is(err, errRewriteRunning) {
+		return err.Error()
+	}
+	return "ERR log rewrite failed: " + err.Error()
+}
