@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz deps bench-serve clean
+.PHONY: all build run test vet fuzz deps bench-serve bench-persist bench-alloc clean
 
 all: build
 
@@ -37,10 +37,19 @@ test: deps vet
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzReader -fuzztime 30s ./pkg/resp
 	$(GO) test -run XXX -fuzz FuzzInline -fuzztime 30s ./pkg/resp
+	$(GO) test -run XXX -fuzz FuzzScanLog -fuzztime 30s ./embedded-server
 
 # kvbench serve against redis-server, same client (redis-benchmark), A B A B.
 bench-serve: build deps
 	bench/serve.sh
+
+# What each persistence policy costs, kvstore next to redis-server.
+bench-persist: build deps
+	bench/persist.sh
+
+# The two allocators side by side: QPS, RSS, GC CPU share and pauses.
+bench-alloc: build deps
+	bench/alloc.sh
 
 clean:
 	rm -rf bin

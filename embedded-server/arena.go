@@ -99,6 +99,11 @@ func mapChunk() []byte {
 		panic(fmt.Sprintf("kvstore: mapping a %d-byte chunk: %v", chunkSize, err))
 	}
 	unix.Madvise(b, unix.MADV_HUGEPAGE) // advisory; ignored where unsupported
+	// Fault the pages in now, inside a system call. Left to the first
+	// write, each fault (zeroing, or compacting memory for a huge page)
+	// would run in the middle of Go code, and a stop-the-world for the
+	// collector would wait for it: milliseconds of pause.
+	unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14+; ignored before
 	return b
 }
 
