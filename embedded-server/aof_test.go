@@ -400,3 +400,37 @@ func TestDataDirNotWritable(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The log compacts itself once the increments outgrow the base.
+func TestAutoRewrite(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistNo, func(c *Config) {
+		c.AutoRewriteMinSize = 4 << 10
+		c.AutoRewritePercentage = 100
+	})
+	rdb := newClient(t, srv)
+	val := strings.Repeat("x", 100)
+	for i := range 100 { // ~14 KB of records, the same 10 keys over and over
+		rdb.Set(ctx(t), fmt.Sprint("k", i%10), val, 0)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info := rdb.Info(ctx(t), "persistence").Val()
+		if strings.Contains(info, "aof_base_size:") && !strings.Contains(info, "aof_base_size:0\r\n") && strings.Contains(info, "aof_rewrite_in_progress:0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no automatic rewrite:\n%s", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	m, _, err := readManifest(dir)
+	if err != nil || m.base == 0 || len(m.incrs) != 1 {
+		t.Fatalf("manifest after the rewrite: %+v, %v", m, err)
+	}
+	srv.Close()
+	srv = startPersistent(t, dir, PersistNo)
+	if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != 10 {
+		t.Fatalf("%d keys after a restart, want 10", n)
+	}
+}

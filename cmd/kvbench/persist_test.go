@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -82,5 +86,54 @@ func TestServeCrash(t *testing.T) {
 				t.Fatal("no write was ever acknowledged: the test tested nothing")
 			}
 		})
+	}
+}
+
+// A log damaged in the middle stops "kvbench serve" with the file, the
+// offset and the repair command; --repair --yes cuts it and the server
+// starts again.
+func TestServeDamagedLog(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, "--persist", "no", "--dir", dir)
+	rdb := redis.NewClient(&redis.Options{Addr: p.addr})
+	for i := range 10 {
+		rdb.Set(context.Background(), fmt.Sprint("k", i), i, 0)
+	}
+	rdb.Close()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t, 5*time.Second)
+
+	log := filepath.Join(dir, "appendonly.aof.1.incr.aof")
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	os.WriteFile(log, data, 0o644)
+
+	out, err := exec.Command(kvbenchBin, "serve", "--port", "0", "--persist", "no", "--dir", dir).CombinedOutput()
+	if err == nil {
+		t.Fatalf("started on a damaged log:\n%s", out)
+	}
+	for _, want := range []string{log, "offset", "kvbench serve --repair --dir " + dir} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("error output lacks %q:\n%s", want, out)
+		}
+	}
+	repair := exec.Command(kvbenchBin, "serve", "--repair", "--dir", dir)
+	repair.Stdin = strings.NewReader("no\n")
+	if out, err := repair.CombinedOutput(); err == nil || !strings.Contains(string(out), "cancelled") {
+		t.Fatalf("repair answered no: %v\n%s", err, out)
+	}
+	repair = exec.Command(kvbenchBin, "serve", "--repair", "--dir", dir)
+	repair.Stdin = strings.NewReader("yes\n")
+	if out, err := repair.CombinedOutput(); err != nil || !strings.Contains(string(out), "repaired") {
+		t.Fatalf("repair answered yes: %v\n%s", err, out)
+	}
+	p = startServe(t, "--persist", "no", "--dir", dir)
+	rdb = redis.NewClient(&redis.Options{Addr: p.addr})
+	defer rdb.Close()
+	if n := rdb.DBSize(context.Background()).Val(); n < 1 || n >= 10 {
+		t.Fatalf("%d keys after the repair, want the records before the damage", n)
 	}
 }
