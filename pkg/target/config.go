@@ -1,0 +1,388 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrConfig is wrapped by every error in a target file (a *ConfigError).
+var ErrConfig = errors.New("bad target configuration")
+
+// ConfigError is an error in a target file, with its position:
+// "kvbench.yaml:12: strategy a: unknown key "argz"".
+type ConfigError struct {
+	// File is the file name as given.
+	File string
+	// Line is the 1-based line, 0 when the error concerns the whole file.
+	Line int
+	// Msg describes the problem.
+	Msg string
+}
+
+// Error formats the error as "file:line: message".
+func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+// Defaults are what a --config file's kvstore and redis entries start from
+// (the command line's settings); the file's own keys override them.
+type Defaults struct {
+	Kvstore KvstoreConfig
+	Redis   RedisConfig
+}
+
+// LoadFile reads the YAML file at path and returns its targets, in order.
+// The format:
+//
+//	targets:
+//	  - name: valkey            # the target column; required for command and attach
+//	    kind: command           # kvstore, redis, command or attach
+//	    command: ["valkey-server", "--port", "{port}", "--dir", "{dir}"]
+//	    set_cmd: SET            # default SET (kvstore: RSET)
+//	    get_cmd: GET            # default GET (kvstore: RGET)
+//	    baseline: none          # the strategy whose persistence is "none"
+//	    strategies:             # name: arguments appended to the command
+//	      none: ["--save", "", "--appendonly", "no"]
+//	      aof_everysec: ["--appendonly", "yes", "--appendfsync", "everysec"]
+//	      custom:               # or the long form
+//	        args: ["--appendonly", "yes"]
+//	        persistence: everysec
+//	        expect: {appendonly: "yes"}   # CONFIG GET values to verify
+//	    defaults: [none, aof_everysec]    # run by default (all when absent)
+//	  - kind: kvstore           # bin, alloc (mypool|malloc|both), port, args
+//	    alloc: both
+//	    strategies: [persist_no, nopersist]   # run by default
+//	  - kind: redis             # bin, config (more redis.conf lines)
+//	    strategies: [none, aof_always]
+//	  - name: remote
+//	    kind: attach            # addr, password
+//	    addr: 10.0.0.5:6379
+//	    strategies: [as_configured]           # labels, or name: {persistence, expect}
+//
+// A relative executable path (command's first word with a slash, bin) is
+// taken from the file's directory. Command servers run in their instance
+// directory, {dir}.
+func LoadFile(path string, d Defaults) ([]Target, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	return ParseConfig(f, path, d)
+}
+
+// ParseConfig reads a target file from r (see LoadFile); name is used in
+// error messages and relative paths are taken from its directory.
+func ParseConfig(r io.Reader, name string, d Defaults) ([]Target, error) {
+	p := &configParser{name: name, dir: filepath.Dir(name)}
+	var root yaml.Node
+	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &ConfigError{File: name, Msg: "empty file"}
+		}
+		return nil, p.yamlError(err)
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if err := p.keys(doc, "the file", "targets"); err != nil {
+		return nil, err
+	}
+	list := mapValue(doc, "targets")
+	if list == nil || list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
+		return nil, p.at(doc, "want a non-empty list under targets:")
+	}
+	var targets []Target
+	names := make(map[string]int)
+	for _, n := range list.Content {
+		t, err := p.target(n, d)
+		if err != nil {
+			return nil, err
+		}
+		name := t.Desc().Name
+		if line, dup := names[name]; dup {
+			return nil, p.at(n, "target %s is already defined on line %d", name, line)
+		}
+		names[name] = n.Line
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// targetYAML is one entry of targets:.
+type targetYAML struct {
+	Name     string    `yaml:"name"`
+	Kind     string    `yaml:"kind"`
+	Command  []string  `yaml:"command"`
+	Addr     string    `yaml:"addr"`
+	Password string    `yaml:"password"`
+	Bin      string    `yaml:"bin"`
+	Alloc    string    `yaml:"alloc"`
+	Port     *int      `yaml:"port"`
+	SetCmd   string    `yaml:"set_cmd"`
+	GetCmd   string    `yaml:"get_cmd"`
+	Baseline string    `yaml:"baseline"`
+	Config   []string  `yaml:"config"`
+	Args     []string  `yaml:"args"`
+	Defaults []string  `yaml:"defaults"`
+	Strats   yaml.Node `yaml:"strategies"`
+}
+
+// strategyYAML is the long form of a command or attach strategy.
+type strategyYAML struct {
+	Args        []string          `yaml:"args"`
+	Persistence string            `yaml:"persistence"`
+	Expect      map[string]string `yaml:"expect"`
+}
+
+// The keys each kind accepts.
+var (
+	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies"}
+	kindKeys   = map[Kind][]string{
+		KindKvstore: {"bin", "alloc", "port", "args"},
+		KindRedis:   {"bin", "config"},
+		KindCommand: {"command", "password", "baseline", "defaults"},
+		KindAttach:  {"addr", "password", "baseline", "defaults"},
+	}
+)
+
+type configParser struct {
+	name, dir string
+}
+
+func (p *configParser) at(n *yaml.Node, format string, args ...any) error {
+	return &ConfigError{File: p.name, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// yamlError turns the yaml package's "line N: msg" errors into
+// "file:N: msg".
+func (p *configParser) yamlError(err error) error {
+	var te *yaml.TypeError
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	// The first error's line is the error's; the others keep theirs.
+	e := &ConfigError{File: p.name}
+	for i, m := range msgs {
+		var line int
+		if _, err := fmt.Sscanf(m, "line %d:", &line); err == nil {
+			_, m, _ = strings.Cut(m, ": ")
+			if i == 0 {
+				e.Line = line
+			} else {
+				m = fmt.Sprintf("line %d: %s", line, m)
+			}
+		}
+		msgs[i] = m
+	}
+	e.Msg = strings.Join(msgs, "; ")
+	return e
+}
+
+// keys checks that mapping n has only the allowed keys.
+func (p *configParser) keys(n *yaml.Node, what string, allowed ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return p.at(n, "%s: want a mapping", what)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; !slices.Contains(allowed, k) {
+			return p.at(n.Content[i], "%s: unknown key %q (want one of %s)", what, k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// mapValue returns the value of key in mapping n, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// target builds one target from its entry.
+func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
+	var t targetYAML
+	if n.Kind != yaml.MappingNode {
+		return nil, p.at(n, "a target: want a mapping")
+	}
+	if err := n.Decode(&t); err != nil {
+		return nil, p.yamlError(err)
+	}
+	kind := Kind(t.Kind)
+	extra, ok := kindKeys[kind]
+	if !ok {
+		return nil, p.at(n, "kind %q: want kvstore, redis, command or attach", t.Kind)
+	}
+	if err := p.keys(n, "a "+t.Kind+" target", append(slices.Clone(commonKeys), extra...)...); err != nil {
+		return nil, err
+	}
+	wrap := func(err error) error {
+		if err != nil {
+			return p.at(n, "%v", err)
+		}
+		return nil
+	}
+	strats := &t.Strats
+	switch kind {
+	case KindKvstore:
+		c := d.Kvstore
+		c.Name = or(t.Name, DefaultKvstoreName)
+		c.Bin, c.Alloc = or(p.path(t.Bin), c.Bin), or(t.Alloc, c.Alloc)
+		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
+		if t.Port != nil {
+			c.Port = *t.Port
+		}
+		c.Args = append(slices.Clone(c.Args), t.Args...)
+		names, err := p.names(strats)
+		if err != nil {
+			return nil, err
+		}
+		if names != nil {
+			c.Defaults = names
+		}
+		k, err := NewKvstore(c)
+		return k, wrap(err)
+	case KindRedis:
+		c := d.Redis
+		c.Name = or(t.Name, DefaultRedisName)
+		c.Bin = or(p.path(t.Bin), c.Bin)
+		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
+		c.Config = append(slices.Clone(c.Config), t.Config...)
+		names, err := p.names(strats)
+		if err != nil {
+			return nil, err
+		}
+		if names != nil {
+			c.Defaults = names
+		}
+		r, err := NewRedis(c)
+		return r, wrap(err)
+	case KindCommand:
+		list, err := p.strategies(strats, true)
+		if err != nil {
+			return nil, err
+		}
+		cmd := slices.Clone(t.Command)
+		if len(cmd) > 0 {
+			if strings.Contains(cmd[0], "/") {
+				cmd[0] = p.path(cmd[0])
+			} else if _, err := exec.LookPath(cmd[0]); err != nil {
+				return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), ErrNotFound, err)
+			}
+		}
+		c, err := NewCommand(CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
+			Password: t.Password, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+		return c, wrap(err)
+	default: // KindAttach
+		list, err := p.strategies(strats, false)
+		if err != nil {
+			return nil, err
+		}
+		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Password: t.Password, SetCmd: t.SetCmd,
+			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+		return a, wrap(err)
+	}
+}
+
+// names reads a list of strategy names (nil when absent).
+func (p *configParser) names(n *yaml.Node) ([]string, error) {
+	if n.Kind == 0 {
+		return nil, nil
+	}
+	var names []string
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.at(n, "strategies: want a list of strategy names")
+	}
+	if err := n.Decode(&names); err != nil {
+		return nil, p.yamlError(err)
+	}
+	return names, nil
+}
+
+// strategies reads the strategies of a command or attach target: a list of
+// names (attach), or a mapping from name to arguments or to the long form.
+func (p *configParser) strategies(n *yaml.Node, needArgs bool) ([]Strategy, error) {
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.SequenceNode:
+		if needArgs {
+			return nil, p.at(n, "strategies: want a mapping from strategy name to its arguments")
+		}
+		names, err := p.names(n)
+		var out []Strategy
+		for _, name := range names {
+			out = append(out, Strategy{Name: name})
+		}
+		return out, err
+	case yaml.MappingNode:
+	default:
+		return nil, p.at(n, "strategies: want a mapping from strategy name to its arguments")
+	}
+	var out []Strategy
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		s := Strategy{Name: k.Value}
+		switch {
+		case v.Kind == yaml.SequenceNode:
+			if err := v.Decode(&s.Args); err != nil {
+				return nil, p.yamlError(err)
+			}
+		case v.Kind == yaml.MappingNode:
+			if err := p.keys(v, "strategy "+k.Value, "args", "persistence", "expect"); err != nil {
+				return nil, err
+			}
+			var sy strategyYAML
+			if err := v.Decode(&sy); err != nil {
+				return nil, p.yamlError(err)
+			}
+			s.Args, s.Persistence, s.Expect = sy.Args, sy.Persistence, sy.Expect
+		case v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || v.Value == ""):
+		default:
+			return nil, p.at(v, "strategy %s: want a list of arguments or a mapping (args, persistence, expect)", k.Value)
+		}
+		if !needArgs && len(s.Args) > 0 {
+			return nil, p.at(v, "strategy %s: an attached server takes no arguments", k.Value)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// path makes a relative path with a slash absolute, from the file's
+// directory (servers run in their instance directory).
+func (p *configParser) path(s string) string {
+	if s == "" || filepath.IsAbs(s) || !strings.Contains(s, "/") {
+		return s
+	}
+	if abs, err := filepath.Abs(filepath.Join(p.dir, s)); err == nil {
+		return abs
+	}
+	return s
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,99 @@
+package target
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLoadFileAllKinds(t *testing.T) {
+	requireRedisTargets(t)
+	targets, err := LoadFile("../../testdata/run/all-kinds.yaml", Defaults{Kvstore: KvstoreConfig{Bin: kvbenchBin, SetCmd: "HSET", GetCmd: "HGET"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		name     string
+		kind     Kind
+		set      string
+		defaults []string
+		all      int
+	}
+	wants := []want{
+		{"kvstore", KindKvstore, "HSET", []string{"persist_mypool", "nopersist_mypool", "persist_malloc", "nopersist_malloc"}, 8},
+		{"redis", KindRedis, "SET", []string{"none", "aof_always"}, 5},
+		{"valkey", KindCommand, "SET", []string{"none", "aof_everysec"}, 3},
+		{"remote", KindAttach, "SET", []string{"off", "on"}, 2},
+	}
+	if len(targets) != len(wants) {
+		t.Fatalf("%d targets, want %d", len(targets), len(wants))
+	}
+	for i, w := range wants {
+		d := targets[i].Desc()
+		if d.Name != w.name || d.Kind != w.kind || d.SetCmd != w.set || !slices.Equal(d.Defaults, w.defaults) || len(d.Strategies) != w.all {
+			t.Errorf("target %d: %s %s %s defaults %v (%d strategies), want %+v", i, d.Name, d.Kind, d.SetCmd, d.Defaults, len(d.Strategies), w)
+		}
+	}
+	tuned, _ := targets[2].Desc().Strategy("tuned")
+	if tuned.Persistence != "no" || tuned.Expect["hz"] != "100" || len(tuned.Args) != 6 {
+		t.Errorf("tuned: %+v", tuned)
+	}
+	aof, _ := targets[2].Desc().Strategy("aof_everysec")
+	if aof.Persistence != "everysec" || aof.Expect["appendfsync"] != "everysec" {
+		t.Errorf("aof_everysec: %+v", aof)
+	}
+	remote := targets[3].Desc()
+	off, _ := remote.Strategy("off")
+	on, _ := remote.Strategy("on")
+	if off.Persistence != "none" || on.Persistence != "everysec" || on.Expect["appendonly"] != "yes" || remote.Password != "secret" {
+		t.Errorf("remote: %+v", remote)
+	}
+}
+
+// requireRedisTargets skips without redis-server: the file's redis and
+// command targets look it up.
+func requireRedisTargets(t *testing.T) {
+	t.Helper()
+	if _, err := NewRedis(RedisConfig{}); err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"empty", "", "t.yaml: empty file"},
+		{"no targets", "targets: []\n", "t.yaml:1: want a non-empty list under targets:"},
+		{"unknown top key", "target:\n  - kind: kvstore\n", `t.yaml:1: the file: unknown key "target"`},
+		{"bad kind", "targets:\n  - kind: memcached\n", `t.yaml:2: kind "memcached"`},
+		{"key of another kind", "targets:\n  - kind: kvstore\n    addr: x:1\n", `t.yaml:3: a kvstore target: unknown key "addr"`},
+		{"not yaml", "targets: [\n", "t.yaml:"},
+		{"wrong type", "targets:\n  - kind: kvstore\n    port: abc\n", "t.yaml:3: cannot unmarshal"},
+		{"unknown kvstore strategy", "targets:\n  - kind: kvstore\n    strategies: [persist_sometimes]\n", "t.yaml:2: kvstore: unknown strategy persist_sometimes"},
+		{"bad alloc", "targets:\n  - kind: kvstore\n    alloc: jemalloc\n", `alloc "jemalloc"`},
+		{"command without port", "targets:\n  - name: x\n    kind: command\n    command: [sh, -c, 'sleep 1']\n    strategies: {a: []}\n", "the command line has no {port}"},
+		{"command without strategies", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n", "at least one strategy"},
+		{"command strategies as list", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    strategies: [a]\n", "t.yaml:5: strategies: want a mapping"},
+		{"command not found", "targets:\n  - name: x\n    kind: command\n    command: [no-such-server-here, '{port}']\n    strategies: {a: []}\n", "server executable not found"},
+		{"bad strategy key", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    strategies:\n      a: {argz: []}\n", `t.yaml:6: strategy a: unknown key "argz"`},
+		{"baseline unknown", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    baseline: none\n    strategies: {a: []}\n", "baseline none is not one of its strategies"},
+		{"baseline not none", "targets:\n  - name: x\n    kind: attach\n    addr: h:1\n    baseline: a\n    strategies: {a: {persistence: rdb}}\n", `baseline but its persistence is "rdb"`},
+		{"attach args", "targets:\n  - name: x\n    kind: attach\n    addr: h:1\n    strategies: {a: [--x]}\n", "t.yaml:5: strategy a: an attached server takes no arguments"},
+		{"attach bad addr", "targets:\n  - name: x\n    kind: attach\n    addr: nowhere\n", `addr "nowhere"`},
+		{"duplicate name", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n  - name: a\n    kind: attach\n    addr: h:2\n", "t.yaml:5: target a is already defined on line 2"},
+		{"duplicate default", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    defaults: [zz]\n", "unknown strategy zz"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}})
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("err %v: want ErrConfig", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %q\ndoes not contain %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,40 @@
+// Package target owns the servers kvbench measures: starting a fresh
+// instance of a server under one persistence strategy, proving it is ready
+// and configured as asked, and stopping it so that nothing is left behind.
+//
+// A Target describes a server (Desc: its name, its strategies, its read and
+// write commands) and starts instances of it (Start). There are four kinds:
+//
+//   - Kvstore runs this binary's "serve" (the embedded kvstore) with the
+//     strategy's --persist and --alloc;
+//   - Redis runs redis-server with a generated configuration file;
+//   - Command runs any server described by a command line with {port},
+//     {dir} and {strategy} placeholders (see LoadFile for the YAML form);
+//   - Attach measures a server kvbench does not start, at host:port, and
+//     flushes its keyspace (FLUSHALL) before every instance.
+//
+// # Processes
+//
+// Every spawned server runs in its own process group, so that a terminal's
+// Ctrl-C reaches kvbench alone and kvbench decides how its servers stop,
+// with the Linux parent-death signal (SIGKILL) as a backstop should kvbench
+// itself be killed. The processes are started from one goroutine locked to
+// its OS thread for the life of the process, because the parent-death
+// signal follows the thread that forked, not the process. Stopping sends
+// SIGTERM to the group, then SIGKILL once the caller's context is done, and
+// always waits for the process; a Tracker can kill every live group at once
+// (kvbench's second Ctrl-C).
+//
+// # Readiness and verification
+//
+// An instance is ready when a connection to it answers PING (a log line is
+// never trusted alone, a sleep never used). Then INFO server gives the
+// version and the process id, which must belong to the process group kvbench
+// started: a port lost to another server between choosing it and binding it
+// is caught there, and kvbench never measures a server it did not start
+// (except an Attach target). CONFIG GET gives the effective persistence
+// settings, which are recorded and compared with what the strategy asked
+// for; a difference is ErrConfigMismatch and the instance is not measured.
+// When a server exits before it is ready, the error quotes the last lines of
+// its output.
+package target

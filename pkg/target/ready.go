@@ -1,0 +1,190 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// instance is a started (or attached) server.
+type instance struct {
+	info Info
+	proc *proc // nil for an attached server
+}
+
+func (i *instance) Info() Info { return i.info }
+
+func (i *instance) Err() error {
+	if i.proc == nil {
+		return nil
+	}
+	return i.proc.Err()
+}
+
+func (i *instance) Stop(ctx context.Context) error {
+	if i.proc == nil {
+		return nil
+	}
+	return i.proc.Stop(ctx)
+}
+
+// cmdTimeout bounds each command sent while starting an instance.
+const cmdTimeout = 5 * time.Second
+
+// waitPing dials addr and sends PING until the server answers PONG, the
+// process p (if any) exits, ctx is done or the deadline passes.
+func waitPing(ctx context.Context, addr, password string, started time.Time, timeout time.Duration, p *proc) error {
+	deadline := started.Add(timeout)
+	var last error
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		if p != nil {
+			if err := p.Err(); err != nil {
+				return err
+			}
+		}
+		left := time.Until(deadline)
+		c, err := dialClient(ctx, addr, password, min(max(left, time.Millisecond), time.Second))
+		if err == nil {
+			err = c.ping(min(max(left, time.Millisecond), time.Second))
+			c.close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			err := fmt.Errorf("%w: no PING reply from %s within %v: %v", ErrNotReady, addr, timeout, last)
+			if p != nil {
+				err = fmt.Errorf("%w%s", err, p.log.quote())
+			}
+			return err
+		}
+		var exited chan struct{}
+		if p != nil {
+			exited = p.exited
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-exited:
+		case <-time.After(wait):
+		}
+	}
+}
+
+// versionFields are the INFO server fields that name a server's own
+// version, tried before redis_version (which compatible servers report as
+// the Redis version they emulate).
+var versionFields = []string{"kvstore_version", "valkey_version", "dragonfly_version", "redis_version"}
+
+// probe reads the version, process id and effective configuration of the
+// server at addr.
+type probeResult struct {
+	version   string
+	pid       int
+	config    map[string]string
+	supported bool
+}
+
+func probe(ctx context.Context, addr, password string, params []string) (probeResult, error) {
+	var r probeResult
+	c, err := dialClient(ctx, addr, password, cmdTimeout)
+	if err != nil {
+		return r, err
+	}
+	defer c.close()
+	info, err := c.info(cmdTimeout, "server")
+	if err != nil {
+		return r, err
+	}
+	for _, f := range versionFields {
+		if v := info[f]; v != "" {
+			r.version = v
+			break
+		}
+	}
+	r.pid, _ = strconv.Atoi(info["process_id"])
+	r.config, r.supported, err = c.configGet(cmdTimeout, params)
+	return r, err
+}
+
+// ownership says how strictly the process answering must be ours.
+type ownership int
+
+const (
+	// mustOwn: the server reports its pid, and it must be in our group.
+	mustOwn ownership = iota
+	// mayOwn: a reported pid that exists here must be in our group; one
+	// that does not (a container's pid namespace) is accepted.
+	mayOwn
+	// attached: anything goes.
+	attached
+)
+
+// ready waits for PING, probes the server and checks that it is ours and
+// configured as s asks. On error the process is stopped.
+func ready(ctx context.Context, p *proc, s Strategy, addr, password string, params []string, env Env, own ownership, started time.Time) (*instance, error) {
+	inst, err := readyCheck(ctx, p, s, addr, password, params, env, own, started)
+	if err != nil && p != nil {
+		p.stopWithin(failedStartGrace)
+	}
+	return inst, err
+}
+
+// failedStartGrace is how long a server that failed to start gets to exit
+// after SIGTERM.
+const failedStartGrace = time.Second
+
+func readyCheck(ctx context.Context, p *proc, s Strategy, addr, password string, params []string, env Env, own ownership, started time.Time) (*instance, error) {
+	if err := waitPing(ctx, addr, password, started, env.readyTimeout(), p); err != nil {
+		return nil, err
+	}
+	pr, err := probe(ctx, addr, password, params)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", addr, err)
+	}
+	if p != nil && own != attached {
+		if err := checkOwner(p, pr.pid, own); err != nil {
+			return nil, fmt.Errorf("%s on %s: %w", p.name, addr, err)
+		}
+	}
+	if err := checkExpect(s, pr.config, pr.supported); err != nil {
+		return nil, err
+	}
+	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started)}
+	if pr.supported {
+		info.Config = formatConfig(params, pr.config)
+	}
+	if p != nil {
+		info.PID = p.pgid
+	}
+	return &instance{info: info, proc: p}, nil
+}
+
+// checkOwner checks that pid, as reported by the server, is in p's
+// process group.
+func checkOwner(p *proc, pid int, own ownership) error {
+	if pid == 0 {
+		if own == mustOwn {
+			return fmt.Errorf("%w: INFO server reports no process_id", ErrNotOurs)
+		}
+		return nil
+	}
+	pgid, err := syscall.Getpgid(pid)
+	if errors.Is(err, syscall.ESRCH) && own == mayOwn {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: process %d: %w", ErrNotOurs, pid, err)
+	}
+	if pgid != p.pgid {
+		return fmt.Errorf("%w: the answering process %d is not in process group %d", ErrNotOurs, pid, p.pgid)
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Redis defaults.
+const (
+	// DefaultRedisName is the redis target's name.
+	DefaultRedisName = "redis"
+	// DefaultRedisBin is looked up on PATH.
+	DefaultRedisBin = "redis-server"
+	// DefaultRedisStrategies are the strategies run by default.
+	DefaultRedisStrategies = "none aof_no aof_everysec"
+	// RedisDefaultSave are Redis's default RDB save rules (since 6.2),
+	// written explicitly for the rdb_default strategy so that every
+	// version runs the same rules.
+	RedisDefaultSave = "3600 1 300 100 60 10000"
+)
+
+// redisStrategies are redis-server's strategies, each with its
+// configuration lines.
+var redisStrategies = []struct {
+	name, persistence string
+	save, aof, fsync  string
+}{
+	{"none", "none", "", "no", ""},
+	{"rdb_default", "rdb", RedisDefaultSave, "no", ""},
+	{"aof_no", "no", "", "yes", "no"},
+	{"aof_everysec", "everysec", "", "yes", "everysec"},
+	{"aof_always", "always", "", "yes", "always"},
+}
+
+// RedisConfig configures a Redis target. Zero fields take the defaults.
+type RedisConfig struct {
+	// Name is the target's name; DefaultRedisName when empty.
+	Name string
+	// Bin is the redis-server executable, a path or a name on PATH;
+	// DefaultRedisBin when empty.
+	Bin string
+	// SetCmd and GetCmd are the load generator's commands; SET and GET
+	// when empty.
+	SetCmd, GetCmd string
+	// Defaults names the strategies run by default;
+	// DefaultRedisStrategies when nil.
+	Defaults []string
+	// Config holds more configuration lines for every instance
+	// ("maxmemory 2gb").
+	Config []string
+}
+
+// Redis is redis-server, run with a generated configuration file in a
+// fresh directory per instance.
+type Redis struct {
+	cfg  RedisConfig
+	desc Desc
+	conf map[string][]string // strategy → its configuration lines
+}
+
+// NewRedis returns the redis target. The error wraps ErrNotFound when the
+// executable cannot be found.
+func NewRedis(cfg RedisConfig) (*Redis, error) {
+	if cfg.Name == "" {
+		cfg.Name = DefaultRedisName
+	}
+	if cfg.Bin == "" {
+		cfg.Bin = DefaultRedisBin
+	}
+	bin, err := exec.LookPath(cfg.Bin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", cfg.Name, ErrNotFound, err)
+	}
+	cfg.Bin = bin
+	if cfg.SetCmd == "" {
+		cfg.SetCmd = "SET"
+	}
+	if cfg.GetCmd == "" {
+		cfg.GetCmd = "GET"
+	}
+	if cfg.Defaults == nil {
+		cfg.Defaults = strings.Fields(DefaultRedisStrategies)
+	}
+	r := &Redis{cfg: cfg, conf: make(map[string][]string)}
+	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd}
+	for _, st := range redisStrategies {
+		save := `""`
+		if st.save != "" {
+			save = st.save
+		}
+		lines := []string{"save " + save, "appendonly " + st.aof}
+		expect := map[string]string{"save": st.save, "appendonly": st.aof}
+		if st.fsync != "" {
+			lines = append(lines, "appendfsync "+st.fsync)
+			expect["appendfsync"] = st.fsync
+		}
+		r.conf[st.name] = lines
+		r.desc.Strategies = append(r.desc.Strategies, Strategy{Name: st.name, Persistence: st.persistence, Expect: expect})
+	}
+	sel, unknown := r.desc.Select(cfg.Defaults)
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%s: %w %s", cfg.Name, ErrUnknownStrategy, strings.Join(unknown, ", "))
+	}
+	for _, s := range sel {
+		r.desc.Defaults = append(r.desc.Defaults, s.Name)
+	}
+	return r, nil
+}
+
+// Desc describes the target.
+func (r *Redis) Desc() Desc { return r.desc }
+
+// Start writes redis.conf for strategy s into env.Dir and runs
+// redis-server with it on a free port.
+func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error) {
+	lines, ok := r.conf[s.Name]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w %q", r.cfg.Name, ErrUnknownStrategy, s.Name)
+	}
+	conf := filepath.Join(env.Dir, "redis.conf")
+	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, func(port int) ([]string, error) {
+		text := strings.Join(append([]string{
+			"bind 127.0.0.1",
+			"port " + strconv.Itoa(port),
+			"dir " + strconv.Quote(env.Dir),
+			"daemonize no",
+			`logfile ""`,
+		}, append(lines, r.cfg.Config...)...), "\n") + "\n"
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
+		}
+		return []string{r.cfg.Bin, conf}, nil
+	})
+}
+
+// portTries is how many ports spawnOnFreePort tries.
+const portTries = 3
+
+// spawnOnFreePort starts a server on a port kvbench chose free, and tries
+// another port when the server exits before answering PING or another
+// process answers there: the port was taken between choosing and binding.
+func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, argv func(port int) ([]string, error)) (Instance, error) {
+	started := time.Now()
+	var err error
+	for range portTries {
+		port, perr := freePort()
+		if perr != nil {
+			return nil, fmt.Errorf("%s: find a free port: %w", name, perr)
+		}
+		args, aerr := argv(port)
+		if aerr != nil {
+			return nil, aerr
+		}
+		p, serr := startProc(name, args, env.Dir, newLogTail(nil), env.Tracker)
+		if serr != nil {
+			return nil, serr
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		inst, rerr := ready(ctx, p, s, addr, "", params, env, own, started)
+		if rerr == nil {
+			return inst, nil
+		}
+		err = rerr
+		if ctx.Err() != nil || !(errors.Is(rerr, ErrExited) || errors.Is(rerr, ErrNotOurs)) {
+			break
+		}
+	}
+	return nil, err
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
