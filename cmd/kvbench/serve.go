@@ -29,6 +29,7 @@ type serveOptions struct {
 	logLevel    string
 	cpuProfile  string
 	alloc       string
+	loops       int
 	persist     string
 	dir         string
 	rewritePct  int
@@ -87,6 +88,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.IntVar(&opts.limits.MaxArgs, "max-args", resp.DefaultMaxArgs, "most arguments in one request")
 	f.Int64Var(&opts.limits.MaxQueryBuffer, "client-query-buffer-limit", resp.DefaultMaxQueryBuffer, "most bytes one pending request may occupy")
 	f.StringVar(&opts.alloc, "alloc", kvstore.AllocPool, "allocator: pool (records packed outside the Go heap, the C kvstore's mypool) or go (one Go allocation per key and value, malloc)")
+	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
 	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
 	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
 	f.IntVar(&opts.rewritePct, "auto-aof-rewrite-percentage", kvstore.DefaultAutoRewritePercentage, "compact the log when it has grown this much past its base (negative: never)")
@@ -127,6 +129,7 @@ func runServe(ctx context.Context, opts serveOptions, logOut interface {
 		Limits:      opts.limits,
 		Logger:      logger,
 		Alloc:       opts.alloc,
+		Loops:       opts.loops,
 		Version:     buildVersion(),
 		Persist:     opts.persist,
 		Dir:         opts.dir,
