@@ -33,6 +33,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 if [[ -z ${KVBENCH:-} ]]; then
 	go build -o "$tmp/kvbench" ./cmd/kvbench

@@ -16,7 +16,7 @@ func kvstoreTarget(t *testing.T) (target, *kvstore.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return newTarget(t, "kvstore", srv.Addr()), srv
+	return newTarget(t, srv.Addr()), srv
 }
 
 // TestKvstoreFamilies runs each command family of the embedded kvstore:

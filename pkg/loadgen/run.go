@@ -246,7 +246,7 @@ func (r *runner) abort(err error) {
 // when requests is 0.
 func (r *runner) phase(ctx context.Context, name string, requests int64, d time.Duration) (Result, error) {
 	cfg := r.cfg
-	ph := &phase{name: name, start: r.now()}
+	ph := &phase{start: r.now()}
 	if requests == 0 {
 		ph.deadline = ph.start + int64(d)
 	}

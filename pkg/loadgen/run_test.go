@@ -20,24 +20,22 @@ import (
 
 // target is a server the integration tests run against.
 type target struct {
-	name string
 	addr string
-	// flush empties the server's keyspace.
+	// flush empties the server's keyspaces.
 	flush func(t *testing.T)
-	// get reads one key of the string keyspace with go-redis's GET (or the
-	// server's read command for cmd).
+	// client inspects and changes the server behind the generator's back.
 	client *redis.Client
 }
 
 func redisTarget(t *testing.T) target {
 	r := testutil.StartRedis(t)
-	return newTarget(t, "redis", r.Addr)
+	return newTarget(t, r.Addr)
 }
 
-func newTarget(t *testing.T, name, addr string) target {
+func newTarget(t *testing.T, addr string) target {
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { c.Close() })
-	return target{name: name, addr: addr, client: c, flush: func(t *testing.T) {
+	return target{addr: addr, client: c, flush: func(t *testing.T) {
 		t.Helper()
 		if err := c.FlushAll(context.Background()).Err(); err != nil {
 			t.Fatalf("FLUSHALL: %v", err)

@@ -21,7 +21,6 @@ const (
 
 // phase is one timed part of a run: the warmup or the measured run.
 type phase struct {
-	name     string
 	start    int64 // ns on the runner's clock
 	deadline int64 // no request is scheduled at or after it; 0: none
 	// interval is the open-loop time between two requests of one
@@ -40,6 +39,7 @@ type sock struct {
 	woff    int
 	nbuf    []byte // the next batch, built while wbuf's replies are awaited
 	wantOut bool   // EPOLLOUT is registered: wbuf could not be written whole
+	muted   bool   // no event is registered: the connection is done
 
 	rbuf []byte // received, unparsed: rbuf[r:n]
 	r, n int
@@ -124,7 +124,10 @@ func (w *worker) run(r *runner, ph *phase) error {
 	active := 0
 	now := r.now()
 	for _, s := range w.socks {
-		s.begin(ph, now)
+		s.begin(now)
+		if err := s.watch(true); err != nil {
+			return err
+		}
 		if err := s.pump(ph, now); err != nil {
 			return err
 		}
@@ -164,6 +167,12 @@ func (w *worker) run(r *runner, ph *phase) error {
 			}
 			s := w.socks[ev.Fd]
 			if s.done {
+				// A finished connection that the server closes or
+				// writes to would wake every epoll_wait of the phase:
+				// stop watching it until the next phase.
+				if err := s.watch(false); err != nil {
+					return err
+				}
 				continue
 			}
 			if ev.Events&unix.EPOLLOUT != 0 {
@@ -206,7 +215,7 @@ func (w *worker) run(r *runner, ph *phase) error {
 }
 
 // begin resets the connection for a phase.
-func (s *sock) begin(ph *phase, now int64) {
+func (s *sock) begin(now int64) {
 	s.counts = counts{}
 	s.replies = 0
 	s.seq = 0
@@ -328,14 +337,30 @@ func (s *sock) setOut(on bool) error {
 	if s.wantOut == on {
 		return nil
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
-	if on {
-		ev.Events |= unix.EPOLLOUT
+	s.wantOut = on
+	return s.epollMod()
+}
+
+// watch turns all events of the connection on or off.
+func (s *sock) watch(on bool) error {
+	if s.muted == !on {
+		return nil
+	}
+	s.muted = !on
+	return s.epollMod()
+}
+
+func (s *sock) epollMod() error {
+	ev := unix.EpollEvent{Fd: s.idx}
+	if !s.muted {
+		ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
+		if s.wantOut {
+			ev.Events |= unix.EPOLLOUT
+		}
 	}
 	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_MOD, s.fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
-	s.wantOut = on
 	return nil
 }
 
