@@ -187,6 +187,10 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	if !ok {
 		return nil, fmt.Errorf("%s: %w %q", c.cfg.Name, ErrUnknownStrategy, s.Name)
 	}
+	env, err := env.abs()
+	if err != nil {
+		return nil, err
+	}
 	params := configParams(redisParams, s)
 	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)

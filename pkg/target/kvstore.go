@@ -189,12 +189,15 @@ func (k *Kvstore) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	if !ok {
 		return nil, fmt.Errorf("%s: %w %q", k.cfg.Name, ErrUnknownStrategy, s.Name)
 	}
+	env, err := env.abs()
+	if err != nil {
+		return nil, err
+	}
 	started := time.Now()
 	ports := []int{0}
 	if k.cfg.Port > 0 {
 		ports = []int{k.cfg.Port, 0}
 	}
-	var err error
 	for _, port := range ports {
 		argv := append([]string{k.cfg.Bin, "serve", "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", env.Dir}, flags...)
 		argv = append(argv, k.cfg.Args...)

@@ -125,6 +125,10 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 	if !ok {
 		return nil, fmt.Errorf("%s: %w %q", r.cfg.Name, ErrUnknownStrategy, s.Name)
 	}
+	env, err := env.abs()
+	if err != nil {
+		return nil, err
+	}
 	conf := filepath.Join(env.Dir, "redis.conf")
 	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, func(port int) ([]string, error) {
 		text := strings.Join(append([]string{

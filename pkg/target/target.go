@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -83,6 +83,20 @@ type Env struct {
 	Tracker *Tracker
 	// ReadyTimeout bounds the wait for PING; 0 means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+}
+
+// abs returns e with an absolute Dir: servers run in it, and relative
+// paths would be taken from there.
+func (e Env) abs() (Env, error) {
+	if e.Dir == "" {
+		return e, nil
+	}
+	d, err := filepath.Abs(e.Dir)
+	if err != nil {
+		return e, fmt.Errorf("instance directory: %w", err)
+	}
+	e.Dir = d
+	return e, nil
 }
 
 func (e Env) readyTimeout() time.Duration {
@@ -176,32 +190,24 @@ type Info struct {
 	// redis_version).
 	Version string
 	// Config is the effective configuration read with CONFIG GET, as
-	// "param=value" pairs separated by spaces, values quoted when empty or
-	// holding spaces; empty when the server does not support CONFIG GET.
+	// "param=value" pairs separated by semicolons
+	// ("save=;appendonly=yes;appendfsync=everysec"); empty when the
+	// server does not support CONFIG GET.
 	Config string
 	// StartedIn is the time from Start to ready.
 	StartedIn time.Duration
 }
 
-// formatConfig formats CONFIG GET results in the order of params.
+// formatConfig formats CONFIG GET results in the order of params, as
+// "param=value" pairs separated by semicolons.
 func formatConfig(params []string, got map[string]string) string {
-	var b strings.Builder
+	var pairs []string
 	for _, p := range params {
-		v, ok := got[p]
-		if !ok {
-			continue
+		if v, ok := got[p]; ok {
+			pairs = append(pairs, p+"="+v)
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(p)
-		b.WriteByte('=')
-		if v == "" || strings.ContainsAny(v, " \t\"") {
-			v = strconv.Quote(v)
-		}
-		b.WriteString(v)
 	}
-	return b.String()
+	return strings.Join(pairs, ";")
 }
 
 // checkExpect compares the effective configuration with the strategy's

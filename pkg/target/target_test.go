@@ -79,10 +79,10 @@ func TestKvstoreStrategies(t *testing.T) {
 	tests := []struct {
 		strategy, persistence, alloc, config string
 	}{
-		{"nopersist_mypool", "none", "mypool", `save="" appendonly=no appendfsync=everysec kvstore-persist=none kvstore-alloc=pool`},
-		{"persist_malloc", "no", "malloc", `save="" appendonly=yes appendfsync=no kvstore-persist=no kvstore-alloc=go`},
-		{"everysec_mypool", "everysec", "mypool", `save="" appendonly=yes appendfsync=everysec kvstore-persist=everysec kvstore-alloc=pool`},
-		{"always_malloc", "always", "malloc", `save="" appendonly=yes appendfsync=always kvstore-persist=always kvstore-alloc=go`},
+		{"nopersist_mypool", "none", "mypool", `save=;appendonly=no;appendfsync=everysec;kvstore-persist=none;kvstore-alloc=pool`},
+		{"persist_malloc", "no", "malloc", `save=;appendonly=yes;appendfsync=no;kvstore-persist=no;kvstore-alloc=go`},
+		{"everysec_mypool", "everysec", "mypool", `save=;appendonly=yes;appendfsync=everysec;kvstore-persist=everysec;kvstore-alloc=pool`},
+		{"always_malloc", "always", "malloc", `save=;appendonly=yes;appendfsync=always;kvstore-persist=always;kvstore-alloc=go`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.strategy, func(t *testing.T) {
@@ -163,11 +163,11 @@ func TestRedisStrategies(t *testing.T) {
 		t.Errorf("defaults %v, want %v", r.Desc().Defaults, want)
 	}
 	tests := []struct{ strategy, config string }{
-		{"none", `save="" appendonly=no appendfsync=everysec`},
-		{"rdb_default", `save="3600 1 300 100 60 10000" appendonly=no appendfsync=everysec`},
-		{"aof_no", `save="" appendonly=yes appendfsync=no`},
-		{"aof_everysec", `save="" appendonly=yes appendfsync=everysec`},
-		{"aof_always", `save="" appendonly=yes appendfsync=always`},
+		{"none", `save=;appendonly=no;appendfsync=everysec`},
+		{"rdb_default", `save=3600 1 300 100 60 10000;appendonly=no;appendfsync=everysec`},
+		{"aof_no", `save=;appendonly=yes;appendfsync=no`},
+		{"aof_everysec", `save=;appendonly=yes;appendfsync=everysec`},
+		{"aof_always", `save=;appendonly=yes;appendfsync=always`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.strategy, func(t *testing.T) {
@@ -213,7 +213,7 @@ func TestCommandRedis(t *testing.T) {
 		t.Errorf("derived expectations %v", aof.Expect)
 	}
 	// No --save: Redis's default rules, recorded but not checked.
-	if info := startStop(t, c, "aof_everysec"); !strings.HasSuffix(info.Config, ` appendonly=yes appendfsync=everysec`) {
+	if info := startStop(t, c, "aof_everysec"); !strings.HasSuffix(info.Config, `;appendonly=yes;appendfsync=everysec`) {
 		t.Errorf("config %s", info.Config)
 	}
 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/runner"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// exitInterrupted is the exit status of an interrupted run (128 + SIGINT).
+const exitInterrupted = 130
+
+// newRunCmd is "kvbench run": flags (and the seeds' environment variables)
+// into runner.Options, then runner.Run.
+func newRunCmd() *cobra.Command {
+	o := runner.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the whole experiment: every round, target, strategy and mode on a fresh server",
+		Long: `run is the main job. For every round, target, strategy and mode it starts a
+fresh server under that persistence configuration, waits for its PING reply,
+checks its effective configuration (CONFIG GET), prefills it when the mode
+reads, measures it, stops it, and appends a row to the detail CSV; at the
+end it writes the summary, trimmed and markdown reports and the chart, and
+prints the report.
+
+Targets: the embedded kvstore ("kvbench serve": strategies nopersist,
+persist_no, persist_everysec, persist_always; with --alloc both the seeds'
+variants nopersist_mypool, persist_malloc, ...) and, when redis-server is
+found, redis (none, rdb_default, aof_no, aof_everysec, aof_always). A YAML
+file (--config) can describe other servers (kind command), servers on other
+machines (kind attach) and its own kvstore and redis settings.
+
+Modes: set writes --requests keys in permutation order; get prefills the
+whole keyspace, then reads --requests random keys and verifies every value;
+mixed prefills, then mixes writes (--set-ratio) and verified reads.
+
+Rounds run interleaved by default: each round runs every scenario once, in
+an order shuffled with the seed, so that drift of the machine hits every
+strategy alike. Round r uses seed SEED + r. A failed attempt is written as a
+row with status failed and retried on a fresh server, up to --retries times.
+
+The seeds' environment variables set the flags they stand for unless the
+flag is given: ROUNDS REQ KEYSPACE PIPE VSIZE RETRIES SEED ALLOC KV_PORT
+SET_CMD GET_CMD.
+
+Ctrl-C stops the measurement, stops every server, keeps the detail CSV,
+prints the partial report and exits 130; a second Ctrl-C kills the servers
+and exits at once.
+
+Exit status: 0 when every scenario was measured, 1 when a scenario ran out
+of retries (the others are reported) or the run could not proceed, 2 for a
+usage error, 130 when interrupted.`,
+		Example: `  # the main job: 5 rounds of the seeds' defaults on the kvstore and Redis
+  kvbench run
+
+  # the plan and its estimated time, without running anything
+  kvbench run --dry-run
+
+  # a quick look: 3 small rounds, kvstore only, the seeds' order
+  kvbench run --rounds 3 --requests 100000 --keyspace 100000 --targets kvstore --order sequential
+
+  # the seeds' allocator comparison and large values, from the environment
+  ALLOC=both VSIZE=256 kvbench run --strategies persist_no,nopersist
+
+  # every strategy of every target, all three modes, a Chinese report
+  kvbench run --strategies all --modes set,get,mixed --lang zh
+
+  # servers described in a file (Valkey, a C kvstore build, a remote server)
+  kvbench run --config kvbench.yaml --out results/valkey`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return &usageError{err}
+			}
+			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				o.Live = true
+			}
+			o.Tracker = &target.Tracker{}
+			stop := killOnSecondSignal(o.Tracker, cmd.ErrOrStderr())
+			defer stop()
+			report.DisableWidthCache() // a process-wide setting: it belongs here
+			_, err := runner.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runExit(err)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of every scenario (env ROUNDS)")
+	f.Int64Var(&o.Requests, "requests", o.Requests, "measured requests per attempt (env REQ)")
+	f.Int64Var(&o.Keyspace, "keyspace", o.Keyspace, "distinct keys, all prefilled before get and mixed (env KEYSPACE)")
+	f.IntVar(&o.Pipeline, "pipeline", o.Pipeline, "pipeline depth (env PIPE)")
+	f.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes (env VSIZE)")
+	f.IntVar(&o.Retries, "retries", o.Retries, "retries of a failed attempt, each on a fresh server (env RETRIES)")
+	f.Int64Var(&o.Seed, "seed", o.Seed, "seed base; round r uses seed+r (env SEED)")
+	f.StringVar(&o.Alloc, "alloc", o.Alloc, "kvstore allocator: mypool, malloc or both (env ALLOC)")
+	f.IntVar(&o.KVPort, "kv-port", o.KVPort, "port the kvstore tries first; any free port when taken (env KV_PORT)")
+	f.StringVar(&o.SetCmd, "set-cmd", o.SetCmd, "kvstore write command; Redis uses SET (env SET_CMD)")
+	f.StringVar(&o.GetCmd, "get-cmd", o.GetCmd, "kvstore read command; Redis uses GET (env GET_CMD)")
+	f.IntVar(&o.Connections, "connections", o.Connections, "client connections")
+	f.IntVar(&o.Threads, "threads", o.Threads, "load generator threads (0: one per CPU, at most one per connection)")
+	f.IntVar(&o.SetRatio, "set-ratio", o.SetRatio, "percentage of writes in mixed mode")
+	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: kvstore, redis, or names from --config (default kvstore, and redis when redis-server is found)")
+	f.StringSliceVar(&o.Strategies, "strategies", nil, `strategies to run, or "all" (default: each target's defaults)`)
+	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed")
+	f.StringVar(&o.Order, "order", o.Order, "interleaved (each round shuffled) or sequential (all rounds of a scenario, then the next)")
+	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing the targets (kvstore, redis, command, attach)")
+	f.StringVar(&o.RedisBin, "redis-bin", "", "redis-server executable (default: from PATH)")
+	f.StringVar(&o.OutDir, "out", o.OutDir, "directory of the result files")
+	f.StringVar(&o.Prefix, "prefix", o.Prefix, "start of the result files' names: PREFIX_detail_TIME.csv ...")
+	f.StringVar(&o.Lang, "lang", o.Lang, "language of the report: en or zh")
+	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
+	f.StringVar(&o.Chart, "chart", o.Chart, "chart format: svg, png or none")
+	f.StringVar(&o.TempDir, "tmpdir", "", "where the servers' directories go (default: inside --out, on the results' disk)")
+	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing")
+	return cmd
+}
+
+// applyEnv sets every flag that was not given from its environment
+// variable, if set: flags win over the environment, which wins over the
+// defaults.
+func applyEnv(f *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var errs []error
+	for _, ev := range runner.EnvVars {
+		v, ok := lookup(ev.Name)
+		if !ok || f.Changed(ev.Flag) {
+			continue
+		}
+		if err := f.Set(ev.Flag, v); err != nil {
+			errs = append(errs, fmt.Errorf("environment variable %s=%q (for --%s): %w", ev.Name, v, ev.Flag, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killOnSecondSignal waits, while the run lasts, for a second SIGINT or
+// SIGTERM (the first cancels the command's context, in main): then it
+// kills every server at once, removes their directories, and exits. It
+// returns the function that stops waiting.
+func killOnSecondSignal(tr *target.Tracker, stderr io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := 0; ; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sigs:
+				if n++; n < 2 {
+					fmt.Fprintln(stderr, "\nkvbench: interrupted: stopping the servers and writing the partial report (Ctrl-C again to quit at once)")
+					continue
+				}
+				tr.KillAll()
+				fmt.Fprintln(stderr, "kvbench: interrupted twice: servers killed, exiting")
+				os.Exit(exitInterrupted)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		cancel()
+		<-done
+	}
+}
+
+// codedError is an error with its own exit status.
+type codedError struct {
+	err  error
+	code exitError
+}
+
+func (e *codedError) Error() string   { return e.err.Error() }
+func (e *codedError) Unwrap() []error { return []error{e.err, e.code} }
+
+// runExit maps runner errors to exit statuses.
+func runExit(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, runner.ErrOptions):
+		return &usageError{err}
+	case errors.Is(err, runner.ErrInterrupted):
+		return &codedError{err, exitInterrupted}
+	}
+	return err
+}

@@ -1,0 +1,327 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// Defaults: the seeds' run_bench.hash.sh, and kvbench's own.
+const (
+	// DefaultRounds is the number of rounds (ROUNDS).
+	DefaultRounds = 5
+	// DefaultRequests is the number of measured requests per attempt (REQ).
+	DefaultRequests = 1_000_000
+	// DefaultKeyspace is the number of distinct keys (KEYSPACE).
+	DefaultKeyspace = 1_000_000
+	// DefaultPipeline is the pipeline depth (PIPE).
+	DefaultPipeline = 128
+	// DefaultValueSize is the value size in bytes (VSIZE).
+	DefaultValueSize = 32
+	// DefaultRetries is how many times a failed attempt is retried on a
+	// fresh instance (RETRIES).
+	DefaultRetries = 3
+	// DefaultSeed is the seed base; round r uses DefaultSeed + r (SEED).
+	DefaultSeed = 12345
+	// DefaultConnections is the number of client connections.
+	DefaultConnections = 1
+	// DefaultSetRatio is the percentage of writes in mixed mode.
+	DefaultSetRatio = 50
+	// DefaultModes are the modes measured: the seeds' set, and get after a
+	// prefill.
+	DefaultModes = "set,get"
+	// DefaultOrder is the order of the attempts.
+	DefaultOrder = OrderInterleaved
+	// DefaultOutDir is where the result files go.
+	DefaultOutDir = "results"
+	// DefaultPrefix starts every result file's name.
+	DefaultPrefix = "kvbench"
+	// DefaultPrefillPipeline is the least pipeline depth of a prefill:
+	// prefilling is not measured, so it goes as fast as the server takes
+	// writes.
+	DefaultPrefillPipeline = 1024
+	// DefaultStopGrace is how long a server gets to exit after SIGTERM
+	// before SIGKILL.
+	DefaultStopGrace = 5 * time.Second
+	// InterruptStopGrace replaces DefaultStopGrace once the run is
+	// interrupted, so that kvbench exits within seconds.
+	InterruptStopGrace = time.Second
+	// DefaultProgressInterval is how often the live display is updated.
+	DefaultProgressInterval = 500 * time.Millisecond
+)
+
+// Orders of the attempts.
+const (
+	// OrderInterleaved runs every scenario once per round, in an order
+	// shuffled with the round's seed, so that slow drift of the machine
+	// hits every strategy alike.
+	OrderInterleaved = "interleaved"
+	// OrderSequential runs all rounds of one scenario before the next, as
+	// the seeds' script did.
+	OrderSequential = "sequential"
+)
+
+// AllStrategies as the only element of Options.Strategies selects every
+// strategy of every target.
+const AllStrategies = "all"
+
+// ErrOptions is wrapped by errors in the options (a usage error).
+var ErrOptions = errors.New("invalid option")
+
+// EnvVar is an environment variable of the seeds' script that kvbench run
+// honours: it sets the flag Flag unless the flag is given.
+type EnvVar struct {
+	// Name is the variable's name.
+	Name string
+	// Flag is the flag it stands for.
+	Flag string
+}
+
+// EnvVars are the seeds' environment variables, in the order of the
+// seeds' table.
+var EnvVars = []EnvVar{
+	{"ROUNDS", "rounds"},
+	{"REQ", "requests"},
+	{"KEYSPACE", "keyspace"},
+	{"PIPE", "pipeline"},
+	{"VSIZE", "value-size"},
+	{"RETRIES", "retries"},
+	{"SEED", "seed"},
+	{"ALLOC", "alloc"},
+	{"KV_PORT", "kv-port"},
+	{"SET_CMD", "set-cmd"},
+	{"GET_CMD", "get-cmd"},
+}
+
+// Options is what "kvbench run" was asked to do. Start from
+// DefaultOptions: numeric fields are taken as given (0 rounds is an
+// error, 0 retries means none), empty strings and nil lists mean the
+// default.
+type Options struct {
+	// Rounds is the number of rounds of every scenario.
+	Rounds int
+	// Requests is the number of measured requests per attempt.
+	Requests int64
+	// Keyspace is the number of distinct keys (and of prefilled keys).
+	Keyspace int64
+	// Pipeline is the pipeline depth.
+	Pipeline int
+	// Connections is the number of client connections; Threads the
+	// load generator's threads (0: its default).
+	Connections, Threads int
+	// ValueSize is the value size in bytes.
+	ValueSize int
+	// SetRatio is the percentage of writes in mixed mode.
+	SetRatio int
+	// Retries is how many times a failed attempt is retried.
+	Retries int
+	// Seed is the seed base: round r uses Seed + r.
+	Seed int64
+	// Modes are the modes to measure (set, get, mixed); nil means
+	// DefaultModes.
+	Modes []string
+	// Order is OrderInterleaved or OrderSequential.
+	Order string
+	// Targets names the targets to run: the built-in kvstore and redis,
+	// or names from ConfigFile. Nil means kvstore and, when redis-server
+	// is found, redis (or every target of ConfigFile).
+	Targets []string
+	// Strategies names the strategies to run (a target runs those it
+	// knows); nil means each target's defaults, {"all"} all of them.
+	Strategies []string
+
+	// Alloc is the kvstore's allocator: mypool, malloc or both.
+	Alloc string
+	// KVPort is the port the kvstore tries first.
+	KVPort int
+	// SetCmd and GetCmd are the kvstore's commands (Redis uses SET/GET).
+	SetCmd, GetCmd string
+	// KvstoreBin is the kvbench binary that serves the kvstore; the
+	// running executable when empty.
+	KvstoreBin string
+	// RedisBin is redis-server; looked up on PATH when empty.
+	RedisBin string
+	// ConfigFile, when set, is a YAML file listing the targets (see
+	// target.LoadFile); it replaces the built-in targets.
+	ConfigFile string
+
+	// OutDir is the directory of the result files; Prefix starts their
+	// names.
+	OutDir, Prefix string
+	// Lang is the report's language (en or zh); Baselines overrides the
+	// baseline strategy per target ("kvstore=nopersist,redis=none").
+	Lang, Baselines string
+	// Chart is the chart's format, svg or png; "none" draws no chart.
+	Chart string
+	// TempDir holds the instances' directories; a new directory in OutDir
+	// when empty (a disk, where fsync means something; /tmp may be
+	// memory).
+	TempDir string
+
+	// DryRun prints the plan and an estimate of the time, and runs
+	// nothing.
+	DryRun bool
+	// ReadyTimeout bounds a server's start; Timeout fails an attempt
+	// when the server does not reply for that long.
+	ReadyTimeout, Timeout time.Duration
+	// StopGrace is how long a server gets after SIGTERM.
+	StopGrace time.Duration
+	// PrefillPipeline is the prefill's pipeline depth; 0 means the larger
+	// of Pipeline and DefaultPrefillPipeline.
+	PrefillPipeline int
+
+	// Live redraws a progress line in place (stderr is a terminal);
+	// otherwise progress is plain log lines.
+	Live bool
+	// ProgressInterval is how often the progress is updated.
+	ProgressInterval time.Duration
+	// Tracker, if set, records the servers' processes and the temporary
+	// directory, so that the caller can kill and remove them at once.
+	Tracker *target.Tracker
+	// Observe, if set, is called with every event of the run, from the
+	// run's goroutines, one call at a time.
+	Observe func(Event)
+}
+
+// DefaultOptions returns the options of "kvbench run" without flags.
+func DefaultOptions() Options {
+	return Options{
+		Rounds:           DefaultRounds,
+		Requests:         DefaultRequests,
+		Keyspace:         DefaultKeyspace,
+		Pipeline:         DefaultPipeline,
+		Connections:      DefaultConnections,
+		ValueSize:        DefaultValueSize,
+		SetRatio:         DefaultSetRatio,
+		Retries:          DefaultRetries,
+		Seed:             DefaultSeed,
+		Order:            DefaultOrder,
+		Alloc:            target.DefaultAlloc,
+		KVPort:           target.DefaultKvstorePort,
+		SetCmd:           target.DefaultKvstoreSetCmd,
+		GetCmd:           target.DefaultKvstoreGetCmd,
+		OutDir:           DefaultOutDir,
+		Prefix:           DefaultPrefix,
+		Lang:             report.LangEN,
+		Chart:            "svg",
+		ReadyTimeout:     target.DefaultReadyTimeout,
+		Timeout:          loadgen.DefaultTimeout,
+		StopGrace:        DefaultStopGrace,
+		ProgressInterval: DefaultProgressInterval,
+	}
+}
+
+// normalize fills in the defaults of empty fields and checks the rest.
+func (o Options) normalize() (Options, error) {
+	d := DefaultOptions()
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&o.Order, d.Order)
+	def(&o.Alloc, d.Alloc)
+	def(&o.SetCmd, d.SetCmd)
+	def(&o.GetCmd, d.GetCmd)
+	def(&o.OutDir, d.OutDir)
+	def(&o.Prefix, d.Prefix)
+	def(&o.Lang, d.Lang)
+	def(&o.Chart, d.Chart)
+	if o.Modes == nil {
+		o.Modes = strings.Split(DefaultModes, ",")
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = d.ReadyTimeout
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = d.Timeout
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = d.StopGrace
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = d.ProgressInterval
+	}
+	if o.PrefillPipeline <= 0 {
+		o.PrefillPipeline = max(o.Pipeline, DefaultPrefillPipeline)
+	}
+
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.Rounds < 1 {
+		bad("rounds %d: want at least 1", o.Rounds)
+	}
+	if o.Requests < 1 {
+		bad("requests %d: want at least 1", o.Requests)
+	}
+	if o.Keyspace < 1 {
+		bad("keyspace %d: want at least 1", o.Keyspace)
+	}
+	if o.Pipeline < 1 {
+		bad("pipeline %d: want at least 1", o.Pipeline)
+	}
+	if o.Connections < 1 {
+		bad("connections %d: want at least 1", o.Connections)
+	}
+	if o.Threads < 0 {
+		bad("threads %d: want 0 (the default) or more", o.Threads)
+	}
+	if o.ValueSize < 0 {
+		bad("value size %d: want 0 or more", o.ValueSize)
+	}
+	if o.SetRatio < 0 || o.SetRatio > 100 {
+		bad("set ratio %d: want 0 to 100", o.SetRatio)
+	}
+	if o.Retries < 0 {
+		bad("retries %d: want 0 or more", o.Retries)
+	}
+	if o.KVPort < 0 || o.KVPort > 65535 {
+		bad("kv-port %d: want 0 to 65535", o.KVPort)
+	}
+	if o.Order != OrderInterleaved && o.Order != OrderSequential {
+		bad("order %q: want %s or %s", o.Order, OrderInterleaved, OrderSequential)
+	}
+	var modes []string
+	for _, m := range o.Modes {
+		m = strings.ToLower(strings.TrimSpace(m))
+		switch loadgen.Mode(m) {
+		case loadgen.ModeSet, loadgen.ModeGet, loadgen.ModeMixed:
+			if !slices.Contains(modes, m) {
+				modes = append(modes, m)
+			}
+		default:
+			bad("mode %q: want set, get or mixed", m)
+		}
+	}
+	if len(modes) == 0 && len(o.Modes) > 0 {
+		bad("no mode given")
+	}
+	o.Modes = modes
+	if a, err := target.ParseAlloc(o.Alloc); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.Alloc = a
+	}
+	if o.Lang != report.LangEN && o.Lang != report.LangZH {
+		bad("lang %q: want %s or %s", o.Lang, report.LangEN, report.LangZH)
+	}
+	if _, err := report.ParseBaselines(o.Baselines); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Chart != "svg" && o.Chart != "png" && o.Chart != "none" {
+		bad("chart %q: want svg, png or none", o.Chart)
+	}
+	if strings.ContainsAny(o.Prefix, `/\`) {
+		bad("prefix %q: want a file name prefix, not a path", o.Prefix)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	return o, nil
+}

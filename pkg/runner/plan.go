@@ -1,0 +1,323 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// Scenario is one (target, strategy, mode): the unit measured once per
+// round.
+type Scenario struct {
+	// Target is the server.
+	Target target.Target
+	// Desc is Target.Desc().
+	Desc target.Desc
+	// Strategy is its configuration.
+	Strategy target.Strategy
+	// Mode is the workload.
+	Mode loadgen.Mode
+}
+
+// Name is "target/strategy/mode".
+func (s *Scenario) Name() string {
+	return s.Desc.Name + "/" + s.Strategy.Name + "/" + string(s.Mode)
+}
+
+// Step is one slot of the plan: a scenario's round.
+type Step struct {
+	// Scenario is the scenario measured.
+	Scenario *Scenario
+	// Round is the round, from 1.
+	Round int
+}
+
+// Plan is the run's matrix in the order it runs.
+type Plan struct {
+	// Options are the normalized options.
+	Options Options
+	// Scenarios are the scenarios, targets × strategies × modes.
+	Scenarios []*Scenario
+	// Steps are the scenarios' rounds in run order.
+	Steps []Step
+	// Warnings are findings that do not stop the run (redis-server not
+	// found, a target none of whose strategies was asked for).
+	Warnings []error
+}
+
+// NewPlan resolves the targets, strategies and modes of opts and orders
+// the rounds. Errors in the options wrap ErrOptions.
+func NewPlan(opts Options) (*Plan, error) {
+	o, err := opts.normalize()
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Options: o}
+	targets, err := p.targets()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.scenarios(targets); err != nil {
+		return nil, err
+	}
+	p.order()
+	return p, nil
+}
+
+// targets returns the targets to run.
+func (p *Plan) targets() ([]target.Target, error) {
+	o := p.Options
+	kv := target.KvstoreConfig{Bin: o.KvstoreBin, Alloc: o.Alloc, Port: o.KVPort, SetCmd: o.SetCmd, GetCmd: o.GetCmd}
+	rc := target.RedisConfig{Bin: o.RedisBin}
+	if o.ConfigFile != "" {
+		all, err := target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
+		if o.Targets == nil {
+			return all, nil
+		}
+		var out []target.Target
+		for _, name := range o.Targets {
+			i := slices.IndexFunc(all, func(t target.Target) bool { return t.Desc().Name == name })
+			if i < 0 {
+				return nil, fmt.Errorf("%w: target %q is not in %s (it has %s)", ErrOptions, name, o.ConfigFile, targetNames(all))
+			}
+			if !slices.Contains(out, all[i]) {
+				out = append(out, all[i])
+			}
+		}
+		return out, nil
+	}
+	names := o.Targets
+	explicit := names != nil
+	if !explicit {
+		names = []string{target.DefaultKvstoreName, target.DefaultRedisName}
+	}
+	var out []target.Target
+	for _, name := range slices.Compact(slices.Clone(names)) {
+		switch name {
+		case target.DefaultKvstoreName:
+			k, err := target.NewKvstore(kv)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+			}
+			out = append(out, k)
+		case target.DefaultRedisName:
+			r, err := target.NewRedis(rc)
+			if errors.Is(err, target.ErrNotFound) && !explicit {
+				p.Warnings = append(p.Warnings, fmt.Errorf("redis-server not found, measuring the kvstore only (install redis-server or give --redis-bin): %w", err))
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+			}
+			out = append(out, r)
+		default:
+			return nil, fmt.Errorf("%w: target %q: want kvstore or redis, or a target of a --config file", ErrOptions, name)
+		}
+	}
+	return out, nil
+}
+
+func targetNames(ts []target.Target) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Desc().Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// scenarios builds targets × strategies × modes.
+func (p *Plan) scenarios(targets []target.Target) error {
+	o := p.Options
+	all := len(o.Strategies) == 1 && o.Strategies[0] == AllStrategies
+	known := make(map[string]bool)
+	for _, t := range targets {
+		d := t.Desc()
+		var sel []target.Strategy
+		switch {
+		case all:
+			sel = d.Strategies
+		case o.Strategies == nil:
+			sel, _ = d.Select(d.Defaults)
+		default:
+			var unknown []string
+			sel, unknown = d.Select(o.Strategies)
+			for _, n := range o.Strategies {
+				if !slices.Contains(unknown, n) {
+					known[n] = true
+				}
+			}
+		}
+		if len(sel) == 0 {
+			p.Warnings = append(p.Warnings, fmt.Errorf("target %s has none of the strategies asked for (it has %s): skipped", d.Name, strategyNames(d.Strategies)))
+			continue
+		}
+		for _, s := range sel {
+			for _, m := range o.Modes {
+				p.Scenarios = append(p.Scenarios, &Scenario{Target: t, Desc: d, Strategy: s, Mode: loadgen.Mode(m)})
+			}
+		}
+	}
+	if !all && o.Strategies != nil {
+		for _, n := range o.Strategies {
+			if !known[n] {
+				var have []string
+				for _, t := range targets {
+					have = append(have, t.Desc().Name+": "+strategyNames(t.Desc().Strategies))
+				}
+				return fmt.Errorf("%w: strategy %q: no target has it (%s)", ErrOptions, n, strings.Join(have, "; "))
+			}
+		}
+	}
+	if len(p.Scenarios) == 0 {
+		return fmt.Errorf("%w: nothing to run", ErrOptions)
+	}
+	return nil
+}
+
+func strategyNames(ss []target.Strategy) string {
+	var names []string
+	for _, s := range ss {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, " ")
+}
+
+// order lays out the steps: round by round in a shuffled order
+// (interleaved), or scenario by scenario (sequential).
+func (p *Plan) order() {
+	o := p.Options
+	if o.Order == OrderSequential {
+		for _, sc := range p.Scenarios {
+			for r := 1; r <= o.Rounds; r++ {
+				p.Steps = append(p.Steps, Step{sc, r})
+			}
+		}
+		return
+	}
+	for r := 1; r <= o.Rounds; r++ {
+		round := slices.Clone(p.Scenarios)
+		rng := rand.New(rand.NewPCG(uint64(o.Seed), uint64(r)))
+		rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+		for _, sc := range round {
+			p.Steps = append(p.Steps, Step{sc, r})
+		}
+	}
+}
+
+// Figures used to estimate the time of an attempt before anything is
+// measured (this machine's kvstore and Redis at pipeline 128 do 150,000 to
+// 250,000 requests per second; fsync always takes a third of that).
+const (
+	// EstimateQPS is the assumed rate of a measurement.
+	EstimateQPS = 150_000
+	// EstimateAlwaysQPS is the assumed rate of writes fsynced each time.
+	EstimateAlwaysQPS = 60_000
+	// EstimatePrefillQPS is the assumed rate of a prefill.
+	EstimatePrefillQPS = 300_000
+	// EstimateStartStop is the assumed time to start and stop a server.
+	EstimateStartStop = 300 * time.Millisecond
+)
+
+// estimate is the time an attempt of sc is expected to take.
+func (p *Plan) estimate(sc *Scenario) time.Duration {
+	o := p.Options
+	qps := float64(EstimateQPS)
+	if sc.Strategy.Persistence == "always" && sc.Mode != loadgen.ModeGet {
+		qps = EstimateAlwaysQPS
+	}
+	d := EstimateStartStop + time.Duration(float64(o.Requests)/qps*float64(time.Second))
+	if sc.Mode != loadgen.ModeSet {
+		d += time.Duration(float64(o.Keyspace) / EstimatePrefillQPS * float64(time.Second))
+	}
+	return d
+}
+
+// Estimate is the expected time of the whole run, without retries.
+func (p *Plan) Estimate() time.Duration {
+	var d time.Duration
+	for _, st := range p.Steps {
+		d += p.estimate(st.Scenario)
+	}
+	return d
+}
+
+// Summary is one line: how many targets, strategies, modes, rounds and
+// attempts, and the estimated time.
+func (p *Plan) Summary() string {
+	o := p.Options
+	var targets []string
+	strategies := 0
+	for _, sc := range p.Scenarios {
+		if !slices.Contains(targets, sc.Desc.Name) {
+			targets = append(targets, sc.Desc.Name)
+		}
+		if sc.Mode == loadgen.Mode(o.Modes[0]) {
+			strategies++
+		}
+	}
+	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
+		strings.Join(targets, "+"), strategies, strings.Join(o.Modes, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
+}
+
+// Write prints the plan: the settings, every step in order with its
+// estimated time, and the total.
+func (p *Plan) Write(w io.Writer) error {
+	o := p.Options
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
+	fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
+		o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
+	seen := make(map[string]bool)
+	for _, sc := range p.Scenarios {
+		if seen[sc.Desc.Name] {
+			continue
+		}
+		seen[sc.Desc.Name] = true
+		fmt.Fprintf(&b, "target %s (%s): %s/%s", sc.Desc.Name, sc.Desc.Kind, sc.Desc.SetCmd, sc.Desc.GetCmd)
+		var ss []string
+		for _, s := range p.Scenarios {
+			if s.Desc.Name == sc.Desc.Name && s.Mode == sc.Mode {
+				label := s.Strategy.Name
+				if s.Strategy.Persistence != "" && s.Strategy.Persistence != s.Strategy.Name {
+					label += " (" + s.Strategy.Persistence + ")"
+				}
+				ss = append(ss, label)
+			}
+		}
+		fmt.Fprintf(&b, ", strategies %s\n", strings.Join(ss, ", "))
+	}
+	var total time.Duration
+	width := len(fmt.Sprint(len(p.Steps)))
+	for i, st := range p.Steps {
+		d := p.estimate(st.Scenario)
+		total += d
+		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
+	}
+	fmt.Fprintf(&b, "estimated time: %s (assuming %d req/s, %d with fsync always, prefill %d keys/s, %v to start and stop a server; retries not counted)\n",
+		formatDuration(total), EstimateQPS, EstimateAlwaysQPS, EstimatePrefillQPS, EstimateStartStop)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// formatDuration rounds d for people: 1.2s, 45s, 3m20s, 1h05m.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	h := d / time.Hour
+	m := (d - h*time.Hour).Round(time.Minute) / time.Minute
+	return fmt.Sprintf("%dh%02dm", h, m)
+}

@@ -1,0 +1,437 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// Status values of the detail CSV besides report.StatusOK.
+const (
+	// StatusFailed marks an attempt that failed (and was retried, unless
+	// it was the last).
+	StatusFailed = "failed"
+	// StatusInterrupted marks the attempt running when the run was
+	// interrupted.
+	StatusInterrupted = "interrupted"
+)
+
+// Sentinel errors of Run.
+var (
+	// ErrInterrupted: the run was interrupted (its context cancelled);
+	// the partial results were written and the report printed.
+	ErrInterrupted = errors.New("interrupted")
+	// ErrScenariosFailed: at least one scenario ran out of retries; the
+	// others were measured and reported.
+	ErrScenariosFailed = errors.New("scenarios failed")
+)
+
+// Timing is where an attempt's (or a run's) time went.
+type Timing struct {
+	// Start is from spawning the server to its PING reply and verified
+	// configuration.
+	Start time.Duration
+	// Prefill is the prefill of the keyspace (get and mixed).
+	Prefill time.Duration
+	// Measure is the measured load, connections included.
+	Measure time.Duration
+	// Stop is from SIGTERM to the server reaped and its directory
+	// removed.
+	Stop time.Duration
+}
+
+// Total is the sum of the parts.
+func (t Timing) Total() time.Duration { return t.Start + t.Prefill + t.Measure + t.Stop }
+
+// Overhead is the orchestration's share: starting, prefilling, stopping.
+func (t Timing) Overhead() time.Duration { return t.Start + t.Prefill + t.Stop }
+
+func (t *Timing) add(u Timing) {
+	t.Start += u.Start
+	t.Prefill += u.Prefill
+	t.Measure += u.Measure
+	t.Stop += u.Stop
+}
+
+// Result is what a run did.
+type Result struct {
+	// RunID identifies the run (the run_id column): its start time.
+	RunID string
+	// Plan is the plan it followed.
+	Plan *Plan
+	// Files are the files it wrote.
+	Files Files
+	// Rows are the detail rows, as written to Files.Detail.
+	Rows []report.DetailRow
+	// Report is the end-of-run report (nil when no row was written).
+	Report *report.Report
+	// Failed names the scenarios that ran out of retries.
+	Failed []string
+	// Interrupted is set when the context was cancelled.
+	Interrupted bool
+	// Timing sums the attempts' timings; Wall is the run's wall time.
+	Timing Timing
+	Wall   time.Duration
+}
+
+// Run runs the experiment opts describes: every step of the plan on a
+// fresh server, its detail row appended to the detail CSV as it ends,
+// then the report written to the result files and printed on stdout.
+// Progress and log lines go to stderr. With opts.DryRun it prints the plan
+// on stdout and runs nothing.
+//
+// When ctx is cancelled the measurement stops, the server is stopped and
+// reaped, the temporary directories removed, the files closed and the
+// partial report printed; the error then wraps ErrInterrupted. When a
+// scenario runs out of retries the run goes on and the error wraps
+// ErrScenariosFailed.
+func Run(ctx context.Context, opts Options, stdout, stderr io.Writer) (*Result, error) {
+	plan, err := NewPlan(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if plan.Options.DryRun {
+		return &Result{Plan: plan}, plan.Write(stdout)
+	}
+	return newRun(plan, stderr).run(ctx, stdout)
+}
+
+// run is one execution of a plan.
+type run struct {
+	plan    *Plan
+	o       Options
+	stderr  io.Writer
+	res     *Result
+	disp    *display
+	detail  *detailWriter
+	tmp     string
+	failed  map[*Scenario]bool
+	started time.Time
+}
+
+func newRun(plan *Plan, stderr io.Writer) *run {
+	return &run{plan: plan, o: plan.Options, stderr: stderr, failed: make(map[*Scenario]bool)}
+}
+
+func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
+	r.started = time.Now()
+	ts := r.started.Format("20060102_150405")
+	r.res = &Result{RunID: ts, Plan: r.plan}
+	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
+		return r.res, fmt.Errorf("create the output directory: %w", err)
+	}
+	// Two runs started in the same second get distinct names.
+	for i := 2; ; i++ {
+		r.res.Files = newFiles(r.o.OutDir, r.o.Prefix, ts, r.o.Chart)
+		var err error
+		r.detail, err = createDetail(r.res.Files.Detail)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || i > 100 {
+			return r.res, err
+		}
+		ts = r.started.Format("20060102_150405") + "_" + strconv.Itoa(i)
+		r.res.RunID = ts
+	}
+	tmpParent := r.o.TempDir
+	if tmpParent == "" {
+		tmpParent = r.o.OutDir
+	}
+	tmp, err := os.MkdirTemp(tmpParent, ".kvbench-tmp-")
+	if err == nil {
+		tmp, err = filepath.Abs(tmp)
+	}
+	if err != nil {
+		r.detail.close()
+		return r.res, fmt.Errorf("create the temporary directory: %w", err)
+	}
+	r.tmp = tmp
+	r.o.Tracker.AddDir(tmp)
+
+	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
+	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
+	r.log("detail CSV: %s", r.res.Files.Detail)
+	runErr := r.steps(ctx)
+	r.disp.close()
+	r.res.Wall = time.Since(r.started)
+
+	errs := []error{runErr}
+	errs = append(errs, r.detail.close())
+	if err := os.RemoveAll(r.tmp); err != nil {
+		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
+	}
+	if len(r.res.Rows) > 0 {
+		rep, err := writeReport(r.res.Rows, r.o, r.res.Files, stdout)
+		r.res.Report = rep
+		errs = append(errs, err)
+		fmt.Fprintf(r.stderr, "wrote %s\n", strings.Join(r.writtenFiles(), ", "))
+	} else {
+		fmt.Fprintln(r.stderr, "no attempt finished: no report")
+	}
+	t := r.res.Timing
+	if r.res.Wall > 0 {
+		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s (orchestration %.1f%%)\n",
+			formatDuration(r.res.Wall), formatDuration(t.Start), formatDuration(t.Prefill), formatDuration(t.Measure),
+			formatDuration(t.Stop), 100*float64(t.Overhead())/float64(r.res.Wall))
+	}
+	if len(r.res.Failed) > 0 {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrScenariosFailed, strings.Join(r.res.Failed, ", ")))
+	}
+	if r.res.Interrupted {
+		errs = append(errs, ErrInterrupted)
+	}
+	return r.res, errors.Join(errs...)
+}
+
+// writtenFiles lists the files that exist.
+func (r *run) writtenFiles() []string {
+	f := r.res.Files
+	var out []string
+	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.Chart} {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// log writes a line through the display.
+func (r *run) log(format string, args ...any) {
+	r.event(Event{Kind: EventLog, Msg: fmt.Sprintf(format, args...)})
+}
+
+// event reports e to Observe and the display.
+func (r *run) event(e Event) {
+	if r.o.Observe != nil {
+		r.o.Observe(e)
+	}
+	r.disp.send(e)
+}
+
+// steps runs every step: each scenario's round, retried on a fresh
+// server until it succeeds or runs out of retries.
+func (r *run) steps(ctx context.Context) error {
+	n := len(r.plan.Steps)
+	for i, st := range r.plan.Steps {
+		if ctx.Err() != nil {
+			r.res.Interrupted = true
+			return nil
+		}
+		base := Event{Step: i + 1, Steps: n, Scenario: st.Scenario, Round: st.Round}
+		if r.failed[st.Scenario] {
+			e := base
+			e.Kind = EventSkip
+			r.event(e)
+			continue
+		}
+		for attempt := 1; ; attempt++ {
+			e := base
+			e.Attempt = attempt
+			row, timing, err := r.attempt(ctx, e)
+			r.res.Timing.add(timing)
+			if werr := r.detail.write(&row); werr != nil {
+				return werr // without a detail CSV there is no point going on
+			}
+			r.res.Rows = append(r.res.Rows, row)
+			interrupted := row.Status == StatusInterrupted
+			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || errors.Is(err, target.ErrConfigMismatch))
+			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
+			e.Final = err == nil || interrupted || outOfRetries
+			r.event(e)
+			if interrupted {
+				r.res.Interrupted = true
+				return nil
+			}
+			if outOfRetries {
+				r.failed[st.Scenario] = true
+				r.res.Failed = append(r.res.Failed, fmt.Sprintf("%s (round %d)", st.Scenario.Name(), st.Round))
+			}
+			if e.Final {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// attempt starts a fresh server for the step, prefills it if the mode
+// reads, measures, stops it, and returns the detail row.
+func (r *run) attempt(ctx context.Context, e Event) (row report.DetailRow, t Timing, err error) {
+	sc := e.Scenario
+	o := r.o
+	seed := o.Seed + int64(e.Round)
+	row = report.DetailRow{
+		RunID: r.res.RunID, StartedAt: time.Now().Format(time.RFC3339),
+		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
+		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: e.Round, Attempt: e.Attempt,
+		Status: report.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
+		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: seed,
+	}
+	defer func() {
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			row.Status, row.Error = StatusInterrupted, "interrupted: "+err.Error()
+		default:
+			row.Status, row.Error = StatusFailed, err.Error()
+		}
+	}()
+
+	e.Kind = EventStart
+	r.event(e)
+	dir, err := os.MkdirTemp(r.tmp, fmt.Sprintf("%s-%s-r%d-", safeName(sc.Desc.Name), safeName(sc.Strategy.Name), e.Round))
+	if err != nil {
+		return row, t, fmt.Errorf("create the instance directory: %w", err)
+	}
+	t0 := time.Now()
+	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
+	t.Start = time.Since(t0)
+	if err != nil {
+		os.RemoveAll(dir)
+		return row, t, fmt.Errorf("start: %w", err)
+	}
+	defer func() {
+		t1 := time.Now()
+		grace := o.StopGrace
+		if ctx.Err() != nil {
+			grace = InterruptStopGrace
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+		serr := inst.Stop(sctx)
+		cancel()
+		if rerr := os.RemoveAll(dir); rerr != nil && serr == nil {
+			serr = fmt.Errorf("remove %s: %w", dir, rerr)
+		}
+		t.Stop = time.Since(t1)
+		if err == nil && serr != nil {
+			err = fmt.Errorf("stop: %w", serr)
+		}
+	}()
+	info := inst.Info()
+	row.ServerVersion, row.ServerConfig = info.Version, info.Config
+	e.Kind, e.Instance = EventReady, info
+	r.event(e)
+
+	cfg := loadgen.Config{
+		Addr: info.Addr, Password: sc.Desc.Password, Mode: sc.Mode, Requests: o.Requests,
+		Pipeline: o.Pipeline, Connections: o.Connections, Threads: o.Threads,
+		Keyspace: o.Keyspace, ValueSize: o.ValueSize, SetRatio: o.SetRatio,
+		SetCmd: sc.Desc.SetCmd, GetCmd: sc.Desc.GetCmd, Seed: seed,
+		VerifyGet: sc.Mode != loadgen.ModeSet, Timeout: o.Timeout,
+		ProgressInterval: o.ProgressInterval,
+		Progress: func(p loadgen.Progress) {
+			pe := e
+			pe.Kind, pe.Progress = EventProgress, p
+			r.event(pe)
+		},
+	}
+	if o.SetRatio == 0 {
+		cfg.SetRatio = loadgen.SetRatioZero
+	}
+	if sc.Mode != loadgen.ModeSet {
+		pcfg := cfg
+		pcfg.Pipeline = o.PrefillPipeline
+		t1 := time.Now()
+		pre, err := loadgen.Prefill(ctx, pcfg)
+		t.Prefill = time.Since(t1)
+		row.PrefillS = t.Prefill.Seconds()
+		if err != nil {
+			return row, t, serverError(inst, err)
+		}
+		if pre.Conflicts > 0 {
+			return row, t, fmt.Errorf("prefill: %d of %d keys already existed: the server was not empty", pre.Conflicts, pre.Sets)
+		}
+	}
+	t1 := time.Now()
+	res, err := loadgen.Run(ctx, cfg)
+	t.Measure = time.Since(t1)
+	fillRow(&row, res)
+	if err != nil {
+		return row, t, serverError(inst, err)
+	}
+	if err := checkResult(res); err != nil {
+		return row, t, err
+	}
+	if err := inst.Err(); err != nil {
+		return row, t, err
+	}
+	return row, t, nil
+}
+
+// serverError adds the server's exit, if it exited, to a load generator
+// error: a dead server shows as a lost connection first.
+func serverError(inst target.Instance, err error) error {
+	for range 20 {
+		if serr := inst.Err(); serr != nil {
+			return fmt.Errorf("%w; %w", err, serr)
+		}
+		if !isConnError(err) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
+}
+
+// isConnError reports whether err looks like a lost connection (worth
+// waiting a moment for the server's exit status).
+func isConnError(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, loadgen.ErrVerify) {
+		return false
+	}
+	return true
+}
+
+// checkResult fails a measurement that completed with counts that cannot
+// be trusted: error replies, misses or wrong values.
+func checkResult(res loadgen.Result) error {
+	var errs int64
+	for _, n := range res.Errors {
+		errs += n
+	}
+	switch {
+	case errs > 0:
+		return fmt.Errorf("%d error replies", errs)
+	case res.Misses > 0 && res.Config.VerifyGet:
+		return fmt.Errorf("%d misses in %d reads of a prefilled keyspace", res.Misses, res.Gets)
+	case res.VerifyFailures > 0:
+		return fmt.Errorf("%d wrong values in %d reads", res.VerifyFailures, res.Gets)
+	}
+	return nil
+}
+
+// fillRow copies a measurement into its detail row.
+func fillRow(row *report.DetailRow, res loadgen.Result) {
+	row.Requests = res.Requests
+	row.ElapsedS = res.Elapsed.Seconds()
+	row.QPS, row.UsPerOp = res.QPS, res.UsPerOp
+	row.LatP50Us, row.LatP99Us, row.LatP999Us, row.LatMaxUs = res.Latency.P50, res.Latency.P99, res.Latency.P999, res.Latency.Max
+	for _, n := range res.Errors {
+		row.Errors += n
+	}
+	row.Conflicts, row.Misses, row.VerifyFailures = res.Conflicts, res.Misses, res.VerifyFailures
+}
+
+// safeName keeps letters, digits, - and _ for a directory name.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
