@@ -30,6 +30,18 @@ hold up: repeated rounds, a trimming rule, significance tests.
 It embeds the kvstore it was built to measure ("kvbench serve"), a load
 generator ("kvbench bench"), an orchestrator that runs the whole experiment
 ("kvbench run") and a report builder ("kvbench report").`,
+		Example: `  # the whole experiment: kvstore (and redis-server, if installed), 5 rounds
+  kvbench run --rounds 5
+
+  # the tables again, from saved results
+  kvbench report results/*_detail_*.csv
+
+  # the kvstore alone, and one load-generator run against it
+  kvbench serve --port 8888 --persist everysec
+  kvbench bench --port 8888 --mode set --set-cmd RSET --pipeline 128
+
+  # shell completion
+  source <(kvbench completion bash)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -40,6 +52,7 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 	root.AddCommand(
 		newBenchCmd(),
 		newReportCmd(),
+		newRunCmd(),
 		newServeCmd(),
 		newVersionCmd(),
 	)
