@@ -42,35 +42,32 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 	bad := func(off int64, format string, args ...any) error {
 		return &LogError{File: path, Offset: off, Msg: fmt.Sprintf(format, args...)}
 	}
-	// next returns the next request, reading as needed; nil at the end.
-	next := func() (*resp.Command, error) {
+	// next returns the next request, reading as needed; ok is false at
+	// the end.
+	next := func() (cmd resp.Command, ok bool, err error) {
 		for {
 			cmd, ok, err := rd.Next()
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return &cmd, nil
+			if err != nil || ok {
+				return cmd, ok, err
 			}
 			if err := rd.Fill(); err != nil {
 				if errors.Is(err, io.EOF) {
-					return nil, nil
+					return resp.Command{}, false, nil
 				}
-				return nil, err
+				return resp.Command{}, false, err
 			}
 		}
 	}
-	var held resp.Command // a command copied out of the buffer before a Fill
 	for {
 		start := rd.Offset()
-		cmd, err := next()
+		cmd, ok, err := next()
 		if err != nil {
 			if resp.IsProtocolError(err) {
 				return records, bad(start, "malformed record: %v", err)
 			}
 			return records, fmt.Errorf("%s: %w", path, err)
 		}
-		if cmd == nil {
+		if !ok {
 			if rd.Buffered() > 0 {
 				return records, truncatedAt(path, start)
 			}
@@ -83,10 +80,9 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 		// of the file reuses the buffer: copy the command first (once per
 		// buffer).
 		sumAt := rd.Offset()
-		for len(rd.Peek()) < checksumLineLen {
-			if cmd != &held {
-				held = cloneCommand(*cmd)
-				cmd = &held
+		for cloned := false; len(rd.Peek()) < checksumLineLen; cloned = true {
+			if !cloned {
+				cmd = cloneCommand(cmd)
 			}
 			if err := rd.Fill(); errors.Is(err, io.EOF) {
 				return records, truncatedAt(path, start)
@@ -103,7 +99,7 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 			return records, bad(start, "checksum mismatch (record %08x, stored %08x)", got, want)
 		}
 		if fn != nil {
-			if err := fn(*cmd); err != nil {
+			if err := fn(cmd); err != nil {
 				return records, bad(start, "%v", err)
 			}
 		}

@@ -312,6 +312,26 @@ func TestServerCommands(t *testing.T) {
 	must(rdb.Do(c, "CLIENT", "SETINFO", "LIB-NAME", "x").Text())(t, "CLIENT SETINFO")
 	wantErr(t, "CLIENT junk", rdb.Do(c, "CLIENT", "junk").Err(), "ERR unknown subcommand")
 
+	infoReply := must(rdb.Do(c, "COMMAND", "INFO", "get", "nosuch").Slice())(t, "COMMAND INFO")
+	if len(infoReply) != 2 || infoReply[1] != nil {
+		t.Fatalf("COMMAND INFO get nosuch = %v", infoReply)
+	}
+	if names := must(rdb.Do(c, "COMMAND", "LIST").StringSlice())(t, "COMMAND LIST"); len(names) != len(commands) {
+		t.Fatalf("COMMAND LIST has %d names", len(names))
+	}
+	if list := must(rdb.ClientList(c).Result())(t, "CLIENT LIST"); !strings.Contains(list, "name=me") || !strings.Contains(list, "lib-name=x") {
+		t.Fatalf("CLIENT LIST = %q", list)
+	}
+	if ci := must(rdb.Do(c, "CLIENT", "INFO").Text())(t, "CLIENT INFO"); !strings.HasPrefix(ci, "id=") {
+		t.Fatalf("CLIENT INFO = %q", ci)
+	}
+	must(rdb.ConfigResetStat(c).Result())(t, "CONFIG RESETSTAT")
+	if st := must(rdb.Info(c, "stats").Result())(t, "INFO stats"); !strings.Contains(st, "total_commands_processed:0\r\n") && !strings.Contains(st, "total_commands_processed:1\r\n") {
+		t.Fatalf("INFO stats after CONFIG RESETSTAT:\n%s", st)
+	}
+	wantErr(t, "BGREWRITEAOF without a log", rdb.Do(c, "BGREWRITEAOF").Err(), "ERR no operation log")
+	wantErr(t, "SAVE without a log", rdb.Do(c, "SAVE").Err(), "ERR no operation log")
+
 	must(rdb.FlushDB(c).Result())(t, "FLUSHDB")
 	if n := must(rdb.DBSize(c).Result())(t, "DBSIZE"); n != 0 {
 		t.Fatalf("DBSIZE after FLUSHDB = %d", n)
