@@ -43,8 +43,15 @@ func TestTables(t *testing.T) {
 			}
 			for op := range 30000 {
 				k := []byte(fmt.Sprintf("key:%d", rng.IntN(2000)))
-				if rng.IntN(10) == 0 {
+				switch {
+				case rng.IntN(10) == 0:
 					k = append(k, bytes.Repeat([]byte{'x'}, rng.IntN(300))...)
+				case op > 3000 && rng.IntN(200) == 0:
+					// Keys without the common prefix, later on: the
+					// ordered engine's shared prefix shrinks.
+					k = []byte(fmt.Sprintf("%d", rng.IntN(50)))
+				case op > 6000 && rng.IntN(500) == 0:
+					k = []byte{}
 				}
 				_, inModel := model[string(k)]
 				switch rng.IntN(7) {
