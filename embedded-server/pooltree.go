@@ -169,7 +169,7 @@ func (t *poolTree) del(key []byte) bool {
 }
 
 func (t *poolTree) touch([]byte, int) uint64 { return 0 }
-func (t *poolTree) len() int                  { return t.t.Len() }
+func (t *poolTree) len() int                 { return t.t.Len() }
 
 func (t *poolTree) clear() {
 	t.t.Clear()
