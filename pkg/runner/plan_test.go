@@ -1,0 +1,197 @@
+package runner
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// planOptions are small options on the kvstore alone.
+func planOptions() Options {
+	o := DefaultOptions()
+	o.KvstoreBin = kvbenchBin
+	o.Targets = []string{"kvstore"}
+	o.Rounds = 3
+	return o
+}
+
+func names(steps []Step) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.Scenario.Name())
+	}
+	return out
+}
+
+func TestPlanOrder(t *testing.T) {
+	o := planOptions()
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(p.Scenarios); got != 6 {
+		t.Fatalf("%d scenarios, want 3 strategies × 2 modes", got)
+	}
+	if len(p.Steps) != 18 {
+		t.Fatalf("%d steps, want 18", len(p.Steps))
+	}
+	// Interleaved: each round runs every scenario once; the rounds are
+	// shuffled differently; the same seed gives the same order.
+	var rounds [][]string
+	for r := range 3 {
+		round := p.Steps[r*6 : r*6+6]
+		for _, st := range round {
+			if st.Round != r+1 {
+				t.Fatalf("step of round %d in round %d's block", st.Round, r+1)
+			}
+		}
+		got := names(round)
+		sorted := slices.Sorted(slices.Values(got))
+		if want := slices.Sorted(slices.Values(names(p.Steps[:6]))); !slices.Equal(sorted, want) {
+			t.Errorf("round %d runs %v", r+1, got)
+		}
+		rounds = append(rounds, got)
+	}
+	if slices.Equal(rounds[0], rounds[1]) && slices.Equal(rounds[1], rounds[2]) {
+		t.Errorf("every round in the same order: %v", rounds[0])
+	}
+	again, _ := NewPlan(o)
+	if !slices.Equal(names(again.Steps), names(p.Steps)) {
+		t.Error("the same seed gave another order")
+	}
+	o.Seed++
+	other, _ := NewPlan(o)
+	if slices.Equal(names(other.Steps), names(p.Steps)) {
+		t.Error("another seed gave the same order")
+	}
+
+	// Sequential: all rounds of a scenario, then the next, in scenario order.
+	o.Order = OrderSequential
+	seq, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kvstore/persist_no/set", "kvstore/persist_no/set", "kvstore/persist_no/set", "kvstore/persist_no/get"}
+	if got := names(seq.Steps[:4]); !slices.Equal(got, want) {
+		t.Errorf("sequential starts %v, want %v", got, want)
+	}
+	if seq.Steps[2].Round != 3 || seq.Steps[3].Round != 1 {
+		t.Errorf("sequential rounds %d, %d", seq.Steps[2].Round, seq.Steps[3].Round)
+	}
+}
+
+func TestPlanSelection(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Options)
+		want    []string // scenario names
+		wantErr string
+	}{
+		{"defaults", func(o *Options) { o.Modes = []string{"set"} },
+			[]string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/nopersist/set"}, ""},
+		{"list", func(o *Options) { o.Strategies = []string{"nopersist", "persist_always"}; o.Modes = []string{"get", "mixed"} },
+			[]string{"kvstore/persist_always/get", "kvstore/persist_always/mixed", "kvstore/nopersist/get", "kvstore/nopersist/mixed"}, ""},
+		{"all", func(o *Options) { o.Strategies = []string{"all"}; o.Modes = []string{"set"} },
+			[]string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/persist_always/set", "kvstore/nopersist/set"}, ""},
+		{"alloc both", func(o *Options) { o.Alloc = "both"; o.Strategies = []string{"nopersist"}; o.Modes = []string{"set"} },
+			[]string{"kvstore/nopersist_mypool/set", "kvstore/nopersist_malloc/set"}, ""},
+		{"alloc both by variant", func(o *Options) { o.Alloc = "both"; o.Strategies = []string{"everysec_malloc"}; o.Modes = []string{"set"} },
+			[]string{"kvstore/everysec_malloc/set"}, ""},
+		{"duplicate modes", func(o *Options) { o.Strategies = []string{"nopersist"}; o.Modes = []string{"set", "SET"} },
+			[]string{"kvstore/nopersist/set"}, ""},
+		{"unknown strategy", func(o *Options) { o.Strategies = []string{"aof_sometimes"} }, nil, `strategy "aof_sometimes": no target has it`},
+		{"unknown target", func(o *Options) { o.Targets = []string{"memcached"} }, nil, `target "memcached"`},
+		{"bad mode", func(o *Options) { o.Modes = []string{"scan"} }, nil, `mode "scan"`},
+		{"bad order", func(o *Options) { o.Order = "random" }, nil, `order "random"`},
+		{"bad alloc", func(o *Options) { o.Alloc = "tcmalloc" }, nil, `alloc "tcmalloc"`},
+		{"no rounds", func(o *Options) { o.Rounds = 0 }, nil, "rounds 0"},
+		{"bad baseline", func(o *Options) { o.Baselines = "kvstore" }, nil, "want target=strategy"},
+		{"bad lang", func(o *Options) { o.Lang = "fr" }, nil, `lang "fr"`},
+		{"missing config", func(o *Options) { o.ConfigFile = "/nonexistent.yaml" }, nil, "/nonexistent.yaml"},
+		{"redis not found", func(o *Options) { o.Targets = []string{"redis"}; o.RedisBin = "/nonexistent/redis-server" }, nil, "not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := planOptions()
+			tt.edit(&o)
+			p, err := NewPlan(o)
+			if tt.wantErr != "" {
+				if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v: want ErrOptions with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sc := range p.Scenarios {
+				got = append(got, sc.Name())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("scenarios %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlanRedisMissingIsAWarning(t *testing.T) {
+	o := planOptions()
+	o.Targets, o.RedisBin = nil, "/nonexistent/redis-server"
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Error(), "redis-server not found") {
+		t.Errorf("warnings %v", p.Warnings)
+	}
+	for _, sc := range p.Scenarios {
+		if sc.Desc.Name != "kvstore" {
+			t.Errorf("scenario %s without redis-server", sc.Name())
+		}
+	}
+}
+
+func TestPlanEstimate(t *testing.T) {
+	o := planOptions()
+	o.Rounds, o.Requests, o.Keyspace = 1, 150_000, 300_000
+	o.Strategies = []string{"nopersist", "persist_always"}
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// nopersist: set 1 s, get 1 s + 1 s prefill; persist_always: set 2.5 s,
+	// get 1 s + 1 s prefill; plus 4 starts and stops.
+	want := 7500*time.Millisecond + 4*EstimateStartStop
+	if got := p.Estimate(); got != want {
+		t.Errorf("estimate %v, want %v", got, want)
+	}
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"4 measurements", "kvstore/persist_always/set", "~2.8s", "estimated time: 8.7s"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("plan lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{1234 * time.Millisecond, "1.2s"},
+		{45*time.Second + 400*time.Millisecond, "45s"},
+		{200 * time.Second, "3m20s"},
+		{time.Hour + 5*time.Minute + 20*time.Second, "1h05m"},
+	}
+	for _, tt := range tests {
+		if got := formatDuration(tt.d); got != tt.want {
+			t.Errorf("formatDuration(%v) = %s, want %s", tt.d, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,408 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// runOptions are small options writing into the test's directories.
+func runOptions(t *testing.T) Options {
+	o := DefaultOptions()
+	o.KvstoreBin = kvbenchBin
+	o.Rounds, o.Requests, o.Keyspace = 3, 20_000, 20_000
+	o.OutDir = filepath.Join(t.TempDir(), "results")
+	o.TempDir = t.TempDir()
+	o.KVPort = 0
+	o.Tracker = &target.Tracker{}
+	return o
+}
+
+// runQuiet runs o and returns the result, its error and what it printed.
+func runQuiet(t *testing.T, ctx context.Context, o Options) (res *Result, err error, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	res, err = Run(ctx, o, &out, &errOut)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stderr:\n%s", errOut.String())
+		}
+	})
+	return res, err, out.String(), errOut.String()
+}
+
+// checkClean checks that no server is left in the process table and no
+// temporary directory on disk.
+func checkClean(t *testing.T, o Options) {
+	t.Helper()
+	if ps := testutil.Processes(o.TempDir); len(ps) > 0 {
+		testutil.KillProcesses(ps)
+		t.Errorf("servers left running: %+v", ps)
+	}
+	if n := o.Tracker.Live(); n > 0 {
+		t.Errorf("%d process groups still live", n)
+	}
+	entries, _ := os.ReadDir(o.TempDir)
+	for _, e := range entries {
+		t.Errorf("left in the temporary directory: %s", e.Name())
+	}
+}
+
+// readDetail reads the detail CSV back as "kvbench report" does.
+func readDetail(t *testing.T, res *Result) []report.DetailRow {
+	t.Helper()
+	raw, err := os.ReadFile(res.Files.Detail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(raw), "\n")
+	if header != strings.Join(report.DetailColumns, ",") {
+		t.Errorf("detail header %s\nwant %s", header, strings.Join(report.DetailColumns, ","))
+	}
+	rows, err := report.ReadFiles([]string{res.Files.Detail})
+	if err != nil {
+		t.Fatalf("the detail CSV does not parse: %v", err)
+	}
+	return rows
+}
+
+// okRounds counts the ok rows per "target/strategy/mode round".
+func okRounds(rows []report.DetailRow) map[string]int {
+	m := make(map[string]int)
+	for _, r := range rows {
+		if r.OK() {
+			m[fmt.Sprintf("%s/%s/%s %d", r.Target, r.Strategy, r.Mode, r.Round)]++
+		}
+	}
+	return m
+}
+
+func TestRunEndToEnd(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	res, err, stdout, stderr := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+
+	f := res.Files
+	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.Chart} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("result file %s: %v", p, err)
+		}
+	}
+	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report} {
+		if !strings.HasPrefix(filepath.Base(p), "kvbench_") || !strings.Contains(p, res.RunID) {
+			t.Errorf("file name %s: want kvbench_<kind>_%s", p, res.RunID)
+		}
+	}
+
+	// One ok row per round × scenario: kvstore and redis, 3 strategies
+	// each, set and get, 3 rounds.
+	rows := readDetail(t, res)
+	ok := okRounds(rows)
+	if len(ok) != 36 {
+		t.Errorf("%d ok (scenario, round) pairs, want 36", len(ok))
+	}
+	for k, n := range ok {
+		if n != 1 {
+			t.Errorf("%s: %d ok rows", k, n)
+		}
+	}
+	for _, r := range rows {
+		if !r.OK() {
+			continue
+		}
+		if r.ServerVersion == "" || !strings.Contains(r.ServerConfig, "appendonly=") || r.RunID != res.RunID {
+			t.Errorf("row %v: version %q config %q run %q", r.Pos, r.ServerVersion, r.ServerConfig, r.RunID)
+		}
+		if r.Seed != DefaultSeed+int64(r.Round) || r.Requests != 20_000 || r.Keyspace != 20_000 || r.Pipeline != DefaultPipeline {
+			t.Errorf("row %v: seed %d requests %d keyspace %d pipeline %d", r.Pos, r.Seed, r.Requests, r.Keyspace, r.Pipeline)
+		}
+		if (r.Mode == "get") != (r.PrefillS > 0) {
+			t.Errorf("row %v: %s with prefill %v s", r.Pos, r.Mode, r.PrefillS)
+		}
+		if r.Mode == "get" && (r.Misses != 0 || r.VerifyFailures != 0) {
+			t.Errorf("row %v: %d misses, %d wrong values", r.Pos, r.Misses, r.VerifyFailures)
+		}
+	}
+
+	// The report's figures are those of "kvbench report" on the same CSV.
+	dir := t.TempDir()
+	var trimmed, jsonOut bytes.Buffer
+	opts := report.RunOptions{Inputs: []string{f.Detail}, Format: report.FormatCSV, SummaryCSV: filepath.Join(dir, "summary.csv")}
+	if err := report.Run(context.Background(), opts, &trimmed); err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, f.Trimmed, trimmed.Bytes())
+	summary, _ := os.ReadFile(opts.SummaryCSV)
+	sameFile(t, f.Summary, summary)
+	opts.Format, opts.SummaryCSV = report.FormatJSON, ""
+	if err := report.Run(context.Background(), opts, &jsonOut); err != nil {
+		t.Fatal(err)
+	}
+	var mine bytes.Buffer
+	if err := res.Report.WriteJSON(&mine); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mine.Bytes(), jsonOut.Bytes()) {
+		t.Error("the run's report differs from kvbench report's JSON on the same CSV")
+	}
+	md, _ := os.ReadFile(f.Report)
+	if stdout != string(md) || !strings.Contains(stdout, "## redis") || !strings.Contains(stdout, "## kvstore") {
+		t.Errorf("stdout is not the markdown report:\n%.300s", stdout)
+	}
+	if !strings.Contains(stderr, "[36/36]") || !strings.Contains(stderr, "orchestration") {
+		t.Errorf("stderr lacks the progress lines:\n%s", stderr)
+	}
+	if res.Timing.Measure <= 0 || res.Timing.Start <= 0 || res.Timing.Prefill <= 0 || res.Wall < res.Timing.Total() {
+		t.Errorf("timing %+v, wall %v", res.Timing, res.Wall)
+	}
+}
+
+func sameFile(t *testing.T, path string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from kvbench report's:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// killer returns an Observe function that kills the server of the first
+// attempt of every step in its measurement phase, once it has replied to
+// some requests, for the first kills steps.
+func killer(kills int) (func(Event), func() int) {
+	var mu sync.Mutex
+	killed := make(map[int]bool)
+	return func(e Event) {
+			if e.Kind != EventProgress || e.Attempt != 1 || e.Progress.Phase != "run" || e.Progress.Done == 0 || e.Progress.Final {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if killed[e.Step] || len(killed) >= kills {
+				return
+			}
+			killed[e.Step] = true
+			_ = syscall.Kill(-e.Instance.PID, syscall.SIGKILL)
+		}, func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(killed)
+		}
+}
+
+func TestRunServerKilledMidRound(t *testing.T) {
+	tests := []struct {
+		name      string
+		retries   int
+		wantErr   error
+		wantRows  []string // status of each row, in order
+		wantSkips int
+	}{
+		{"retried", 1, nil, []string{StatusFailed, report.StatusOK, report.StatusOK}, 0},
+		{"out of retries", 0, ErrScenariosFailed, []string{StatusFailed}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runOptions(t)
+			o.Targets, o.Strategies, o.Modes = []string{"kvstore"}, []string{"persist_everysec"}, []string{"set"}
+			o.Rounds, o.Requests, o.Keyspace, o.Pipeline = 2, 200_000, 200_000, 16
+			o.Retries = tt.retries
+			o.ProgressInterval = 5 * time.Millisecond
+			observe, kills := killer(1)
+			skips := 0
+			o.Observe = func(e Event) {
+				observe(e)
+				if e.Kind == EventSkip {
+					skips++
+				}
+			}
+			res, err, _, stderr := runQuiet(t, context.Background(), o)
+			checkClean(t, o)
+			if kills() != 1 {
+				t.Fatalf("the server was not killed mid-round (the measurement ended first?)")
+			}
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			rows := readDetail(t, res)
+			var statuses []string
+			for _, r := range rows {
+				statuses = append(statuses, r.Status)
+			}
+			if !slices.Equal(statuses, tt.wantRows) {
+				t.Fatalf("rows %v, want %v", statuses, tt.wantRows)
+			}
+			failed := rows[0]
+			if failed.Round != 1 || failed.Attempt != 1 || !strings.Contains(failed.Error, "server exited") || !strings.Contains(failed.Error, "killed") {
+				t.Errorf("failed row: round %d attempt %d error %q", failed.Round, failed.Attempt, failed.Error)
+			}
+			if len(rows) > 1 && (rows[1].Round != 1 || rows[1].Attempt != 2) {
+				t.Errorf("retry: round %d attempt %d", rows[1].Round, rows[1].Attempt)
+			}
+			if skips != tt.wantSkips {
+				t.Errorf("%d skipped steps, want %d", skips, tt.wantSkips)
+			}
+			if res.Report == nil || len(res.Report.Failed) != 1 {
+				t.Errorf("report lists %v failed attempts, want 1", res.Report)
+			}
+			if tt.wantErr != nil && !strings.Contains(stderr, "FAILED, no retries left") {
+				t.Errorf("stderr does not say the scenario failed:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Modes = []string{"kvstore"}, []string{"nopersist", "persist_no"}, []string{"set"}
+	o.Rounds, o.Requests, o.Keyspace, o.Pipeline = 1, 100_000, 100_000, 16
+	o.ProgressInterval = 5 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cancelled time.Time
+	o.Observe = func(e Event) {
+		// Cancel in the second step's measurement: the first has ended.
+		if e.Kind == EventProgress && e.Step == 2 && e.Progress.Phase == "run" && e.Progress.Done > 0 && cancelled.IsZero() {
+			cancelled = time.Now()
+			cancel()
+		}
+	}
+	res, err, stdout, _ := runQuiet(t, ctx, o)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err %v, want ErrInterrupted", err)
+	}
+	if cancelled.IsZero() {
+		t.Fatal("the second measurement ended before it could be interrupted")
+	}
+	if d := time.Since(cancelled); d > 5*time.Second {
+		t.Errorf("Run returned %v after the cancel", d)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if len(rows) != 2 || rows[0].Status != report.StatusOK || rows[1].Status != StatusInterrupted {
+		t.Fatalf("rows %+v: want ok, interrupted", rows)
+	}
+	if !res.Interrupted || !strings.Contains(stdout, "# kvbench report") || !strings.Contains(stdout, "interrupted") {
+		t.Errorf("no partial report printed:\n%s", stdout)
+	}
+}
+
+func TestRunCommandTargetFromYAML(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile = "../../testdata/run/redis-command.yaml"
+	o.Rounds, o.Modes = 2, []string{"set", "get"}
+	res, err, _, _ := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 8 {
+		t.Errorf("ok rounds %v: want 2 strategies × 2 modes × 2 rounds", ok)
+	}
+	for _, r := range rows {
+		want := "save=;appendonly=no;appendfsync=everysec"
+		if r.Strategy == "aof_everysec" {
+			want = "save=;appendonly=yes;appendfsync=everysec"
+		}
+		if r.Target != "redis-cmd" || r.ServerConfig != want || r.Persistence != map[string]string{"none": "none", "aof_everysec": "everysec"}[r.Strategy] {
+			t.Errorf("row %v: %s %s persistence %s config %q", r.Pos, r.Target, r.Strategy, r.Persistence, r.ServerConfig)
+		}
+	}
+	// The baseline is found from the persistence column.
+	if tr := res.Report.Targets[0]; len(tr.Overheads) == 0 || tr.Overheads[0].Baseline != "none" {
+		t.Errorf("no overhead table against none: %+v", tr.Overheads)
+	}
+}
+
+func TestRunAttachFlushes(t *testing.T) {
+	r := testutil.StartRedis(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "attach.yaml")
+	yaml := fmt.Sprintf("targets:\n  - name: remote\n    kind: attach\n    addr: %s\n    baseline: as_configured\n    strategies: [as_configured]\n", r.Addr)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := redisCmd(r.Addr, "*3\r\n$3\r\nSET\r\n$5\r\nstale\r\n$1\r\nx\r\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	o := runOptions(t)
+	o.ConfigFile, o.Rounds, o.Requests, o.Keyspace = cfg, 2, 5000, 1000
+	res, err, _, _ := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 4 {
+		t.Errorf("ok rounds %v", ok)
+	}
+	var n int
+	if err := redisCmd(r.Addr, "*1\r\n$6\r\nDBSIZE\r\n", &n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1000 {
+		t.Errorf("DBSIZE %d after the run: want 1000 (the stale key flushed, the last attempt's keys kept)", n)
+	}
+	if err := testutil.Ping(r.Addr, time.Second); err != nil {
+		t.Errorf("the attached server is gone: %v", err)
+	}
+}
+
+// redisCmd sends one encoded command and reads an integer reply into n
+// (when set).
+func redisCmd(addr, cmd string, n *int) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	m, err := c.Read(buf)
+	if err != nil || n == nil {
+		return err
+	}
+	_, err = fmt.Sscanf(string(buf[:m]), ":%d", n)
+	return err
+}
+
+func TestRunDryRunWritesNothing(t *testing.T) {
+	o := runOptions(t)
+	o.Targets, o.DryRun = []string{"kvstore"}, true
+	res, err, stdout, _ := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "estimated time:") || !strings.Contains(stdout, "18. round 3") {
+		t.Errorf("dry run output:\n%s", stdout)
+	}
+	if _, err := os.Stat(o.OutDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("dry run created %s", o.OutDir)
+	}
+	if res.Plan == nil || res.Files.Detail != "" {
+		t.Errorf("result %+v", res)
+	}
+}
