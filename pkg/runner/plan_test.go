@@ -91,13 +91,20 @@ func TestPlanSelection(t *testing.T) {
 	}{
 		{"defaults", func(o *Options) { o.Modes = []string{"set"} },
 			[]string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/nopersist/set"}, ""},
-		{"list", func(o *Options) { o.Strategies = []string{"nopersist", "persist_always"}; o.Modes = []string{"get", "mixed"} },
+		{"list", func(o *Options) {
+			o.Strategies = []string{"nopersist", "persist_always"}
+			o.Modes = []string{"get", "mixed"}
+		},
 			[]string{"kvstore/persist_always/get", "kvstore/persist_always/mixed", "kvstore/nopersist/get", "kvstore/nopersist/mixed"}, ""},
 		{"all", func(o *Options) { o.Strategies = []string{"all"}; o.Modes = []string{"set"} },
 			[]string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/persist_always/set", "kvstore/nopersist/set"}, ""},
 		{"alloc both", func(o *Options) { o.Alloc = "both"; o.Strategies = []string{"nopersist"}; o.Modes = []string{"set"} },
 			[]string{"kvstore/nopersist_mypool/set", "kvstore/nopersist_malloc/set"}, ""},
-		{"alloc both by variant", func(o *Options) { o.Alloc = "both"; o.Strategies = []string{"everysec_malloc"}; o.Modes = []string{"set"} },
+		{"alloc both by variant", func(o *Options) {
+			o.Alloc = "both"
+			o.Strategies = []string{"everysec_malloc"}
+			o.Modes = []string{"set"}
+		},
 			[]string{"kvstore/everysec_malloc/set"}, ""},
 		{"duplicate modes", func(o *Options) { o.Strategies = []string{"nopersist"}; o.Modes = []string{"set", "SET"} },
 			[]string{"kvstore/nopersist/set"}, ""},
