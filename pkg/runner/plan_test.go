@@ -83,46 +83,46 @@ func TestPlanOrder(t *testing.T) {
 }
 
 func TestPlanSelection(t *testing.T) {
+	set := []string{"set"}
 	tests := []struct {
-		name    string
-		edit    func(*Options)
-		want    []string // scenario names
-		wantErr string
+		name       string
+		strategies []string
+		modes      []string
+		edit       func(*Options)
+		want       []string // scenario names
+		wantErr    string
 	}{
-		{"defaults", func(o *Options) { o.Modes = []string{"set"} },
-			[]string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/nopersist/set"}, ""},
-		{"list", func(o *Options) {
-			o.Strategies = []string{"nopersist", "persist_always"}
-			o.Modes = []string{"get", "mixed"}
-		},
-			[]string{"kvstore/persist_always/get", "kvstore/persist_always/mixed", "kvstore/nopersist/get", "kvstore/nopersist/mixed"}, ""},
-		{"all", func(o *Options) { o.Strategies = []string{"all"}; o.Modes = []string{"set"} },
-			[]string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/persist_always/set", "kvstore/nopersist/set"}, ""},
-		{"alloc both", func(o *Options) { o.Alloc = "both"; o.Strategies = []string{"nopersist"}; o.Modes = []string{"set"} },
-			[]string{"kvstore/nopersist_mypool/set", "kvstore/nopersist_malloc/set"}, ""},
-		{"alloc both by variant", func(o *Options) {
-			o.Alloc = "both"
-			o.Strategies = []string{"everysec_malloc"}
-			o.Modes = []string{"set"}
-		},
-			[]string{"kvstore/everysec_malloc/set"}, ""},
-		{"duplicate modes", func(o *Options) { o.Strategies = []string{"nopersist"}; o.Modes = []string{"set", "SET"} },
-			[]string{"kvstore/nopersist/set"}, ""},
-		{"unknown strategy", func(o *Options) { o.Strategies = []string{"aof_sometimes"} }, nil, `strategy "aof_sometimes": no target has it`},
-		{"unknown target", func(o *Options) { o.Targets = []string{"memcached"} }, nil, `target "memcached"`},
-		{"bad mode", func(o *Options) { o.Modes = []string{"scan"} }, nil, `mode "scan"`},
-		{"bad order", func(o *Options) { o.Order = "random" }, nil, `order "random"`},
-		{"bad alloc", func(o *Options) { o.Alloc = "tcmalloc" }, nil, `alloc "tcmalloc"`},
-		{"no rounds", func(o *Options) { o.Rounds = 0 }, nil, "rounds 0"},
-		{"bad baseline", func(o *Options) { o.Baselines = "kvstore" }, nil, "want target=strategy"},
-		{"bad lang", func(o *Options) { o.Lang = "fr" }, nil, `lang "fr"`},
-		{"missing config", func(o *Options) { o.ConfigFile = "/nonexistent.yaml" }, nil, "/nonexistent.yaml"},
-		{"redis not found", func(o *Options) { o.Targets = []string{"redis"}; o.RedisBin = "/nonexistent/redis-server" }, nil, "not found"},
+		{name: "defaults", modes: set,
+			want: []string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/nopersist/set"}},
+		{name: "list", strategies: []string{"nopersist", "persist_always"}, modes: []string{"get", "mixed"},
+			want: []string{"kvstore/persist_always/get", "kvstore/persist_always/mixed", "kvstore/nopersist/get", "kvstore/nopersist/mixed"}},
+		{name: "all", strategies: []string{"all"}, modes: set,
+			want: []string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/persist_always/set", "kvstore/nopersist/set"}},
+		{name: "alloc both", strategies: []string{"nopersist"}, modes: set, edit: func(o *Options) { o.Alloc = "both" },
+			want: []string{"kvstore/nopersist_mypool/set", "kvstore/nopersist_malloc/set"}},
+		{name: "alloc both by variant", strategies: []string{"everysec_malloc"}, modes: set, edit: func(o *Options) { o.Alloc = "both" },
+			want: []string{"kvstore/everysec_malloc/set"}},
+		{name: "duplicate modes", strategies: []string{"nopersist"}, modes: []string{"set", "SET"},
+			want: []string{"kvstore/nopersist/set"}},
+		{name: "unknown strategy", strategies: []string{"aof_sometimes"}, wantErr: `strategy "aof_sometimes": no target has it`},
+		{name: "unknown target", edit: func(o *Options) { o.Targets = []string{"memcached"} }, wantErr: `target "memcached"`},
+		{name: "bad mode", modes: []string{"scan"}, wantErr: `mode "scan"`},
+		{name: "bad order", edit: func(o *Options) { o.Order = "random" }, wantErr: `order "random"`},
+		{name: "bad alloc", edit: func(o *Options) { o.Alloc = "tcmalloc" }, wantErr: `alloc "tcmalloc"`},
+		{name: "no rounds", edit: func(o *Options) { o.Rounds = 0 }, wantErr: "rounds 0"},
+		{name: "bad baseline", edit: func(o *Options) { o.Baselines = "kvstore" }, wantErr: "want target=strategy"},
+		{name: "bad lang", edit: func(o *Options) { o.Lang = "fr" }, wantErr: `lang "fr"`},
+		{name: "missing config", edit: func(o *Options) { o.ConfigFile = "/nonexistent.yaml" }, wantErr: "/nonexistent.yaml"},
+		{name: "redis not found", edit: func(o *Options) { o.Targets, o.RedisBin = []string{"redis"}, "/nonexistent/redis-server" },
+			wantErr: "not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := planOptions()
-			tt.edit(&o)
+			o.Strategies, o.Modes = tt.strategies, tt.modes
+			if tt.edit != nil {
+				tt.edit(&o)
+			}
 			p, err := NewPlan(o)
 			if tt.wantErr != "" {
 				if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.wantErr) {
