@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -76,7 +78,24 @@ type logFile interface {
 }
 
 func openLogFile(name string, flag int) (logFile, error) {
-	return os.OpenFile(name, flag, 0o644)
+	f, err := os.OpenFile(name, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return dataSyncFile{f}, nil
+}
+
+// dataSyncFile syncs with fdatasync, as Redis does: an appended record
+// needs its data and the file's size on disk, not its modification time.
+type dataSyncFile struct{ *os.File }
+
+func (f dataSyncFile) Sync() error {
+	for {
+		err := unix.Fdatasync(int(f.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // errMisconf prefixes the reply to a write the log could not take.
