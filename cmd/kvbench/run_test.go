@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/runner"
+)
+
+// runProc is a "kvbench run" process.
+type runProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan struct{}
+	err            error
+}
+
+// startRun starts "kvbench run args..." with env added to the environment.
+func startRun(t *testing.T, env []string, args ...string) *runProc {
+	t.Helper()
+	p := &runProc{done: make(chan struct{})}
+	p.cmd = exec.Command(kvbenchBin, append([]string{"run"}, args...)...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	// Its own group, as a shell would start it; the servers get theirs.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// exitCode waits for the process and returns its exit status.
+func (p *runProc) exitCode(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(within):
+		t.Fatalf("kvbench run still running after %v\nstderr:\n%s", within, p.stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return 0
+}
+
+// waitServer waits until a server whose command line holds dir runs.
+func waitServer(t *testing.T, p *runProc, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(testutil.Processes(dir)) == 0 {
+		select {
+		case <-p.done:
+			t.Fatalf("kvbench run exited before starting a server\nstderr:\n%s", p.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no server started\nstderr:\n%s", p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkNoServers fails when a server whose command line holds dir is left.
+func checkNoServers(t *testing.T, dir string) {
+	t.Helper()
+	if ps := testutil.Processes(dir); len(ps) > 0 {
+		testutil.KillProcesses(ps)
+		t.Errorf("servers left running: %+v", ps)
+	}
+}
+
+// readDetailCSV parses the only detail CSV in dir.
+func readDetailCSV(t *testing.T, dir string) []report.DetailRow {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "kvbench_detail_*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("detail CSVs in %s: %v", dir, files)
+	}
+	rows, err := report.ReadFiles(files)
+	if err != nil {
+		t.Fatalf("the detail CSV does not parse: %v", err)
+	}
+	return rows
+}
+
+// longRun is a run that would take minutes: it is interrupted.
+func longRun(out, tmp string) []string {
+	return []string{"--targets", "kvstore", "--strategies", "persist_everysec,nopersist", "--modes", "set",
+		"--rounds", "2", "--requests", "100000000", "--keyspace", "100000", "--pipeline", "8",
+		"--out", out, "--tmpdir", tmp, "--kv-port", "0"}
+}
+
+func TestRunSIGINT(t *testing.T) {
+	out, tmp := t.TempDir(), t.TempDir()
+	p := startRun(t, nil, longRun(out, tmp)...)
+	waitServer(t, p, tmp)
+	time.Sleep(300 * time.Millisecond) // into the measurement
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exitCode(t, 5*time.Second); code != exitInterrupted {
+		t.Errorf("exit status %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr.String())
+	}
+	t.Logf("exited %v after the signal", time.Since(start).Round(time.Millisecond))
+	checkNoServers(t, tmp)
+	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+		t.Errorf("temporary directories left: %v", entries)
+	}
+	rows := readDetailCSV(t, out)
+	if len(rows) != 1 || rows[0].Status != runner.StatusInterrupted {
+		t.Errorf("rows %+v: want one interrupted row", rows)
+	}
+	if !strings.Contains(p.stdout.String(), "# kvbench report") {
+		t.Errorf("no partial report on stdout:\n%s", p.stdout.String())
+	}
+}
+
+// A second Ctrl-C does not wait for a server slow to stop: it kills the
+// servers and exits at once.
+func TestRunSecondSIGINT(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	// The group leader ignores SIGTERM and outlives redis-server: a polite
+	// stop takes the whole grace period.
+	cfg := filepath.Join(t.TempDir(), "slow.yaml")
+	yaml := `targets:
+  - name: slow
+    kind: command
+    command: ["sh", "-c", "trap '' TERM; redis-server --port \"$1\" --bind 127.0.0.1 --save '' --appendonly no; sleep 30", "sh", "{port}", "{dir}"]
+    strategies: {none: []}
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startRun(t, nil, "--config", cfg, "--modes", "set", "--rounds", "1", "--requests", "100000000",
+		"--keyspace", "1000", "--pipeline", "8", "--out", out, "--tmpdir", tmp)
+	waitServer(t, p, tmp)
+	leader := testutil.Processes(tmp)[0].PGID
+	time.Sleep(300 * time.Millisecond)
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the polite stop is waiting
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exitCode(t, 5*time.Second); code != exitInterrupted {
+		t.Errorf("exit status %d, want %d", code, exitInterrupted)
+	}
+	if d := time.Since(start); d > runner.InterruptStopGrace/2 {
+		t.Errorf("exited %v after the second signal: it waited for the server", d)
+	}
+	if !strings.Contains(p.stderr.String(), "interrupted twice") {
+		t.Errorf("stderr:\n%s", p.stderr.String())
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(-leader, 0) == nil {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-leader, syscall.SIGKILL)
+			t.Fatalf("process group %d still alive", leader)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkNoServers(t, tmp)
+	files, _ := filepath.Glob(filepath.Join(out, "kvbench_detail_*.csv"))
+	if len(files) != 1 {
+		t.Errorf("detail CSV: %v", files)
+	}
+}
+
+func TestRunEnvironment(t *testing.T) {
+	env := []string{"ROUNDS=2", "REQ=3000", "KEYSPACE=1000", "PIPE=16", "VSIZE=8", "RETRIES=0",
+		"SEED=7", "ALLOC=malloc", "KV_PORT=0", "SET_CMD=HSET", "GET_CMD=HGET"}
+
+	// The plan shows every setting; --rounds wins over ROUNDS.
+	p := startRun(t, env, "--dry-run", "--targets", "kvstore", "--rounds", "3")
+	if code := p.exitCode(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit status %d\n%s", code, p.stderr.String())
+	}
+	plan := p.stdout.String()
+	for _, want := range []string{
+		"× 3 rounds", "requests 3000, keyspace 1000, pipeline 16", "value size 8, seed 7 (+ round), retries 0",
+		"target kvstore (kvstore): HSET/HGET",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+
+	// A real run records them.
+	out, tmp := t.TempDir(), t.TempDir()
+	p = startRun(t, env, "--targets", "kvstore", "--strategies", "nopersist", "--modes", "set,get", "--out", out, "--tmpdir", tmp)
+	if code := p.exitCode(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit status %d\n%s", code, p.stderr.String())
+	}
+	rows := readDetailCSV(t, out)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want ROUNDS=2 × 2 modes", len(rows))
+	}
+	for _, r := range rows {
+		if r.Requests != 3000 || r.Keyspace != 1000 || r.Pipeline != 16 || r.ValueSize != 8 || r.Seed != 7+int64(r.Round) ||
+			r.Alloc != "malloc" || !strings.Contains(r.ServerConfig, "kvstore-alloc=go") || !r.OK() {
+			t.Errorf("row %v does not follow the environment: %+v", r.Pos, r)
+		}
+	}
+	checkNoServers(t, tmp)
+
+	// A bad value names its variable; it is a usage error.
+	p = startRun(t, []string{"ROUNDS=many"}, "--dry-run")
+	if code := p.exitCode(t, 10*time.Second); code != 2 || !strings.Contains(p.stderr.String(), `ROUNDS="many"`) {
+		t.Errorf("exit status %d, stderr %s", code, p.stderr.String())
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--modes", "scan"}, `mode "scan"`},
+		{[]string{"--targets", "memcached"}, `target "memcached"`},
+		{[]string{"--order", "random"}, `order "random"`},
+		{[]string{"--config", "/nonexistent.yaml"}, "/nonexistent.yaml"},
+		{[]string{"extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			p := startRun(t, nil, append(tt.args, "--dry-run")...)
+			if code := p.exitCode(t, 10*time.Second); code != 2 || !strings.Contains(p.stderr.String(), tt.want) {
+				t.Errorf("exit status %d, stderr %s: want 2 and %q", code, p.stderr.String(), tt.want)
+			}
+		})
+	}
+}
