@@ -9,11 +9,13 @@
 # Environment:
 #   PAIRS=3        A/B pairs per scenario (at least 3)
 #   N_PIPE=3000000 requests per pipelined run, N_P1=500000 per pipeline-1 run
+#   SCENARIOS="set-P128-c1 get-P128-c1 set-P1-c50 get-P1-c50"  the ones to run
 #   KVBENCH=path   a kvbench binary (default: built into the temp dir)
 #   OUT=file       also append the per-run rows as CSV to this file
 set -euo pipefail
 
 PAIRS=${PAIRS:-3}
+SCENARIOS=${SCENARIOS:-set-P128-c1 get-P128-c1 set-P1-c50 get-P1-c50}
 N_PIPE=${N_PIPE:-3000000}
 N_P1=${N_P1:-500000}
 KEYSPACE=1000000
@@ -83,6 +85,7 @@ rb() {
 pairs() {
 	local scenario=$1 n=$2
 	shift 2
+	[[ " $SCENARIOS " == *" $scenario "* ]] || return 0
 	local kvargs=() rbargs=()
 	while [[ $1 != -- ]]; do kvargs+=("$1"); shift; done
 	shift
