@@ -382,6 +382,14 @@ func TestDurationRateAndProgress(t *testing.T) {
 		t.Errorf("progress calls %+v: want several, the last final with Done = %d", calls, res.Requests)
 	}
 
+	// A timed warmup, then an exact count.
+	phases := map[string]bool{}
+	res = run(t, tg, Config{Mode: ModeSet, Warmup: 100 * time.Millisecond, Requests: 500, Connections: 2,
+		ProgressInterval: 20 * time.Millisecond, Progress: func(p Progress) { phases[p.Phase] = true }})
+	if res.Requests != 500 || res.Sent != 500 || !phases["warmup"] || !phases["run"] {
+		t.Errorf("warmup 100ms + 500 requests: %d requests, %d sent, phases %v", res.Requests, res.Sent, phases)
+	}
+
 	// Open loop: 2000 requests per second for 0.5 s.
 	res = run(t, tg, Config{Mode: ModeSet, Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 8})
 	if res.Requests < 800 || res.Requests > 1100 {
