@@ -50,13 +50,7 @@ type Redis struct {
 // environment variable KVBENCH_REQUIRE_REDIS is 1.
 func StartRedis(t testing.TB, args ...string) *Redis {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv(RequireRedisEnv) == "1" {
-			t.Fatalf("redis-server is not on PATH and %s=1", RequireRedisEnv)
-		}
-		t.Skip("redis-server is not on PATH (install redis-server; set " + RequireRedisEnv + "=1 to fail instead)")
-	}
+	bin := RequireRedisServer(t)
 	dir := t.TempDir()
 	// The port is found free and then handed to redis-server, which may
 	// lose it to another process in between: retry a few times.
