@@ -1,5 +1,7 @@
-// Package testutil starts real servers for tests: a redis-server on a free
-// loopback port, owned by the test and stopped when it ends.
+// Package testutil helps tests use real servers and processes rather than
+// mocks: StartRedis runs a redis-server on a free loopback port, owned by
+// the test and stopped when it ends; other helpers build and inspect the
+// kvbench binary.
 package testutil
 
 import (
