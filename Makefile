@@ -13,7 +13,7 @@ build:
 
 # The main job.
 run: build
-	./$(BIN) serve
+	./$(BIN) run
 
 # redis-server, redis-cli and redis-benchmark, from Debian's packages, for
 # the tests and the side-by-side benchmarks.
