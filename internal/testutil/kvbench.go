@@ -30,6 +30,21 @@ func BuildKvbench() (bin string, cleanup func(), err error) {
 	return bin, cleanup, nil
 }
 
+// RunWithKvbench is a TestMain body: it builds kvbench, stores the
+// binary's path in *bin, runs the tests, removes the binary and returns
+// the exit code for os.Exit. A failed build is reported and fails the
+// tests.
+func RunWithKvbench(m *testing.M, bin *string) int {
+	path, cleanup, err := BuildKvbench()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cleanup()
+	*bin = path
+	return m.Run()
+}
+
 // RequireRedisServer returns the path of redis-server, skipping the test
 // when it is not on PATH (failing it when KVBENCH_REQUIRE_REDIS is 1).
 func RequireRedisServer(t testing.TB) string {

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -13,13 +12,5 @@ import (
 var kvbenchBin string
 
 func TestMain(m *testing.M) {
-	bin, cleanup, err := testutil.BuildKvbench()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	kvbenchBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	os.Exit(testutil.RunWithKvbench(m, &kvbenchBin))
 }

@@ -254,32 +254,21 @@ func (o Options) normalize() (Options, error) {
 
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if o.Rounds < 1 {
-		bad("rounds %d: want at least 1", o.Rounds)
-	}
-	if o.Requests < 1 {
-		bad("requests %d: want at least 1", o.Requests)
-	}
-	if o.Keyspace < 1 {
-		bad("keyspace %d: want at least 1", o.Keyspace)
-	}
-	if o.Pipeline < 1 {
-		bad("pipeline %d: want at least 1", o.Pipeline)
-	}
-	if o.Connections < 1 {
-		bad("connections %d: want at least 1", o.Connections)
-	}
-	if o.Threads < 0 {
-		bad("threads %d: want 0 (the default) or more", o.Threads)
-	}
-	if o.ValueSize < 0 {
-		bad("value size %d: want 0 or more", o.ValueSize)
+	for _, c := range []struct {
+		name  string
+		value int64
+		least int64
+	}{
+		{"rounds", int64(o.Rounds), 1}, {"requests", o.Requests, 1}, {"keyspace", o.Keyspace, 1},
+		{"pipeline", int64(o.Pipeline), 1}, {"connections", int64(o.Connections), 1},
+		{"threads", int64(o.Threads), 0}, {"value size", int64(o.ValueSize), 0}, {"retries", int64(o.Retries), 0},
+	} {
+		if c.value < c.least {
+			bad("%s %d: want at least %d", c.name, c.value, c.least)
+		}
 	}
 	if o.SetRatio < 0 || o.SetRatio > 100 {
 		bad("set ratio %d: want 0 to 100", o.SetRatio)
-	}
-	if o.Retries < 0 {
-		bad("retries %d: want 0 or more", o.Retries)
 	}
 	if o.KVPort < 0 || o.KVPort > 65535 {
 		bad("kv-port %d: want 0 to 65535", o.KVPort)

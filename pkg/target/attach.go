@@ -54,12 +54,6 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.SetCmd == "" {
-		cfg.SetCmd = "SET"
-	}
-	if cfg.GetCmd == "" {
-		cfg.GetCmd = "GET"
-	}
 	desc, err := describe(cfg.Name, KindAttach, cfg.SetCmd, cfg.GetCmd, cfg.Password, strategies, cfg.Defaults)
 	if err != nil {
 		return nil, err

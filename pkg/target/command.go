@@ -72,12 +72,6 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 		}
 	}
 	cfg.Strategies = strategies
-	if cfg.SetCmd == "" {
-		cfg.SetCmd = "SET"
-	}
-	if cfg.GetCmd == "" {
-		cfg.GetCmd = "GET"
-	}
 	desc, err := describe(cfg.Name, KindCommand, cfg.SetCmd, cfg.GetCmd, cfg.Password, strategies, cfg.Defaults)
 	if err != nil {
 		return nil, err
@@ -85,9 +79,10 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	return &Command{cfg: cfg, desc: desc}, nil
 }
 
-// describe builds a Desc, checking the default strategies.
+// describe builds a Desc, with SET and GET for empty commands, checking
+// the default strategies.
 func describe(name string, kind Kind, setCmd, getCmd, password string, strategies []Strategy, defaults []string) (Desc, error) {
-	d := Desc{Name: name, Kind: kind, SetCmd: setCmd, GetCmd: getCmd, Password: password, Strategies: strategies}
+	d := Desc{Name: name, Kind: kind, SetCmd: or(setCmd, "SET"), GetCmd: or(getCmd, "GET"), Password: password, Strategies: strategies}
 	if defaults == nil {
 		for _, s := range strategies {
 			d.Defaults = append(d.Defaults, s.Name)

@@ -252,12 +252,8 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			c.Port = *t.Port
 		}
 		c.Args = append(slices.Clone(c.Args), t.Args...)
-		names, err := p.names(strats)
-		if err != nil {
+		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
-		}
-		if names != nil {
-			c.Defaults = names
 		}
 		k, err := NewKvstore(c)
 		return k, wrap(err)
@@ -267,12 +263,8 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		c.Bin = or(p.path(t.Bin), c.Bin)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
-		names, err := p.names(strats)
-		if err != nil {
+		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
-		}
-		if names != nil {
-			c.Defaults = names
 		}
 		r, err := NewRedis(c)
 		return r, wrap(err)
@@ -301,6 +293,15 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
 		return a, wrap(err)
 	}
+}
+
+// defaults sets *dst to the list of strategy names in n, if n is present.
+func (p *configParser) defaults(n *yaml.Node, dst *[]string) error {
+	names, err := p.names(n)
+	if names != nil {
+		*dst = names
+	}
+	return err
 }
 
 // names reads a list of strategy names (nil when absent).

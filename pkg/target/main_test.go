@@ -25,15 +25,7 @@ func TestMain(m *testing.M) {
 		fakeServer(strings.TrimPrefix(os.Args[1], fakeFlag), os.Args[2])
 		return
 	}
-	bin, cleanup, err := testutil.BuildKvbench()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	kvbenchBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	os.Exit(testutil.RunWithKvbench(m, &kvbenchBin))
 }
 
 // fakeCommand is the command line of a fake server in the given mode.
