@@ -310,6 +310,14 @@ func (f *faultyFile) Write(p []byte) (int, error) {
 	return f.logFile.Write(p)
 }
 
+func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.failWrite.Load() {
+		n, _ := f.logFile.WriteAt(p[:len(p)/2], off)
+		return n, errors.New("no space left on device (injected)")
+	}
+	return f.logFile.WriteAt(p, off)
+}
+
 func (f *faultyFile) Sync() error {
 	if f.failSync.Load() {
 		return errors.New("input/output error (injected)")
@@ -432,5 +440,56 @@ func TestAutoRewrite(t *testing.T) {
 	srv = startPersistent(t, dir, PersistNo)
 	if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != 10 {
 		t.Fatalf("%d keys after a restart, want 10", n)
+	}
+}
+
+// Under the always policy the incremental file is filled with zeros ahead
+// of its records. A crash leaves them there, possibly after a torn record:
+// the loader takes the zeros for unused space and drops the torn record.
+func TestLogPreallocatedTail(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistAlways)
+	rdb := newClient(t, srv)
+	for i := range 5 {
+		rdb.Set(ctx(t), fmt.Sprint("k", i), fmt.Sprint("value-", i), 0)
+	}
+	path := filepath.Join(dir, incrName(1))
+	st, _ := os.Stat(path)
+	records, _ := fileDataEnd(path)
+	if st.Size() < records+preallocChunk/2 {
+		t.Fatalf("log file is %d bytes for %d bytes of records: not preallocated", st.Size(), records)
+	}
+	// What a crash leaves: the file as it is now, zeros included.
+	crashed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if st, _ := os.Stat(path); st.Size() != records {
+		t.Fatalf("after a clean close the file is %d bytes, want its %d bytes of records", st.Size(), records)
+	}
+
+	last := int64(bytes.LastIndex(crashed[:records-1], []byte("\r\n*")) + 2)
+	for _, cut := range []int64{records, last + 1, last + 9, records - 1} {
+		torn := append(bytes.Clone(crashed[:cut]), make([]byte, 1<<20)...)
+		if err := os.WriteFile(path, torn, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		srv := startPersistent(t, dir, PersistAlways)
+		rdb := newClient(t, srv)
+		want := int64(4)
+		if cut == records {
+			want = 5
+		}
+		if n := rdb.DBSize(ctx(t)).Val(); n != want {
+			t.Fatalf("records cut at %d then zeros: %d keys, want %d", cut, n, want)
+		}
+		rdb.Set(ctx(t), "k4", "value-4", 0) // the next record goes where the cut one began
+		srv.Close()
+		srv = startPersistent(t, dir, PersistAlways)
+		if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != 5 {
+			t.Fatalf("cut at %d, after a write and a restart: %d keys", cut, n)
+		}
+		srv.Close()
 	}
 }

@@ -38,7 +38,11 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 		return 0, err
 	}
 	defer f.Close()
-	rd := resp.NewReader(f, lim)
+	end, err := dataEnd(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	rd := resp.NewReader(io.LimitReader(f, end), lim)
 	bad := func(off int64, format string, args ...any) error {
 		return &LogError{File: path, Offset: off, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -69,7 +73,7 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 		}
 		if !ok {
 			if rd.Buffered() > 0 {
-				return records, truncatedAt(path, start)
+				return records, truncatedAt(f, path, start, end)
 			}
 			return records, nil
 		}
@@ -85,7 +89,7 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 				cmd = cloneCommand(cmd)
 			}
 			if err := rd.Fill(); errors.Is(err, io.EOF) {
-				return records, truncatedAt(path, start)
+				return records, truncatedAt(f, path, start, end)
 			} else if err != nil {
 				return records, fmt.Errorf("%s: %w", path, err)
 			}
@@ -107,18 +111,53 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 	}
 }
 
-// truncatedAt classifies a file that ends inside the record at off: a cut
-// (a crash during a write), or damage if a record with a valid checksum
-// follows.
-func truncatedAt(path string, off int64) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
+// truncatedAt classifies a file whose records end (at end) inside the
+// record at off: a cut (a crash during a write), or damage if a record with
+// a valid checksum follows.
+func truncatedAt(f *os.File, path string, off, end int64) error {
+	rest := make([]byte, end-off)
+	if _, err := f.ReadAt(rest, off); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if off <= int64(len(data)) && holdsValidRecordEnd(data[off:]) {
+	if holdsValidRecordEnd(rest) {
 		return &LogError{File: path, Offset: off, Msg: "malformed record: a length does not match the data that follows"}
 	}
-	return &LogError{File: path, Offset: off, Truncated: true, Msg: fmt.Sprintf("the file ends inside a record (%d bytes)", int64(len(data))-off)}
+	return &LogError{File: path, Offset: off, Truncated: true, Msg: fmt.Sprintf("the file ends inside a record (%d bytes)", end-off)}
+}
+
+// dataEnd is where a log file's records end: its size, less a run of zero
+// bytes at the end (space filled ahead of the records; see preallocChunk).
+func dataEnd(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	end := st.Size()
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		n := min(int64(len(buf)), end)
+		b := buf[:n]
+		if _, err := f.ReadAt(b, end-n); err != nil {
+			return 0, err
+		}
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] != 0 {
+				return end - n + int64(i) + 1, nil
+			}
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// fileDataEnd is dataEnd by path.
+func fileDataEnd(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return dataEnd(f)
 }
 
 // holdsValidRecordEnd reports whether some prefix of b ends with the
@@ -206,16 +245,19 @@ func (s *Server) openAOF() error {
 	a.loadTime = time.Since(began)
 	a.loadedKeys = s.db.size()
 	last := a.path(incrName(man.lastIncr()))
-	f, err := a.open(last, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
+	f, err := a.open(last, os.O_WRONLY|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("opening the log: %w", err)
 	}
 	st, err := os.Stat(last)
+	if err == nil {
+		a.fsize, err = fileDataEnd(last)
+	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	a.f, a.fsize, a.man = f, st.Size(), man
+	a.f, a.alloc, a.man = f, st.Size(), man
 	s.aof = a
 	s.log.Info("operation log loaded", "dir", dir, "records", a.loadedRecords, "keys", a.loadedKeys,
 		"took", a.loadTime.Round(time.Millisecond), "fsync", a.policy)
@@ -232,7 +274,7 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 	names := man.files()
 	for i, name := range names {
 		path := a.path(name)
-		st, err := os.Stat(path)
+		size, err := fileDataEnd(path)
 		if err != nil {
 			return fmt.Errorf("log file named by the manifest: %w", err)
 		}
@@ -244,19 +286,19 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 			if terr := os.Truncate(path, le.Offset); terr != nil {
 				return fmt.Errorf("cutting the partial last record off %s: %w", path, terr)
 			}
-			a.truncated = st.Size() - le.Offset
+			a.truncated = size - le.Offset
 			s.log.Warn("the log's last record was cut short (a crash during a write?); dropped it",
 				"file", path, "offset", le.Offset, "bytes_dropped", a.truncated)
 			err = nil
-			st, _ = os.Stat(path)
+			size = le.Offset
 		}
 		if err != nil {
 			return err
 		}
 		if name == baseName(man.base) {
-			a.baseSize = st.Size()
+			a.baseSize = size
 		} else {
-			a.incrSize += st.Size()
+			a.incrSize += size
 		}
 	}
 	return nil

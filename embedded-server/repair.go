@@ -38,7 +38,7 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 		if !errors.As(err, &le) {
 			return err
 		}
-		st, err := os.Stat(path)
+		size, err := fileDataEnd(path)
 		if err != nil {
 			return err
 		}
@@ -46,16 +46,16 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 		var q strings.Builder
 		fmt.Fprintf(&q, "%s is damaged at offset %d: %s.\n", path, le.Offset, le.Msg)
 		fmt.Fprintf(&q, "Its first %d records are valid. Repair cuts the file at offset %d, dropping %d bytes",
-			records, le.Offset, st.Size()-le.Offset)
+			records, le.Offset, size-le.Offset)
 		if len(later) > 0 {
-			var size int64
+			var laterSize int64
 			for _, n := range later {
-				if st, err := os.Stat(filepath.Join(dir, n)); err == nil {
-					size += st.Size()
+				if sz, err := fileDataEnd(filepath.Join(dir, n)); err == nil {
+					laterSize += sz
 				}
 			}
 			fmt.Fprintf(&q, ",\nand removes the %d later log files (%s; %d bytes), whose records follow the damage",
-				len(later), strings.Join(later, ", "), size)
+				len(later), strings.Join(later, ", "), laterSize)
 		}
 		q.WriteString(".\nProceed?")
 		if !confirm(q.String()) {

@@ -99,25 +99,30 @@ func (s *Server) startRewrite() (<-chan error, error) {
 	}
 	recovering := a.err != nil
 	old := a.f
-	if recovering {
-		// The log failed: what it could not take is in memory and will be
-		// in the snapshot. Cut any partial record off the old file.
-		if err := old.Truncate(a.fsize); err != nil {
-			s.log.Warn("cannot cut the failed log file back", "err", err)
+	if !recovering {
+		var err error
+		if a.alloc, err = a.writeOut(old, a.buf, a.fsize, a.alloc); err == nil {
+			a.fsize += int64(len(a.buf))
+			a.incrSize += int64(len(a.buf))
+			if err = old.Sync(); err != nil {
+				err = fmt.Errorf("fsync: %w", err)
+			}
 		}
-	} else if err := a.writeOut(old, a.buf); err != nil {
-		a.fail(err)
-		a.cond.Broadcast()
-		return nil, err
-	} else if err := old.Sync(); err != nil {
-		err = fmt.Errorf("fsync: %w", err)
-		a.fail(err)
-		a.cond.Broadcast()
-		return nil, err
+		if err != nil {
+			a.fail(err)
+			a.cond.Broadcast()
+			return nil, err
+		}
+	}
+	// Cut off the zeros ahead of the records and, if the log failed, any
+	// partial record: what the log could not take is in memory and will be
+	// in the snapshot.
+	if err := old.Truncate(a.fsize); err != nil {
+		s.log.Warn("cannot cut the old log file back to its records", "err", err)
 	}
 	seq := max(a.man.base, a.man.lastIncr()) + 1
 	name := a.path(incrName(seq))
-	f, err := a.open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND)
+	f, err := a.open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return nil, fmt.Errorf("starting a new log file: %w", err)
 	}
@@ -131,7 +136,7 @@ func (s *Server) startRewrite() (<-chan error, error) {
 	// Everything appended so far is in the old file (or in the snapshot).
 	a.buf = a.buf[:0]
 	a.written, a.synced = a.appended, a.appended
-	a.f, a.fsize, a.man = f, 0, m
+	a.f, a.fsize, a.alloc, a.man = f, 0, 0, m
 	a.rewriting, a.recovering, a.rewriteStart = true, recovering, time.Now()
 	a.cond.Broadcast()
 
