@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz deps bench-serve bench-persist bench-alloc clean
+.PHONY: all build run test vet fuzz deps bench-serve bench-persist bench-alloc bench-loadgen clean
 
 all: build
 
@@ -42,6 +42,10 @@ fuzz:
 # kvbench serve against redis-server, same client (redis-benchmark), A B A B.
 bench-serve: build deps
 	bench/serve.sh
+
+# kvbench bench against redis-benchmark, same redis-server, A B A B.
+bench-loadgen: build deps
+	bench/loadgen.sh
 
 # What each persistence policy costs, kvstore next to redis-server.
 bench-persist: build deps
