@@ -3,6 +3,7 @@ package kvstore
 import (
 	"crypto/subtle"
 	"strconv"
+	"time"
 
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -199,7 +200,7 @@ func (c *conn) describe() string {
 	return "id=" + strconv.FormatInt(c.id, 10) +
 		" addr=" + c.addr +
 		" name=" + i.name +
-		" age=" + strconv.FormatInt(int64(since(c.created).Seconds()), 10) +
+		" age=" + strconv.FormatInt(int64(time.Since(c.created).Seconds()), 10) +
 		" db=0 lib-name=" + i.libName +
 		" lib-ver=" + i.libVer + "\n"
 }

@@ -46,9 +46,6 @@ func (db *DB) size() int {
 	return db.strs.len() + len(db.hashes) + db.hash.len() + db.tree.len()
 }
 
-// redisKeys is the number of keys in the Redis-compatible keyspace.
-func (db *DB) redisKeys() int { return db.strs.len() + len(db.hashes) }
-
 func (db *DB) flush() {
 	db.strs.clear()
 	db.hash.clear()

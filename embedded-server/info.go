@@ -16,13 +16,10 @@ import (
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
-func since(t time.Time) time.Duration { return time.Since(t) }
-
 // infoSection writes one INFO section's lines.
 type infoSection struct {
-	name  string
-	fn    func(s *Server, b *infoBuilder)
-	extra bool // only in INFO all/everything
+	name string
+	fn   func(s *Server, b *infoBuilder)
 }
 
 var infoSections = []infoSection{
@@ -76,7 +73,7 @@ func (b *infoBuilder) field(name string, value any) {
 
 func infoServer(s *Server, b *infoBuilder) {
 	exe, _ := os.Executable()
-	up := since(s.start)
+	up := time.Since(s.start)
 	b.field("redis_version", redisCompatVersion)
 	b.field("kvstore_version", s.cfg.Version)
 	b.field("redis_mode", "standalone")
@@ -144,7 +141,7 @@ func infoPersistence(s *Server, b *infoBuilder) {
 		lastRewrite = int64(a.lastRewrite.duration.Seconds())
 	}
 	if a.rewriting {
-		current = int64(since(a.rewriteStart).Seconds())
+		current = int64(time.Since(a.rewriteStart).Seconds())
 	}
 	b.field("aof_last_rewrite_time_sec", lastRewrite)
 	b.field("aof_current_rewrite_time_sec", current)
