@@ -102,7 +102,12 @@ func (p *Plan) targets() ([]target.Target, error) {
 		names = []string{target.DefaultKvstoreName, target.DefaultRedisName}
 	}
 	var out []target.Target
-	for _, name := range slices.Compact(slices.Clone(names)) {
+	seen := make(map[string]bool)
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		switch name {
 		case target.DefaultKvstoreName:
 			k, err := target.NewKvstore(kv)

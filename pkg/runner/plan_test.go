@@ -104,6 +104,8 @@ func TestPlanSelection(t *testing.T) {
 			want: []string{"kvstore/everysec_malloc/set"}},
 		{name: "duplicate modes", strategies: []string{"nopersist"}, modes: []string{"set", "SET"},
 			want: []string{"kvstore/nopersist/set"}},
+		{name: "duplicate targets", modes: set, edit: func(o *Options) { o.Targets = []string{"kvstore", "kvstore"} },
+			want: []string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/nopersist/set"}},
 		{name: "unknown strategy", strategies: []string{"aof_sometimes"}, wantErr: `strategy "aof_sometimes": no target has it`},
 		{name: "unknown target", edit: func(o *Options) { o.Targets = []string{"memcached"} }, wantErr: `target "memcached"`},
 		{name: "bad mode", modes: []string{"scan"}, wantErr: `mode "scan"`},

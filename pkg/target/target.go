@@ -123,8 +123,7 @@ type Desc struct {
 	Defaults []string
 }
 
-// Strategy returns the strategy named name (or whose Alias is name: then
-// the first of them).
+// Strategy returns the strategy named name.
 func (d Desc) Strategy(name string) (Strategy, bool) {
 	for _, s := range d.Strategies {
 		if s.Name == name {
