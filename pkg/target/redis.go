@@ -134,7 +134,7 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 		text := strings.Join(append([]string{
 			"bind 127.0.0.1",
 			"port " + strconv.Itoa(port),
-			"dir " + strconv.Quote(env.Dir),
+			"dir " + redisQuote(env.Dir),
 			"daemonize no",
 			`logfile ""`,
 		}, append(lines, r.cfg.Config...)...), "\n") + "\n"
@@ -143,6 +143,12 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 		}
 		return []string{r.cfg.Bin, conf}, nil
 	})
+}
+
+// redisQuote quotes s for redis.conf, whose parser knows \\ and \" but
+// not Go's \u escapes: other bytes go as they are.
+func redisQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // portTries is how many ports spawnOnFreePort tries.

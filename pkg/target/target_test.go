@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -417,5 +419,27 @@ func TestLogTail(t *testing.T) {
 	_, _ = l.Write([]byte("0123456789\nabc"))
 	if got := l.Tail(5); !slices.Equal(got, []string{"6789", "abc"}) {
 		t.Errorf("tail after trimming %q", got)
+	}
+}
+
+func TestRedisOddDirectory(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	r, err := NewRedis(RedisConfig{Bin: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), `a b "c" \d é`)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := r.Desc().Strategy("aof_everysec")
+	env := Env{Dir: dir, Tracker: &Tracker{}}
+	inst, err := r.Start(context.Background(), s, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAndCheck(t, inst, env)
+	if _, err := os.Stat(filepath.Join(dir, "appendonlydir")); err != nil {
+		t.Errorf("the AOF is not in the instance directory: %v", err)
 	}
 }
