@@ -67,7 +67,9 @@ type Process struct {
 }
 
 // Processes lists the processes of the process table (Linux /proc) whose
-// command line contains substr; zombies are left out.
+// command line or working directory contains substr; zombies are left
+// out. The working directory matters: redis-server rewrites its command
+// line ("redis-server 127.0.0.1:6379") but runs in its directory.
 func Processes(substr string) []Process {
 	entries, _ := os.ReadDir("/proc")
 	var out []Process
@@ -81,7 +83,8 @@ func Processes(substr string) []Process {
 			continue
 		}
 		cmdline := strings.TrimSpace(strings.ReplaceAll(string(raw), "\x00", " "))
-		if !strings.Contains(cmdline, substr) {
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if !strings.Contains(cmdline, substr) && !strings.Contains(cwd, substr) {
 			continue
 		}
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
