@@ -256,3 +256,20 @@ func TestRunUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// Even kill -9 of kvbench takes its servers along (the parent-death
+// signal), though nothing is cleaned up.
+func TestRunKilledTakesServersAlong(t *testing.T) {
+	out, tmp := t.TempDir(), t.TempDir()
+	p := startRun(t, nil, longRun(out, tmp)...)
+	waitServer(t, p, tmp)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.exitCode(t, 5*time.Second)
+	deadline := time.Now().Add(2 * time.Second)
+	for len(testutil.Processes(tmp)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkNoServers(t, tmp)
+}
