@@ -43,7 +43,7 @@ verification), 2 for a usage error.`,
 		Example: `  kvbench bench --mode set --pipeline 128 --keyspace 1000000 --requests 3000000
   kvbench bench --port 8888 --mode get --set-cmd RSET --get-cmd RGET --verify-get
   kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.complete(cmd); err != nil {
 				return &usageError{err}

@@ -24,7 +24,9 @@ func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "kvbench:", err)
+	if _, bare := err.(exitError); !bare {
+		fmt.Fprintln(os.Stderr, "kvbench:", err)
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return 2

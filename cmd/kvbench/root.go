@@ -19,6 +19,14 @@ type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// noArgs is cobra.NoArgs with the error marked as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
+
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kvbench",

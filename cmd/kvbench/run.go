@@ -80,12 +80,7 @@ usage error, 130 when interrupted.`,
 
   # servers described in a file (Valkey, a C kvstore build, a remote server)
   kvbench run --config kvbench.yaml --out results/valkey`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.NoArgs(cmd, args); err != nil {
-				return &usageError{err}
-			}
-			return nil
-		},
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 				return &usageError{err}

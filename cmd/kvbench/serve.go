@@ -70,7 +70,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
   # then, from another shell
   redis-cli -p 8888 RSET user:1 alice
   redis-benchmark -p 8888 -t set,get -P 16 -q`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.repair {
 				return runRepair(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -27,7 +27,7 @@ func newVersionCmd() *cobra.Command {
 		Use:     "version",
 		Short:   "Print kvbench's version",
 		Example: "  kvbench version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "kvbench %s %s %s/%s\n",
 				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
