@@ -4,6 +4,7 @@
 KVBENCH=${KVBENCH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/kvbench}
 WORK=$(mktemp -d /tmp/kvbench-bench.XXXXXX)
 PIDS=()
+declare -A PORT_PID
 
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -43,6 +44,7 @@ start_kvstore() {
 	local port=$1; shift
 	"$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
 	PIDS+=($!)
+	PORT_PID[$port]=$!
 	wait_ping "$port"
 }
 
@@ -53,16 +55,23 @@ start_redis() {
 	mkdir -p "$dir"
 	redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
 	PIDS+=($!)
+	PORT_PID[$port]=$!
 	wait_ping "$port"
 }
 
-# stop PORT shuts the server on PORT down and waits for it.
+# stop PORT shuts the server on PORT down and waits for its process to
+# exit (it may still be writing its files after it stops listening).
 stop() {
 	redis-cli -p "$1" shutdown nosave >/dev/null 2>&1
-	for _ in $(seq 100); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null || return 0
+	local pid=${PORT_PID[$1]:-}
+	[ -n "$pid" ] || return 0
+	for _ in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
 		sleep 0.05
 	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
 }
 
 # rps PORT ARGS... runs redis-benchmark and prints the requests per second

@@ -99,18 +99,23 @@ func mapChunk() []byte {
 		panic(fmt.Sprintf("kvstore: mapping a %d-byte chunk: %v", chunkSize, err))
 	}
 	unix.Madvise(b, unix.MADV_HUGEPAGE) // advisory; ignored where unsupported
-	// Fault the pages in now, inside a system call. Left to the first
-	// write, each fault (zeroing, or compacting memory for a huge page)
-	// would run in the middle of Go code, and a stop-the-world for the
-	// collector would wait for it: milliseconds of pause.
-	unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14+; ignored before
+	populate(b)
 	return b
+}
+
+// populate faults a chunk's pages in now, inside a system call. Left to
+// the first write, each fault (zeroing, or compacting memory for a huge
+// page) would run in the middle of Go code, and a stop-the-world for the
+// collector would wait for it: milliseconds of pause.
+func populate(b []byte) {
+	unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14+; ignored before
 }
 
 func (a *arena) newChunk() []byte {
 	if n := len(a.spare); n > 0 {
 		c := a.spare[n-1]
 		a.spare = a.spare[:n-1]
+		populate(c) // reset gave its pages back
 		return c
 	}
 	return mapChunk()
