@@ -130,15 +130,16 @@ var commandList = []command{
 	{name: "hexists", arity: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if a Redis hash field exists, 0 if not.", fn: cmdHExists},
 
 	// The kvstore's ordered engine.
-	{name: "rset", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Inserts a key into the ordered engine; -EXIST if it is there.", fn: engineSet(func(db *DB) table { return db.tree })},
-	{name: "rget", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns the value of an ordered-engine key.", fn: engineGet(func(db *DB) table { return db.tree })},
-	{name: "rdel", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Deletes an ordered-engine key.", fn: engineDel(func(db *DB) table { return db.tree })},
-	{name: "rmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: engineMod(func(db *DB) table { return db.tree })},
-	{name: "rexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns 1 if the ordered-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.tree })},
+	{name: "rset", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Inserts a key into the ordered engine; -EXIST if it is there.", fn: engineSet(func(db *DB) table { return db.tree }), keys: treeKeys},
+	{name: "rget", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns the value of an ordered-engine key.", fn: engineGet(func(db *DB) table { return db.tree }), keys: treeKeys},
+	{name: "rdel", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Deletes an ordered-engine key.", fn: engineDel(func(db *DB) table { return db.tree }), keys: treeKeys},
+	{name: "rmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: engineMod(func(db *DB) table { return db.tree }), keys: treeKeys},
+	{name: "rexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns 1 if the ordered-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.tree }), keys: treeKeys},
 }
 
 func stringKeys(db *DB, _ [][]byte) table { return db.strs }
 func hashKeys(db *DB, _ [][]byte) table   { return db.hash }
+func treeKeys(db *DB, _ [][]byte) table   { return db.tree }
 
 // engineKeys is the hash engine for the two-argument HSET and one-argument
 // HGET and HDEL; Redis hashes (more arguments) are not prefetched.

@@ -109,6 +109,9 @@ func TestTables(t *testing.T) {
 				if tab.len() != len(model) {
 					t.Fatalf("%s: len %d, want %d", what, tab.len(), len(model))
 				}
+				if pt, ok := tab.(*poolTree); ok && pt.t.Len() != pt.idx.n {
+					t.Fatalf("%s: %d keys in the tree, %d in the index", what, pt.t.Len(), pt.idx.n)
+				}
 				seen := map[string]bool{}
 				var order []string
 				tab.scan(func(k, v []byte) bool {

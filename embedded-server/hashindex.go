@@ -1,0 +1,191 @@
+package kvstore
+
+import (
+	"bytes"
+	"hash/maphash"
+	"slices"
+)
+
+// hashIndex maps keys to records of an arena by open addressing (linear
+// probing, backward-shift deletion) over slots that hold the key's full
+// 64-bit hash and the record's ref: no pointers for the collector, and a
+// probe reads a record only when the hashes match. It is split into shards
+// that grow independently, so a growth rehashes 1/256 of the keys: a pause
+// of microseconds, not a stall of the whole table. Written by hand because
+// Go's map would hold a Go string per key (a pointer for the collector to
+// trace, and an extra cache miss per lookup).
+type hashIndex struct {
+	seed   maphash.Seed
+	shards [hashShards]hashShard
+	n      int
+}
+
+const (
+	hashShards     = 256
+	hashShardShift = 56 // shard = top 8 bits of the hash
+	minShardSlots  = 8
+)
+
+type hashShard struct {
+	slots []hslot // len is a power of two; h == 0 marks an empty slot
+	n     int
+}
+
+type hslot struct {
+	h uint64
+	r ref
+}
+
+func newHashIndex() hashIndex { return hashIndex{seed: maphash.MakeSeed()} }
+
+func (x *hashIndex) hash(key []byte) uint64 {
+	return maphash.Bytes(x.seed, key) | 1 // never 0, the empty mark
+}
+
+// slot returns where key's record is, or where it would go if it is not
+// there (found false). An empty slot returned is not claimed until claim.
+func (x *hashIndex) slot(ar *arena, key []byte) (s *hslot, h uint64, found bool) {
+	h = x.hash(key)
+	sh := &x.shards[h>>hashShardShift]
+	if sh.slots == nil {
+		sh.slots = make([]hslot, minShardSlots)
+	}
+	mask := uint64(len(sh.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &sh.slots[i]
+		if s.h == 0 {
+			return s, h, false
+		}
+		if s.h == h && bytes.Equal(ar.key(s.r), key) {
+			return s, h, true
+		}
+	}
+}
+
+// claim fills the empty slot s, returned by slot for hash h, with r. It may
+// grow the shard: s is not valid after it.
+func (x *hashIndex) claim(s *hslot, h uint64, r ref) {
+	s.h, s.r = h, r
+	sh := &x.shards[h>>hashShardShift]
+	sh.n++
+	x.n++
+	if sh.n*4 > len(sh.slots)*3 {
+		sh.grow()
+	}
+}
+
+// lookup returns key's record.
+func (x *hashIndex) lookup(ar *arena, key []byte) (ref, bool) {
+	h := x.hash(key)
+	sh := &x.shards[h>>hashShardShift]
+	if sh.slots == nil {
+		return 0, false
+	}
+	mask := uint64(len(sh.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &sh.slots[i]
+		if s.h == 0 {
+			return 0, false
+		}
+		if s.h == h && bytes.Equal(ar.key(s.r), key) {
+			return s.r, true
+		}
+	}
+}
+
+// touch loads the memory a lookup of key will read: its slot in pass 0,
+// the record the slot points at in pass 1. Touching every key of a
+// pipelined batch before executing it lets the processor wait for many
+// cache misses at once instead of one after another. The result only keeps
+// the loads from being optimized away.
+func (x *hashIndex) touch(ar *arena, key []byte, pass int) uint64 {
+	h := x.hash(key)
+	sh := &x.shards[h>>hashShardShift]
+	if sh.slots == nil {
+		return 0
+	}
+	s := sh.slots[h&uint64(len(sh.slots)-1)]
+	if pass == 0 || s.h != h {
+		return s.h
+	}
+	return uint64(ar.record(s.r)[0])
+}
+
+// remove deletes key and returns its record.
+func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
+	h := x.hash(key)
+	sh := &x.shards[h>>hashShardShift]
+	if sh.slots == nil {
+		return 0, false
+	}
+	mask := uint64(len(sh.slots) - 1)
+	i := h & mask
+	for {
+		s := &sh.slots[i]
+		if s.h == 0 {
+			return 0, false
+		}
+		if s.h == h && bytes.Equal(ar.key(s.r), key) {
+			break
+		}
+		i = (i + 1) & mask
+	}
+	r := sh.slots[i].r
+	sh.n--
+	x.n--
+	// Backward-shift deletion: pull later entries of the probe run into
+	// the hole when their home slot allows it, so no tombstones are left.
+	for j := (i + 1) & mask; ; j = (j + 1) & mask {
+		s := sh.slots[j]
+		if s.h == 0 {
+			break
+		}
+		home := s.h & mask
+		if (j-home)&mask >= (j-i)&mask {
+			sh.slots[i] = s
+			i = j
+		}
+	}
+	sh.slots[i] = hslot{}
+	return r, true
+}
+
+func (sh *hashShard) grow() {
+	old := sh.slots
+	sh.slots = make([]hslot, 2*len(old))
+	mask := uint64(len(sh.slots) - 1)
+	for _, s := range old {
+		if s.h == 0 {
+			continue
+		}
+		i := s.h & mask
+		for sh.slots[i].h != 0 {
+			i = (i + 1) & mask
+		}
+		sh.slots[i] = s
+	}
+}
+
+// refs calls fn with every record until fn returns false.
+func (x *hashIndex) refs(fn func(ref) bool) {
+	for i := range x.shards {
+		for _, s := range x.shards[i].slots {
+			if s.h != 0 && !fn(s.r) {
+				return
+			}
+		}
+	}
+}
+
+func (x *hashIndex) reset() {
+	x.shards = [hashShards]hashShard{}
+	x.n = 0
+}
+
+func (x *hashIndex) clone() hashIndex {
+	c := hashIndex{seed: x.seed, n: x.n}
+	for i := range x.shards {
+		c.shards[i] = hashShard{slots: slices.Clone(x.shards[i].slots), n: x.shards[i].n}
+	}
+	return c
+}
