@@ -42,24 +42,35 @@ func (x *hashIndex) hash(key []byte) uint64 {
 	return maphash.Bytes(x.seed, key) | 1 // never 0, the empty mark
 }
 
+// locate finds key: its shard, and the index of its slot or of the empty
+// slot where it would go. A shard not yet allocated has no slots.
+func (x *hashIndex) locate(ar *arena, key []byte) (sh *hashShard, i, h uint64, found bool) {
+	h = x.hash(key)
+	sh = &x.shards[h>>hashShardShift]
+	if sh.slots == nil {
+		return sh, 0, h, false
+	}
+	mask := uint64(len(sh.slots) - 1)
+	for i = h & mask; ; i = (i + 1) & mask {
+		s := &sh.slots[i]
+		if s.h == 0 {
+			return sh, i, h, false
+		}
+		if s.h == h && bytes.Equal(ar.key(s.r), key) {
+			return sh, i, h, true
+		}
+	}
+}
+
 // slot returns where key's record is, or where it would go if it is not
 // there (found false). An empty slot returned is not claimed until claim.
 func (x *hashIndex) slot(ar *arena, key []byte) (s *hslot, h uint64, found bool) {
-	h = x.hash(key)
-	sh := &x.shards[h>>hashShardShift]
+	sh, i, h, found := x.locate(ar, key)
 	if sh.slots == nil {
 		sh.slots = make([]hslot, minShardSlots)
+		i = h & (minShardSlots - 1)
 	}
-	mask := uint64(len(sh.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &sh.slots[i]
-		if s.h == 0 {
-			return s, h, false
-		}
-		if s.h == h && bytes.Equal(ar.key(s.r), key) {
-			return s, h, true
-		}
-	}
+	return &sh.slots[i], h, found
 }
 
 // claim fills the empty slot s, returned by slot for hash h, with r. It may
@@ -76,21 +87,11 @@ func (x *hashIndex) claim(s *hslot, h uint64, r ref) {
 
 // lookup returns key's record.
 func (x *hashIndex) lookup(ar *arena, key []byte) (ref, bool) {
-	h := x.hash(key)
-	sh := &x.shards[h>>hashShardShift]
-	if sh.slots == nil {
+	sh, i, _, found := x.locate(ar, key)
+	if !found {
 		return 0, false
 	}
-	mask := uint64(len(sh.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &sh.slots[i]
-		if s.h == 0 {
-			return 0, false
-		}
-		if s.h == h && bytes.Equal(ar.key(s.r), key) {
-			return s.r, true
-		}
-	}
+	return sh.slots[i].r, true
 }
 
 // touch loads the memory a lookup of key will read: its slot in pass 0,
@@ -113,28 +114,16 @@ func (x *hashIndex) touch(ar *arena, key []byte, pass int) uint64 {
 
 // remove deletes key and returns its record.
 func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
-	h := x.hash(key)
-	sh := &x.shards[h>>hashShardShift]
-	if sh.slots == nil {
+	sh, i, _, found := x.locate(ar, key)
+	if !found {
 		return 0, false
-	}
-	mask := uint64(len(sh.slots) - 1)
-	i := h & mask
-	for {
-		s := &sh.slots[i]
-		if s.h == 0 {
-			return 0, false
-		}
-		if s.h == h && bytes.Equal(ar.key(s.r), key) {
-			break
-		}
-		i = (i + 1) & mask
 	}
 	r := sh.slots[i].r
 	sh.n--
 	x.n--
 	// Backward-shift deletion: pull later entries of the probe run into
 	// the hole when their home slot allows it, so no tombstones are left.
+	mask := uint64(len(sh.slots) - 1)
 	for j := (i + 1) & mask; ; j = (j + 1) & mask {
 		s := sh.slots[j]
 		if s.h == 0 {
