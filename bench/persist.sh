@@ -61,23 +61,29 @@ for p in "${POLICIES[@]}"; do
 	echo "| $p | $k | $(ratio "$k" "$kn") | $r | $(ratio "$r" "$rn") | $(ratio "$k" "$r") | ${R[kvstore,$p]# } | ${R[redis,$p]# } |"
 done
 
-# Start-up replay of a 1,000,000-key log (and of its compacted form).
+# Start-up replay of a 1,000,000-key log, then of its compacted form (one
+# base file): the time from starting the process to its first PONG.
 port=$(free_port)
 dir=$(mktemp -d "$WORK/replay.XXXXXX")
-start_kvstore "$port" --persist no --dir "$dir"
+start_kvstore "$port" --persist no --dir "$dir" --auto-aof-rewrite-percentage -1
 prefill "$port" $KEYS
 stop "$port"
-echo
-for what in "log of $KEYS SETs" "base after SAVE"; do
-	times=()
+startup() { # what
+	local times=() port start keys
 	for _ in 1 2 3; do
 		port=$(free_port)
 		start=$(date +%s%N)
-		start_kvstore "$port" --persist no --dir "$dir"
+		start_kvstore "$port" --persist no --dir "$dir" --auto-aof-rewrite-percentage -1
 		times+=("$((($(date +%s%N) - start) / 1000000))")
-		[ "$what" = "base after SAVE" ] || redis-cli -p "$port" save >/dev/null
 		keys=$(redis-cli -p "$port" dbsize)
 		stop "$port"
 	done
-	echo "Start-up with a $what ($keys keys, $(du -sh "$dir" | cut -f1)): $(median "${times[@]}") ms to answer PING (median of 3: ${times[*]} ms)"
-done
+	echo "Start-up with $1 ($keys keys, $(du -sh "$dir" | cut -f1)): $(median "${times[@]}") ms to the first PONG (median of 3: ${times[*]} ms)"
+}
+echo
+startup "a log of $KEYS SETs"
+port=$(free_port)
+start_kvstore "$port" --persist no --dir "$dir" --auto-aof-rewrite-percentage -1
+redis-cli -p "$port" save >/dev/null
+stop "$port"
+startup "the base file SAVE wrote"
