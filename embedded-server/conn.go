@@ -25,7 +25,8 @@ type conn struct {
 	addr    string
 	created time.Time
 	rd      *resp.Reader
-	out     []byte // replies not yet written
+	out     []byte // replies; out[sent:] not yet written
+	sent    int
 	batch   []call
 
 	authed    bool
@@ -139,11 +140,11 @@ func (c *conn) protocolError(err error) {
 // is finished (written out after QUIT, or broken); when the socket is full
 // it keeps the rest and marks the connection blocked.
 func (c *conn) flush() bool {
-	for len(c.out) > 0 {
-		n, err := unix.Write(c.fd, c.out)
+	for c.sent < len(c.out) {
+		n, err := unix.Write(c.fd, c.out[c.sent:])
 		if n > 0 {
 			c.s.stats.netOut.Add(int64(n))
-			c.out = c.out[n:]
+			c.sent += n
 		}
 		switch {
 		case err == unix.EINTR:
@@ -156,10 +157,11 @@ func (c *conn) flush() bool {
 		}
 	}
 	c.blocked = false
+	c.sent = 0
 	if cap(c.out) > keepOutSize {
 		c.out = nil
 	} else {
-		c.out = c.out[:0:cap(c.out)]
+		c.out = c.out[:0]
 	}
 	return !c.quit && !c.shutdown
 }
