@@ -24,10 +24,9 @@ import (
 // a descent reads no record at all. The prefix only ever shrinks, when a
 // key without it arrives (then every fingerprint is recomputed, once).
 type poolTree struct {
-	ar     *arena
-	idx    hashIndex
-	t      *btree.BTreeG[titem]
-	prefix []byte // shared by every key in the tree; never modified in place
+	poolHash // the records and their index: get, touch and len come from it
+	t        *btree.BTreeG[titem]
+	prefix   []byte // shared by every key in the tree; never modified in place
 }
 
 type titem struct {
@@ -44,7 +43,7 @@ func titemLess(a, b titem) bool {
 }
 
 func newPoolTree() *poolTree {
-	return &poolTree{ar: newArena(), idx: newHashIndex(), t: btree.NewBTreeGOptions(titemLess, btree.Options{NoLocks: true})}
+	return &poolTree{poolHash: *newPoolHash(), t: btree.NewBTreeGOptions(titemLess, btree.Options{NoLocks: true})}
 }
 
 func (t *poolTree) fingerprint(key []byte) uint64 {
@@ -93,14 +92,6 @@ func (t *poolTree) admit(key []byte) {
 	for _, it := range items {
 		t.t.Load(it) // in order: Load appends without a search
 	}
-}
-
-func (t *poolTree) get(key []byte) ([]byte, bool) {
-	r, ok := t.idx.lookup(t.ar, key)
-	if !ok {
-		return nil, false
-	}
-	return t.ar.val(r), true
 }
 
 func (t *poolTree) put(key, val []byte, mode putMode) bool {
@@ -156,9 +147,6 @@ func (t *poolTree) del(key []byte) bool {
 	return true
 }
 
-func (t *poolTree) touch(key []byte, pass int) uint64 { return t.idx.touch(t.ar, key, pass) }
-func (t *poolTree) len() int                          { return t.idx.n }
-
 func (t *poolTree) clear() {
 	t.t.Clear()
 	t.idx.reset()
@@ -176,5 +164,5 @@ func (t *poolTree) scan(fn func(key, val []byte) bool) {
 // copy's items still alias the live arena, so it reads keys and values
 // through refs into its own copy of the arena, never through item keys.
 func (t *poolTree) snapshot() table {
-	return &poolTree{ar: t.ar.clone(), idx: t.idx.clone(), t: t.t.Copy(), prefix: t.prefix}
+	return &poolTree{poolHash: poolHash{ar: t.ar.clone(), idx: t.idx.clone()}, t: t.t.Copy(), prefix: t.prefix}
 }

@@ -24,13 +24,6 @@ type replyError struct{ msg string }
 
 func (e *replyError) Error() string { return e.msg }
 
-// isReplyPrefix reports whether err is an error reply starting with prefix
-// (LOADING, NOAUTH, ...).
-func isReplyPrefix(err error, prefix string) bool {
-	var re *replyError
-	return errors.As(err, &re) && strings.HasPrefix(re.msg, prefix)
-}
-
 // dialClient connects to addr and authenticates with password, if set.
 func dialClient(ctx context.Context, addr, password string, timeout time.Duration) (*client, error) {
 	d := net.Dialer{Timeout: timeout}
