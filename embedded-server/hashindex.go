@@ -3,10 +3,6 @@ package kvstore
 import (
 	"bytes"
 	"hash/maphash"
-	"slices"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // hashIndex maps keys to records of an arena by open addressing (linear
@@ -32,31 +28,12 @@ const (
 type hashShard struct {
 	slots  []hslot // len is a power of two; h == 0 marks an empty slot
 	n      int
-	mapped bool // slots were mapped by mapSlots and are unmapped by unmapSlots
-}
-
-// Large slot arrays live outside the Go heap too: a growing index would
-// otherwise leave its old arrays behind as garbage, tens of megabytes of it
-// while a million keys are inserted, and the collections that follow (a
-// dozen, back to back) are what stopped the server for a millisecond at a
-// time. Arrays smaller than a page stay on the heap.
-const mapSlotsMin = 4 << 10 / 16 // slots, i.e. 4 KiB: one page
-
-func mapSlots(n int) ([]hslot, bool) {
-	if n < mapSlotsMin {
-		return make([]hslot, n), false
-	}
-	b, err := unix.Mmap(-1, 0, n*int(unsafe.Sizeof(hslot{})), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
-	if err != nil {
-		return make([]hslot, n), false // the heap will do
-	}
-	return unsafe.Slice((*hslot)(unsafe.Pointer(unsafe.SliceData(b))), n), true
+	mapped bool // slots are outside the heap (see offHeap)
 }
 
 func unmapSlots(sh *hashShard) {
 	if sh.mapped {
-		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sh.slots))), len(sh.slots)*int(unsafe.Sizeof(hslot{})))
-		unix.Munmap(b)
+		freeOffHeap(sh.slots)
 	}
 	sh.slots, sh.mapped = nil, false
 }
@@ -171,7 +148,7 @@ func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
 
 func (sh *hashShard) grow() {
 	old := *sh
-	sh.slots, sh.mapped = mapSlots(2 * len(old.slots))
+	sh.slots, sh.mapped = offHeap[hslot](2 * len(old.slots))
 	mask := uint64(len(sh.slots) - 1)
 	for _, s := range old.slots {
 		if s.h == 0 {
@@ -203,13 +180,4 @@ func (x *hashIndex) reset() {
 	}
 	x.shards = [hashShards]hashShard{}
 	x.n = 0
-}
-
-func (x *hashIndex) clone() hashIndex {
-	c := hashIndex{seed: x.seed, n: x.n}
-	for i := range x.shards {
-		// On the heap: a snapshot is dropped, never reset.
-		c.shards[i] = hashShard{slots: slices.Clone(x.shards[i].slots), n: x.shards[i].n}
-	}
-	return c
 }

@@ -1,5 +1,7 @@
 package kvstore
 
+import "math/bits"
+
 // poolHash is the pool allocator's hash table: records in an arena, found
 // through a hashIndex.
 type poolHash struct {
@@ -71,7 +73,66 @@ func (t *poolHash) scan(fn func(key, val []byte) bool) {
 	t.idx.refs(func(r ref) bool { return fn(t.ar.key(r), t.ar.val(r)) })
 }
 
-// snapshot returns a copy that can be scanned while t goes on changing.
-func (t *poolHash) snapshot() table {
-	return &poolHash{ar: t.ar.clone(), idx: t.idx.clone()}
+// snapshot freezes the arena and marks the records live now in a bitmap
+// by address, one bit per 8 bytes of arena (1/64 of it, outside the Go
+// heap), so that the scan reads the arena in address order: reading a
+// million records in the index's order, a cache miss each, took three
+// times as long.
+func (t *poolHash) snapshot() snapshot {
+	s := &poolSnapshot{recs: t.ar.freeze(), ar: t.ar}
+	n := len(t.ar.chunks)
+	s.live, s.mapped = offHeap[uint64](n * liveWords)
+	s.class = make([]uint8, n)
+	t.idx.refs(func(r ref) bool {
+		if r&refLarge != 0 {
+			s.large = append(s.large, r)
+			return true
+		}
+		c, slot := r>>chunkShift&chunkMask, r&offsetMask/8
+		s.class[c] = uint8(r >> classShift & 0x7f) // one class per chunk
+		s.live[c*liveWords+slot/64] |= 1 << (slot % 64)
+		return true
+	})
+	return s
+}
+
+// liveWords is the bitmap words of one chunk.
+const liveWords = chunkSize / 8 / 64
+
+// poolSnapshot is a poolHash at one instant: its records, read through the
+// frozen arena.
+type poolSnapshot struct {
+	recs   records
+	live   []uint64 // bit i of word w: record at offset 8(64w+i) of the arena
+	mapped bool
+	class  []uint8 // each chunk's size class
+	large  []ref
+	ar     *arena
+}
+
+func (s *poolSnapshot) scan(fn func(key, val []byte) bool) {
+	for w, word := range s.live {
+		c, base := w/liveWords, w%liveWords*64
+		for word != 0 {
+			off := uint64(base+bits.TrailingZeros64(word)) * 8
+			word &= word - 1
+			r := uint64(s.class[c])<<classShift | uint64(c)<<chunkShift | off
+			if !fn(s.recs.key(r), s.recs.val(r)) {
+				return
+			}
+		}
+	}
+	for _, r := range s.large {
+		if !fn(s.recs.key(r), s.recs.val(r)) {
+			return
+		}
+	}
+}
+
+func (s *poolSnapshot) release() {
+	s.ar.thaw()
+	if s.mapped {
+		freeOffHeap(s.live)
+	}
+	s.live = nil
 }

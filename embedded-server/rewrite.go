@@ -14,7 +14,7 @@ import (
 
 // Compaction writes the dataset as a new base file while the server goes on
 // serving, as Redis's BGREWRITEAOF does with a fork. Under the database's
-// write lock it takes a point-in-time snapshot (pool arenas are copied,
+// write lock it takes a point-in-time snapshot (pool arenas are frozen,
 // B-trees are copy-on-write, hash maps are cloned) and starts a new
 // incremental file for the writes that follow; a goroutine then writes the
 // snapshot to a temporary file, fsyncs it, renames it into place and
@@ -25,7 +25,7 @@ var errRewriteRunning = errors.New("ERR Background append only file rewriting al
 
 // dbSnapshot is the dataset at one instant, readable without the lock.
 type dbSnapshot struct {
-	strs, hash, tree table
+	strs, hash, tree snapshot
 	hashes           map[string]map[string][]byte
 }
 
@@ -43,6 +43,14 @@ func (db *DB) snapshot() *dbSnapshot {
 		s.hashes[k] = maps.Clone(h.fields)
 	}
 	return s
+}
+
+// release gives back what the snapshot holds; the caller holds the write
+// lock.
+func (s *dbSnapshot) release() {
+	s.strs.release()
+	s.hash.release()
+	s.tree.release()
 }
 
 // writeTo writes the snapshot as log records that recreate it.
@@ -85,14 +93,31 @@ func (s *dbSnapshot) writeTo(w *bufio.Writer) error {
 	return w.Flush()
 }
 
-// startRewrite begins a compaction and returns a channel that receives its
-// outcome. The caller holds the database's write lock.
-func (s *Server) startRewrite() (<-chan error, error) {
+// startRewrite begins a compaction in the background. The caller holds the
+// database's write lock.
+func (s *Server) startRewrite() error {
+	snap, seq, err := s.beginRewrite()
+	if err != nil {
+		return err
+	}
+	go func() {
+		s.finishRewrite(snap, seq)
+		s.db.mu.Lock()
+		snap.release()
+		s.db.mu.Unlock()
+	}()
+	return nil
+}
+
+// beginRewrite starts a new incremental file and snapshots the dataset
+// that the files before it hold. The caller holds the database's write
+// lock, and finishes the rewrite with finishRewrite.
+func (s *Server) beginRewrite() (*dbSnapshot, int, error) {
 	a := s.aof
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.rewriting {
-		return nil, errRewriteRunning
+		return nil, 0, errRewriteRunning
 	}
 	for a.flushing {
 		a.cond.Wait()
@@ -111,7 +136,7 @@ func (s *Server) startRewrite() (<-chan error, error) {
 		if err != nil {
 			a.fail(err)
 			a.cond.Broadcast()
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	// Cut off the zeros ahead of the records and, if the log failed, any
@@ -124,13 +149,13 @@ func (s *Server) startRewrite() (<-chan error, error) {
 	name := a.path(incrName(seq))
 	f, err := a.open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
-		return nil, fmt.Errorf("starting a new log file: %w", err)
+		return nil, 0, fmt.Errorf("starting a new log file: %w", err)
 	}
 	m := manifest{base: a.man.base, incrs: append(slices.Clone(a.man.incrs), seq)}
 	if err := writeManifest(a.dir, m); err != nil {
 		f.Close()
 		os.Remove(name)
-		return nil, fmt.Errorf("writing the manifest: %w", err)
+		return nil, 0, fmt.Errorf("writing the manifest: %w", err)
 	}
 	old.Close()
 	// Everything appended so far is in the old file (or in the snapshot).
@@ -140,10 +165,7 @@ func (s *Server) startRewrite() (<-chan error, error) {
 	a.rewriting, a.recovering, a.rewriteStart = true, recovering, time.Now()
 	a.cond.Broadcast()
 
-	snap := s.db.snapshot()
-	done := make(chan error, 1)
-	go func() { done <- s.finishRewrite(snap, seq) }()
-	return done, nil
+	return s.db.snapshot(), seq, nil
 }
 
 // finishRewrite writes the base file seq from snap and makes it the log's
@@ -229,7 +251,10 @@ func (s *Server) maybeRewrite(now time.Time) {
 		a.backoff = min(2*a.backoff, 30*time.Second)
 		a.retryAt = now.Add(a.backoff)
 	case a.err == nil && pct > 0 && a.incrSize >= minSize && a.incrSize*100 >= a.baseSize*int64(pct):
-		why = fmt.Sprintf("the log grew %d%% past its base", a.incrSize*100/max(a.baseSize, 1))
+		why = fmt.Sprintf("the log grew to %d MiB, %d%% of its base", a.incrSize>>20, a.incrSize*100/max(a.baseSize, 1))
+		if a.baseSize == 0 {
+			why = fmt.Sprintf("the log grew to %d MiB with no base yet", a.incrSize>>20)
+		}
 	}
 	a.mu.Unlock()
 	if why == "" {
@@ -237,7 +262,7 @@ func (s *Server) maybeRewrite(now time.Time) {
 	}
 	s.log.Info("starting a log rewrite", "why", why)
 	s.db.mu.Lock()
-	_, err := s.startRewrite()
+	err := s.startRewrite()
 	s.db.mu.Unlock()
 	if err != nil && !errors.Is(err, errRewriteRunning) {
 		s.log.Error("cannot start a log rewrite", "err", err)
@@ -249,7 +274,7 @@ func cmdBGRewriteAOF(c *conn, _ [][]byte) {
 		c.out = resp.AppendError(c.out, errNoLog)
 		return
 	}
-	if _, err := c.s.startRewrite(); err != nil {
+	if err := c.s.startRewrite(); err != nil {
 		c.out = resp.AppendError(c.out, rewriteError(err))
 		return
 	}
@@ -273,11 +298,12 @@ func cmdSave(c *conn, _ [][]byte) {
 // saveLocked rewrites the log and waits for it; the caller holds the write
 // lock.
 func (s *Server) saveLocked() error {
-	done, err := s.startRewrite()
+	snap, seq, err := s.beginRewrite()
 	if err != nil {
 		return err
 	}
-	return <-done
+	defer snap.release()
+	return s.finishRewrite(snap, seq)
 }
 
 const errNoLog = "ERR no operation log: kvbench serve runs with --persist none"

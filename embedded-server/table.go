@@ -35,13 +35,27 @@ type table interface {
 	clear()
 	// scan calls fn for each entry until fn returns false.
 	scan(fn func(key, val []byte) bool)
-	// snapshot returns a point-in-time copy that can be scanned without
-	// the lock while the table goes on changing.
-	snapshot() table
+	// snapshot returns the table at this instant, to be scanned without
+	// the lock while the table goes on changing, and released (with the
+	// lock held) when done.
+	snapshot() snapshot
 	// touch prefetches what a lookup of key will read (see poolHash), in
 	// two passes over a batch; tables that cannot do better do nothing.
 	touch(key []byte, pass int) uint64
 }
+
+// snapshot is a table at one instant.
+type snapshot interface {
+	scan(fn func(key, val []byte) bool)
+	// release gives back what the snapshot holds; the caller holds the DB
+	// lock.
+	release()
+}
+
+// heapSnapshot is a copy on the Go heap: the collector frees it.
+type heapSnapshot struct{ table }
+
+func (heapSnapshot) release() {}
 
 // mapTable is a hash table: Go's map, keys as strings, values as their own
 // allocations.
@@ -86,7 +100,7 @@ func (t *mapTable) del(key []byte) bool {
 
 // snapshot is a shallow copy: values are never modified below their
 // length, so sharing them is safe.
-func (t *mapTable) snapshot() table { return &mapTable{m: maps.Clone(t.m)} }
+func (t *mapTable) snapshot() snapshot { return heapSnapshot{&mapTable{m: maps.Clone(t.m)}} }
 
 func (t *mapTable) touch([]byte, int) uint64 { return 0 }
 func (t *mapTable) len() int                 { return len(t.m) }
@@ -169,7 +183,7 @@ func (t *treeTable) del(key []byte) bool {
 
 // snapshot is the B-tree's copy-on-write copy: O(1) now, nodes are copied
 // as either side changes them.
-func (t *treeTable) snapshot() table { return &treeTable{t: t.t.Copy()} }
+func (t *treeTable) snapshot() snapshot { return heapSnapshot{&treeTable{t: t.t.Copy()}} }
 
 func (t *treeTable) touch([]byte, int) uint64 { return 0 }
 func (t *treeTable) len() int                 { return t.t.Len() }

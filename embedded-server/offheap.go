@@ -1,0 +1,36 @@
+package kvstore
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Large arrays of plain integers (index slots, a snapshot's list of
+// records) live outside the Go heap: a growing index would otherwise leave
+// its old arrays behind as garbage, tens of megabytes of it while a million
+// keys are inserted, and the collections that follow (a dozen, back to
+// back) are what stopped the server for a millisecond at a time. Arrays
+// smaller than a page stay on the heap.
+const offHeapMin = 4 << 10 // bytes: one page
+
+// offHeap returns n zeroed Ts, mapped outside the heap when they fill a
+// page or more (mapped true; give them back with freeOffHeap). T must hold
+// no pointers: the collector does not scan the mapping.
+func offHeap[T any](n int) (s []T, mapped bool) {
+	size := n * int(unsafe.Sizeof(*new(T)))
+	if size < offHeapMin {
+		return make([]T, n), false
+	}
+	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return make([]T, n), false // the heap will do
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), true
+}
+
+// freeOffHeap unmaps s, which offHeap returned with mapped true.
+func freeOffHeap[T any](s []T) {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), cap(s)*int(unsafe.Sizeof(*new(T))))
+	unix.Munmap(b)
+}
