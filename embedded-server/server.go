@@ -353,6 +353,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.stopped.Do(func() {
 		s.log.Info("server stopped", "commands", s.stats.commands.Load())
+		purgeRetired(time.Now(), 0)
 		close(s.done)
 	})
 	return err
@@ -398,6 +399,7 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.stats.ops.sample(now, s.stats.commands.Load())
+			purgeRetired(now, opsSampleEvery)
 			if s.aof != nil && !s.isClosing() {
 				s.maybeRewrite(now)
 			}
