@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"hash/maphash"
 	"sync"
-	"time"
 )
 
 // hashIndex maps keys to records of an arena by open addressing (linear
@@ -41,34 +40,28 @@ func unmapSlots(sh *hashShard) {
 }
 
 // Unmapping is slow in a virtual machine: every munmap makes the kernel
-// flush the TLB of each processor the process has run on, an interrupt
-// and a wait each. A million-key load grows the index's shards about a
-// thousand times, and unmapping the outgrown arrays on the spot took 14-16%
-// of the server's time. So they are retired here and unmapped by the
-// server's cron once growth pauses, as jemalloc purges freed pages after a
-// decay. What waits is bounded by the index's own size (the arrays a shard
-// outgrew add up to less than the one it has).
+// flush the TLB of each processor the process runs on, an interrupt and a
+// wait each. A million-key load grows the index's shards about a thousand
+// times, and unmapping the outgrown arrays on the spot took 14-16% of the
+// server's time; from another thread while the event loop ran, 8%. So they
+// are retired here and unmapped by the server's cron when it is idle, as
+// jemalloc purges freed pages in the background. What waits is bounded by
+// the index's own size: the arrays a shard outgrew add up to less than the
+// one it has.
 var retired struct {
 	sync.Mutex
 	slots [][]hslot
-	last  time.Time // of the latest retirement
 }
 
 func retireSlots(s []hslot) {
 	retired.Lock()
 	retired.slots = append(retired.slots, s)
-	retired.last = time.Now()
 	retired.Unlock()
 }
 
-// purgeRetired unmaps the retired arrays if none was retired in the quiet
-// period before now.
-func purgeRetired(now time.Time, quiet time.Duration) {
+// purgeRetired unmaps the retired arrays.
+func purgeRetired() {
 	retired.Lock()
-	if now.Sub(retired.last) < quiet {
-		retired.Unlock()
-		return
-	}
 	slots := retired.slots
 	retired.slots = nil
 	retired.Unlock()

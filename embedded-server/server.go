@@ -353,7 +353,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.stopped.Do(func() {
 		s.log.Info("server stopped", "commands", s.stats.commands.Load())
-		purgeRetired(time.Now(), 0)
+		purgeRetired()
 		close(s.done)
 	})
 	return err
@@ -393,13 +393,18 @@ func (s *Server) closeAOF() error {
 func (s *Server) cron() {
 	t := time.NewTicker(opsSampleEvery)
 	defer t.Stop()
+	var last int64
 	for {
 		select {
 		case <-s.done:
 			return
 		case now := <-t.C:
-			s.stats.ops.sample(now, s.stats.commands.Load())
-			purgeRetired(now, opsSampleEvery)
+			n := s.stats.commands.Load()
+			s.stats.ops.sample(now, n)
+			if n == last {
+				purgeRetired() // idle: nothing to interrupt
+			}
+			last = n
 			if s.aof != nil && !s.isClosing() {
 				s.maybeRewrite(now)
 			}
