@@ -3,9 +3,10 @@
 // exact counts, throughput and latency percentiles.
 //
 // Run performs one measured run described by a Config; Prefill writes the
-// whole keyspace once, sequentially, so that a later read run finds every
-// key. Bench is Run plus a text or JSON report, the whole of the
-// "kvbench bench" command.
+// whole keyspace of an empty server once, sequentially (with MSET when the
+// write command is SET), so that a later read run finds every key. Bench
+// is Run plus a text or JSON report, the whole of the "kvbench bench"
+// command.
 //
 // # Keys and values
 //

@@ -105,39 +105,6 @@ func verifyError(res Result) error {
 	return nil
 }
 
-// PrefillConfig is the configuration Prefill runs: cfg writing every key
-// once, in order (ModeSet, KeySequential, Requests = Keyspace), with no
-// warmup, no time bound, no rate limit and no verification.
-func PrefillConfig(cfg Config) Config {
-	cfg = cfg.withDefaults()
-	cfg.Mode = ModeSet
-	cfg.KeyPattern = KeySequential
-	cfg.Zipf = 0
-	cfg.Requests = cfg.Keyspace
-	cfg.Duration, cfg.Warmup, cfg.WarmupRequests, cfg.Rate = 0, 0, 0, 0
-	cfg.VerifyGet = false
-	return cfg
-}
-
-// Prefill writes every key of cfg's keyspace once with cfg's write
-// command, value size and seed, as fast as the generator writes (pipelined,
-// on cfg's connections), so that a read run with the same seed finds and
-// verifies every key. Progress reports the phase as "prefill". Conflicts
-// (keys an insert-only command finds already there) are counted, not
-// fatal.
-func Prefill(ctx context.Context, cfg Config) (Result, error) {
-	r, cfg, err := open(ctx, PrefillConfig(cfg))
-	if err != nil {
-		return Result{Config: cfg}, err
-	}
-	defer r.close()
-	res, err := r.phase(ctx, "prefill", cfg.Requests, 0)
-	if err != nil {
-		return res, fmt.Errorf("prefill: %w", err)
-	}
-	return res, nil
-}
-
 // runner owns a run's connections and workers.
 type runner struct {
 	cfg     Config

@@ -336,25 +336,37 @@ func TestUnreachable(t *testing.T) {
 	}
 
 	// A listener that accepts but never answers AUTH: the connect timeout.
-	l, err = net.Listen("tcp", "127.0.0.1:0")
+	start = time.Now()
+	_, err = Run(context.Background(), Config{Addr: silentServer(t), Password: "x", Requests: 10, ConnectTimeout: 200 * time.Millisecond})
+	if took := time.Since(start); err == nil || took < 200*time.Millisecond || took > time.Second {
+		t.Errorf("silent server: err %v after %v, want a timeout after 200ms", err, took)
+	}
+}
+
+// silentServer returns the address of a listener that accepts connections
+// and never answers, until the test ends.
+func silentServer(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			defer c.Close()
+			conns = append(conns, c)
 		}
 	}()
-	start = time.Now()
-	_, err = Run(context.Background(), Config{Addr: l.Addr().String(), Password: "x", Requests: 10, ConnectTimeout: 200 * time.Millisecond})
-	if took := time.Since(start); err == nil || took < 200*time.Millisecond || took > time.Second {
-		t.Errorf("silent server: err %v after %v, want a timeout after 200ms", err, took)
-	}
+	return l.Addr().String()
 }
 
 func TestPassword(t *testing.T) {
