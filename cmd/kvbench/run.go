@@ -45,7 +45,10 @@ machines (kind attach) and its own kvstore and redis settings.
 
 Modes: set writes --requests keys in permutation order; get prefills the
 whole keyspace, then reads --requests random keys and verifies every value;
-mixed prefills, then mixes writes (--set-ratio) and verified reads.
+mixed prefills, then mixes writes (--set-ratio) and verified reads. The
+prefill writes every key once, with MSET when the write command is SET and
+with the write command itself otherwise; it fails the attempt when the
+server's DBSIZE is not 0 before it or not the keyspace after it.
 
 Rounds run interleaved by default: each round runs every scenario once, in
 an order shuffled with the seed, so that drift of the machine hits every

@@ -2,80 +2,104 @@ package runner
 
 import (
 	"context"
-	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
 // benchKeys is the keyspace of the prefill benchmark: the default run's.
 const benchKeys = DefaultKeyspace
 
-// BenchmarkPrefill compares the prefill of 1,000,000 keys (what every get
-// and mixed attempt does before it measures) with the load generator's own
-// SET rate at the measurement's settings (the default run's set attempt),
-// each on a fresh server per iteration:
+// BenchmarkPrefill measures the prefill of 1,000,000 keys (what every get
+// and mixed attempt does before it measures), each on a fresh server, per
+// target and strategy:
 //
-//	go test -run '^$' -bench Prefill -benchtime 3x ./pkg/runner
+//   - ab: pairs of the single-key prefill through the load generator's
+//     measuring machinery (loadgen.Run with loadgen.PrefillConfig: epoll
+//     workers, histograms; what kvbench run did before loadgen.Prefill
+//     had its own loop) and loadgen.Prefill (MSET for SET), alternating
+//     A B A B. It logs every pair and reports the median keys/s of each
+//     and the median of the pairs' ratios (new/old).
+//   - set-p128: the load generator's SET rate at the measurement's
+//     settings (the default run's set attempt), for comparison.
+//
+// Run the pairs alone, a few seconds per target:
+//
+//	go test -run '^$' -bench 'Prefill/.*/ab' -benchtime 3x ./pkg/runner
 func BenchmarkPrefill(b *testing.B) {
-	kv, err := target.NewKvstore(target.KvstoreConfig{Bin: kvbenchBin})
-	if err != nil {
-		b.Fatal(err)
-	}
-	targets := []struct {
+	type benchTarget struct {
 		t        target.Target
 		strategy string
-	}{{kv, "nopersist"}}
+	}
+	var targets []benchTarget
+	for _, cmds := range [][2]string{{"RSET", "RGET"}, {"SET", "GET"}} {
+		kv, err := target.NewKvstore(target.KvstoreConfig{Bin: kvbenchBin, Name: "kvstore-" + cmds[0], SetCmd: cmds[0], GetCmd: cmds[1]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		targets = append(targets, benchTarget{kv, "nopersist"})
+	}
 	if r, err := target.NewRedis(target.RedisConfig{}); err == nil {
-		targets = append(targets, struct {
-			t        target.Target
-			strategy string
-		}{r, "none"})
+		targets = append(targets, benchTarget{r, "none"}, benchTarget{r, "aof_everysec"})
 	}
 	for _, tg := range targets {
 		d := tg.t.Desc()
 		s, _ := d.Strategy(tg.strategy)
 		cfg := loadgen.Config{SetCmd: d.SetCmd, GetCmd: d.GetCmd, Keyspace: benchKeys, ValueSize: DefaultValueSize,
 			Connections: DefaultConnections, Seed: DefaultSeed}
-		cases := []struct {
-			name string
-			run  func(context.Context, loadgen.Config) (loadgen.Result, error)
-			pipe int
-		}{
-			{"set-p128", func(ctx context.Context, c loadgen.Config) (loadgen.Result, error) {
-				c.Mode, c.Requests = loadgen.ModeSet, benchKeys
-				return loadgen.Run(ctx, c)
-			}, DefaultPipeline},
-			{"prefill-p128", loadgen.Prefill, DefaultPipeline},
-			{fmt.Sprintf("prefill-p%d", DefaultPrefillPipeline), loadgen.Prefill, DefaultPrefillPipeline},
+		// once runs f on a fresh server and returns its keys per second.
+		once := func(b *testing.B, pipeline int, f func(context.Context, loadgen.Config) (loadgen.Result, error)) float64 {
+			dir, err := os.MkdirTemp(b.TempDir(), "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			inst, err := tg.t.Start(context.Background(), s, target.Env{Dir: dir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer inst.Stop(context.Background())
+			lc := cfg
+			lc.Addr, lc.Pipeline = inst.Info().Addr, pipeline
+			t0 := time.Now()
+			res, err := f(context.Background(), lc)
+			wall := time.Since(t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Sets != benchKeys {
+				b.Fatalf("%d keys written, want %d", res.Sets, benchKeys)
+			}
+			return float64(res.Sets) / wall.Seconds()
 		}
-		for _, c := range cases {
-			b.Run(d.Name+"/"+c.name, func(b *testing.B) {
-				var keys int64
-				var wall time.Duration
-				for range b.N {
-					b.StopTimer()
-					inst, err := tg.t.Start(context.Background(), s, target.Env{Dir: b.TempDir()})
-					if err != nil {
-						b.Fatal(err)
-					}
-					lc := cfg
-					lc.Addr, lc.Pipeline = inst.Info().Addr, c.pipe
-					b.StartTimer()
-					t0 := time.Now()
-					res, err := c.run(context.Background(), lc)
-					wall += time.Since(t0)
-					b.StopTimer()
-					_ = inst.Stop(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					keys += res.Sets
-				}
-				b.ReportMetric(float64(keys)/wall.Seconds(), "keys/s")
-			})
-		}
+		name := d.Name + "/" + tg.strategy
+		b.Run(name+"/ab", func(b *testing.B) {
+			var old, cur, ratio []float64
+			for i := range b.N {
+				o := once(b, DefaultPrefillPipeline, func(ctx context.Context, c loadgen.Config) (loadgen.Result, error) {
+					return loadgen.Run(ctx, loadgen.PrefillConfig(c))
+				})
+				n := once(b, DefaultPrefillPipeline, loadgen.Prefill)
+				old, cur, ratio = append(old, o), append(cur, n), append(ratio, n/o)
+				b.Logf("pair %d: old %.0f keys/s, new %.0f keys/s, new/old %.2f", i+1, o, n, n/o)
+			}
+			b.ReportMetric(stats.Median(old), "old-keys/s")
+			b.ReportMetric(stats.Median(cur), "new-keys/s")
+			b.ReportMetric(stats.Median(ratio), "new/old")
+		})
+		b.Run(name+"/set-p128", func(b *testing.B) {
+			var rates []float64
+			for range b.N {
+				rates = append(rates, once(b, DefaultPipeline, func(ctx context.Context, c loadgen.Config) (loadgen.Result, error) {
+					c.Mode, c.Requests = loadgen.ModeSet, benchKeys
+					return loadgen.Run(ctx, c)
+				}))
+			}
+			b.ReportMetric(stats.Median(rates), "keys/s")
+		})
 	}
 }

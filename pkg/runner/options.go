@@ -42,9 +42,9 @@ const (
 	DefaultOutDir = "results"
 	// DefaultPrefix starts every result file's name.
 	DefaultPrefix = "kvbench"
-	// DefaultPrefillPipeline is the least pipeline depth of a prefill:
-	// prefilling is not measured, so it goes as fast as the server takes
-	// writes.
+	// DefaultPrefillPipeline is the least number of keys a prefill writes
+	// per round trip (loadgen.Prefill): prefilling is not measured, so it
+	// goes as fast as the server takes writes.
 	DefaultPrefillPipeline = 1024
 	// DefaultStopGrace is how long a server gets to exit after SIGTERM
 	// before SIGKILL.
@@ -172,8 +172,8 @@ type Options struct {
 	ReadyTimeout, Timeout time.Duration
 	// StopGrace is how long a server gets after SIGTERM.
 	StopGrace time.Duration
-	// PrefillPipeline is the prefill's pipeline depth; 0 means the larger
-	// of Pipeline and DefaultPrefillPipeline.
+	// PrefillPipeline is the keys a prefill writes per round trip; 0
+	// means the larger of Pipeline and DefaultPrefillPipeline.
 	PrefillPipeline int
 
 	// Live redraws a progress line in place (stderr is a terminal);

@@ -352,6 +352,9 @@ func (r *run) attempt(ctx context.Context, e Event) (row report.DetailRow, t Tim
 		if err != nil {
 			return row, t, serverError(inst, err)
 		}
+		for _, w := range pre.Warnings {
+			r.log("%s round %d: warning: %v", sc.Name(), e.Round, w)
+		}
 		if pre.Conflicts > 0 {
 			return row, t, fmt.Errorf("prefill: %d of %d keys already existed: the server was not empty", pre.Conflicts, pre.Sets)
 		}

@@ -406,3 +406,70 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+// TestRunPrefillsKvstoreWithMSET runs get attempts on the kvstore with
+// SET/GET, which the prefill writes with MSET: every read finds its value.
+func TestRunPrefillsKvstoreWithMSET(t *testing.T) {
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Modes = []string{"kvstore"}, []string{"persist_everysec"}, []string{"get", "mixed"}
+	o.SetCmd, o.GetCmd, o.Rounds = "SET", "GET", 1
+	res, err, _, _ := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rows))
+	}
+	for _, r := range rows {
+		if !r.OK() || r.PrefillS <= 0 || r.Misses != 0 || r.VerifyFailures != 0 || r.Requests != o.Requests {
+			t.Errorf("row %v: %s %s, prefill %v s, %d requests, %d misses, %d wrong values", r.Pos, r.Mode, r.Status, r.PrefillS, r.Requests, r.Misses, r.VerifyFailures)
+		}
+	}
+}
+
+// TestRunRefusesNonEmptyServer: a server that starts with a key (a
+// command target loading an RDB file) fails its get attempt before the
+// prefill writes anything.
+func TestRunRefusesNonEmptyServer(t *testing.T) {
+	r := testutil.StartRedis(t)
+	if err := redisCmd(r.Addr, "*3\r\n$3\r\nSET\r\n$5\r\nstale\r\n$1\r\nx\r\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := redisCmd(r.Addr, "*1\r\n$4\r\nSAVE\r\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "stale.rdb")
+	raw, err := os.ReadFile(filepath.Join(r.Dir, "dump.rdb"))
+	if err == nil {
+		err = os.WriteFile(dump, raw, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "preloaded.yaml")
+	yaml := fmt.Sprintf(`targets:
+  - name: preloaded
+    kind: command
+    command: ["redis-server", "--port", "{port}", "--bind", "127.0.0.1", "--daemonize", "no", "--dir", %q, "--dbfilename", "stale.rdb"]
+    baseline: none
+    strategies:
+      none: ["--save", "", "--appendonly", "no"]
+`, filepath.Dir(dump))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := runOptions(t)
+	o.ConfigFile, o.Modes, o.Rounds, o.Retries = cfg, []string{"get"}, 1, 0
+	res, err, _, _ := runQuiet(t, context.Background(), o)
+	if !errors.Is(err, ErrScenariosFailed) {
+		t.Fatalf("err %v, want ErrScenariosFailed", err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if len(rows) != 1 || rows[0].Status != StatusFailed || !strings.Contains(rows[0].Error, "server not empty: DBSIZE on 127.0.0.1:") ||
+		!strings.Contains(rows[0].Error, "is 1 before the prefill") {
+		t.Fatalf("rows %+v: want one failed row saying the server was not empty", rows)
+	}
+}
