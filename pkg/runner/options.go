@@ -46,7 +46,8 @@ const (
 	// per round trip (loadgen.Prefill): prefilling is not measured, so it
 	// goes as fast as the server takes writes.
 	DefaultPrefillPipeline = 1024
-	// DefaultStopGrace is how long a server gets to exit after SIGTERM
+	// DefaultStopGrace is how long a server stopped with SIGTERM (a
+	// command target; kvstore and redis are killed at once) gets to exit
 	// before SIGKILL.
 	DefaultStopGrace = 5 * time.Second
 	// InterruptStopGrace replaces DefaultStopGrace once the run is
@@ -170,7 +171,8 @@ type Options struct {
 	// ReadyTimeout bounds a server's start; Timeout fails an attempt
 	// when the server does not reply for that long.
 	ReadyTimeout, Timeout time.Duration
-	// StopGrace is how long a server gets after SIGTERM.
+	// StopGrace is how long a command target's server gets after
+	// SIGTERM.
 	StopGrace time.Duration
 	// PrefillPipeline is the keys a prefill writes per round trip; 0
 	// means the larger of Pipeline and DefaultPrefillPipeline.

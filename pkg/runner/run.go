@@ -45,8 +45,8 @@ type Timing struct {
 	Prefill time.Duration
 	// Measure is the measured load, connections included.
 	Measure time.Duration
-	// Stop is from SIGTERM to the server reaped and its directory
-	// removed.
+	// Stop is from the stop signal to the server reaped and its
+	// directory removed.
 	Stop time.Duration
 }
 

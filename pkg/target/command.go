@@ -187,7 +187,9 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 		return nil, err
 	}
 	params := configParams(redisParams, s)
-	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, func(port int) ([]string, error) {
+	// Its shutdown may matter beyond its directory (a wrapper stopping a
+	// container, say): it gets SIGTERM.
+	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)
 		var argv []string
 		for _, a := range append(slices.Clone(c.cfg.Command), s.Args...) {

@@ -20,10 +20,13 @@
 // with the Linux parent-death signal (SIGKILL) as a backstop should kvbench
 // itself be killed. The processes are started from one goroutine locked to
 // its OS thread for the life of the process, because the parent-death
-// signal follows the thread that forked, not the process. Stopping sends
-// SIGTERM to the group, then SIGKILL once the caller's context is done, and
-// always waits for the process; a Tracker can kill every live group at once
-// (kvbench's second Ctrl-C).
+// signal follows the thread that forked, not the process. Stopping a
+// kvstore or redis instance sends SIGKILL to the group at once, since its
+// directory is deleted next and a polite shutdown would only save or sync
+// files in it; a command instance, whose shutdown may matter elsewhere,
+// gets SIGTERM, then SIGKILL once the caller's context is done. Stopping
+// always waits for the process; a Tracker can kill every live group at
+// once (kvbench's second Ctrl-C).
 //
 // # Readiness and verification
 //

@@ -209,7 +209,7 @@ func (k *Kvstore) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 			}
 			return false
 		})
-		p, serr := startProc(k.cfg.Name, argv, env.Dir, log, env.Tracker)
+		p, serr := startProc(k.cfg.Name, argv, env.Dir, log, env.Tracker, true)
 		if serr != nil {
 			return nil, serr
 		}

@@ -138,7 +138,7 @@ func ready(ctx context.Context, p *proc, s Strategy, addr, password string, para
 }
 
 // failedStartGrace is how long a server that failed to start gets to exit
-// after SIGTERM.
+// after SIGTERM (a command target's).
 const failedStartGrace = time.Second
 
 func readyCheck(ctx context.Context, p *proc, s Strategy, addr, password string, params []string, env Env, own ownership, started time.Time) (*instance, error) {

@@ -130,7 +130,7 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 		return nil, err
 	}
 	conf := filepath.Join(env.Dir, "redis.conf")
-	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, func(port int) ([]string, error) {
+	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, func(port int) ([]string, error) {
 		text := strings.Join(append([]string{
 			"bind 127.0.0.1",
 			"port " + strconv.Itoa(port),
@@ -154,10 +154,11 @@ func redisQuote(s string) string {
 // portTries is how many ports spawnOnFreePort tries.
 const portTries = 3
 
-// spawnOnFreePort starts a server on a port kvbench chose free, and tries
-// another port when the server exits before answering PING or another
-// process answers there: the port was taken between choosing and binding.
-func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, argv func(port int) ([]string, error)) (Instance, error) {
+// spawnOnFreePort starts a server on a port kvbench chose free (discard as
+// proc.discard), and tries another port when the server exits before
+// answering PING or another process answers there: the port was taken
+// between choosing and binding.
+func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, argv func(port int) ([]string, error)) (Instance, error) {
 	started := time.Now()
 	var err error
 	for range portTries {
@@ -169,7 +170,7 @@ func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, para
 		if aerr != nil {
 			return nil, aerr
 		}
-		p, serr := startProc(name, args, env.Dir, newLogTail(nil), env.Tracker)
+		p, serr := startProc(name, args, env.Dir, newLogTail(nil), env.Tracker, discard)
 		if serr != nil {
 			return nil, serr
 		}

@@ -67,9 +67,12 @@ type Instance interface {
 	// Err returns nil while the server runs, and an error wrapping
 	// ErrExited (with the last lines of its output) once it has exited.
 	Err() error
-	// Stop stops the server: SIGTERM to its process group, SIGKILL once ctx
-	// is done, and waits for it. It is safe to call more than once. An
-	// attached server is left running.
+	// Stop stops the server and waits for it. A kvstore or redis
+	// instance, whose files the caller removes (Env.Dir), is killed at
+	// once (SIGKILL to its process group): its own shutdown would only
+	// save or sync them. A command instance gets SIGTERM, then SIGKILL
+	// once ctx is done. An attached server is left running. It is safe to
+	// call more than once.
 	Stop(ctx context.Context) error
 }
 

@@ -327,6 +327,58 @@ func TestStopEscalatesToKill(t *testing.T) {
 	stopAndCheck(t, inst, env)
 }
 
+// TestStopDiscards: a kvstore or redis instance is killed at once, its
+// files about to be deleted (redis under rdb_default saves no snapshot of
+// the key it holds); a command instance gets SIGTERM.
+func TestStopDiscards(t *testing.T) {
+	tests := []struct {
+		name     string
+		target   func(t *testing.T) (Target, error)
+		strategy string
+		exit     string
+	}{
+		{"kvstore", func(*testing.T) (Target, error) { return NewKvstore(KvstoreConfig{Bin: kvbenchBin}) }, "persist_no", "signal: killed"},
+		{"redis", func(t *testing.T) (Target, error) {
+			return NewRedis(RedisConfig{Bin: testutil.RequireRedisServer(t)})
+		}, "rdb_default", "signal: killed"},
+		{"command", func(*testing.T) (Target, error) {
+			return NewCommand(CommandConfig{Name: "plain", Command: fakeCommand("plain"), Strategies: []Strategy{{Name: "s"}}})
+		}, "s", "signal: terminated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, err := tt.target(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := tg.Desc().Strategy(tt.strategy)
+			env := Env{Dir: t.TempDir(), Tracker: &Tracker{}}
+			inst, err := tg.Start(context.Background(), s, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tg.Desc().Kind != KindCommand {
+				c, err := dialClient(context.Background(), inst.Info().Addr, "", time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.do(time.Second, "SET", "k", "v")
+				c.close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			stopAndCheck(t, inst, env)
+			if err := inst.Err(); !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), tt.exit) {
+				t.Errorf("Err() after Stop = %v, want %q", err, tt.exit)
+			}
+			if _, err := os.Stat(filepath.Join(env.Dir, "dump.rdb")); err == nil {
+				t.Error("the server saved dump.rdb on its way out")
+			}
+		})
+	}
+}
+
 func TestServerDiesIsReported(t *testing.T) {
 	k, err := NewKvstore(KvstoreConfig{Bin: kvbenchBin})
 	if err != nil {
