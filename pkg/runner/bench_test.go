@@ -29,7 +29,7 @@ const benchKeys = DefaultKeyspace
 //
 // Run the pairs alone, a few seconds per target:
 //
-//	go test -run '^$' -bench 'Prefill/.*/ab' -benchtime 3x ./pkg/runner
+//	go test -run '^$' -bench 'Prefill/.*/.*/ab' -benchtime 3x ./pkg/runner
 func BenchmarkPrefill(b *testing.B) {
 	type benchTarget struct {
 		t        target.Target
