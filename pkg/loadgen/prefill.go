@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,6 +82,7 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("prefill: connect to %s: %w", cfg.Addr, err)
 	}
 	defer unix.Close(fd)
+	defer lendProcs(1)()
 	f := newFiller(ctx, fd, &cfg)
 
 	before, checked, err := f.dbsize()
@@ -113,8 +115,10 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // filler is Prefill's connection: a non-blocking socket written one batch
-// of requests ahead of the replies it reads. Reads and writes never block,
-// so they are raw system calls (see sys.go); waits go through poll(2).
+// of requests ahead of the replies it reads. Its system calls are raw, as
+// the workers' are (see sys.go), and Prefill lends a P for the blocking
+// one, ppoll(2): through the scheduler the prefill of the kvstore's RSET
+// took 0.22-0.26 CPU seconds per million keys, raw 0.13-0.16.
 type filler struct {
 	ctx  context.Context
 	cfg  *Config
@@ -274,18 +278,27 @@ func (f *filler) read() (int, error) {
 // wait waits until the socket is ready for events, ctx is done, or the
 // server has sent nothing and taken nothing for the configured Timeout.
 func (f *filler) wait(events int16) error {
-	ctx, cancel := context.WithDeadline(f.ctx, f.last.Add(f.cfg.Timeout))
-	defer cancel()
-	if err := waitFd(ctx, f.fd, events); err != nil {
-		if perr := f.ctx.Err(); perr != nil {
-			return perr
+	deadline := f.last.Add(f.cfg.Timeout)
+	for {
+		if err := f.ctx.Err(); err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return fmt.Errorf("no reply for %v", f.cfg.Timeout)
 		}
-		return fmt.Errorf("poll: %w", err)
+		n, err := pollFd(rawSyscalls, f.fd, events, min(left, maxWait))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			// Most likely a preemption signal: yield, since a raw
+			// system call is no preemption point.
+			runtime.Gosched()
+		case err != nil:
+			return fmt.Errorf("poll: %w", err)
+		case n > 0:
+			return nil
+		}
 	}
-	return nil
 }
 
 // reply returns the next complete reply, waiting for it.

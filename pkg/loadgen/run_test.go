@@ -508,6 +508,10 @@ func TestSchedulerSyscalls(t *testing.T) {
 	if res.Requests != 3000 || res.VerifyFailures != 0 {
 		t.Errorf("%d requests, %d verify failures", res.Requests, res.VerifyFailures)
 	}
+	tg.flush(t)
+	if res, err := Prefill(context.Background(), Config{Addr: tg.addr, Keyspace: 3000, Pipeline: 100}); err != nil || res.Sets != 3000 {
+		t.Errorf("prefill: %d keys, err %v", res.Sets, err)
+	}
 }
 
 func TestGOMAXPROCSRestored(t *testing.T) {
@@ -516,6 +520,13 @@ func TestGOMAXPROCSRestored(t *testing.T) {
 	run(t, tg, Config{Requests: 100, Connections: 3, Threads: 3})
 	if after := runtime.GOMAXPROCS(0); after != before {
 		t.Errorf("GOMAXPROCS %d after a run, %d before", after, before)
+	}
+	tg.flush(t)
+	if _, err := Prefill(context.Background(), Config{Addr: tg.addr, Keyspace: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after a prefill, %d before", after, before)
 	}
 }
 

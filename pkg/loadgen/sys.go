@@ -1,14 +1,15 @@
 package loadgen
 
 import (
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// The worker's three system calls are normally made with RawSyscall,
-// without telling the scheduler: the worker's thread then blocks in
-// epoll_wait like a C program's. Through the usual Syscall path each
+// The worker's three system calls (and Prefill's read, write and ppoll)
+// are normally made with RawSyscall, without telling the scheduler: the
+// worker's thread then blocks in epoll_wait like a C program's. Through the usual Syscall path each
 // blocking epoll_wait lets sysmon retake the P and hand it off, and sysmon
 // itself polls every 20 µs while it does: measured on the pipeline-128 SET
 // benchmark this cost 0.40-0.55 CPU seconds per million requests against
@@ -16,7 +17,7 @@ import (
 // 17-22 against 9-10 (see BENCHMARKS.md).
 //
 // A raw blocking call holds its P. Run therefore raises GOMAXPROCS by the
-// number of workers while they run (lendProcs), so that the rest of the
+// number of workers while they run (lendProcs; Prefill by one), so that the rest of the
 // process, which may be an embedded server under test, keeps the Ps it had;
 // were every P held, other goroutines would run only when sysmon preempts a
 // worker (every 10 ms, interrupting epoll_wait with EINTR: see worker.run),
@@ -55,6 +56,20 @@ func epollWait(raw bool, epfd int, events []unix.EpollEvent, msec int) (int, err
 		return unix.EpollWait(epfd, events, msec)
 	}
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// pollFd waits up to d for events on fd with ppoll(2).
+func pollFd(raw bool, fd int, events int16, d time.Duration) (int, error) {
+	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: events}}
+	ts := unix.NsecToTimespec(int64(d))
+	if !raw {
+		return unix.Ppoll(pfd[:], &ts, nil)
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
