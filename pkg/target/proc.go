@@ -67,7 +67,7 @@ type proc struct {
 	// files about to be deleted: measured with 1,000,000 keys, SIGTERM
 	// took 50-200 ms (Redis acts on it at its next cron tick, every 100
 	// ms, then fsyncs its AOF; the kvstore syncs and closes its log),
-	// rdb_default's save 1.1 s, SIGKILL 15-35 ms; and the deletion of a log
+	// rdb_default's save 0.9-1.5 s, SIGKILL 15-35 ms; and the deletion of a log
 	// that was never synced drops its dirty pages instead of writing them.
 	discard bool
 }
