@@ -229,3 +229,20 @@ func BenchmarkWriteBase(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*db.size()), "ns/key")
 }
+
+// BenchmarkTableFill stores keys in order, as a prefill does.
+func BenchmarkTableFill(b *testing.B) {
+	for _, name := range []string{"poolHash", "poolTree"} {
+		b.Run(name, func(b *testing.B) {
+			val := bytes.Repeat([]byte("v"), 32)
+			tab := tableKinds[name]()
+			key := make([]byte, 0, 32)
+			i := 0
+			for b.Loop() {
+				key = fmt.Appendf(key[:0], "key:%012d", i)
+				i++
+				tab.put(key, val, putNew)
+			}
+		})
+	}
+}
