@@ -48,7 +48,10 @@ whole keyspace, then reads --requests random keys and verifies every value;
 mixed prefills, then mixes writes (--set-ratio) and verified reads. The
 prefill writes every key once, with MSET when the write command is SET and
 with the write command itself otherwise; it fails the attempt when the
-server's DBSIZE is not 0 before it or not the keyspace after it.
+server's DBSIZE is not 0 before it or not the keyspace after it. The reads
+start once the server reports no log rewrite or snapshot under way (INFO
+persistence): a million keys outgrow the 64 MiB at which Redis and the
+kvstore compact their logs, and the compaction would run during the reads.
 
 Rounds run interleaved by default: each round runs every scenario once, in
 an order shuffled with the seed, so that drift of the machine hits every

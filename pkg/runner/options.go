@@ -50,6 +50,11 @@ const (
 	// for 512 and 551k for 2048 in a busier one; for RSET on the kvstore
 	// 1024 and 4096 were alike.
 	DefaultPrefillPipeline = 1024
+
+	// QuietLimit bounds the wait, after a prefill, for the server's
+	// background persistence work (see target.WaitQuiet); past it the
+	// attempt is measured anyway, with a warning.
+	QuietLimit = 2 * time.Minute
 	// DefaultStopGrace is how long a server stopped with SIGTERM (a
 	// command target; kvstore and redis are killed at once) gets to exit
 	// before SIGKILL.

@@ -358,6 +358,17 @@ func (r *run) attempt(ctx context.Context, e Event) (row report.DetailRow, t Tim
 		if pre.Conflicts > 0 {
 			return row, t, fmt.Errorf("prefill: %d of %d keys already existed: the server was not empty", pre.Conflicts, pre.Sets)
 		}
+		// The measurement starts once the compaction the prefill may have
+		// set off is done: the reads would share the machine with it.
+		busy, err := target.WaitQuiet(ctx, info.Addr, sc.Desc.Password, QuietLimit)
+		t.Prefill = time.Since(t1)
+		row.PrefillS = t.Prefill.Seconds()
+		if err != nil {
+			return row, t, serverError(inst, fmt.Errorf("waiting for the server's background persistence work: %w", err))
+		}
+		if busy {
+			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
+		}
 	}
 	t1 := time.Now()
 	res, err := loadgen.Run(ctx, cfg)

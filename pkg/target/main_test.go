@@ -35,8 +35,8 @@ func fakeCommand(mode string) []string {
 
 // fakeServer answers PING, INFO and CONFIG GET on 127.0.0.1:port. Modes:
 // "ignore-term" ignores SIGTERM; "foreign" reports another process's id
-// (1) in INFO, as a server kvbench did not start would; "plain" is well
-// behaved.
+// (1) in INFO, as a server kvbench did not start would; "rewriting" reports
+// an AOF rewrite that never ends; "plain" is well behaved.
 func fakeServer(mode, port string) {
 	if mode == "ignore-term" {
 		signal.Ignore(syscall.SIGTERM)
@@ -70,7 +70,11 @@ func fakeServer(mode, port string) {
 					case "PING":
 						out = resp.AppendSimple(out, "PONG")
 					case "INFO":
-						out = resp.AppendBulkString(out, fmt.Sprintf("# Server\r\nredis_version:0.0.1\r\nprocess_id:%d\r\n", pid))
+						info := fmt.Sprintf("# Server\r\nredis_version:0.0.1\r\nprocess_id:%d\r\n", pid)
+						if mode == "rewriting" {
+							info += "# Persistence\r\naof_rewrite_in_progress:1\r\n"
+						}
+						out = resp.AppendBulkString(out, info)
 					case "CONFIG":
 						out = resp.AppendArray(out, 2)
 						out = resp.AppendBulkString(out, string(cmd.Args[2]))

@@ -15,9 +15,8 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 )
 
-// startStop starts strategy name of tg in a fresh directory, checks it
-// answers, stops it and checks nothing of it is left in the process table.
-func startStop(t *testing.T, tg Target, name string) Info {
+// start starts strategy name of tg in a fresh directory.
+func start(t *testing.T, tg Target, name string) (Instance, Env) {
 	t.Helper()
 	s, ok := tg.Desc().Strategy(name)
 	if !ok {
@@ -28,6 +27,14 @@ func startStop(t *testing.T, tg Target, name string) Info {
 	if err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	return inst, env
+}
+
+// startStop starts strategy name of tg in a fresh directory, checks it
+// answers, stops it and checks nothing of it is left in the process table.
+func startStop(t *testing.T, tg Target, name string) Info {
+	t.Helper()
+	inst, env := start(t, tg, name)
 	info := inst.Info()
 	if err := pingAddr(info.Addr); err != nil {
 		t.Errorf("%s: PING: %v", name, err)
@@ -384,12 +391,7 @@ func TestServerDiesIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := k.Desc().Strategy("nopersist")
-	env := Env{Dir: t.TempDir(), Tracker: &Tracker{}}
-	inst, err := k.Start(context.Background(), s, env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst, env := start(t, k, "nopersist")
 	env.Tracker.KillAll()
 	deadline := time.Now().Add(5 * time.Second)
 	for inst.Err() == nil && time.Now().Before(deadline) {
