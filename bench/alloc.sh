@@ -3,7 +3,9 @@
 # kvstore's mypool; --alloc go, its malloc), alternating run by run, with
 # redis-server's memory for the same data as the yardstick: SET and GET
 # throughput (redis-benchmark -P 128 -c 1 -d 32 -r 1000000), RSS after
-# 1,000,000 distinct keys × 32-byte values, and the Go collector's CPU share
+# 1,000,000 distinct keys × 32-byte values (right after the last one, and
+# after an idle second, once the kvstore has unmapped the index arrays it
+# outgrew; Redis gets the same second), and the Go collector's CPU share
 # and pause p99 over the run (runtime/metrics, via INFO memory).
 #
 #   bench/alloc.sh [pairs]          (default 3; make bench-alloc)
@@ -24,6 +26,8 @@ run() { # pool|go|redis
 	R[$1,set]+=" $(rps "$port" -P 128 -c 1 -d 32 -r $KEYS -n "$N" -t set)"
 	redis-cli -p "$port" flushall >/dev/null
 	prefill "$port" $KEYS
+	R[$1,rss0]+=" $(rss "$port")"
+	sleep 1 # idle: the kvstore unmaps the index arrays it outgrew
 	R[$1,rss]+=" $(rss "$port")"
 	R[$1,get]+=" $(rps "$port" -P 128 -c 1 -d 32 -r $KEYS -n "$N" -t get)"
 	if [ "$1" != redis ]; then
@@ -48,12 +52,17 @@ echo "Allocators: $PAIRS runs each, medians; redis-benchmark -P 128 -c 1 -d 32 -
 echo
 echo "| | pool | go | redis-server | pool/redis | go/redis |"
 echo "|---|---:|---:|---:|---:|---:|"
-for x in set get rss; do
-	case $x in set) name="SET req/s" ;; get) name="GET req/s" ;; rss) name="RSS after $KEYS keys × 32 B" ;; esac
+for x in set get rss rss0; do
+	case $x in
+	set) name="SET req/s" ;;
+	get) name="GET req/s" ;;
+	rss) name="RSS after $KEYS keys × 32 B, one idle second later" ;;
+	rss0) name="RSS right after the last key" ;;
+	esac
 	echo "| $name | $(m pool $x) | $(m go $x) | $(m redis $x) | $(ratio "$(m pool $x)" "$(m redis $x)") | $(ratio "$(m go $x)" "$(m redis $x)") |"
 done
 echo "| GC CPU share (of the process's CPU) | $(m pool gccpu) | $(m go gccpu) | – | | |"
 echo "| GC pause p99 (µs) | $(m pool p99) | $(m go p99) | – | | |"
 echo "| GC cycles | $(m pool cycles) | $(m go cycles) | – | | |"
 echo
-for a in pool go redis; do echo "samples $a: set${R[$a,set]} | get${R[$a,get]} | rss${R[$a,rss]}"; done
+for a in pool go redis; do echo "samples $a: set${R[$a,set]} | get${R[$a,get]} | rss${R[$a,rss]} | rss at once${R[$a,rss0]}"; done

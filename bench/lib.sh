@@ -21,19 +21,22 @@ for tool in redis-server redis-cli redis-benchmark; do
 done
 [ -x "$KVBENCH" ] || die "$KVBENCH not built: make build"
 
-# free_port prints a TCP port nothing listens on.
+# free_port prints a TCP port nothing listens on, below Linux's ephemeral
+# range (32768 and up), where a client's socket may hold it.
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000))
 		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
 	done
 }
 
-# wait_ping PORT waits until the server on PORT answers PING.
+# wait_ping PORT PID LOG waits until the server on PORT answers PING; if
+# its process PID exits first, it quotes the end of LOG.
 wait_ping() {
 	for _ in $(seq 100); do
 		[ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
+		kill -0 "$2" 2>/dev/null || die "server on port $1 exited: $(tail -n 3 "$3")"
 		sleep 0.05
 	done
 	die "server on port $1 did not answer PING"
@@ -45,7 +48,7 @@ start_kvstore() {
 	"$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
 	PIDS+=($!)
 	PORT_PID[$port]=$!
-	wait_ping "$port"
+	wait_ping "$port" $! "$WORK/kvstore.log"
 }
 
 # start_redis PORT [redis-server args...] starts redis-server in a fresh dir.
@@ -56,7 +59,7 @@ start_redis() {
 	redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
 	PIDS+=($!)
 	PORT_PID[$port]=$!
-	wait_ping "$port"
+	wait_ping "$port" $! "$WORK/redis.log"
 }
 
 # stop PORT shuts the server on PORT down and waits for its process to

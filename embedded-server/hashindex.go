@@ -32,8 +32,15 @@ type hashShard struct {
 	mapped bool // slots are outside the heap (see offHeap)
 }
 
-func unmapSlots(sh *hashShard) {
-	if sh.mapped {
+// dropSlots lets go of a shard's slots: a grown shard's old array is
+// retired (see retired), a reset's are unmapped at once, as FLUSHALL gives
+// the arena's pages back at once.
+func dropSlots(sh *hashShard, now bool) {
+	switch {
+	case !sh.mapped:
+	case now:
+		freeOffHeap(sh.slots)
+	default:
 		retireSlots(sh.slots)
 	}
 	sh.slots, sh.mapped = nil, false
@@ -46,8 +53,9 @@ func unmapSlots(sh *hashShard) {
 // server's time; from another thread while the event loop ran, 8%. So they
 // are retired here and unmapped by the server's cron when it is idle, as
 // jemalloc purges freed pages in the background. What waits is bounded by
-// the index's own size: the arrays a shard outgrew add up to less than the
-// one it has.
+// the index's own size (the arrays a shard outgrew add up to less than the
+// one it has): about 32 MB for a million keys, until the first idle tenth
+// of a second.
 var retired struct {
 	sync.Mutex
 	slots [][]hslot
@@ -196,7 +204,7 @@ func (sh *hashShard) grow() {
 		}
 		sh.slots[i] = s
 	}
-	unmapSlots(&old)
+	dropSlots(&old, false)
 }
 
 // refs calls fn with every record until fn returns false.
@@ -212,7 +220,7 @@ func (x *hashIndex) refs(fn func(ref) bool) {
 
 func (x *hashIndex) reset() {
 	for i := range x.shards {
-		unmapSlots(&x.shards[i])
+		dropSlots(&x.shards[i], true)
 	}
 	x.shards = [hashShards]hashShard{}
 	x.n = 0

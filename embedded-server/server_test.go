@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,3 +137,34 @@ func runExchanges(t *testing.T, rc *rawConn, xs []exchange) {
 }
 
 func appendCmd(dst []byte, args ...string) []byte { return resp.AppendCommandString(dst, args...) }
+
+// TestIdlePurge checks that the cron unmaps retired index arrays once the
+// server has been idle for a tick.
+func TestIdlePurge(t *testing.T) {
+	srv := startServer(t, Config{})
+	rdb := newClient(t, srv)
+	ctx := context.Background()
+	pipe := rdb.Pipeline()
+	for i := range 200_000 {
+		pipe.Set(ctx, "key:"+strconv.Itoa(i), "v", 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		retired.Lock()
+		n := len(retired.slots)
+		retired.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d retired arrays still mapped after 5 idle seconds", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 200_000 {
+		t.Fatalf("DBSIZE %d, %v", n, err)
+	}
+}

@@ -246,3 +246,36 @@ func BenchmarkTableFill(b *testing.B) {
 		})
 	}
 }
+
+// TestRetiredSlots checks that a growing index retires the arrays it
+// outgrows instead of unmapping them, that a purge unmaps them, and that
+// a reset unmaps its arrays at once.
+func TestRetiredSlots(t *testing.T) {
+	purgeRetired()
+	tab := newPoolHash()
+	val := []byte("v")
+	var key []byte
+	for i := range 100_000 {
+		key = strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10)
+		tab.put(key, val, putAny)
+	}
+	count := func() int {
+		retired.Lock()
+		defer retired.Unlock()
+		return len(retired.slots)
+	}
+	if count() == 0 {
+		t.Fatal("100,000 keys retired no slot array")
+	}
+	purgeRetired()
+	if n := count(); n != 0 {
+		t.Fatalf("%d arrays left after a purge", n)
+	}
+	tab.clear()
+	if n := count(); n != 0 {
+		t.Fatalf("a reset retired %d arrays instead of unmapping them", n)
+	}
+	if tab.len() != 0 {
+		t.Fatalf("len %d after clear", tab.len())
+	}
+}
