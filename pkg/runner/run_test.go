@@ -32,8 +32,8 @@ func runOptions(t *testing.T) Options {
 	return o
 }
 
-// runQuiet runs o and returns the result, its error and what it printed.
-func runQuiet(t *testing.T, ctx context.Context, o Options) (res *Result, err error, stdout, stderr string) {
+// runQuiet runs o and returns the result, what it printed and its error.
+func runQuiet(t *testing.T, ctx context.Context, o Options) (res *Result, stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	res, err = Run(ctx, o, &out, &errOut)
@@ -42,7 +42,7 @@ func runQuiet(t *testing.T, ctx context.Context, o Options) (res *Result, err er
 			t.Logf("stderr:\n%s", errOut.String())
 		}
 	})
-	return res, err, out.String(), errOut.String()
+	return res, out.String(), errOut.String(), err
 }
 
 // checkClean checks that no server is left in the process table and no
@@ -94,7 +94,7 @@ func okRounds(rows []report.DetailRow) map[string]int {
 func TestRunEndToEnd(t *testing.T) {
 	testutil.RequireRedisServer(t)
 	o := runOptions(t)
-	res, err, stdout, stderr := runQuiet(t, context.Background(), o)
+	res, stdout, stderr, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestRunServerKilledMidRound(t *testing.T) {
 					skips++
 				}
 			}
-			res, err, _, stderr := runQuiet(t, context.Background(), o)
+			res, _, stderr, err := runQuiet(t, context.Background(), o)
 			checkClean(t, o)
 			if kills() != 1 {
 				t.Fatalf("the server was not killed mid-round (the measurement ended first?)")
@@ -287,7 +287,7 @@ func TestRunInterrupted(t *testing.T) {
 			cancel()
 		}
 	}
-	res, err, stdout, _ := runQuiet(t, ctx, o)
+	res, stdout, _, err := runQuiet(t, ctx, o)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err %v, want ErrInterrupted", err)
 	}
@@ -312,7 +312,7 @@ func TestRunCommandTargetFromYAML(t *testing.T) {
 	o := runOptions(t)
 	o.ConfigFile = "../../testdata/run/redis-command.yaml"
 	o.Rounds, o.Modes = 2, []string{"set", "get"}
-	res, err, _, _ := runQuiet(t, context.Background(), o)
+	res, _, _, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestRunAttachFlushes(t *testing.T) {
 	}
 	o := runOptions(t)
 	o.ConfigFile, o.Rounds, o.Requests, o.Keyspace = cfg, 2, 5000, 1000
-	res, err, _, _ := runQuiet(t, context.Background(), o)
+	res, _, _, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func redisCmd(addr, cmd string, n *int) error {
 func TestRunDryRunWritesNothing(t *testing.T) {
 	o := runOptions(t)
 	o.Targets, o.DryRun = []string{"kvstore"}, true
-	res, err, stdout, _ := runQuiet(t, context.Background(), o)
+	res, stdout, _, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestRunPrefillsKvstoreWithMSET(t *testing.T) {
 	o := runOptions(t)
 	o.Targets, o.Strategies, o.Modes = []string{"kvstore"}, []string{"persist_everysec"}, []string{"get", "mixed"}
 	o.SetCmd, o.GetCmd, o.Rounds = "SET", "GET", 1
-	res, err, _, _ := runQuiet(t, context.Background(), o)
+	res, _, _, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestRunRefusesNonEmptyServer(t *testing.T) {
 	}
 	o := runOptions(t)
 	o.ConfigFile, o.Modes, o.Rounds, o.Retries = cfg, []string{"get"}, 1, 0
-	res, err, _, _ := runQuiet(t, context.Background(), o)
+	res, _, _, err := runQuiet(t, context.Background(), o)
 	if !errors.Is(err, ErrScenariosFailed) {
 		t.Fatalf("err %v, want ErrScenariosFailed", err)
 	}
