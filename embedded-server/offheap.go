@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Large arrays of plain integers (index slots, a snapshot's list of
-// records) live outside the Go heap: a growing index would otherwise leave
+// Large arrays of plain integers (index slots, a snapshot's bitmap of
+// live records) live outside the Go heap: a growing index would otherwise leave
 // its old arrays behind as garbage, tens of megabytes of it while a million
 // keys are inserted, and the collections that follow (a dozen, back to
 // back) are what stopped the server for a millisecond at a time. Arrays
