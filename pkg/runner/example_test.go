@@ -28,5 +28,5 @@ func ExampleNewPlan() {
 	// 1 kvstore/persist_always/set
 	// 2 kvstore/persist_always/set
 	// 2 kvstore/nopersist/set
-	// estimate: 15.2s
+	// estimate: 7.9s
 }

@@ -220,17 +220,20 @@ func (p *Plan) order() {
 }
 
 // Figures used to estimate the time of an attempt before anything is
-// measured (this machine's kvstore and Redis at pipeline 128 do 150,000 to
-// 250,000 requests per second; fsync always takes a third of that).
+// measured, a little below what the default run of BENCHMARKS.md measured
+// on a two-core machine (kvbench run, orchestration): 465,000 requests per
+// second on average (the kvstore's RSET 350-400k, its reads 1.1-1.3M;
+// Redis 330-510k), prefills at 600,000-800,000 keys per second, 75 ms to
+// start and stop a server; writes fsynced each time at 120,000-220,000.
 const (
 	// EstimateQPS is the assumed rate of a measurement.
-	EstimateQPS = 150_000
+	EstimateQPS = 400_000
 	// EstimateAlwaysQPS is the assumed rate of writes fsynced each time.
-	EstimateAlwaysQPS = 60_000
+	EstimateAlwaysQPS = 100_000
 	// EstimatePrefillQPS is the assumed rate of a prefill.
-	EstimatePrefillQPS = 300_000
+	EstimatePrefillQPS = 600_000
 	// EstimateStartStop is the assumed time to start and stop a server.
-	EstimateStartStop = 300 * time.Millisecond
+	EstimateStartStop = 100 * time.Millisecond
 )
 
 // estimate is the time an attempt of sc is expected to take.

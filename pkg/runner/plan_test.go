@@ -165,15 +165,15 @@ func TestPlanRedisMissingIsAWarning(t *testing.T) {
 
 func TestPlanEstimate(t *testing.T) {
 	o := planOptions()
-	o.Rounds, o.Requests, o.Keyspace = 1, 150_000, 300_000
+	o.Rounds, o.Requests, o.Keyspace = 1, 400_000, 600_000
 	o.Strategies = []string{"nopersist", "persist_always"}
 	p, err := NewPlan(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// nopersist: set 1 s, get 1 s + 1 s prefill; persist_always: set 2.5 s,
+	// nopersist: set 1 s, get 1 s + 1 s prefill; persist_always: set 4 s,
 	// get 1 s + 1 s prefill; plus 4 starts and stops.
-	want := 7500*time.Millisecond + 4*EstimateStartStop
+	want := 9*time.Second + 4*EstimateStartStop
 	if got := p.Estimate(); got != want {
 		t.Errorf("estimate %v, want %v", got, want)
 	}
@@ -181,7 +181,7 @@ func TestPlanEstimate(t *testing.T) {
 	if err := p.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"4 measurements", "kvstore/persist_always/set", "~2.8s", "estimated time: 8.7s"} {
+	for _, s := range []string{"4 measurements", "kvstore/persist_always/set", "~4.1s", "estimated time: 9.4s"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("plan lacks %q:\n%s", s, b.String())
 		}
