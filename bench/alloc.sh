@@ -39,8 +39,7 @@ run() { # pool|go|redis
 }
 
 for i in $(seq "$PAIRS"); do
-	if ((i % 2)); then order="pool go redis"; else order="redis go pool"; fi
-	for a in $order; do
+	for a in $(alternate "$i" pool go redis); do
 		echo "pair $i: $a" >&2
 		run "$a"
 	done

@@ -101,6 +101,13 @@ prefill() {
 # rss PORT prints used_memory_rss from INFO memory.
 rss() { redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memory_rss" { print $2 }'; }
 
+# alternate I A B… prints the sides of pair I in order, or reversed when I
+# is even, so that no side always runs first.
+alternate() {
+	local i=$1; shift
+	if ((i % 2)); then echo "$@"; else printf '%s\n' "$@" | tac | paste -sd' '; fi
+}
+
 # median prints the median of its arguments.
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 

@@ -40,8 +40,7 @@ run() { # target policy
 
 for i in $(seq "$PAIRS"); do
 	for p in "${POLICIES[@]}"; do
-		if ((i % 2)); then order="kvstore redis"; else order="redis kvstore"; fi
-		for t in $order; do
+		for t in $(alternate "$i" kvstore redis); do
 			echo "pair $i: $t $p" >&2
 			run "$t" "$p"
 		done

@@ -32,9 +32,7 @@ run_one() { # target
 }
 
 for i in $(seq "$PAIRS"); do
-	# A B, then B A: neither side always runs first.
-	if ((i % 2)); then order="kvstore redis"; else order="redis kvstore"; fi
-	for t in $order; do
+	for t in $(alternate "$i" kvstore redis); do
 		echo "pair $i: $t" >&2
 		run_one "$t"
 	done
