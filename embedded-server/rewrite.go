@@ -125,12 +125,17 @@ func (s *Server) beginRewrite() (*dbSnapshot, int, error) {
 	recovering := a.err != nil
 	old := a.f
 	if !recovering {
+		// What waits in buf goes to the old file. Under always it is
+		// synced here, before its writers are answered; otherwise the
+		// old file is synced in the background (syncRetired).
 		var err error
 		if a.alloc, err = a.writeOut(old, a.buf, a.fsize, a.alloc); err == nil {
 			a.fsize += int64(len(a.buf))
 			a.incrSize += int64(len(a.buf))
-			if err = old.Sync(); err != nil {
-				err = fmt.Errorf("fsync: %w", err)
+			if a.policy == PersistAlways {
+				if err = old.Sync(); err != nil {
+					err = fmt.Errorf("fsync: %w", err)
+				}
 			}
 		}
 		if err != nil {
@@ -142,8 +147,10 @@ func (s *Server) beginRewrite() (*dbSnapshot, int, error) {
 	// Cut off the zeros ahead of the records and, if the log failed, any
 	// partial record: what the log could not take is in memory and will be
 	// in the snapshot.
-	if err := old.Truncate(a.fsize); err != nil {
-		s.log.Warn("cannot cut the old log file back to its records", "err", err)
+	if a.alloc > a.fsize || recovering {
+		if err := old.Truncate(a.fsize); err != nil {
+			s.log.Warn("cannot cut the old log file back to its records", "err", err)
+		}
 	}
 	seq := max(a.man.base, a.man.lastIncr()) + 1
 	name := a.path(incrName(seq))
@@ -157,13 +164,25 @@ func (s *Server) beginRewrite() (*dbSnapshot, int, error) {
 		os.Remove(name)
 		return nil, 0, fmt.Errorf("writing the manifest: %w", err)
 	}
-	old.Close()
 	// Everything appended so far is in the old file (or in the snapshot).
 	a.buf = a.buf[:0]
 	a.written, a.synced = a.appended, a.appended
 	a.f, a.fsize, a.alloc, a.man = f, 0, 0, m
 	a.rewriting, a.recovering, a.rewriteStart = true, recovering, time.Now()
 	a.cond.Broadcast()
+	if recovering || a.policy == PersistAlways {
+		old.Close()
+	} else {
+		if a.retired != nil {
+			// The previous rewrite's file is still being synced; this
+			// one waits its turn behind it.
+			a.mu.Unlock()
+			a.syncRetired()
+			a.mu.Lock()
+		}
+		a.retired = old
+		go a.syncRetired()
+	}
 
 	return s.db.snapshot(), seq, nil
 }

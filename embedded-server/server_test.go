@@ -116,6 +116,18 @@ func ctx(t testing.TB) context.Context {
 	return c
 }
 
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after 10 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // exchange is one command and the exact reply expected.
 type exchange struct {
 	args []string
@@ -151,19 +163,11 @@ func TestIdlePurge(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	waitFor(t, "the retired arrays to be unmapped", func() bool {
 		retired.Lock()
-		n := len(retired.slots)
-		retired.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d retired arrays still mapped after 5 idle seconds", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer retired.Unlock()
+		return len(retired.slots) == 0
+	})
 	if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 200_000 {
 		t.Fatalf("DBSIZE %d, %v", n, err)
 	}
