@@ -474,6 +474,39 @@ func TestRetiredFileSyncFailure(t *testing.T) {
 	}
 }
 
+// A rewrite names its new incremental file in the manifest before the log
+// switches to it. A crash in between leaves an empty file at the end of
+// the manifest: the log loads, and goes on in that file.
+func TestPreparedFileNotSwitched(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistEverysec)
+	rdb := newClient(t, srv)
+	c := ctx(t)
+	must(rdb.Set(c, "before", "1", 0).Result())(t, "SET")
+	next, err := srv.prepareRewrite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.f.Close()
+	must(rdb.Set(c, "meanwhile", "2", 0).Result())(t, "SET")
+	srv.Close()
+
+	srv = startPersistent(t, dir, PersistEverysec)
+	rdb = newClient(t, srv)
+	if m := srv.aof.man; m.lastIncr() != next.seq {
+		t.Fatalf("manifest %+v: the prepared file %d is not the last", m, next.seq)
+	}
+	must(rdb.Set(c, "after", "3", 0).Result())(t, "SET")
+	srv.Close()
+
+	rdb = newClient(t, startPersistent(t, dir, PersistEverysec))
+	for k, want := range map[string]string{"before": "1", "meanwhile": "2", "after": "3"} {
+		if got := rdb.Get(c, k).Val(); got != want {
+			t.Errorf("%s = %q after restarts, want %q", k, got, want)
+		}
+	}
+}
+
 func TestDataDirNotWritable(t *testing.T) {
 	if os.Getuid() == 0 {
 		// root writes anywhere; a file where the directory should be
