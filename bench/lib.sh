@@ -7,8 +7,10 @@ PIDS=()
 declare -A PORT_PID
 
 cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	# Under set -e, a kill of a server that already exited must not end
+	# the cleanup before the work directory is gone.
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -72,16 +74,17 @@ stop() {
 		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
 		sleep 0.05
 	done
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return 0
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
 }
 
 # rps PORT ARGS... runs redis-benchmark and prints the requests per second
 # of its only test.
 rps() {
-	local port=$1; shift
-	redis-benchmark -p "$port" "$@" --csv 2>/dev/null | awk -F'"' 'NR == 2 { print $4 }'
+	local port=$1 out; shift
+	out=$(redis-benchmark -p "$port" "$@" --csv 2>"$WORK/rps.err") ||
+		die "redis-benchmark -p $port $* failed: $(tail -n 3 "$WORK/rps.err")"
+	awk -F'"' 'NR == 2 { print $4 }' <<<"$out"
 }
 
 # prefill PORT N writes keys key:000000000000 … (redis-benchmark's -r key
