@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 var tableKinds = map[string]func() table{
@@ -277,5 +280,29 @@ func TestRetiredSlots(t *testing.T) {
 	}
 	if tab.len() != 0 {
 		t.Fatalf("len %d after clear", tab.len())
+	}
+}
+
+// After a chunk is taken, the next one is prepared in the background: the
+// next take gets it, zeroed and whole.
+func TestChunkPrepared(t *testing.T) {
+	first := takeChunk()
+	defer unix.Munmap(first)
+	first[0] = 1 // a chunk is writable
+	waitFor(t, "a prepared chunk", func() bool { return len(readyChunk) == 1 })
+	var ready []byte
+	select {
+	case ready = <-readyChunk:
+	default:
+		t.Fatal("another taker got the prepared chunk") // no other test takes chunks concurrently
+	}
+	readyChunk <- ready
+	got := takeChunk()
+	defer unix.Munmap(got)
+	if unsafe.SliceData(got) != unsafe.SliceData(ready) {
+		t.Fatal("take mapped a new chunk while one was prepared")
+	}
+	if len(got) != chunkSize || bytes.Count(got, []byte{0}) != chunkSize {
+		t.Fatalf("prepared chunk: %d bytes, not all zero", len(got))
 	}
 }
