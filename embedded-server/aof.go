@@ -37,11 +37,12 @@ const (
 )
 
 // The log is Redis's multi-part AOF: a base file holding the dataset as of
-// the last rewrite, the incremental files written since, and a manifest
-// naming them, replaced atomically. Every record is a command in RESP
-// followed by a checksum line, "#" and the CRC-32C of the command's bytes
-// in eight hex digits: Redis's own loader skips lines starting with "#",
-// and a flipped byte anywhere in a record is caught.
+// the last rewrite (in a compact binary format, basefile.go, as Redis's is
+// an RDB), the incremental files written since, and a manifest naming
+// them, replaced atomically. Every record of an incremental file is a
+// command in RESP followed by a checksum line, "#" and the CRC-32C of the
+// command's bytes in eight hex digits: Redis's own loader skips lines
+// starting with "#", and a flipped byte anywhere in a record is caught.
 const (
 	manifestName = "appendonly.aof.manifest"
 	filePrefix   = "appendonly.aof."

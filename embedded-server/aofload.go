@@ -278,7 +278,7 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 		if err != nil {
 			return fmt.Errorf("log file named by the manifest: %w", err)
 		}
-		n, err := scanLog(path, s.limits(), exec)
+		n, err := scanFile(path, s.limits(), exec)
 		a.loadedRecords += n
 		var le *LogError
 		if errors.As(err, &le) && le.Truncated && i == len(names)-1 {

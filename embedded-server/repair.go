@@ -30,7 +30,7 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 	names := man.files()
 	for i, name := range names {
 		path := filepath.Join(dir, name)
-		records, err := scanLog(path, lim.WithDefaults(), nil)
+		records, err := scanFile(path, lim.WithDefaults(), nil)
 		if err == nil {
 			continue
 		}
@@ -61,7 +61,7 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 		if !confirm(q.String()) {
 			return ErrRepairCancelled
 		}
-		if err := os.Truncate(path, le.Offset); err != nil {
+		if err := cutLogFile(path, le.Offset, records); err != nil {
 			return err
 		}
 		if len(later) > 0 {
@@ -95,4 +95,32 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 	}
 	fmt.Fprintf(w, "the log in %s is intact (%s): nothing to repair\n", dir, strings.Join(names, ", "))
 	return nil
+}
+
+// cutLogFile cuts the file at off. A compact base cut after its first
+// entries blocks is closed with a trailer that counts them.
+func cutLogFile(path string, off, entries int64) error {
+	compact, err := isCompactBase(path)
+	if err != nil {
+		return err
+	}
+	if err := os.Truncate(path, off); err != nil {
+		return err
+	}
+	if !compact {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(baseTrailer(uint64(entries))); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,9 +1,9 @@
 package kvstore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -53,44 +53,19 @@ func (s *dbSnapshot) release() {
 	s.tree.release()
 }
 
-// writeTo writes the snapshot as log records that recreate it.
-func (s *dbSnapshot) writeTo(w *bufio.Writer) error {
-	var rec []byte
-	var err error
-	emit := func(args ...[]byte) {
-		if err != nil {
-			return
-		}
-		rec = appendRecord(rec[:0], resp.Command{Args: args})
-		_, err = w.Write(rec)
-	}
-	var (
-		set  = []byte("SET")
-		hset = []byte("HSET")
-		rset = []byte("RSET")
-	)
-	s.strs.scan(func(k, v []byte) bool { emit(set, k, v); return err == nil })
-	s.hash.scan(func(k, v []byte) bool { emit(hset, k, v); return err == nil })
-	s.tree.scan(func(k, v []byte) bool { emit(rset, k, v); return err == nil })
-	// Redis hashes: HSET key field value..., at most 64 fields a record.
-	// One field is four arguments, never the hash engine's three.
+// writeTo writes the snapshot as a compact base file (basefile.go).
+func (s *dbSnapshot) writeTo(w io.Writer) error {
+	b := newBaseWriter(w)
+	s.strs.scan(func(k, v []byte) bool { b.add('S', k, nil, v); return b.err == nil })
+	s.hash.scan(func(k, v []byte) bool { b.add('H', k, nil, v); return b.err == nil })
+	s.tree.scan(func(k, v []byte) bool { b.add('R', k, nil, v); return b.err == nil })
 	for k, fields := range s.hashes {
-		args := [][]byte{hset, []byte(k)}
+		key := []byte(k)
 		for f, v := range fields {
-			args = append(args, []byte(f), v)
-			if len(args) == 2+2*64 {
-				emit(args...)
-				args = args[:2]
-			}
-		}
-		if len(args) > 2 {
-			emit(args...)
+			b.add('F', key, []byte(f), v)
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return w.Flush()
+	return b.close()
 }
 
 // startRewrite begins a compaction in the background. The caller holds the
@@ -277,8 +252,7 @@ func (s *Server) finishRewrite(snap *dbSnapshot, seq int) error {
 		return fmt.Errorf("creating the base file: %w", err)
 	}
 	defer os.Remove(tmp) // a no-op once renamed
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := snap.writeTo(w); err != nil {
+	if err := snap.writeTo(f); err != nil {
 		f.Close()
 		return fmt.Errorf("writing the base file: %w", err)
 	}
