@@ -142,12 +142,6 @@ type aofLog struct {
 	alloc  int64   // its size, zeros past fsize included
 	man    manifest
 
-	// The incremental file a rewrite switched away from, until its fsync
-	// (syncRetired) is done. Its records precede f's, so it is synced
-	// first.
-	retired logFile
-	syncMu  sync.Mutex // one fsync at a time, retired before f
-
 	// Compaction.
 	baseSize     int64 // base file size at the last rewrite
 	incrSize     int64 // bytes in incremental files since
@@ -325,11 +319,6 @@ func (a *aofLog) ackedPos() int64 {
 // syncNow fsyncs what has been written: the everysec policy's background
 // fsync, and shutdown's last one.
 func (a *aofLog) syncNow() error {
-	a.syncMu.Lock()
-	defer a.syncMu.Unlock()
-	if err := a.syncRetiredLocked(); err != nil {
-		return err
-	}
 	a.mu.Lock()
 	target, f, synced, closed := a.written, a.f, a.synced, a.closed
 	a.mu.Unlock()
@@ -340,7 +329,7 @@ func (a *aofLog) syncNow() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.f != f || a.closed {
-		return nil // switched meanwhile (the switch retired the file), or closed
+		return nil // switched meanwhile (the switch synced the old file), or closed
 	}
 	if err != nil {
 		a.fail(fmt.Errorf("fsync: %w", err))
@@ -348,39 +337,6 @@ func (a *aofLog) syncNow() error {
 	}
 	a.synced = max(a.synced, target)
 	return nil
-}
-
-// syncRetired fsyncs and closes the file a rewrite switched away from. A
-// rewrite calls it in the background, as Redis's
-// aof_background_fsync_and_close: on the event loop, this fsync of up to a
-// second of records stopped every client for 30-50 ms, 3% of
-// bench/persist.sh's everysec throughput.
-func (a *aofLog) syncRetired() error {
-	a.syncMu.Lock()
-	defer a.syncMu.Unlock()
-	return a.syncRetiredLocked()
-}
-
-func (a *aofLog) syncRetiredLocked() error {
-	a.mu.Lock()
-	old := a.retired
-	a.mu.Unlock()
-	if old == nil {
-		return nil
-	}
-	err := a.timedSync(old)
-	if cerr := old.Close(); err == nil {
-		err = cerr
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.retired = nil
-	if err != nil {
-		// Its records are named by the manifest but may not be on disk:
-		// refuse writes until a rewrite has put the dataset in a new base.
-		a.fail(fmt.Errorf("fsync of the previous log file: %w", err))
-	}
-	return err
 }
 
 // timedSync fsyncs f, where the everysec ticker can see how long it takes.
@@ -414,7 +370,6 @@ func (a *aofLog) everysec(stop <-chan struct{}) {
 
 // close writes and fsyncs what is left and closes the file.
 func (a *aofLog) close() error {
-	a.syncRetired()
 	a.mu.Lock()
 	for a.flushing {
 		a.cond.Wait()

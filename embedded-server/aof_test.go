@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -385,56 +384,95 @@ func TestLogWriteFailure(t *testing.T) {
 	}
 }
 
-// syncRecorder notes every fsync of the files it wraps, in order.
-type syncRecorder struct {
+// ioRecorder notes every write and fsync of the files it wraps, in order.
+type ioRecorder struct {
 	logFile
-	name string
-	log  *[]string
-	mu   *sync.Mutex
+	name   string
+	events *[]string
+	mu     *sync.Mutex
 }
 
-func (f *syncRecorder) Sync() error {
+func (f *ioRecorder) note(what string) {
 	f.mu.Lock()
-	*f.log = append(*f.log, f.name)
+	*f.events = append(*f.events, what+" "+f.name)
 	f.mu.Unlock()
+}
+
+func (f *ioRecorder) WriteAt(p []byte, off int64) (int, error) {
+	f.note("write")
+	return f.logFile.WriteAt(p, off)
+}
+
+func (f *ioRecorder) Sync() error {
+	f.note("sync")
 	return f.logFile.Sync()
 }
 
-// A rewrite retires the old incremental file, to be fsynced in the
-// background; the next fsync of the log syncs it first, before anything of
-// the new file: its records come first.
-func TestRetiredFileSyncedFirst(t *testing.T) {
-	dir := t.TempDir()
-	var (
-		mu    sync.Mutex
-		syncs []string
-	)
-	open := func(name string) logFile {
-		f, err := openLogFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &syncRecorder{logFile: f, name: name, log: &syncs, mu: &mu}
-	}
-	a := newAOFLog(dir, PersistEverysec, nil, slog.New(slog.DiscardHandler))
-	a.retired, a.f, a.written = open(incrName(1)), open(incrName(2)), 1
-	if err := a.syncNow(); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{incrName(1), incrName(2)}; !slices.Equal(syncs, want) {
-		t.Fatalf("fsyncs %v, want %v", syncs, want)
-	}
-	if a.retired != nil {
-		t.Fatal("the retired file is still waiting after its fsync")
-	}
-	if err := a.close(); err != nil {
-		t.Fatal(err)
+// A rewrite fsyncs the old incremental file after its last write and
+// before the first write of the new one, whatever the policy: no record
+// may reach the disk ahead of an older one.
+func TestSwitchSyncsOldFileFirst(t *testing.T) {
+	for _, policy := range []string{PersistNo, PersistEverysec} {
+		t.Run(policy, func(t *testing.T) {
+			var (
+				mu     sync.Mutex
+				events []string
+			)
+			open := func(name string, flag int) (logFile, error) {
+				f, err := openLogFile(name, flag)
+				if err != nil {
+					return nil, err
+				}
+				return &ioRecorder{logFile: f, name: filepath.Base(name), events: &events, mu: &mu}, nil
+			}
+			srv := startPersistent(t, t.TempDir(), policy, func(c *Config) { c.openFile = open })
+			rdb := newClient(t, srv)
+			c := ctx(t)
+			for i := range 20 {
+				must(rdb.Set(c, fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+			}
+			// startRewrite's steps, with a write between each.
+			must(0, srv.aof.claimRewrite())(t, "claim")
+			next := must(srv.prepareRewrite())(t, "prepare")
+			must(rdb.Set(c, "meanwhile", "1", 0).Result())(t, "SET")
+			srv.db.mu.Lock()
+			snap, err := srv.switchLog(next)
+			srv.db.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(rdb.Set(c, "after", "1", 0).Result())(t, "SET")
+			srv.endRewrite(srv.finishRewrite(snap, next.seq))
+			srv.db.mu.Lock()
+			snap.release()
+			srv.db.mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			firstNew := slices.Index(events, "write "+incrName(2))
+			if firstNew < 0 {
+				t.Fatalf("no write reached %s: %v", incrName(2), events)
+			}
+			old := events[:firstNew]
+			lastOldWrite, lastOldSync := -1, -1
+			for i, e := range old {
+				switch e {
+				case "write " + incrName(1):
+					lastOldWrite = i
+				case "sync " + incrName(1):
+					lastOldSync = i
+				}
+			}
+			if lastOldWrite < 0 || lastOldSync < lastOldWrite {
+				t.Fatalf("%s was not fsynced after its last write and before %s's first: %v", incrName(1), incrName(2), events)
+			}
+		})
 	}
 }
 
-// A failed background fsync of the old incremental file fails the log:
-// its records are named by the manifest but may not be on disk.
-func TestRetiredFileSyncFailure(t *testing.T) {
+// A failed fsync of the old incremental file at the switch fails the log
+// until a rewrite has recovered it; reads go on, and nothing acknowledged
+// is lost.
+func TestSwitchSyncFailure(t *testing.T) {
 	dir := t.TempDir()
 	var failWrite, failSync atomic.Bool
 	open := func(name string, flag int) (logFile, error) {
@@ -444,7 +482,7 @@ func TestRetiredFileSyncFailure(t *testing.T) {
 		}
 		return &faultyFile{logFile: f, failWrite: &failWrite, failSync: &failSync}, nil
 	}
-	// Under no, the retired file's is the only fsync there is.
+	// Under no, the rewrite's are the only fsyncs there are.
 	srv := startPersistent(t, dir, PersistNo, func(c *Config) { c.openFile = open })
 	rdb := newClient(t, srv)
 	c := ctx(t)
@@ -458,8 +496,9 @@ func TestRetiredFileSyncFailure(t *testing.T) {
 	if got := rdb.Get(c, "k3").Val(); got != "3" {
 		t.Fatalf("GET while failing = %q", got)
 	}
-	// The file is gone from the manifest after the recovery rewrite, so
-	// it is not synced again: the log heals.
+	if info := rdb.Info(c, "persistence").Val(); !strings.Contains(info, "aof_last_bgrewrite_status:err") {
+		t.Fatalf("INFO does not show the failed rewrite:\n%s", info)
+	}
 	failSync.Store(false)
 	waitFor(t, "writes accepted again", func() bool { return rdb.Set(c, "good", "y", 0).Err() == nil })
 	srv.Close()
@@ -475,35 +514,54 @@ func TestRetiredFileSyncFailure(t *testing.T) {
 }
 
 // A rewrite names its new incremental file in the manifest before the log
-// switches to it. A crash in between leaves an empty file at the end of
-// the manifest: the log loads, and goes on in that file.
+// switches to it. A crash in between, even one that cut the old file's
+// last record, leaves a log that loads: the empty file at the end holds no
+// record, so the cut one is the log's last, and is dropped.
 func TestPreparedFileNotSwitched(t *testing.T) {
 	dir := t.TempDir()
 	srv := startPersistent(t, dir, PersistEverysec)
 	rdb := newClient(t, srv)
 	c := ctx(t)
 	must(rdb.Set(c, "before", "1", 0).Result())(t, "SET")
+	must(0, srv.aof.claimRewrite())(t, "claim")
 	next, err := srv.prepareRewrite()
 	if err != nil {
 		t.Fatal(err)
 	}
-	next.f.Close()
 	must(rdb.Set(c, "meanwhile", "2", 0).Result())(t, "SET")
+	// The files as a crash now would leave them (the page cache is the
+	// file), and half of a record being written.
+	crashed := copyDir(t, dir)
+	f, err := os.OpenFile(filepath.Join(crashed, incrName(1)), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	partial := appendRecord(nil, resp.Command{Args: [][]byte{[]byte("SET"), []byte("lost"), []byte("3")}})
+	must(f.Write(partial[:len(partial)/2]))(t, "partial record")
+	f.Close()
+	next.f.Close()
+	srv.endRewrite(nil)
 	srv.Close()
 
-	srv = startPersistent(t, dir, PersistEverysec)
+	srv = startPersistent(t, crashed, PersistEverysec)
 	rdb = newClient(t, srv)
 	if m := srv.aof.man; m.lastIncr() != next.seq {
 		t.Fatalf("manifest %+v: the prepared file %d is not the last", m, next.seq)
 	}
-	must(rdb.Set(c, "after", "3", 0).Result())(t, "SET")
+	if srv.aof.truncated != int64(len(partial)/2) {
+		t.Fatalf("%d bytes cut off the old file, want the partial record's %d", srv.aof.truncated, len(partial)/2)
+	}
+	must(rdb.Set(c, "after", "4", 0).Result())(t, "SET")
 	srv.Close()
 
-	rdb = newClient(t, startPersistent(t, dir, PersistEverysec))
-	for k, want := range map[string]string{"before": "1", "meanwhile": "2", "after": "3"} {
+	rdb = newClient(t, startPersistent(t, crashed, PersistEverysec))
+	for k, want := range map[string]string{"before": "1", "meanwhile": "2", "after": "4"} {
 		if got := rdb.Get(c, k).Val(); got != want {
 			t.Errorf("%s = %q after restarts, want %q", k, got, want)
 		}
+	}
+	if n := rdb.Exists(c, "lost").Val(); n != 0 {
+		t.Error("the cut record was applied")
 	}
 }
 

@@ -272,16 +272,23 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 	defer db.mu.Unlock()
 	exec := func(cmd resp.Command) error { return c.replay(cmd) }
 	names := man.files()
+	sizes := make([]int64, len(names))
+	last := 0 // the last file holding records: a crash may have cut its last one
 	for i, name := range names {
-		path := a.path(name)
-		size, err := fileDataEnd(path)
+		size, err := fileDataEnd(a.path(name))
 		if err != nil {
 			return fmt.Errorf("log file named by the manifest: %w", err)
 		}
+		if sizes[i] = size; size > 0 {
+			last = i
+		}
+	}
+	for i, name := range names {
+		path, size := a.path(name), sizes[i]
 		n, err := scanFile(path, s.limits(), exec)
 		a.loadedRecords += n
 		var le *LogError
-		if errors.As(err, &le) && le.Truncated && i == len(names)-1 {
+		if errors.As(err, &le) && le.Truncated && i == last {
 			// A crash during a write: cut the partial record off.
 			if terr := os.Truncate(path, le.Offset); terr != nil {
 				return fmt.Errorf("cutting the partial last record off %s: %w", path, terr)
