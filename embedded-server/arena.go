@@ -152,6 +152,10 @@ var (
 	preparing  atomic.Bool
 )
 
+// readyChunkBytes is the memory of the chunk prepared ahead, if any: the
+// process's, shared by every server in it.
+func readyChunkBytes() int64 { return int64(len(readyChunk)) * chunkSize }
+
 // takeChunk returns the prepared chunk, or maps one if none is ready, and
 // has the next one prepared.
 func takeChunk() []byte {

@@ -273,7 +273,7 @@ func TestServerCommands(t *testing.T) {
 		}
 	}
 	mem := must(rdb.Info(c, "MEMORY").Result())(t, "INFO memory")
-	if !strings.HasPrefix(mem, "# Memory\r\n") || strings.Contains(mem, "# Server") {
+	if !strings.HasPrefix(mem, "# Memory\r\n") || strings.Contains(mem, "# Server") || !strings.Contains(mem, "pool_ready_chunk_bytes:") {
 		t.Errorf("INFO memory = %q", mem)
 	}
 	cfg := must(rdb.ConfigGet(c, "*").Result())(t, "CONFIG GET")

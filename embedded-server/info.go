@@ -115,6 +115,7 @@ func infoMemory(s *Server, b *infoBuilder) {
 	b.field("mem_allocator", s.cfg.Alloc)
 	b.field("go_heap_objects_bytes", m.heapObjects)
 	b.field("pool_arena_bytes", s.db.arenaBytes())
+	b.field("pool_ready_chunk_bytes", readyChunkBytes())
 	b.field("gc_cycles", m.gcCycles)
 	b.field("gc_cpu_fraction", fmt.Sprintf("%.4f", m.gcCPUFraction))
 	b.field("gc_pause_p99_us", fmt.Sprintf("%.1f", m.gcPauseP99.Seconds()*1e6))
