@@ -325,7 +325,9 @@ func (a *aofLog) syncNow() error {
 	if closed || target <= synced {
 		return nil
 	}
-	err := a.timedSync(f)
+	a.fsyncBegan.Store(time.Now().UnixNano())
+	err := f.Sync()
+	a.fsyncBegan.Store(0)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.f != f || a.closed {
@@ -337,13 +339,6 @@ func (a *aofLog) syncNow() error {
 	}
 	a.synced = max(a.synced, target)
 	return nil
-}
-
-// timedSync fsyncs f, where the everysec ticker can see how long it takes.
-func (a *aofLog) timedSync(f logFile) error {
-	a.fsyncBegan.Store(time.Now().UnixNano())
-	defer a.fsyncBegan.Store(0)
-	return f.Sync()
 }
 
 // everysec fsyncs once a second until stop is closed. An fsync still
