@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
 )
 
@@ -92,13 +92,13 @@ func checkNoServers(t *testing.T, dir string) {
 }
 
 // readDetailCSV parses the only detail CSV in dir.
-func readDetailCSV(t *testing.T, dir string) []report.DetailRow {
+func readDetailCSV(t *testing.T, dir string) []results.Row {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "kvbench_detail_*.csv"))
 	if len(files) != 1 {
 		t.Fatalf("detail CSVs in %s: %v", dir, files)
 	}
-	rows, err := report.ReadFiles(files)
+	rows, err := results.ReadFiles(files)
 	if err != nil {
 		t.Fatalf("the detail CSV does not parse: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestRunSIGINT(t *testing.T) {
 		t.Errorf("temporary directories left: %v", entries)
 	}
 	rows := readDetailCSV(t, out)
-	if len(rows) != 1 || rows[0].Status != runner.StatusInterrupted {
+	if len(rows) != 1 || rows[0].Status != results.StatusInterrupted {
 		t.Errorf("rows %+v: want one interrupted row", rows)
 	}
 	if !strings.Contains(p.stdout.String(), "# kvbench report") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gocarina/gocsv"
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // benchDetail generates a detail CSV of targets × strategies × modes ×
@@ -19,7 +20,7 @@ func benchDetail(b *testing.B, targets, strategies, modes, rounds int) []byte {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	modeNames := []string{"set", "get", "mixed"}
-	rows := make([]DetailRow, 0, targets*strategies*modes*rounds)
+	rows := make([]results.Row, 0, targets*strategies*modes*rounds)
 	for r := 1; r <= rounds; r++ {
 		for t := range targets {
 			for s := range strategies {
@@ -29,11 +30,11 @@ func benchDetail(b *testing.B, targets, strategies, modes, rounds int) []byte {
 				}
 				for m := range modes {
 					qps := 150000 * (1 + 0.05*rng.NormFloat64()) * (1 - 0.3*float64(s)/float64(strategies))
-					rows = append(rows, DetailRow{
+					rows = append(rows, results.Row{
 						RunID: "bench", StartedAt: "2026-03-07T06:25:49Z",
 						Target: fmt.Sprintf("target%d", t), Strategy: fmt.Sprintf("strategy%d", s),
 						Persistence: persistence, Alloc: "mypool", Mode: modeNames[m%len(modeNames)] + fmt.Sprint(m/len(modeNames)),
-						Round: r, Attempt: 1, Status: StatusOK, Requests: 1000000, Pipeline: 128, Connections: 1,
+						Round: r, Attempt: 1, Status: results.StatusOK, Requests: 1000000, Pipeline: 128, Connections: 1,
 						Keyspace: 1000000, ValueSize: 32, Seed: int64(12345 + r), ElapsedS: 1e6 / qps,
 						QPS: float64(int(qps*100)) / 100, UsPerOp: float64(int(1e8/qps)) / 100,
 						LatP50Us: 800 + 100*rng.Float64(), LatP99Us: 2000 + 500*rng.Float64(),

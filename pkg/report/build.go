@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
@@ -53,7 +54,7 @@ type Report struct {
 	// Targets holds one section per target, in order of first appearance.
 	Targets []*TargetReport `json:"targets"`
 	// Failed lists the failed attempts (status not "ok"), in input order.
-	Failed []DetailRow `json:"failed_attempts"`
+	Failed []results.Row `json:"failed_attempts"`
 	// Warnings say which figures may not be trusted and why.
 	Warnings []error `json:"-"`
 }
@@ -186,7 +187,7 @@ type Round struct {
 	// Dropped marks the round the trimming rule dropped.
 	Dropped bool `json:"dropped,omitempty"`
 	// Pos is where the row was read.
-	Pos Pos `json:"-"`
+	Pos results.Pos `json:"-"`
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -230,7 +231,7 @@ type OverheadTable struct {
 // otherwise the strategy whose persistence is "none"; otherwise, when the
 // target's rows carry no persistence at all, the strategy named "none" or
 // "nopersist". Without a baseline the overhead table is omitted.
-func Build(rows []DetailRow, opts Options) (*Report, error) {
+func Build(rows []results.Row, opts Options) (*Report, error) {
 	b, err := newBuilder(opts)
 	if err != nil {
 		return nil, err
@@ -245,7 +246,7 @@ func Build(rows []DetailRow, opts Options) (*Report, error) {
 type builder struct {
 	opts    Options
 	rep     *Report
-	errs    errorList
+	errs    results.ErrorList
 	targets map[string]*TargetReport
 	warned  map[string]bool
 	n       int // rows added
@@ -256,7 +257,7 @@ type builder struct {
 // strategyInfo is what a strategy's rows say about it.
 type strategyInfo struct {
 	persistence, alloc       string
-	persistencePos, allocPos Pos
+	persistencePos, allocPos results.Pos
 }
 
 // newBuilder checks the options and fills in their defaults.
@@ -294,10 +295,10 @@ func (b *builder) warn(format string, args ...any) {
 // add checks one row and files it under its scenario. It keeps only
 // what the report needs (a Round, or a copy of a failed attempt), so rows
 // can be streamed through it.
-func (b *builder) add(r *DetailRow) {
+func (b *builder) add(r *results.Row) {
 	b.n++
 	pos := r.Pos
-	if pos == (Pos{}) {
+	if pos == (results.Pos{}) {
 		pos.Index = b.n
 	}
 	bad := false
@@ -305,16 +306,16 @@ func (b *builder) add(r *DetailRow) {
 		{"target", r.Target}, {"strategy", r.Strategy}, {"mode", r.Mode}, {"status", r.Status},
 	} {
 		if strings.TrimSpace(c.v) == "" {
-			b.errs.at(pos, c.name, fmt.Errorf("%w: empty", ErrBadValue))
+			b.errs.At(pos, c.name, fmt.Errorf("%w: empty", results.ErrBadValue))
 			bad = true
 		}
 	}
 	if r.Round < 1 {
-		b.errs.at(pos, "round", fmt.Errorf("%w: %d (rounds count from 1)", ErrBadValue, r.Round))
+		b.errs.At(pos, "round", fmt.Errorf("%w: %d (rounds count from 1)", results.ErrBadValue, r.Round))
 		bad = true
 	}
 	if r.OK() && !(r.QPS > 0) {
-		b.errs.at(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", ErrBadValue, r.QPS))
+		b.errs.At(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", results.ErrBadValue, r.QPS))
 		bad = true
 	}
 	if bad {
@@ -368,19 +369,19 @@ func measured(x float64) Figure {
 
 // describe records a strategy's persistence and alloc, reporting a
 // strategy described two ways.
-func (b *builder) describe(t *TargetReport, r *DetailRow, pos Pos) {
+func (b *builder) describe(t *TargetReport, r *results.Row, pos results.Pos) {
 	info := t.info[r.Strategy]
 	if info == nil {
 		info = &strategyInfo{}
 		t.info[r.Strategy] = info
 	}
-	check := func(column, v string, have *string, havePos *Pos) {
+	check := func(column, v string, have *string, havePos *results.Pos) {
 		switch {
 		case v == "":
 		case *have == "":
 			*have, *havePos = v, pos
 		case *have != v:
-			b.errs.at(pos, column, fmt.Errorf("%w: strategy %s of %s is %q here but %q at %s",
+			b.errs.At(pos, column, fmt.Errorf("%w: strategy %s of %s is %q here but %q at %s",
 				ErrConflict, r.Strategy, r.Target, v, *have, *havePos))
 		}
 	}
@@ -391,9 +392,9 @@ func (b *builder) describe(t *TargetReport, r *DetailRow, pos Pos) {
 // finish computes every scenario's statistics and the overhead tables.
 func (b *builder) finish() (*Report, error) {
 	if b.n == 0 {
-		return nil, fmt.Errorf("%w: no detail rows", ErrEmpty)
+		return nil, fmt.Errorf("%w: no detail rows", results.ErrEmpty)
 	}
-	if err := b.errs.err(); err != nil {
+	if err := b.errs.Err(); err != nil {
 		return nil, err
 	}
 	for _, t := range b.rep.Targets {
@@ -422,7 +423,7 @@ func (b *builder) finish() (*Report, error) {
 			return nil, err
 		}
 	}
-	if err := b.errs.err(); err != nil { // duplicate rounds, found while sorting them
+	if err := b.errs.Err(); err != nil { // duplicate rounds, found while sorting them
 		return nil, err
 	}
 	return b.rep, nil
@@ -454,7 +455,7 @@ func (b *builder) scenario(sc *Scenario) {
 	slices.SortStableFunc(sc.Rounds, func(x, y Round) int { return cmp.Compare(x.Round, y.Round) })
 	for i := 1; i < len(sc.Rounds); i++ {
 		if r := sc.Rounds[i]; r.Round == sc.Rounds[i-1].Round {
-			b.errs.at(r.Pos, "", fmt.Errorf("%w: %s round %d already has an ok row at %s",
+			b.errs.At(r.Pos, "", fmt.Errorf("%w: %s round %d already has an ok row at %s",
 				ErrDuplicate, sc.Name(), r.Round, sc.Rounds[i-1].Pos))
 		}
 	}

@@ -9,14 +9,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // rowsOf makes in-memory ok rows: one per QPS figure, rounds from 1.
-func rowsOf(target, strategy, persistence, mode string, qps ...float64) []DetailRow {
-	var rows []DetailRow
+func rowsOf(target, strategy, persistence, mode string, qps ...float64) []results.Row {
+	var rows []results.Row
 	for i, q := range qps {
-		rows = append(rows, DetailRow{Target: target, Strategy: strategy, Persistence: persistence,
-			Mode: mode, Round: i + 1, Status: StatusOK, QPS: q})
+		rows = append(rows, results.Row{Target: target, Strategy: strategy, Persistence: persistence,
+			Mode: mode, Round: i + 1, Status: results.StatusOK, QPS: q})
 	}
 	return rows
 }
@@ -25,32 +27,32 @@ func TestBaselineRule(t *testing.T) {
 	five := []float64{100, 101, 102, 103, 104}
 	tests := []struct {
 		name       string
-		rows       [][]DetailRow
+		rows       [][]results.Row
 		baselines  map[string]string
 		want       []string // baseline per overhead table
 		noBaseline []string
 		warn       string
 	}{
 		{"persistence none",
-			[][]DetailRow{rowsOf("redis", "aof", "everysec", "set", five...), rowsOf("redis", "plain", "none", "set", five...)},
+			[][]results.Row{rowsOf("redis", "aof", "everysec", "set", five...), rowsOf("redis", "plain", "none", "set", five...)},
 			nil, []string{"plain"}, nil, ""},
 		{"no persistence column: named nopersist",
-			[][]DetailRow{rowsOf("kvstore", "persist_no", "", "set", five...), rowsOf("kvstore", "nopersist", "", "set", five...)},
+			[][]results.Row{rowsOf("kvstore", "persist_no", "", "set", five...), rowsOf("kvstore", "nopersist", "", "set", five...)},
 			nil, []string{"nopersist"}, nil, ""},
 		{"no persistence column: named none",
-			[][]DetailRow{rowsOf("redis", "none", "", "set", five...), rowsOf("redis", "aof_no", "", "set", five...)},
+			[][]results.Row{rowsOf("redis", "none", "", "set", five...), rowsOf("redis", "aof_no", "", "set", five...)},
 			nil, []string{"none"}, nil, ""},
 		{"a persistence column overrides the names",
-			[][]DetailRow{rowsOf("x", "none", "always", "set", five...), rowsOf("x", "fast", "none", "set", five...)},
+			[][]results.Row{rowsOf("x", "none", "always", "set", five...), rowsOf("x", "fast", "none", "set", five...)},
 			nil, []string{"fast"}, nil, ""},
 		{"--baseline overrides the rule",
-			[][]DetailRow{rowsOf("redis", "none", "none", "set", five...), rowsOf("redis", "aof_no", "no", "set", five...)},
+			[][]results.Row{rowsOf("redis", "none", "none", "set", five...), rowsOf("redis", "aof_no", "no", "set", five...)},
 			map[string]string{"redis": "aof_no"}, []string{"aof_no"}, nil, ""},
 		{"no baseline",
-			[][]DetailRow{rowsOf("valkey", "aof", "everysec", "set", five...), rowsOf("valkey", "rdb", "rdb", "set", five...)},
+			[][]results.Row{rowsOf("valkey", "aof", "everysec", "set", five...), rowsOf("valkey", "rdb", "rdb", "set", five...)},
 			nil, nil, []string{""}, ""},
 		{"two candidates: the first, with a warning",
-			[][]DetailRow{rowsOf("x", "a", "none", "set", five...), rowsOf("x", "b", "none", "set", five...)},
+			[][]results.Row{rowsOf("x", "a", "none", "set", five...), rowsOf("x", "b", "none", "set", five...)},
 			nil, []string{"a"}, nil, "x: several baseline candidates (a, b): using a; choose with --baseline x=STRATEGY"},
 	}
 	for _, tt := range tests {
@@ -175,20 +177,20 @@ func TestBuildInMemoryErrors(t *testing.T) {
 	if err == nil || err.Error() != want || !errors.Is(err, ErrDuplicate) {
 		t.Errorf("error %v, want %s", err, want)
 	}
-	if _, err := Build(nil, Options{}); !errors.Is(err, ErrEmpty) {
+	if _, err := Build(nil, Options{}); !errors.Is(err, results.ErrEmpty) {
 		t.Errorf("no rows: %v", err)
 	}
 }
 
 // TestBuildManyErrors: every bad row is reported, up to a limit.
 func TestBuildManyErrors(t *testing.T) {
-	var rows []DetailRow
-	for range maxErrors + 5 {
-		rows = append(rows, DetailRow{Target: "k", Strategy: "s", Mode: "set", Round: 1, Status: StatusOK})
+	var rows []results.Row
+	for range results.MaxErrors + 5 {
+		rows = append(rows, results.Row{Target: "k", Strategy: "s", Mode: "set", Round: 1, Status: results.StatusOK})
 	}
 	_, err := Build(rows, Options{})
 	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != maxErrors+1 || lines[maxErrors] != "and 5 more errors" {
+	if len(lines) != results.MaxErrors+1 || lines[results.MaxErrors] != "and 5 more errors" {
 		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }
@@ -210,7 +212,7 @@ func TestWarnings(t *testing.T) {
 	rows := slices.Concat(
 		rowsOf("k", "noisy", "", "set", 100, 150, 100, 150, 100),
 		rowsOf("k", "short", "", "set", 100, 101, 102),
-		[]DetailRow{{Target: "k", Strategy: "dead", Mode: "set", Round: 1, Status: "failed", Error: "boom"}},
+		[]results.Row{{Target: "k", Strategy: "dead", Mode: "set", Round: 1, Status: "failed", Error: "boom"}},
 	)
 	rep, err := Build(rows, Options{})
 	if err != nil {
@@ -303,5 +305,34 @@ func TestCell(t *testing.T) {
 		if got := cell(in); got != want {
 			t.Errorf("cell(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestReadRetry: a failed attempt then an ok retry of the same round is
+// fine, and the failure is counted and listed.
+func TestReadRetry(t *testing.T) {
+	in := "target,strategy,mode,round,attempt,status,error,qps\n" +
+		"kvstore,nopersist,set,1,1,failed,server died,\n" +
+		"kvstore,nopersist,set,1,2,ok,,100\n" +
+		"kvstore,nopersist,set,2,1,ok,,110\n" +
+		"kvstore,nopersist,set,3,1,timeout,no reply in 30s,abc-is-checked-anyway\n"
+	if _, err := results.ReadCSV(strings.NewReader(in), "r.csv"); err == nil {
+		t.Error("a non-numeric qps in a failed row should still be reported")
+	}
+	in = strings.Replace(in, "abc-is-checked-anyway", "", 1)
+	rows, err := results.ReadCSV(strings.NewReader(in), "r.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := rep.Targets[0].Scenario("nopersist", "set")
+	if len(sc.Rounds) != 2 || sc.FailedAttempts != 2 || len(rep.Failed) != 2 {
+		t.Errorf("rounds %d failed %d listed %d; want 2 2 2", len(sc.Rounds), sc.FailedAttempts, len(rep.Failed))
+	}
+	if rep.Failed[0].Pos.String() != "r.csv:2" || rep.Failed[1].Error != "no reply in 30s" {
+		t.Errorf("failed attempts %+v", rep.Failed)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/results"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -48,7 +49,7 @@ var modeColors = []color.Color{
 // every ok round as a dot and the dropped round as a red cross.
 func (r *Report) WriteChart(w io.Writer, format string) error {
 	if len(r.Targets) == 0 {
-		return fmt.Errorf("chart: %w: nothing to draw", ErrEmpty)
+		return fmt.Errorf("chart: %w: nothing to draw", results.ErrEmpty)
 	}
 	width := vg.Length(0)
 	plots := make([][]*plot.Plot, len(r.Targets))

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // SummaryColumns are the columns of the summary CSV, one row per scenario.
@@ -93,14 +95,14 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	failed := r.Failed
 	if failed == nil {
-		failed = []DetailRow{}
+		failed = []results.Row{}
 	}
 	v := struct {
 		*Report
-		Failed     []DetailRow `json:"failed_attempts"`
-		Alpha      float64     `json:"alpha"`
-		Confidence float64     `json:"confidence"`
-		Warnings   []string    `json:"warnings"`
+		Failed     []results.Row `json:"failed_attempts"`
+		Alpha      float64       `json:"alpha"`
+		Confidence float64       `json:"confidence"`
+		Warnings   []string      `json:"warnings"`
 	}{r, failed, r.Options.Alpha, r.Options.Confidence, warnings}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

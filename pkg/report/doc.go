@@ -5,8 +5,10 @@
 // the latencies; as markdown (English or the seed reports' Chinese
 // headings), CSV, JSON and a chart.
 //
+// The rows come from package results, which owns the detail CSV.
 // "kvbench report" calls Run; "kvbench run" holds its rows in memory and
-// calls Build, then the Report's writers, so both print the same numbers.
+// calls Build, then Report.WriteFiles, so both print the same numbers and
+// write the same files.
 // The arithmetic lives in package stats; the number conventions (2
 // decimals, means of displayed figures, overheads from displayed figures)
 // are documented there and in the README.

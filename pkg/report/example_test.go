@@ -7,16 +7,17 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // The orchestrator holds its rows in memory and builds the same report as
 // "kvbench report" does from the CSV files.
 func ExampleBuild() {
-	var rows []report.DetailRow
+	var rows []results.Row
 	add := func(strategy, persistence string, qps ...float64) {
 		for i, q := range qps {
-			rows = append(rows, report.DetailRow{Target: "kvstore", Strategy: strategy, Persistence: persistence,
-				Mode: "set", Round: i + 1, Status: report.StatusOK, QPS: q})
+			rows = append(rows, results.Row{Target: "kvstore", Strategy: strategy, Persistence: persistence,
+				Mode: "set", Round: i + 1, Status: results.StatusOK, QPS: q})
 		}
 	}
 	add("persist_no", "no", 139895, 138768, 138867, 143296, 144388)
@@ -35,16 +36,6 @@ func ExampleBuild() {
 	// dropped round 5 144388.00
 	// trimmed 140206.50 7.13
 	// against nopersist -6.58% ~ +6.90% ~
-}
-
-// ReadCSV names the file and line of every bad cell.
-func ExampleReadCSV() {
-	in := "target,strategy,mode,round,status,qps\n" +
-		"kvstore,nopersist,set,1,ok,150000\n" +
-		"kvstore,nopersist,set,2,ok,abc\n"
-	_, err := report.ReadCSV(strings.NewReader(in), "results/a.csv")
-	fmt.Println(err)
-	// Output: results/a.csv:3: column qps: "abc" is not a number
 }
 
 // Run is "kvbench report" without the flag parsing: here the trimmed CSV

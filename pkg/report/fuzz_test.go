@@ -5,19 +5,22 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
-// FuzzReadCSV feeds arbitrary bytes to the detail CSV reader, and what it
+// FuzzReport feeds arbitrary bytes to the detail CSV reader, and what it
 // accepts to Build and the writers: no input may panic, every error must
 // carry the file's position, every row its line. The seed corpus is in
-// testdata/fuzz/FuzzReadCSV and runs with plain "go test".
-func FuzzReadCSV(f *testing.F) {
+// testdata/fuzz/FuzzReport (package results' FuzzReadCSV corpus) and
+// runs with plain "go test".
+func FuzzReport(f *testing.F) {
 	f.Add([]byte(hdr + "kvstore,nopersist,set,1,ok,100\nkvstore,nopersist,set,2,ok,110\nkvstore,nopersist,set,3,ok,90\n"))
 	f.Add([]byte(hdr + "kvstore,nopersist,set,1,failed,\nkvstore,nopersist,set,1,ok,1e5\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := ReadCSV(bytes.NewReader(data), "f.csv")
+		rows, err := results.ReadCSV(bytes.NewReader(data), "f.csv")
 		if err != nil {
-			var ie *InputError
+			var ie *results.InputError
 			if !errors.As(err, &ie) || ie.Pos.File != "f.csv" {
 				t.Fatalf("error without position: %v", err)
 			}

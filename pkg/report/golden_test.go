@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -47,7 +49,7 @@ func TestGolden(t *testing.T) {
 		{".json", LangEN, (*Report).WriteJSON},
 	}
 	for name, files := range inputs {
-		rows, err := ReadFiles(files)
+		rows, err := results.ReadFiles(files)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,10 +3,13 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // Output formats of Run.
@@ -24,7 +27,7 @@ const DefaultFormat = FormatMarkdown
 
 // RunOptions is what "kvbench report" was asked to do.
 type RunOptions struct {
-	// Inputs are detail CSV files or glob patterns (see ExpandPatterns).
+	// Inputs are detail CSV files or glob patterns (see results.ExpandPatterns).
 	Inputs []string
 	// Format is FormatMarkdown, FormatCSV or FormatJSON ("" means DefaultFormat).
 	Format string
@@ -68,7 +71,7 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	}
 	bo.ChartLink = opts.Chart
 
-	files, err := ExpandPatterns(opts.Inputs)
+	files, err := results.ExpandPatterns(opts.Inputs)
 	if err != nil {
 		return err
 	}
@@ -78,11 +81,11 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := readFiles(files, b.add); err != nil {
+	if err := results.Scan(files, b.add); err != nil {
 		return err
 	}
 	if b.n == 0 {
-		return fmt.Errorf("%w: no detail rows in %s", ErrEmpty, strings.Join(files, ", "))
+		return fmt.Errorf("%w: no detail rows in %s", results.ErrEmpty, strings.Join(files, ", "))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -92,21 +95,8 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 		return err
 	}
 
-	outputs := []struct {
-		path  string
-		write func(io.Writer) error
-	}{
-		{opts.SummaryCSV, rep.WriteSummaryCSV},
-		{opts.TrimmedCSV, rep.WriteTrimmedCSV},
-		{opts.Chart, func(w io.Writer) error { return rep.WriteChart(w, chartFormat) }},
-	}
-	for _, f := range outputs {
-		if f.path == "" {
-			continue
-		}
-		if err := writeFile(f.path, f.write); err != nil {
-			return err
-		}
+	if err := rep.WriteFiles(Files{Summary: opts.SummaryCSV, Trimmed: opts.TrimmedCSV, Chart: opts.Chart, ChartFormat: chartFormat}); err != nil {
+		return err
 	}
 	switch format {
 	case FormatCSV:
@@ -117,16 +107,46 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	return rep.WriteMarkdown(stdout)
 }
 
-// writeFile renders into memory, then writes the file in one go.
-func writeFile(path string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
+// Files names the files a report is written to; an empty name is skipped.
+// "kvbench run" writes all of them next to its detail CSV, "kvbench report"
+// those its flags ask for.
+type Files struct {
+	// Markdown is the markdown report.
+	Markdown string
+	// Summary and Trimmed are the summary and trimmed CSVs.
+	Summary, Trimmed string
+	// Chart is the chart, in ChartFormat (svg or png).
+	Chart, ChartFormat string
+}
+
+// WriteFiles writes the report's files. Each file is rendered in memory and
+// written in one go; a file that fails does not stop the others, and every
+// failure is returned.
+func (r *Report) WriteFiles(f Files) error {
+	outputs := []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{f.Markdown, r.WriteMarkdown},
+		{f.Summary, r.WriteSummaryCSV},
+		{f.Trimmed, r.WriteTrimmedCSV},
+		{f.Chart, func(w io.Writer) error { return r.WriteChart(w, f.ChartFormat) }},
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	var errs []error
+	for _, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		var buf bytes.Buffer
+		err := o.write(&buf)
+		if err == nil {
+			err = os.WriteFile(o.path, buf.Bytes(), 0o644)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("write %s: %w", o.path, err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ParseBaselines parses a --baseline value, "kvstore=nopersist,redis=none",

@@ -3,6 +3,8 @@ package report
 import (
 	"strconv"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // seedFiles are seed 000's raw rounds, transcribed into detail CSVs.
@@ -13,7 +15,7 @@ var seedFiles = []string{
 
 func seedReport(t testing.TB, opts Options) *Report {
 	t.Helper()
-	rows, err := ReadFiles(seedFiles)
+	rows, err := results.ReadFiles(seedFiles)
 	if err != nil {
 		t.Fatal(err)
 	}

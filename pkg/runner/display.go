@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -50,7 +50,7 @@ type Event struct {
 	// Progress is the load generator's progress (EventProgress).
 	Progress loadgen.Progress
 	// Row is the attempt's detail row (EventEnd).
-	Row report.DetailRow
+	Row results.Row
 	// Err is the attempt's error (EventEnd).
 	Err error
 	// Timing is where the attempt's time went (EventEnd).
@@ -177,14 +177,14 @@ func (d *display) endLine(e Event) string {
 	} else {
 		what := "failed, retrying"
 		switch {
-		case r.Status == StatusInterrupted:
+		case r.Status == results.StatusInterrupted:
 			what = "interrupted"
 		case e.Final:
 			what = "FAILED, no retries left"
 		}
 		fmt.Fprintf(&b, ": %s: %s", what, indent(e.Err.Error()))
 	}
-	if left := d.left(e.Step, 0); left > 0 && e.Final && e.Step < e.Steps && r.Status != StatusInterrupted {
+	if left := d.left(e.Step, 0); left > 0 && e.Final && e.Step < e.Steps && r.Status != results.StatusInterrupted {
 		fmt.Fprintf(&b, " [%s left]", formatDuration(left))
 	}
 	return b.String()

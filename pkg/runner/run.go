@@ -13,17 +13,8 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
-)
-
-// Status values of the detail CSV besides report.StatusOK.
-const (
-	// StatusFailed marks an attempt that failed (and was retried, unless
-	// it was the last).
-	StatusFailed = "failed"
-	// StatusInterrupted marks the attempt running when the run was
-	// interrupted.
-	StatusInterrupted = "interrupted"
 )
 
 // Sentinel errors of Run.
@@ -72,7 +63,7 @@ type Result struct {
 	// Files are the files it wrote.
 	Files Files
 	// Rows are the detail rows, as written to Files.Detail.
-	Rows []report.DetailRow
+	Rows []results.Row
 	// Report is the end-of-run report (nil when no row was written).
 	Report *report.Report
 	// Failed names the scenarios that ran out of retries.
@@ -116,7 +107,7 @@ type run struct {
 	stderr  io.Writer
 	res     *Result
 	disp    *display
-	detail  *detailWriter
+	detail  *results.Writer
 	tmp     string
 	failed  map[*Scenario]bool
 	started time.Time
@@ -137,7 +128,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	for i := 2; ; i++ {
 		r.res.Files = newFiles(r.o.OutDir, r.o.Prefix, ts, r.o.Chart)
 		var err error
-		r.detail, err = createDetail(r.res.Files.Detail)
+		r.detail, err = results.Create(r.res.Files.Detail)
 		if err == nil {
 			break
 		}
@@ -156,7 +147,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		tmp, err = filepath.Abs(tmp)
 	}
 	if err != nil {
-		r.detail.close()
+		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
 	r.tmp = tmp
@@ -170,7 +161,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.res.Wall = time.Since(r.started)
 
 	errs := []error{runErr}
-	errs = append(errs, r.detail.close())
+	errs = append(errs, r.detail.Close())
 	if err := os.RemoveAll(r.tmp); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
@@ -243,11 +234,11 @@ func (r *run) steps(ctx context.Context) error {
 			e.Attempt = attempt
 			row, timing, err := r.attempt(ctx, e)
 			r.res.Timing.add(timing)
-			if werr := r.detail.write(&row); werr != nil {
+			if werr := r.detail.Write(&row); werr != nil {
 				return werr // without a detail CSV there is no point going on
 			}
 			r.res.Rows = append(r.res.Rows, row)
-			interrupted := row.Status == StatusInterrupted
+			interrupted := row.Status == results.StatusInterrupted
 			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || errors.Is(err, target.ErrConfigMismatch))
 			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
 			e.Final = err == nil || interrupted || outOfRetries
@@ -270,24 +261,24 @@ func (r *run) steps(ctx context.Context) error {
 
 // attempt starts a fresh server for the step, prefills it if the mode
 // reads, measures, stops it, and returns the detail row.
-func (r *run) attempt(ctx context.Context, e Event) (row report.DetailRow, t Timing, err error) {
+func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, err error) {
 	sc := e.Scenario
 	o := r.o
 	seed := o.Seed + int64(e.Round)
-	row = report.DetailRow{
+	row = results.Row{
 		RunID: r.res.RunID, StartedAt: time.Now().Format(time.RFC3339),
 		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
 		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: e.Round, Attempt: e.Attempt,
-		Status: report.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
+		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
 		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: seed,
 	}
 	defer func() {
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			row.Status, row.Error = StatusInterrupted, "interrupted: "+err.Error()
+			row.Status, row.Error = results.StatusInterrupted, "interrupted: "+err.Error()
 		default:
-			row.Status, row.Error = StatusFailed, err.Error()
+			row.Status, row.Error = results.StatusFailed, err.Error()
 		}
 	}()
 
@@ -429,7 +420,7 @@ func checkResult(res loadgen.Result) error {
 }
 
 // fillRow copies a measurement into its detail row.
-func fillRow(row *report.DetailRow, res loadgen.Result) {
+func fillRow(row *results.Row, res loadgen.Result) {
 	row.Requests = res.Requests
 	row.ElapsedS = res.Elapsed.Seconds()
 	row.QPS, row.UsPerOp = res.QPS, res.UsPerOp

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -63,17 +64,17 @@ func checkClean(t *testing.T, o Options) {
 }
 
 // readDetail reads the detail CSV back as "kvbench report" does.
-func readDetail(t *testing.T, res *Result) []report.DetailRow {
+func readDetail(t *testing.T, res *Result) []results.Row {
 	t.Helper()
 	raw, err := os.ReadFile(res.Files.Detail)
 	if err != nil {
 		t.Fatal(err)
 	}
 	header, _, _ := strings.Cut(string(raw), "\n")
-	if header != strings.Join(report.DetailColumns, ",") {
-		t.Errorf("detail header %s\nwant %s", header, strings.Join(report.DetailColumns, ","))
+	if header != strings.Join(results.Columns, ",") {
+		t.Errorf("detail header %s\nwant %s", header, strings.Join(results.Columns, ","))
 	}
-	rows, err := report.ReadFiles([]string{res.Files.Detail})
+	rows, err := results.ReadFiles([]string{res.Files.Detail})
 	if err != nil {
 		t.Fatalf("the detail CSV does not parse: %v", err)
 	}
@@ -81,7 +82,7 @@ func readDetail(t *testing.T, res *Result) []report.DetailRow {
 }
 
 // okRounds counts the ok rows per "target/strategy/mode round".
-func okRounds(rows []report.DetailRow) map[string]int {
+func okRounds(rows []results.Row) map[string]int {
 	m := make(map[string]int)
 	for _, r := range rows {
 		if r.OK() {
@@ -218,8 +219,8 @@ func TestRunServerKilledMidRound(t *testing.T) {
 		wantRows  []string // status of each row, in order
 		wantSkips int
 	}{
-		{"retried", 1, nil, []string{StatusFailed, report.StatusOK, report.StatusOK}, 0},
-		{"out of retries", 0, ErrScenariosFailed, []string{StatusFailed}, 1},
+		{"retried", 1, nil, []string{results.StatusFailed, results.StatusOK, results.StatusOK}, 0},
+		{"out of retries", 0, ErrScenariosFailed, []string{results.StatusFailed}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,7 +300,7 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	checkClean(t, o)
 	rows := readDetail(t, res)
-	if len(rows) != 2 || rows[0].Status != report.StatusOK || rows[1].Status != StatusInterrupted {
+	if len(rows) != 2 || rows[0].Status != results.StatusOK || rows[1].Status != results.StatusInterrupted {
 		t.Fatalf("rows %+v: want ok, interrupted", rows)
 	}
 	if !res.Interrupted || !strings.Contains(stdout, "# kvbench report") || !strings.Contains(stdout, "interrupted") {
@@ -468,7 +469,7 @@ func TestRunRefusesNonEmptyServer(t *testing.T) {
 	}
 	checkClean(t, o)
 	rows := readDetail(t, res)
-	if len(rows) != 1 || rows[0].Status != StatusFailed || !strings.Contains(rows[0].Error, "server not empty: DBSIZE on 127.0.0.1:") ||
+	if len(rows) != 1 || rows[0].Status != results.StatusFailed || !strings.Contains(rows[0].Error, "server not empty: DBSIZE on 127.0.0.1:") ||
 		!strings.Contains(rows[0].Error, "is 1 before the prefill") {
 		t.Fatalf("rows %+v: want one failed row saying the server was not empty", rows)
 	}

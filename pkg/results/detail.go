@@ -1,0 +1,535 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gocarina/gocsv"
+)
+
+// Row is one measured attempt: a row of the detail CSV. Its csv tags, in
+// field order, are the file's columns (Columns); a new column is a new
+// field appended at the end, before Pos.
+//
+// Numeric columns left empty read as zero, and zero means "not measured" for
+// UsPerOp and the latency columns: a round's us/op is then 1e6/QPS.
+type Row struct {
+	// RunID identifies the "kvbench run" invocation that wrote the row.
+	RunID string `csv:"run_id" json:"run_id,omitempty"`
+	// StartedAt is when the attempt started, RFC 3339.
+	StartedAt string `csv:"started_at" json:"started_at,omitempty"`
+	// Target is the server kind or name: kvstore, redis, or a configured name.
+	Target string `csv:"target" json:"target"`
+	// Strategy names the persistence configuration (persist_no, aof_everysec, …).
+	Strategy string `csv:"strategy" json:"strategy"`
+	// Persistence is the strategy's durability class: none, no, everysec,
+	// always, rdb…; "none" marks the baseline of its target and alloc.
+	Persistence string `csv:"persistence" json:"persistence,omitempty"`
+	// Alloc is the server's allocator (mypool, malloc, …), empty if not applicable.
+	Alloc string `csv:"alloc" json:"alloc,omitempty"`
+	// Mode is the workload: set, get or mixed.
+	Mode string `csv:"mode" json:"mode"`
+	// Round is the round number, from 1.
+	Round int `csv:"round" json:"round"`
+	// Attempt is the attempt number within the round, from 1.
+	Attempt int `csv:"attempt" json:"attempt,omitempty"`
+	// Status is StatusOK for a measured round; any other status is an
+	// attempt that measured nothing (see Statuses).
+	Status string `csv:"status" json:"status"`
+	// Error describes why an attempt failed.
+	Error string `csv:"error" json:"error,omitempty"`
+	// Requests is the number of requests sent.
+	Requests int64 `csv:"requests" json:"requests,omitempty"`
+	// Pipeline is the pipeline depth.
+	Pipeline int `csv:"pipeline" json:"pipeline,omitempty"`
+	// Connections is the number of client connections.
+	Connections int `csv:"connections" json:"connections,omitempty"`
+	// Keyspace is the number of distinct keys.
+	Keyspace int64 `csv:"keyspace" json:"keyspace,omitempty"`
+	// ValueSize is the value size in bytes.
+	ValueSize int `csv:"value_size" json:"value_size,omitempty"`
+	// Seed is the round's random seed.
+	Seed int64 `csv:"seed" json:"seed,omitempty"`
+	// ElapsedS is the measured wall time in seconds.
+	ElapsedS float64 `csv:"elapsed_s" json:"elapsed_s,omitempty"`
+	// QPS is requests per second.
+	QPS float64 `csv:"qps" json:"qps"`
+	// UsPerOp is the amortized time per operation in microseconds, 2
+	// decimals; 0 means absent (then 1e6/QPS is used).
+	UsPerOp float64 `csv:"us_per_op" json:"us_per_op,omitempty"`
+	// LatP50Us is the median latency in microseconds; 0 means not measured.
+	LatP50Us float64 `csv:"lat_p50_us" json:"lat_p50_us,omitempty"`
+	// LatP99Us is the 99th percentile latency in microseconds.
+	LatP99Us float64 `csv:"lat_p99_us" json:"lat_p99_us,omitempty"`
+	// LatP999Us is the 99.9th percentile latency in microseconds.
+	LatP999Us float64 `csv:"lat_p999_us" json:"lat_p999_us,omitempty"`
+	// LatMaxUs is the highest latency in microseconds.
+	LatMaxUs float64 `csv:"lat_max_us" json:"lat_max_us,omitempty"`
+	// Errors counts error replies.
+	Errors int64 `csv:"errors" json:"errors,omitempty"`
+	// Conflicts counts rejected writes to existing keys (RSET).
+	Conflicts int64 `csv:"conflicts" json:"conflicts,omitempty"`
+	// Misses counts GETs that found no value.
+	Misses int64 `csv:"misses" json:"misses,omitempty"`
+	// VerifyFailures counts GETs whose value differed from what was written.
+	VerifyFailures int64 `csv:"verify_failures" json:"verify_failures,omitempty"`
+	// PrefillS is the prefill time in seconds (get and mixed modes).
+	PrefillS float64 `csv:"prefill_s" json:"prefill_s,omitempty"`
+	// ServerVersion is the server's reported version.
+	ServerVersion string `csv:"server_version" json:"server_version,omitempty"`
+	// ServerConfig is the server's effective persistence configuration.
+	ServerConfig string `csv:"server_config" json:"server_config,omitempty"`
+
+	// Pos is where the row was read from (or written to); zero for rows
+	// built in memory. It is not a column.
+	Pos Pos `csv:"-" json:"-"`
+}
+
+// The status values of a row.
+const (
+	// StatusOK marks a measured round.
+	StatusOK = "ok"
+	// StatusFailed marks an attempt that failed; it is retried on a fresh
+	// server unless the retries ran out.
+	StatusFailed = "failed"
+	// StatusInterrupted marks the attempt that was running when the run was
+	// interrupted.
+	StatusInterrupted = "interrupted"
+)
+
+// Statuses lists every status value, StatusOK first.
+var Statuses = []string{StatusOK, StatusFailed, StatusInterrupted}
+
+// OK reports whether the row is a measured round.
+func (r *Row) OK() bool { return r.Status == StatusOK }
+
+// Columns lists the detail CSV's columns in the order they are written: the
+// csv tags of Row, in field order.
+var Columns = func() []string {
+	var cols []string
+	for _, f := range rowFields() {
+		cols = append(cols, f.name)
+	}
+	return cols
+}()
+
+// RequiredColumns are the columns a detail CSV must have; every other
+// column is optional (it reads as its zero value when absent) and unknown
+// columns are ignored.
+var RequiredColumns = []string{"target", "strategy", "mode", "round", "status", "qps"}
+
+// Pos is a position in an input: a file and a 1-based line. The zero Pos
+// means "built in memory"; Index then numbers the row from 1.
+type Pos struct {
+	// File is the file name as given.
+	File string
+	// Line is the 1-based line where the row starts.
+	Line int
+	// Index numbers an in-memory row from 1 (when File is empty).
+	Index int
+}
+
+// String formats the position as "file:line", or "row N" for an in-memory row.
+func (p Pos) String() string {
+	switch {
+	case p.File != "" && p.Line > 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	case p.File != "":
+		return p.File
+	case p.Index > 0:
+		return fmt.Sprintf("row %d", p.Index)
+	}
+	return "(memory)"
+}
+
+// field is one column of Row: its name, field index and kind.
+type field struct {
+	name  string
+	index int
+	kind  reflect.Kind
+}
+
+// rowFields lists Row's columns from its csv tags, in field order.
+func rowFields() []field {
+	var fs []field
+	t := reflect.TypeFor[Row]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag := f.Tag.Get("csv"); tag != "" && tag != "-" {
+			fs = append(fs, field{name: tag, index: i, kind: f.Type.Kind()})
+		}
+	}
+	return fs
+}
+
+// fieldByName maps a column name to its field.
+var fieldByName = func() map[string]field {
+	m := make(map[string]field)
+	for _, f := range rowFields() {
+		m[f.name] = f
+	}
+	return m
+}()
+
+// Writer appends rows to a detail CSV with gocsv (driven by Row's csv
+// tags), flushing each row as it is written: an interrupted run keeps
+// every attempt it finished. It numbers the rows' lines, so that rows kept
+// in memory point at the file as rows read back from it do.
+type Writer struct {
+	f    *os.File
+	csv  *gocsv.SafeCSVWriter
+	path string
+	line int
+}
+
+// Create creates the detail CSV at path (it must not exist) and writes its
+// header.
+func Create(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create the detail CSV: %w", err)
+	}
+	w := &Writer{f: f, csv: gocsv.NewSafeCSVWriter(csv.NewWriter(f)), path: path, line: 1}
+	if err := gocsv.MarshalCSV([]Row{}, w.csv); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := w.flush(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path is the file the writer writes.
+func (w *Writer) Path() string { return w.path }
+
+// Write appends the row and sets its Pos. A multi-line Error is joined
+// into one line, so that line numbers and rows agree.
+func (w *Writer) Write(r *Row) error {
+	r.Error = oneLine(r.Error)
+	if err := gocsv.MarshalCSVWithoutHeaders([]Row{*r}, w.csv); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	w.line++
+	r.Pos = Pos{File: w.path, Line: w.line}
+	return nil
+}
+
+func (w *Writer) flush() error {
+	w.csv.Flush()
+	if err := w.csv.Error(); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (w *Writer) Close() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// oneLine keeps a cell on one line of the CSV (a server's log tail is
+// several).
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var parts []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// The reader is hand-made on encoding/csv: gocsv's unmarshalling reports
+// neither the line of a bad cell nor which required column is missing.
+// Both sides are driven by Row's csv tags, so they cannot disagree.
+
+// ExpandPatterns turns command-line arguments into file names: an argument
+// holding glob metacharacters is expanded with filepath.Glob and must match
+// at least one file (ErrNoFiles otherwise); other arguments are kept as
+// they are. A file named twice is read once.
+func ExpandPatterns(patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, fmt.Errorf("%w: no detail CSV given", ErrNoFiles)
+	}
+	var files []string
+	seen := make(map[string]bool)
+	for _, p := range patterns {
+		matches := []string{p}
+		if strings.ContainsAny(p, `*?[\`) {
+			var err error
+			matches, err = filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("pattern %q: %w", p, err)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("%w %q", ErrNoFiles, p)
+			}
+		}
+		for _, m := range matches {
+			if c := filepath.Clean(m); !seen[c] {
+				seen[c] = true
+				files = append(files, m)
+			}
+		}
+	}
+	return files, nil
+}
+
+// ReadFiles reads and merges detail CSV files, in the order given. Every
+// error names its file and line; all the files are read so that all their
+// errors are reported at once (up to MaxErrors).
+func ReadFiles(paths []string) ([]Row, error) {
+	var chunks rowChunks
+	if err := Scan(paths, chunks.add); err != nil {
+		return nil, err
+	}
+	return chunks.rows(), nil
+}
+
+// Scan reads the files as ReadFiles does, passing each row to emit instead
+// of keeping it: emit must copy what it keeps, the row is reused. On error,
+// the rows already emitted are to be discarded.
+func Scan(paths []string, emit func(*Row)) error {
+	var errs ErrorList
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			errs.Add(fmt.Errorf("read detail CSV: %w", err))
+			continue
+		}
+		err = scanCSV(f, p, emit)
+		f.Close()
+		if err != nil {
+			errs.Add(err)
+		}
+	}
+	return errs.Err()
+}
+
+// rowChunks collects rows in fixed-size chunks and copies them into one
+// slice at the end: growing one slice of large, pointer-holding structs by
+// append costs more than reading the CSV itself.
+type rowChunks struct {
+	full [][]Row
+	cur  []Row
+	n    int
+}
+
+const chunkRows = 4096
+
+// add appends a copy of the row.
+func (c *rowChunks) add(r *Row) {
+	if len(c.cur) == cap(c.cur) {
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]Row, 0, chunkRows)
+	}
+	c.cur = append(c.cur, *r)
+	c.n++
+}
+
+// rows returns all the rows in one slice.
+func (c *rowChunks) rows() []Row {
+	if len(c.full) == 0 {
+		return c.cur
+	}
+	out := make([]Row, 0, c.n)
+	for _, ch := range c.full {
+		out = append(out, ch...)
+	}
+	return append(out, c.cur...)
+}
+
+// ReadCSV reads one detail CSV; name is used in error positions. The header
+// must hold the RequiredColumns, in any order; unknown columns are ignored.
+// Empty numeric cells read as zero. Each returned row's Pos is its file and
+// line. ReadCSV checks the syntax of each cell; the rows' consistency with
+// each other (duplicates, conflicts) is the report's to check.
+func ReadCSV(r io.Reader, name string) ([]Row, error) {
+	var chunks rowChunks
+	if err := scanCSV(r, name, chunks.add); err != nil {
+		return nil, err
+	}
+	return chunks.rows(), nil
+}
+
+// scanCSV reads one detail CSV, passing each row to emit.
+func scanCSV(r io.Reader, name string, emit func(*Row)) error {
+	hdrPos := Pos{File: name, Line: 1}
+	br := &sniffReader{r: r}
+	cr := csv.NewReader(br)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w file: no header line", ErrEmpty)}
+	}
+	if err != nil {
+		return csvError(name, err)
+	}
+	if br.binary {
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
+	}
+	cols, err := mapHeader(slices.Clone(header), hdrPos)
+	if err != nil {
+		return err
+	}
+
+	var errs ErrorList
+	var row Row
+	v := reflect.ValueOf(&row).Elem()
+	for !errs.Full() {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs.Add(csvError(name, err))
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		row = Row{Pos: Pos{File: name, Line: line}}
+		bad := false
+		for i, c := range cols {
+			if c.name == "" {
+				continue
+			}
+			if err := setField(v.Field(c.index), c.kind, rec[i]); err != nil {
+				errs.At(row.Pos, c.name, err)
+				bad = true
+			}
+		}
+		if !bad {
+			emit(&row)
+		}
+	}
+	if br.binary {
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
+	}
+	return errs.Err()
+}
+
+// mapHeader checks the header line and maps each column to its field; an
+// unknown column maps to the zero field (no name).
+func mapHeader(header []string, pos Pos) ([]field, error) {
+	cols := make([]field, len(header))
+	seen := make(map[string]bool)
+	var errs ErrorList
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff") // a spreadsheet's byte order mark
+		}
+		h = strings.TrimSpace(h)
+		if !utf8.ValidString(h) {
+			return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the header is not UTF-8 text", ErrNotCSV)}
+		}
+		f, ok := fieldByName[h]
+		if !ok {
+			continue
+		}
+		if seen[h] {
+			errs.At(pos, h, fmt.Errorf("%w: the column appears twice", ErrBadValue))
+			continue
+		}
+		seen[h] = true
+		cols[i] = f
+	}
+	if len(seen) == 0 {
+		return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the first line %q is not a detail CSV header (want columns %s)",
+			ErrNotCSV, truncate(strings.Join(header, ","), 40), strings.Join(RequiredColumns, ", "))}
+	}
+	for _, c := range RequiredColumns {
+		if !seen[c] {
+			errs.At(pos, "", fmt.Errorf("%w %q", ErrMissingColumn, c))
+		}
+	}
+	return cols, errs.Err()
+}
+
+// setField parses s into a field of the given kind.
+func setField(v reflect.Value, kind reflect.Kind, s string) error {
+	if s != "" && (s[0] <= ' ' || s[len(s)-1] <= ' ') {
+		s = strings.TrimSpace(s)
+	}
+	switch kind {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Float64:
+		if s == "" {
+			return nil
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotNumber)
+		}
+		v.SetFloat(x)
+	case reflect.Int, reflect.Int64:
+		if s == "" {
+			return nil
+		}
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v.OverflowInt(x) {
+			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotInteger)
+		}
+		v.SetInt(x)
+	default:
+		panic("results: unsupported Row field kind " + kind.String())
+	}
+	return nil
+}
+
+// csvError turns an encoding/csv error into an InputError with its line.
+func csvError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &InputError{Pos: Pos{File: name, Line: pe.Line}, Err: fmt.Errorf("%w: %w", ErrNotCSV, pe.Err)}
+	}
+	return &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("read: %w", err)}
+}
+
+// truncate shortens s to at most n bytes (and valid UTF-8) for an error
+// message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// sniffReader passes bytes through, noting whether any is a NUL: text CSV
+// never holds one, binary files nearly always do.
+type sniffReader struct {
+	r      io.Reader
+	binary bool
+}
+
+// Read reads from the underlying reader, watching for NUL bytes.
+func (s *sniffReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if !s.binary && bytes.IndexByte(p[:n], 0) >= 0 {
+		s.binary = true
+	}
+	return n, err
+}

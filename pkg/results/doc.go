@@ -1,0 +1,10 @@
+// Package results owns kvbench's detail CSV: the row of one measured
+// attempt, its columns, its status values, the writer "kvbench run" appends
+// rows with and the reader "kvbench report" (and every later consumer)
+// reads them back with.
+//
+// The schema has one source: the csv tags of Row, in field order. Columns
+// are only ever appended, so that CSVs written by earlier versions keep
+// reading (a column they lack reads as its zero value), and unknown columns
+// are ignored, so that older readers accept newer files.
+package results
