@@ -19,7 +19,7 @@ import (
 
 // Defaults for Config, Redis's own where Redis has one.
 const (
-	DefaultAddr       = "127.0.0.1:8888" // the seeds' KV_PORT
+	DefaultAddr       = "127.0.0.1:8888" // the reference script's KV_PORT
 	DefaultMaxClients = 10000
 )
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -10,23 +11,33 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
-// benchOptions are the flags of "kvbench bench".
+// benchOptions is what "kvbench bench" was asked to do.
 type benchOptions struct {
-	host     string
-	port     int
-	mode     string
-	pattern  string
-	setRatio int
-	warmup   string
-	output   string
-	cfg      loadgen.Config
+	host    string
+	port    int
+	mode    string
+	pattern string
+	warmup  string
+	// Output is loadgen.FormatText or loadgen.FormatJSON.
+	Output string
+	// Config is the load generator's run, complete once validate has run.
+	Config loadgen.Config
+	// Live, when set, receives the progress line (a terminal).
+	Live *os.File
+	streams
 }
 
-func newBenchCmd() *cobra.Command {
-	o := &benchOptions{}
+// newBenchCmd is "kvbench bench": flags into benchOptions, then runF
+// (runBench when nil).
+func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runBench
+	}
+	o := &benchOptions{Config: loadgen.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run the load generator once against a Redis-protocol server",
@@ -45,59 +56,54 @@ verification), 2 for a usage error.`,
   kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.complete(cmd); err != nil {
+			if err := o.validate(cmd.Flags()); err != nil {
 				return &usageError{err}
 			}
-			out := loadgen.Output{Format: o.output}
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				out.Live = f
+			o.streams = streamsOf(cmd)
+			if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				o.Live = f
 			}
-			_, err := loadgen.Bench(cmd.Context(), o.cfg, cmd.OutOrStdout(), out)
-			return err
+			return runF(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	c := &o.cfg
+	c := &o.Config
 	f.StringVar(&o.host, "host", loadgen.DefaultHost, "server host")
 	f.IntVar(&o.port, "port", loadgen.DefaultPort, "server port")
 	f.StringVar(&c.Password, "password", "", "password sent with AUTH on each connection")
 	f.StringVar(&o.mode, "mode", string(loadgen.DefaultMode), "request mix: set, get or mixed")
-	f.Int64Var(&c.Requests, "requests", loadgen.DefaultRequests, "total measured requests over all connections (not per second)")
+	f.Int64Var(&c.Requests, "requests", c.Requests, "total measured requests over all connections (not per second)")
 	f.DurationVar(&c.Duration, "duration", 0, "measure for this long instead of --requests (e.g. 10s)")
 	f.StringVar(&o.warmup, "warmup", "", "unmeasured warmup first: a duration (5s) or a number of requests")
 	f.Float64Var(&c.Rate, "rate", 0, "open loop at this many requests per second in total; 0: closed loop")
-	f.IntVar(&c.Pipeline, "pipeline", loadgen.DefaultPipeline, "requests per batch (closed loop), most in flight per connection (open loop)")
-	f.IntVar(&c.Connections, "connections", loadgen.DefaultConnections, "number of connections")
-	f.IntVar(&c.Threads, "threads", loadgen.DefaultThreads(), "worker threads (at most one per connection)")
-	f.Int64Var(&c.Keyspace, "keyspace", loadgen.DefaultKeyspace, "number of distinct keys")
-	f.IntVar(&c.ValueSize, "value-size", loadgen.DefaultValueSize, "value length in bytes")
-	f.IntVar(&o.setRatio, "set-ratio", loadgen.DefaultSetRatio, "percentage of writes in mixed mode (0-100)")
-	f.StringVar(&c.SetCmd, "set-cmd", loadgen.DefaultSetCmd, "write command: CMD key value (SET, RSET, HSET...)")
-	f.StringVar(&c.GetCmd, "get-cmd", loadgen.DefaultGetCmd, "read command: CMD key (GET, RGET, HGET...)")
-	f.StringVar(&c.KeyPrefix, "key-prefix", loadgen.DefaultKeyPrefix, "prefix of every key")
+	f.IntVar(&c.Pipeline, "pipeline", c.Pipeline, "requests per batch (closed loop), most in flight per connection (open loop)")
+	f.IntVar(&c.Connections, "connections", c.Connections, "number of connections")
+	f.IntVar(&c.Threads, "threads", c.Threads, "worker threads (at most one per connection)")
+	f.Int64Var(&c.Keyspace, "keyspace", c.Keyspace, "number of distinct keys")
+	f.IntVar(&c.ValueSize, "value-size", c.ValueSize, "value length in bytes (0: empty values)")
+	f.IntVar(&c.SetRatio, "set-ratio", c.SetRatio, "percentage of writes in mixed mode (0-100)")
+	f.StringVar(&c.SetCmd, "set-cmd", c.SetCmd, "write command: CMD key value (SET, RSET, HSET...)")
+	f.StringVar(&c.GetCmd, "get-cmd", c.GetCmd, "read command: CMD key (GET, RGET, HGET...)")
+	f.StringVar(&c.KeyPrefix, "key-prefix", c.KeyPrefix, "prefix of every key")
 	f.StringVar(&o.pattern, "key-pattern", "", "key order: random, sequential, permutation or zipf (default permutation for set, random otherwise)")
 	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", loadgen.DefaultZipf))
 	f.Int64Var(&c.Seed, "seed", 0, "random seed for keys and values (default: the current time, printed)")
 	f.BoolVar(&c.VerifyGet, "verify-get", false, "check every read reply byte for byte against the value the seed writes")
 	f.BoolVar(&c.AllowMisses, "allow-misses", false, "with --verify-get, count misses and wrong values without failing the run")
 	f.BoolVar(&c.ContinueOnError, "continue-on-error", false, "count error replies and go on instead of failing at the first")
-	f.DurationVar(&c.ConnectTimeout, "connect-timeout", loadgen.DefaultConnectTimeout, "time allowed to connect (and AUTH), per connection")
-	f.DurationVar(&c.Timeout, "timeout", loadgen.DefaultTimeout, "fail when a connection waits this long for a reply")
-	f.StringVar(&o.output, "output", loadgen.FormatText, "report format: text or json")
+	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")
+	f.DurationVar(&c.Timeout, "timeout", c.Timeout, "fail when a connection waits this long for a reply")
+	f.StringVar(&o.Output, "output", loadgen.FormatText, "report format: text or json")
 	return cmd
 }
 
-// complete turns the flags into o.cfg.
-func (o *benchOptions) complete(cmd *cobra.Command) error {
-	f := cmd.Flags()
-	c := &o.cfg
+// validate completes o.Config from the flags and checks it: every error is
+// a usage error.
+func (o *benchOptions) validate(f *pflag.FlagSet) error {
+	c := &o.Config
 	c.Addr = net.JoinHostPort(o.host, strconv.Itoa(o.port))
 	c.Mode = loadgen.Mode(o.mode)
 	c.KeyPattern = loadgen.KeyPattern(o.pattern)
-	c.SetRatio = o.setRatio
-	if o.setRatio == 0 {
-		c.SetRatio = loadgen.SetRatioZero
-	}
 	if !f.Changed("seed") {
 		c.Seed = time.Now().UnixNano()
 	}
@@ -113,9 +119,15 @@ func (o *benchOptions) complete(cmd *cobra.Command) error {
 			return fmt.Errorf("--warmup %q: want a duration (5s) or a number of requests", o.warmup)
 		}
 	}
-	if o.output != loadgen.FormatText && o.output != loadgen.FormatJSON {
-		return fmt.Errorf("--output %q: want text or json", o.output)
+	if o.Output != loadgen.FormatText && o.Output != loadgen.FormatJSON {
+		return fmt.Errorf("--output %q: want text or json", o.Output)
 	}
 	_, err := c.Normalize()
+	return err
+}
+
+// runBench runs the load generator once and prints its report.
+func runBench(ctx context.Context, o *benchOptions) error {
+	_, err := loadgen.Bench(ctx, o.Config, o.Out, loadgen.Output{Format: o.Output, Live: o.Live})
 	return err
 }

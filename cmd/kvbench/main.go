@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,19 +14,32 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(exitCode(err))
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit status: the
+// whole program but the signals and the exit, so that tests drive it
+// in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return exitCode(root.ExecuteContext(ctx), stderr)
 }
 
 // exitCode reports err on stderr and maps it to the process exit status:
-// 0 on success, 2 for a usage error (the usage is printed too), 1 otherwise.
-func exitCode(err error) int {
+// 0 on success, 2 for a usage error, 1 otherwise, or the status an error
+// carries (exitError).
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
 	if _, bare := err.(exitError); !bare {
-		fmt.Fprintln(os.Stderr, "kvbench:", err)
+		fmt.Fprintln(stderr, "kvbench:", err)
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {

@@ -1,17 +1,28 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/spf13/cobra"
 )
 
-// newReportCmd is "kvbench report": flags into report.RunOptions, then
-// report.Run.
-func newReportCmd() *cobra.Command {
-	var o report.RunOptions
+// reportOptions is what "kvbench report" was asked to do.
+type reportOptions struct {
+	report.RunOptions
+	streams
+}
+
+// newReportCmd is "kvbench report": flags into reportOptions, then runF
+// (runReport when nil).
+func newReportCmd(runF func(context.Context, *reportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runReport
+	}
+	o := &reportOptions{}
 	cmd := &cobra.Command{
 		Use:   "report DETAIL.csv...",
 		Short: "Turn detail CSVs into trimmed, significance-tested tables",
@@ -46,12 +57,11 @@ attempts: counted and listed, not used in the statistics.`,
 				return &usageError{errors.New("report: give at least one detail CSV (file or glob pattern)")}
 			}
 			o.Inputs = args
-			report.DisableWidthCache() // a process-wide setting: it belongs here
-			err := report.Run(cmd.Context(), o, cmd.OutOrStdout())
-			if errors.Is(err, report.ErrFormat) {
+			if err := o.validate(); err != nil {
 				return &usageError{err}
 			}
-			return err
+			o.streams = streamsOf(cmd)
+			return runF(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -64,4 +74,36 @@ attempts: counted and listed, not used in the statistics.`,
 	f.Float64Var(&o.Report.Alpha, "alpha", stats.DefaultAlpha, "significance level of the overhead verdicts")
 	f.Float64Var(&o.Report.Confidence, "confidence", stats.DefaultConfidence, "confidence level of the median's interval")
 	return cmd
+}
+
+// validate checks the options that need no input: the output format, the
+// language, the baselines and the chart's file name.
+func (o *reportOptions) validate() error {
+	switch o.Format {
+	case report.FormatMarkdown, report.FormatCSV, report.FormatJSON:
+	default:
+		return fmt.Errorf("--format %q: want %s, %s or %s", o.Format, report.FormatMarkdown, report.FormatCSV, report.FormatJSON)
+	}
+	if o.Report.Lang != report.LangEN && o.Report.Lang != report.LangZH {
+		return fmt.Errorf("--lang %q: want %s or %s", o.Report.Lang, report.LangEN, report.LangZH)
+	}
+	if _, err := report.ParseBaselines(o.Baselines); err != nil {
+		return err
+	}
+	if o.Chart != "" {
+		if _, err := report.ChartFormat(o.Chart); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runReport reads the CSVs and prints the report.
+func runReport(ctx context.Context, o *reportOptions) error {
+	report.DisableWidthCache() // a process-wide setting: it belongs here
+	err := report.Run(ctx, o.RunOptions, o.Out)
+	if errors.Is(err, report.ErrFormat) {
+		return &usageError{err}
+	}
+	return err
 }

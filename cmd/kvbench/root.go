@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,26 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// streams are a command's standard input and outputs, taken from the
+// cobra command when it runs: commands never touch os.Stdout.
+type streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// streamsOf returns cmd's streams.
+func streamsOf(cmd *cobra.Command) streams {
+	return streams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr()}
+}
+
+// Every command has one shape: newXCmd(runF) fills an xOptions from its
+// flags (and, for run, the environment), validates it in one place (a
+// failure is a usage error, exit 2), and calls runF(ctx, opts), which is
+// runX unless a test passes its own to look at the options.
+
+// newRootCmd builds the kvbench command tree with every command's real run
+// function.
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kvbench",
@@ -58,10 +79,10 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 		return &usageError{err}
 	})
 	root.AddCommand(
-		newBenchCmd(),
-		newReportCmd(),
-		newRunCmd(),
-		newServeCmd(),
+		newBenchCmd(nil),
+		newReportCmd(nil),
+		newRunCmd(nil),
+		newServeCmd(nil),
 		newVersionCmd(),
 	)
 	return root

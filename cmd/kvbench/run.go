@@ -22,63 +22,56 @@ import (
 // exitInterrupted is the exit status of an interrupted run (128 + SIGINT).
 const exitInterrupted = 130
 
-// newRunCmd is "kvbench run": flags (and the seeds' environment variables)
-// into runner.Options, then runner.Run.
-func newRunCmd() *cobra.Command {
-	o := runner.DefaultOptions()
+// runOptions is what "kvbench run" was asked to do.
+type runOptions struct {
+	runner.Options
+	streams
+}
+
+// newRunCmd is "kvbench run": flags and the reference script's environment
+// variables into runOptions, then runF (runRun when nil).
+func newRunCmd(runF func(context.Context, *runOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runRun
+	}
+	ro := &runOptions{Options: runner.DefaultOptions()}
+	o := &ro.Options
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the whole experiment: every round, target, strategy and mode on a fresh server",
-		Long: `run is the main job. For every round, target, strategy and mode it starts a
-fresh server under that persistence configuration, waits for its PING reply,
-checks its effective configuration (CONFIG GET), prefills it when the mode
-reads, measures it, stops it, and appends a row to the detail CSV; at the
-end it writes the summary, trimmed and markdown reports and the chart, and
-prints the report.
+		Long: `run is the main job. For every round, target, strategy and mode it starts
+a fresh server under that persistence configuration, checks its effective
+configuration, prefills it when the mode reads, measures it, stops it and
+appends a row to the detail CSV; at the end it writes and prints the
+report (trimmed rounds, overheads with significance, latencies).
 
-Targets: the embedded kvstore ("kvbench serve": strategies nopersist,
-persist_no, persist_everysec, persist_always; with --alloc both the seeds'
-variants nopersist_mypool, persist_malloc, ...) and, when redis-server is
-found, redis (none, rdb_default, aof_no, aof_everysec, aof_always). A YAML
-file (--config) can describe other servers (kind command), servers on other
-machines (kind attach) and its own kvstore and redis settings.
+Targets are the embedded kvstore, redis-server when it is installed, and
+the servers of a YAML file (--config). Rounds are interleaved: each round
+runs every scenario once, in an order shuffled with the seed. A failed
+attempt is written as a failed row and retried on a fresh server.
 
-Modes: set writes --requests keys in permutation order; get prefills the
-whole keyspace, then reads --requests random keys and verifies every value;
-mixed prefills, then mixes writes (--set-ratio) and verified reads. The
-prefill writes every key once, with MSET when the write command is SET and
-with the write command itself otherwise; it fails the attempt when the
-server's DBSIZE is not 0 before it or not the keyspace after it. The reads
-start once the server reports no log rewrite or snapshot under way (INFO
-persistence): a million keys outgrow the 64 MiB at which Redis and the
-kvstore compact their logs, and the compaction would run during the reads.
+The environment variables of the reference script run_bench.hash.sh set
+the flags they stand for, unless the flag is given: ROUNDS REQ KEYSPACE
+PIPE VSIZE RETRIES SEED ALLOC KV_PORT SET_CMD GET_CMD.
 
-Rounds run interleaved by default: each round runs every scenario once, in
-an order shuffled with the seed, so that drift of the machine hits every
-strategy alike. Round r uses seed SEED + r. A failed attempt is written as a
-row with status failed and retried on a fresh server, up to --retries times.
-
-The seeds' environment variables set the flags they stand for unless the
-flag is given: ROUNDS REQ KEYSPACE PIPE VSIZE RETRIES SEED ALLOC KV_PORT
-SET_CMD GET_CMD.
-
-Ctrl-C stops the measurement, stops every server, keeps the detail CSV,
-prints the partial report and exits 130; a second Ctrl-C kills the servers
-and exits at once.
+Ctrl-C stops the measurement and every server, keeps the detail CSV and
+prints the partial report; a second Ctrl-C kills the servers at once.
 
 Exit status: 0 when every scenario was measured, 1 when a scenario ran out
 of retries (the others are reported) or the run could not proceed, 2 for a
-usage error, 130 when interrupted.`,
-		Example: `  # the main job: 5 rounds of the seeds' defaults on the kvstore and Redis
+usage error, 130 when interrupted.
+
+The manual: docs/run.md.`,
+		Example: `  # the main job: 5 rounds with the reference script's defaults, kvstore and Redis
   kvbench run
 
   # the plan and its estimated time, without running anything
   kvbench run --dry-run
 
-  # a quick look: 3 small rounds, kvstore only, the seeds' order
+  # a quick look: 3 small rounds, kvstore only, one scenario after the other
   kvbench run --rounds 3 --requests 100000 --keyspace 100000 --targets kvstore --order sequential
 
-  # the seeds' allocator comparison and large values, from the environment
+  # both allocators and 256-byte values, set from the environment
   ALLOC=both VSIZE=256 kvbench run --strategies persist_no,nopersist
 
   # every strategy of every target, all three modes, a Chinese report
@@ -91,15 +84,11 @@ usage error, 130 when interrupted.`,
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 				return &usageError{err}
 			}
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				o.Live = true
+			if err := o.Validate(); err != nil {
+				return &usageError{err}
 			}
-			o.Tracker = &target.Tracker{}
-			stop := killOnSecondSignal(o.Tracker, cmd.ErrOrStderr())
-			defer stop()
-			report.DisableWidthCache() // a process-wide setting: it belongs here
-			_, err := runner.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			return runExit(err)
+			ro.streams = streamsOf(cmd)
+			return runF(cmd.Context(), ro)
 		},
 	}
 	f := cmd.Flags()
@@ -110,7 +99,7 @@ usage error, 130 when interrupted.`,
 	f.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes (env VSIZE)")
 	f.IntVar(&o.Retries, "retries", o.Retries, "retries of a failed attempt, each on a fresh server (env RETRIES)")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed base; round r uses seed+r (env SEED)")
-	f.StringVar(&o.Alloc, "alloc", o.Alloc, "kvstore allocator: mypool, malloc or both (env ALLOC)")
+	f.StringVar(&o.Alloc, "alloc", o.Alloc, "kvstore allocator: mypool, malloc or both (pool and go are accepted too) (env ALLOC)")
 	f.IntVar(&o.KVPort, "kv-port", o.KVPort, "port the kvstore tries first; any free port when taken (env KV_PORT)")
 	f.StringVar(&o.SetCmd, "set-cmd", o.SetCmd, "kvstore write command; Redis uses SET (env SET_CMD)")
 	f.StringVar(&o.GetCmd, "get-cmd", o.GetCmd, "kvstore read command; Redis uses GET (env GET_CMD)")
@@ -133,6 +122,19 @@ usage error, 130 when interrupted.`,
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing")
 	return cmd
+}
+
+// runRun runs the whole experiment.
+func runRun(ctx context.Context, o *runOptions) error {
+	if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		o.Live = true
+	}
+	o.Tracker = &target.Tracker{}
+	stop := killOnSecondSignal(o.Tracker, o.ErrOut)
+	defer stop()
+	report.DisableWidthCache() // a process-wide setting: it belongs here
+	_, err := runner.Run(ctx, o.Options, o.Out, o.ErrOut)
+	return runExit(err)
 }
 
 // applyEnv sets every flag that was not given from its environment

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -18,8 +17,10 @@ import (
 
 	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/target"
 )
 
+// serveOptions is what "kvbench serve" was asked to do.
 type serveOptions struct {
 	bind        string
 	port        int
@@ -36,10 +37,17 @@ type serveOptions struct {
 	rewriteMin  int64
 	repair      bool
 	yes         bool
+	level       slog.Level
+	streams
 }
 
-func newServeCmd() *cobra.Command {
-	opts := serveOptions{}
+// newServeCmd is "kvbench serve": flags into serveOptions, then runF
+// (runServe when nil).
+func newServeCmd(runF func(context.Context, *serveOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runServe
+	}
+	opts := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the embedded kvstore server",
@@ -55,7 +63,7 @@ it at start and acknowledges a write only once its record has reached the
 kernel (no, everysec) or the disk (always).
 
 It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
-		Example: `  # the seeds' port
+		Example: `  # the port of the reference script run_bench.hash.sh
   kvbench serve --port 8888
 
   # any free port (printed in the ready line), with a password
@@ -72,10 +80,11 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
   redis-benchmark -p 8888 -t set,get -P 16 -q`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.repair {
-				return runRepair(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err := opts.validate(); err != nil {
+				return &usageError{err}
 			}
-			return runServe(cmd.Context(), opts, cmd.ErrOrStderr())
+			opts.streams = streamsOf(cmd)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -87,7 +96,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.IntVar(&opts.limits.MaxInlineLen, "max-inline-len", resp.DefaultMaxInlineLen, "longest inline request, in bytes")
 	f.IntVar(&opts.limits.MaxArgs, "max-args", resp.DefaultMaxArgs, "most arguments in one request")
 	f.Int64Var(&opts.limits.MaxQueryBuffer, "client-query-buffer-limit", resp.DefaultMaxQueryBuffer, "most bytes one pending request may occupy")
-	f.StringVar(&opts.alloc, "alloc", kvstore.AllocPool, "allocator: pool (records packed outside the Go heap, the C kvstore's mypool) or go (one Go allocation per key and value, malloc)")
+	f.StringVar(&opts.alloc, "alloc", target.AllocMypool, "allocator: mypool (records packed outside the Go heap) or malloc (one Go allocation per key and value); pool and go are the same")
 	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
 	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
 	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
@@ -100,17 +109,40 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	return cmd
 }
 
-func runServe(ctx context.Context, opts serveOptions, logOut interface {
-	Write([]byte) (int, error)
-}) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
-		return &usageError{fmt.Errorf("--log-level: %w", err)}
+// serveAllocs maps every name --alloc accepts to the server's allocator.
+var serveAllocs = map[string]string{
+	target.AllocMypool: kvstore.AllocPool, kvstore.AllocPool: kvstore.AllocPool,
+	target.AllocMalloc: kvstore.AllocGo, kvstore.AllocGo: kvstore.AllocGo,
+}
+
+// validate checks every flag and puts alloc in the server's words.
+func (o *serveOptions) validate() error {
+	if err := o.level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
 	}
-	if opts.port < 0 || opts.port > 65535 {
-		return &usageError{fmt.Errorf("--port %d: want 0 to 65535", opts.port)}
+	if o.port < 0 || o.port > 65535 {
+		return fmt.Errorf("--port %d: want 0 to 65535", o.port)
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	alloc, ok := serveAllocs[strings.ToLower(o.alloc)]
+	if !ok {
+		return fmt.Errorf("--alloc %q: want mypool or malloc (or their other names, pool and go)", o.alloc)
+	}
+	o.alloc = alloc
+	switch o.persist {
+	case kvstore.PersistNone, kvstore.PersistNo, kvstore.PersistEverysec, kvstore.PersistAlways:
+	default:
+		return fmt.Errorf("--persist %q: want none, no, everysec or always", o.persist)
+	}
+	return nil
+}
+
+// runServe serves until the context ends or a client sends SHUTDOWN; with
+// --repair it repairs the log instead.
+func runServe(ctx context.Context, opts *serveOptions) error {
+	if opts.repair {
+		return runRepair(opts)
+	}
+	logger := slog.New(slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: opts.level}))
 	if opts.cpuProfile != "" {
 		f, err := os.Create(opts.cpuProfile)
 		if err != nil {
@@ -156,8 +188,9 @@ func runServe(ctx context.Context, opts serveOptions, logOut interface {
 
 // runRepair checks the log in opts.dir and cuts it at the first damaged
 // record once the user confirms.
-func runRepair(opts serveOptions, in io.Reader, out, errOut io.Writer) error {
-	br := bufio.NewReader(in)
+func runRepair(opts *serveOptions) error {
+	br := bufio.NewReader(opts.In)
+	errOut := opts.ErrOut
 	confirm := func(q string) bool {
 		fmt.Fprintln(errOut, q)
 		if opts.yes {
@@ -168,5 +201,5 @@ func runRepair(opts serveOptions, in io.Reader, out, errOut io.Writer) error {
 		line, _ := br.ReadString('\n')
 		return strings.EqualFold(strings.TrimSpace(line), "yes")
 	}
-	return kvstore.Repair(opts.dir, opts.limits, confirm, out)
+	return kvstore.Repair(opts.dir, opts.limits, confirm, opts.Out)
 }

@@ -91,8 +91,12 @@ func DefaultKeyPattern(m Mode) KeyPattern {
 	return KeyRandom
 }
 
-// Config describes one run. The zero value of every field means its
-// default, except Seed (0 is a seed like any other) and the booleans.
+// Config describes one run. Start from DefaultConfig: a zero field means
+// zero (an empty value, no writes), and Normalize refuses the fields where
+// zero means nothing (no pipeline, no connections). Only what derives from
+// other fields is filled in by Normalize: the key pattern from the mode,
+// the Zipf exponent of KeyZipf, the threads capped at the connections, and
+// the timeouts and progress interval, where zero or less means the default.
 type Config struct {
 	// Addr is the server's host:port.
 	Addr string
@@ -141,8 +145,7 @@ type Config struct {
 	Zipf float64
 	// ValueSize is the length of written values in bytes.
 	ValueSize int
-	// SetRatio is the percentage of writes in ModeMixed, 0 to 100. Use
-	// SetRatioZero for an explicit 0 (all reads).
+	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
 	SetRatio int
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
 	// commands, e.g. RSET/RGET or HSET/HGET on the kvstore.
@@ -175,10 +178,6 @@ type Config struct {
 	ProgressInterval time.Duration
 }
 
-// SetRatioZero is the Config.SetRatio value for "no writes" in ModeMixed
-// (a plain 0 means DefaultSetRatio).
-const SetRatioZero = -1
-
 // Progress is a snapshot of a running phase, passed to Config.Progress.
 type Progress struct {
 	// Phase is "warmup", "run" or "prefill".
@@ -196,34 +195,32 @@ type Progress struct {
 	Final bool
 }
 
-// withDefaults returns c with every zero field set to its default.
-func (c Config) withDefaults() Config {
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
+// DefaultConfig returns the configuration of a run with every setting at
+// its default: the starting point of every Config.
+func DefaultConfig() Config {
+	return Config{
+		Addr:             DefaultAddr,
+		Mode:             DefaultMode,
+		Requests:         DefaultRequests,
+		Pipeline:         DefaultPipeline,
+		Connections:      DefaultConnections,
+		Threads:          DefaultThreads(),
+		Keyspace:         DefaultKeyspace,
+		KeyPrefix:        DefaultKeyPrefix,
+		ValueSize:        DefaultValueSize,
+		SetRatio:         DefaultSetRatio,
+		SetCmd:           DefaultSetCmd,
+		GetCmd:           DefaultGetCmd,
+		ConnectTimeout:   DefaultConnectTimeout,
+		Timeout:          DefaultTimeout,
+		ProgressInterval: DefaultProgressInterval,
 	}
-	if c.Mode == "" {
-		c.Mode = DefaultMode
-	}
-	if c.Requests == 0 && c.Duration <= 0 {
-		c.Requests = DefaultRequests
-	}
-	if c.Pipeline == 0 {
-		c.Pipeline = DefaultPipeline
-	}
-	if c.Connections == 0 {
-		c.Connections = DefaultConnections
-	}
-	if c.Threads == 0 {
-		c.Threads = DefaultThreads()
-	}
-	if c.Threads > c.Connections {
+}
+
+// derive fills in what derives from other fields.
+func (c Config) derive() Config {
+	if c.Threads > c.Connections && c.Connections > 0 {
 		c.Threads = c.Connections
-	}
-	if c.Keyspace == 0 {
-		c.Keyspace = DefaultKeyspace
-	}
-	if c.KeyPrefix == "" {
-		c.KeyPrefix = DefaultKeyPrefix
 	}
 	if c.KeyPattern == "" {
 		if c.Zipf > 0 {
@@ -234,21 +231,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KeyPattern == KeyZipf && c.Zipf == 0 {
 		c.Zipf = DefaultZipf
-	}
-	if c.ValueSize == 0 {
-		c.ValueSize = DefaultValueSize
-	}
-	switch c.SetRatio {
-	case 0:
-		c.SetRatio = DefaultSetRatio
-	case SetRatioZero:
-		c.SetRatio = 0
-	}
-	if c.SetCmd == "" {
-		c.SetCmd = DefaultSetCmd
-	}
-	if c.GetCmd == "" {
-		c.GetCmd = DefaultGetCmd
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
@@ -262,10 +244,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Normalize returns c with its defaults filled in, as Run uses it and as
-// Result.Config reports it, or an error naming the first invalid field.
+// Normalize returns c with its derived fields filled in, as Run uses it and
+// as Result.Config reports it, or an error naming every invalid field.
 func (c Config) Normalize() (Config, error) {
-	c = c.withDefaults()
+	c = c.derive()
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch c.Mode {
@@ -285,8 +267,11 @@ func (c Config) Normalize() (Config, error) {
 	default:
 		bad("key pattern %q: want random, sequential, permutation or zipf", c.KeyPattern)
 	}
-	if c.Requests < 0 {
-		bad("requests %d: want >= 0", c.Requests)
+	if c.Addr == "" {
+		bad("no server address")
+	}
+	if c.Requests < 0 || c.Requests == 0 && c.Duration <= 0 {
+		bad("requests %d: want >= 1, or a duration", c.Requests)
 	}
 	if c.Duration < 0 || c.Warmup < 0 || c.WarmupRequests < 0 {
 		bad("duration and warmup must not be negative")
@@ -311,6 +296,9 @@ func (c Config) Normalize() (Config, error) {
 	}
 	if c.SetRatio < 0 || c.SetRatio > 100 {
 		bad("set ratio %d: want 0 to 100", c.SetRatio)
+	}
+	if c.SetCmd == "" || c.GetCmd == "" {
+		bad("no write or read command")
 	}
 	return c, errors.Join(errs...)
 }

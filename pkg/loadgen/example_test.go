@@ -35,14 +35,9 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	cfg := loadgen.Config{
-		Addr:     srv.Addr(),
-		SetCmd:   "RSET",
-		GetCmd:   "RGET",
-		Keyspace: 10_000,
-		Pipeline: 128,
-		Seed:     42,
-	}
+	cfg := loadgen.DefaultConfig()
+	cfg.Addr, cfg.SetCmd, cfg.GetCmd = srv.Addr(), "RSET", "RGET"
+	cfg.Keyspace, cfg.Pipeline, cfg.Seed = 10_000, 128, 42
 	ctx := context.Background()
 	pre, err := loadgen.Prefill(ctx, cfg)
 	if err != nil {

@@ -60,11 +60,11 @@ var hotPathCases = []struct {
 	cfg    Config
 	replay bool
 }{
-	{"set", Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000}, false},
-	{"get", Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000}, false},
-	{"get-verify", Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}, true},
-	{"mixed-verify", Config{Mode: ModeMixed, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}, true},
-	{"set-zipf", Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, KeyPattern: KeyZipf}, false},
+	{"set", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000}), false},
+	{"get", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000}), false},
+	{"get-verify", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
+	{"mixed-verify", fill(Config{Mode: ModeMixed, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
+	{"set-zipf", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, KeyPattern: KeyZipf}), false},
 }
 
 // BenchmarkHotPath measures the client's work per request, system calls

@@ -83,7 +83,7 @@ func TestZipf(t *testing.T) {
 func TestKeyGenStriping(t *testing.T) {
 	for _, pattern := range []KeyPattern{KeySequential, KeyPermutation} {
 		for _, conns := range []int{1, 3, 7} {
-			cfg := Config{Keyspace: 100, KeyPattern: pattern, Seed: 9}
+			cfg := fill(Config{Keyspace: 100, KeyPattern: pattern, Seed: 9})
 			seen := map[uint64]int{}
 			for c := range conns {
 				g := newKeyGen(&cfg, c, conns)
@@ -102,7 +102,7 @@ func TestKeyGenStriping(t *testing.T) {
 
 func TestKeyGenDeterministic(t *testing.T) {
 	for _, pattern := range []KeyPattern{KeyRandom, KeySequential, KeyPermutation, KeyZipf} {
-		cfg, err := Config{Keyspace: 1000, KeyPattern: pattern, Seed: 42}.Normalize()
+		cfg, err := fill(Config{Keyspace: 1000, KeyPattern: pattern, Seed: 42}).Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func TestKvstoreFamilies(t *testing.T) {
 	} {
 		t.Run(f.set, func(t *testing.T) {
 			prefix := "t:" + f.set + ":"
-			cfg := Config{Addr: tg.addr, SetCmd: f.set, GetCmd: f.get, KeyPrefix: prefix, Keyspace: 3000, Pipeline: 64, Connections: 3, Seed: 5}
+			cfg := fill(Config{Addr: tg.addr, SetCmd: f.set, GetCmd: f.get, KeyPrefix: prefix, Keyspace: 3000, Pipeline: 64, Connections: 3, Seed: 5})
 
 			// A permutation pass writes each key once: no conflict.
 			set := cfg
@@ -88,12 +88,12 @@ func TestKvstoreFamilies(t *testing.T) {
 func TestKvstoreRandomInsertConflicts(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
 	// 2000 random writes over 500 keys must meet existing keys.
-	res := run(t, tg, Config{Mode: ModeSet, SetCmd: "RSET", KeyPattern: KeyRandom, Keyspace: 500, Requests: 2000, Seed: 1})
+	res := run(t, tg, fill(Config{Mode: ModeSet, SetCmd: "RSET", KeyPattern: KeyRandom, Keyspace: 500, Requests: 2000, Seed: 1}))
 	if res.Requests != 2000 || res.Conflicts < 1000 || res.Conflicts >= 2000 {
 		t.Errorf("%d requests, %d conflicts; want 2000 and most of them conflicts", res.Requests, res.Conflicts)
 	}
 	// Mixed mode: conflicts on writes, misses on reads, both counted.
-	res = run(t, tg, Config{Mode: ModeMixed, SetCmd: "RSET", GetCmd: "RGET", KeyPrefix: "m:", Keyspace: 500, Requests: 2000, VerifyGet: true, Seed: 2})
+	res = run(t, tg, fill(Config{Mode: ModeMixed, SetCmd: "RSET", GetCmd: "RGET", KeyPrefix: "m:", Keyspace: 500, Requests: 2000, VerifyGet: true, Seed: 2}))
 	if res.Requests != 2000 || res.Conflicts == 0 || res.Misses == 0 || res.VerifyFailures != 0 {
 		t.Errorf("mixed: %+v", res)
 	}
@@ -104,7 +104,7 @@ func TestKvstoreClosedMidRun(t *testing.T) {
 	errc := make(chan error, 1)
 	started := make(chan struct{}, 1)
 	go func() {
-		_, err := Run(context.Background(), Config{Addr: tg.addr, Mode: ModeSet, Duration: 20 * time.Second, Connections: 2,
+		_, err := Run(context.Background(), fill(Config{Addr: tg.addr, Mode: ModeSet, Duration: 20 * time.Second, Connections: 2,
 			ProgressInterval: 10 * time.Millisecond, Progress: func(p Progress) {
 				if p.Done > 0 {
 					select {
@@ -112,7 +112,7 @@ func TestKvstoreClosedMidRun(t *testing.T) {
 					default:
 					}
 				}
-			}})
+			}}))
 		errc <- err
 	}()
 	select {

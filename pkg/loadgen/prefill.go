@@ -43,7 +43,6 @@ const (
 // Run with it writes the same keys and values as Prefill, one request per
 // key on cfg's connections, through the measuring machinery.
 func PrefillConfig(cfg Config) Config {
-	cfg = cfg.withDefaults()
 	cfg.Mode = ModeSet
 	cfg.KeyPattern = KeySequential
 	cfg.Zipf = 0

@@ -76,7 +76,7 @@ func writeLive(w io.Writer, p Progress) {
 	}
 }
 
-// WriteText writes the result as the seeds' bench did (QPS, avg us/op,
+// WriteText writes the result as the reference bench tool does (QPS, avg us/op,
 // elapsed), one "name: value" per line, preceded by the settings.
 func WriteText(w io.Writer, r Result) error {
 	c := r.Config

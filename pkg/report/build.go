@@ -15,7 +15,7 @@ import (
 const (
 	// LangEN writes English headings.
 	LangEN = "en"
-	// LangZH writes the seed reports' Chinese headings (策略, 模式, …).
+	// LangZH writes the reference tables' Chinese headings (策略, 模式, …).
 	LangZH = "zh"
 )
 

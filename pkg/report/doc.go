@@ -2,7 +2,7 @@
 // per target the raw rounds, the trimmed figures (one outlying round
 // dropped per scenario), the overhead of each persistence strategy against
 // the baseline with a significance verdict, the spread of the rounds and
-// the latencies; as markdown (English or the seed reports' Chinese
+// the latencies; as markdown (English or the reference tables' Chinese
 // headings), CSV, JSON and a chart.
 //
 // The rows come from package results, which owns the detail CSV.

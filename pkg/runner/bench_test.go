@@ -49,8 +49,9 @@ func BenchmarkPrefill(b *testing.B) {
 	for _, tg := range targets {
 		d := tg.t.Desc()
 		s, _ := d.Strategy(tg.strategy)
-		cfg := loadgen.Config{SetCmd: d.SetCmd, GetCmd: d.GetCmd, Keyspace: benchKeys, ValueSize: DefaultValueSize,
-			Connections: DefaultConnections, Seed: DefaultSeed}
+		cfg := loadgen.DefaultConfig()
+		cfg.SetCmd, cfg.GetCmd, cfg.Keyspace, cfg.Seed = d.SetCmd, d.GetCmd, benchKeys, DefaultSeed
+		cfg.ValueSize, cfg.Connections = DefaultValueSize, DefaultConnections
 		// once runs f on a fresh server and returns its keys per second.
 		once := func(b *testing.B, pipeline int, f func(context.Context, loadgen.Config) (loadgen.Result, error)) float64 {
 			dir, err := os.MkdirTemp(b.TempDir(), "")

@@ -6,7 +6,7 @@
 // and prints the report (package report), exactly as "kvbench report"
 // would from the same CSV.
 //
-// NewPlan resolves the matrix: the seeds' defaults (DefaultOptions, and
+// NewPlan resolves the matrix: the reference script's defaults (DefaultOptions, and
 // the environment variables of EnvVars, which the command layer applies),
 // targets × strategies × modes as Scenarios, and the order of the Steps:
 // interleaved (each round runs every scenario once, shuffled with the

@@ -12,7 +12,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
-// Defaults: the seeds' run_bench.hash.sh, and kvbench's own.
+// Defaults: the reference script run_bench.hash.sh, and kvbench's own.
 const (
 	// DefaultRounds is the number of rounds (ROUNDS).
 	DefaultRounds = 5
@@ -33,7 +33,7 @@ const (
 	DefaultConnections = 1
 	// DefaultSetRatio is the percentage of writes in mixed mode.
 	DefaultSetRatio = 50
-	// DefaultModes are the modes measured: the seeds' set, and get after a
+	// DefaultModes are the modes measured: the reference script's set, and get after a
 	// prefill.
 	DefaultModes = "set,get"
 	// DefaultOrder is the order of the attempts.
@@ -73,7 +73,7 @@ const (
 	// hits every strategy alike.
 	OrderInterleaved = "interleaved"
 	// OrderSequential runs all rounds of one scenario before the next, as
-	// the seeds' script did.
+	// the reference script did.
 	OrderSequential = "sequential"
 )
 
@@ -84,7 +84,7 @@ const AllStrategies = "all"
 // ErrOptions is wrapped by errors in the options (a usage error).
 var ErrOptions = errors.New("invalid option")
 
-// EnvVar is an environment variable of the seeds' script that kvbench run
+// EnvVar is an environment variable of the reference script that kvbench run
 // honours: it sets the flag Flag unless the flag is given.
 type EnvVar struct {
 	// Name is the variable's name.
@@ -93,8 +93,8 @@ type EnvVar struct {
 	Flag string
 }
 
-// EnvVars are the seeds' environment variables, in the order of the
-// seeds' table.
+// EnvVars are the environment variables of the reference script
+// run_bench.hash.sh, in the order of its table.
 var EnvVars = []EnvVar{
 	{"ROUNDS", "rounds"},
 	{"REQ", "requests"},
@@ -226,6 +226,13 @@ func DefaultOptions() Options {
 		StopGrace:        DefaultStopGrace,
 		ProgressInterval: DefaultProgressInterval,
 	}
+}
+
+// Validate checks the options as Run would, without looking at any target:
+// the error wraps ErrOptions.
+func (o Options) Validate() error {
+	_, err := o.normalize()
+	return err
 }
 
 // normalize fills in the defaults of empty fields and checks the rest.

@@ -317,21 +317,20 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 
-	cfg := loadgen.Config{
-		Addr: info.Addr, Password: sc.Desc.Password, Mode: sc.Mode, Requests: o.Requests,
-		Pipeline: o.Pipeline, Connections: o.Connections, Threads: o.Threads,
-		Keyspace: o.Keyspace, ValueSize: o.ValueSize, SetRatio: o.SetRatio,
-		SetCmd: sc.Desc.SetCmd, GetCmd: sc.Desc.GetCmd, Seed: seed,
-		VerifyGet: sc.Mode != loadgen.ModeSet, Timeout: o.Timeout,
-		ProgressInterval: o.ProgressInterval,
-		Progress: func(p loadgen.Progress) {
-			pe := e
-			pe.Kind, pe.Progress = EventProgress, p
-			r.event(pe)
-		},
+	cfg := loadgen.DefaultConfig()
+	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
+	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
+	if o.Threads > 0 {
+		cfg.Threads = o.Threads
 	}
-	if o.SetRatio == 0 {
-		cfg.SetRatio = loadgen.SetRatioZero
+	cfg.Keyspace, cfg.ValueSize, cfg.SetRatio = o.Keyspace, o.ValueSize, o.SetRatio
+	cfg.SetCmd, cfg.GetCmd, cfg.Seed = sc.Desc.SetCmd, sc.Desc.GetCmd, seed
+	cfg.VerifyGet, cfg.Timeout = sc.Mode != loadgen.ModeSet, o.Timeout
+	cfg.ProgressInterval = o.ProgressInterval
+	cfg.Progress = func(p loadgen.Progress) {
+		pe := e
+		pe.Kind, pe.Progress = EventProgress, p
+		r.event(pe)
 	}
 	if sc.Mode != loadgen.ModeSet {
 		pcfg := cfg

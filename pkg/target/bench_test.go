@@ -48,7 +48,8 @@ func BenchmarkStop(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cfg := loadgen.Config{Addr: inst.Info().Addr, SetCmd: tg.Desc().SetCmd, Keyspace: benchStopKeys, Pipeline: 1024}
+		cfg := loadgen.DefaultConfig()
+		cfg.Addr, cfg.SetCmd, cfg.Keyspace, cfg.Pipeline = inst.Info().Addr, tg.Desc().SetCmd, benchStopKeys, 1024
 		if _, err := loadgen.Prefill(context.Background(), cfg); err != nil {
 			_ = inst.Stop(context.Background())
 			b.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The kvstore's allocators, as the seeds name them, and "both".
+// The kvstore's allocators, as the reference script names them, and "both".
 const (
 	// AllocMypool packs records outside the Go heap ("serve --alloc pool"),
 	// the C kvstore's mypool.
@@ -19,13 +19,13 @@ const (
 	// ("serve --alloc go"), the C kvstore's malloc.
 	AllocMalloc = "malloc"
 	// AllocBoth measures every strategy with each allocator, as the
-	// seeds' variants (nopersist_mypool, persist_malloc, ...).
+	// reference script's variants (nopersist_mypool, persist_malloc, ...).
 	AllocBoth = "both"
-	// DefaultAlloc is the seeds' ALLOC.
+	// DefaultAlloc is the reference script's ALLOC.
 	DefaultAlloc = AllocMypool
 )
 
-// Kvstore defaults (the seeds' KV_PORT, SET_CMD, GET_CMD and strategies).
+// Kvstore defaults (the reference script's KV_PORT, SET_CMD, GET_CMD and strategies).
 const (
 	// DefaultKvstoreName is the kvstore target's name.
 	DefaultKvstoreName = "kvstore"
@@ -49,11 +49,11 @@ var kvstoreStrategies = []struct{ name, variant, persist string }{
 	{"nopersist", "nopersist", "none"},
 }
 
-// serveAlloc maps the seeds' allocator names to serve's --alloc.
+// serveAlloc maps the reference script's allocator names to serve's --alloc.
 var serveAlloc = map[string]string{AllocMypool: "pool", AllocMalloc: "go"}
 
 // ParseAlloc accepts mypool, malloc, both, and serve's own names pool and
-// go, and returns the seeds' name.
+// go, and returns the reference script's name.
 func ParseAlloc(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case AllocMypool, "pool":
@@ -76,7 +76,7 @@ type KvstoreConfig struct {
 	// Alloc is AllocMypool, AllocMalloc or AllocBoth; DefaultAlloc when
 	// empty.
 	Alloc string
-	// Port is the port tried first (the seeds' KV_PORT); when it is taken
+	// Port is the port tried first (the reference script's KV_PORT); when it is taken
 	// the server gets any free port. 0 goes straight to a free port.
 	Port int
 	// SetCmd and GetCmd are the load generator's commands;

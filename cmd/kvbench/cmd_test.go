@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/runner"
+)
+
+// execute runs args through the whole command tree in-process and returns
+// the exit status and what was printed.
+func execute(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestBenchOptions: the flags reach the load generator's Config, and an
+// allowed zero is kept.
+func TestBenchOptions(t *testing.T) {
+	var got *benchOptions
+	cmd := newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--port", "7000", "--mode", "get", "--value-size", "0", "--set-ratio", "0",
+		"--pipeline", "3", "--warmup", "2s", "--output", "json", "--seed", "9"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	c := got.Config
+	if c.Addr != "127.0.0.1:7000" || c.Mode != loadgen.ModeGet || c.ValueSize != 0 || c.SetRatio != 0 ||
+		c.Pipeline != 3 || c.Warmup.Seconds() != 2 || got.Output != loadgen.FormatJSON || c.Seed != 9 {
+		t.Errorf("options %+v", got)
+	}
+}
+
+// TestUsageErrors: every bad flag value of every command is a usage error
+// (exit 2) that names the flag or field, and nothing runs.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--pipeline", "0"}, "pipeline 0"},
+		{[]string{"bench", "--connections", "0"}, "connections 0"},
+		{[]string{"bench", "--requests", "0"}, "requests 0"},
+		{[]string{"bench", "--keyspace", "0"}, "keyspace 0"},
+		{[]string{"bench", "--threads", "0"}, "threads 0"},
+		{[]string{"bench", "--output", "xml"}, "--output"},
+		{[]string{"bench", "--pipeline", "x"}, "--pipeline"},
+		{[]string{"serve", "--alloc", "foo"}, "--alloc"},
+		{[]string{"serve", "--persist", "sometimes"}, "--persist"},
+		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
+		{[]string{"report", "--format", "xml", "x.csv"}, "--format"},
+		{[]string{"report", "--lang", "fr", "x.csv"}, "--lang"},
+		{[]string{"report"}, "at least one detail CSV"},
+		{[]string{"run", "--rounds", "0"}, "rounds 0"},
+		{[]string{"run", "--pipeline", "0"}, "pipeline 0"},
+		{[]string{"run", "extra"}, "unknown command"},
+		{[]string{"version", "extra"}, "unknown command"},
+	} {
+		code, _, stderr := execute(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("kvbench %s: exit %d, stderr %q; want exit 2 naming %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+}
+
+// TestServeAllocNames: serve takes the allocators' names of run and of the
+// reference script (mypool, malloc) and its own (pool, go).
+func TestServeAllocNames(t *testing.T) {
+	for name, want := range map[string]string{"mypool": "pool", "pool": "pool", "malloc": "go", "go": "go", "MyPool": "pool"} {
+		var got string
+		cmd := newServeCmd(func(_ context.Context, o *serveOptions) error { got = o.alloc; return nil })
+		cmd.SetArgs([]string{"--alloc", name})
+		if err := cmd.Execute(); err != nil || got != want {
+			t.Errorf("--alloc %s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+// TestApplyEnv: the environment sets the flags not given, a flag given
+// wins, and a bad value names the variable and its flag.
+func TestApplyEnv(t *testing.T) {
+	flags := func() (*pflag.FlagSet, *runner.Options) {
+		o := runner.DefaultOptions()
+		f := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		f.IntVar(&o.Rounds, "rounds", o.Rounds, "")
+		f.Int64Var(&o.Requests, "requests", o.Requests, "")
+		f.IntVar(&o.ValueSize, "value-size", o.ValueSize, "")
+		f.StringVar(&o.SetCmd, "set-cmd", o.SetCmd, "")
+		return f, &o
+	}
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+
+	f, o := flags()
+	if err := f.Parse([]string{"--rounds", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	err := applyEnv(f, env(map[string]string{"ROUNDS": "3", "REQ": "1000", "VSIZE": "0", "SET_CMD": "HSET", "UNRELATED": "x"}))
+	if err != nil || o.Rounds != 7 || o.Requests != 1000 || o.ValueSize != 0 || o.SetCmd != "HSET" {
+		t.Errorf("rounds %d requests %d value size %d set-cmd %s, err %v; want 7 1000 0 HSET",
+			o.Rounds, o.Requests, o.ValueSize, o.SetCmd, err)
+	}
+
+	f, _ = flags()
+	err = applyEnv(f, env(map[string]string{"REQ": "many"}))
+	if err == nil || !strings.Contains(err.Error(), `REQ="many" (for --requests)`) {
+		t.Errorf("bad REQ: %v", err)
+	}
+}
+
+// TestRunOptions: run's flags and environment reach runner.Options.
+func TestRunOptions(t *testing.T) {
+	t.Setenv("PIPE", "16")
+	var got *runOptions
+	cmd := newRunCmd(func(_ context.Context, o *runOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--rounds", "2", "--value-size", "0", "--targets", "kvstore"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Rounds != 2 || got.ValueSize != 0 || got.Pipeline != 16 || len(got.Targets) != 1 {
+		t.Errorf("options %+v", got.Options)
+	}
+}
