@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
@@ -121,8 +122,8 @@ func TestRunSIGINT(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.exitCode(t, 5*time.Second); code != exitInterrupted {
-		t.Errorf("exit status %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr.String())
+	if code := p.exitCode(t, 5*time.Second); code != cli.ExitInterrupted {
+		t.Errorf("exit status %d, want %d\nstderr:\n%s", code, cli.ExitInterrupted, p.stderr.String())
 	}
 	t.Logf("exited %v after the signal", time.Since(start).Round(time.Millisecond))
 	checkNoServers(t, tmp)
@@ -168,8 +169,8 @@ func TestRunSecondSIGINT(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.exitCode(t, 5*time.Second); code != exitInterrupted {
-		t.Errorf("exit status %d, want %d", code, exitInterrupted)
+	if code := p.exitCode(t, 5*time.Second); code != cli.ExitInterrupted {
+		t.Errorf("exit status %d, want %d", code, cli.ExitInterrupted)
 	}
 	if d := time.Since(start); d > runner.InterruptStopGrace/2 {
 		t.Errorf("exited %v after the second signal: it waited for the server", d)

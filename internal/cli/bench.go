@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -79,6 +79,7 @@ verification), 2 for a usage error.`,
 	f.IntVar(&c.Pipeline, "pipeline", c.Pipeline, "requests per batch (closed loop), most in flight per connection (open loop)")
 	f.IntVar(&c.Connections, "connections", c.Connections, "number of connections")
 	f.IntVar(&c.Threads, "threads", c.Threads, "worker threads (at most one per connection)")
+	machineDefault(f, "threads", "one per CPU")
 	f.Int64Var(&c.Keyspace, "keyspace", c.Keyspace, "number of distinct keys")
 	f.IntVar(&c.ValueSize, "value-size", c.ValueSize, "value length in bytes (0: empty values)")
 	f.IntVar(&c.SetRatio, "set-ratio", c.SetRatio, "percentage of writes in mixed mode (0-100)")

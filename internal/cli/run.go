@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
-// exitInterrupted is the exit status of an interrupted run (128 + SIGINT).
-const exitInterrupted = 130
+// ExitInterrupted is the exit status of an interrupted run (128 + SIGINT).
+const ExitInterrupted = 130
 
 // runOptions is what "kvbench run" was asked to do.
 type runOptions struct {
@@ -176,7 +176,7 @@ func killOnSecondSignal(tr *target.Tracker, stderr io.Writer) (stop func()) {
 				}
 				tr.KillAll()
 				fmt.Fprintln(stderr, "kvbench: interrupted twice: servers killed, exiting")
-				os.Exit(exitInterrupted)
+				os.Exit(ExitInterrupted)
 			}
 		}
 	}()
@@ -204,7 +204,7 @@ func runExit(err error) error {
 	case errors.Is(err, runner.ErrOptions):
 		return &usageError{err}
 	case errors.Is(err, runner.ErrInterrupted):
-		return &codedError{err, exitInterrupted}
+		return &codedError{err, ExitInterrupted}
 	}
 	return err
 }

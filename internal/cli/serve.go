@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -98,6 +98,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.Int64Var(&opts.limits.MaxQueryBuffer, "client-query-buffer-limit", resp.DefaultMaxQueryBuffer, "most bytes one pending request may occupy")
 	f.StringVar(&opts.alloc, "alloc", target.AllocMypool, "allocator: mypool (records packed outside the Go heap) or malloc (one Go allocation per key and value); pool and go are the same")
 	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
+	machineDefault(f, "loops", "half the CPUs, at least 1")
 	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
 	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
 	f.IntVar(&opts.rewritePct, "auto-aof-rewrite-percentage", kvstore.DefaultAutoRewritePercentage, "compact the log when it has grown this much past its base (negative: never)")

@@ -1,10 +1,17 @@
-package main
+// Package cli is kvbench's command line: one constructor per command,
+// each filling an options struct from its flags and calling one run
+// function. cmd/kvbench wraps it in signal handling and the exit;
+// cmd/gen-docs generates the command reference (docs/cli) from it.
+package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usageError marks an error in the command line itself (an unknown flag, a
@@ -46,9 +53,9 @@ func streamsOf(cmd *cobra.Command) streams {
 // failure is a usage error, exit 2), and calls runF(ctx, opts), which is
 // runX unless a test passes its own to look at the options.
 
-// newRootCmd builds the kvbench command tree with every command's real run
+// NewRootCmd builds the kvbench command tree with every command's real run
 // function.
-func newRootCmd() *cobra.Command {
+func NewRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kvbench",
 		Short: "Benchmark Redis-protocol key-value servers under each persistence setting",
@@ -86,4 +93,45 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 		newVersionCmd(),
 	)
 	return root
+}
+
+// Run executes the command line args and returns the exit status: the
+// whole program but the signals and the exit, so that tests drive it
+// in-process.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := NewRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return exitCode(root.ExecuteContext(ctx), stderr)
+}
+
+// exitCode reports err on stderr and maps it to the process exit status:
+// 0 on success, 2 for a usage error, 1 otherwise, or the status an error
+// carries (exitError).
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	if _, bare := err.(exitError); !bare {
+		fmt.Fprintln(stderr, "kvbench:", err)
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return int(ee)
+	}
+	return 1
+}
+
+// machineDefault makes the help of a flag whose default depends on the
+// machine say so in words ("one per CPU") instead of this machine's
+// number, so that the help and the generated reference read the same
+// everywhere.
+func machineDefault(f *pflag.FlagSet, name, words string) {
+	f.Lookup(name).DefValue = words
 }
