@@ -2,11 +2,67 @@
 // ("kvbench serve"): a RESP2 server with the kvstore's own command families
 // (a hash engine, HSET/HGET/…, and an ordered engine, RSET/RGET/…) beside a
 // Redis-compatible subset on a string keyspace, so that redis-cli,
-// redis-benchmark and client libraries work against it unchanged.
+// redis-benchmark and client libraries work against it unchanged. What a
+// user sees (commands, limits, policies, repair) is in docs/serve.md; this
+// comment is how it works, and each file's own comment has the details.
 //
-// Each connection has one goroutine. It parses every complete request in its
-// read buffer, executes the batch under one acquisition of the database lock
-// (a read lock when the batch only reads) and answers the whole batch with
-// one write. Limits on requests are enforced by package resp before anything
+// # Event loops
+//
+// Connections are not served by a goroutine each. An accept loop (Serve)
+// hands each new socket to one of Config.Loops event loops (DefaultLoops:
+// half the processors, at least one), round robin. A loop (eventloop.go)
+// waits in epoll_wait over its connections' raw non-blocking sockets and,
+// for each readable one, reads what has arrived, parses every complete
+// request in the read buffer and executes them as one batch under one
+// acquisition of the database lock, a read lock when the batch only reads
+// (conn.exec). Before a pipelined batch runs, the index slots and records
+// of all its keys are touched (conn.prefetch) so that their cache misses
+// overlap. At the end of the round the loop commits the log once for every
+// connection it served, then writes each connection's replies with one
+// write; a connection whose socket is full stops being read until it
+// drains. Limits on requests are enforced by package resp before anything
 // is allocated; a protocol error closes only the connection that sent it.
+// A cron goroutine does the periodic work: automatic compaction, retrying a
+// failed log, giving back memory once the server is idle.
+//
+// # Persistence
+//
+// The guarantee of every policy but none: a write's record reaches the log
+// file before its reply is sent, and records are in the order the writes
+// were applied, so a restart replays a prefix of what clients saw
+// acknowledged. Under "no" the kernel decides when the file reaches the
+// disk; "everysec" adds an fsync every second from a goroutine; "always"
+// fsyncs (fdatasync) the round's records before any of its replies. A
+// failed write or fsync turns the round's write replies into MISCONF
+// errors, and further writes are refused until a rewrite succeeds.
+//
+// The log is Redis 7's multi-part AOF: a manifest (manifest.go, replaced
+// atomically) names a base file and the incremental files written since.
+// Incremental records are RESP commands with a CRC-32C line each, appended
+// under the database lock and written by one write(2) per loop round, group
+// commit (aof.go, aofLog); the base is the compact binary format whose
+// grammar is in basefile.go. Replay (aofload.go) checks every checksum, cuts
+// off a last record cut short by a crash and refuses anything else with a
+// *LogError; Repair (repair.go) cuts a damaged log after asking.
+//
+// Compaction (rewrite.go) runs beside the serving loops, as Redis forks for
+// BGREWRITEAOF: the slow steps (fsync of the current file, the next file
+// and its manifest entry) happen off the loop; under the write lock the log
+// switches files and the dataset is snapshotted; a goroutine writes the
+// snapshot as the new base and replaces the manifest. A crash at any step
+// leaves a manifest naming a complete log.
+//
+// # Allocators
+//
+// Config.Alloc chooses how the engines hold data. AllocPool (arena.go; the
+// reference script's "mypool") packs each key and value into one record in
+// 4 MiB chunks mapped outside the Go heap, the next chunk prepared ahead by
+// a goroutine; records are found through hashIndex (hashindex.go), open
+// addressing over plain integers in shards that grow independently, whose
+// large arrays also live off the heap (offheap.go). The ordered engine adds
+// a B-tree of fingerprinted items over the same records (pooltree.go). So
+// the collector has almost nothing to trace, and a snapshot freezes the
+// arena instead of copying it. AllocGo (the reference script's "malloc")
+// keeps one Go allocation per key and value in Go maps and a B-tree of Go
+// values (table.go): the yardstick for what the pool saves.
 package kvstore

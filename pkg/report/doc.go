@@ -1,15 +1,17 @@
-// Package report turns kvbench's detail CSVs into the tables people read:
+// Package report turns kvbench's detail rows into the tables people read:
 // per target the raw rounds, the trimmed figures (one outlying round
 // dropped per scenario), the overhead of each persistence strategy against
 // the baseline with a significance verdict, the spread of the rounds and
 // the latencies; as markdown (English or the reference tables' Chinese
 // headings), CSV, JSON and a chart.
 //
-// The rows come from package results, which owns the detail CSV.
-// "kvbench report" calls Run; "kvbench run" holds its rows in memory and
-// calls Build, then Report.WriteFiles, so both print the same numbers and
-// write the same files.
-// The arithmetic lives in package stats; the number conventions (2
-// decimals, means of displayed figures, overheads from displayed figures)
-// are documented there and in the README.
+// The rows come from package results, which owns the detail CSV; the
+// arithmetic (trimming, medians, confidence intervals, the U test) lives in
+// package stats. Build computes a Report, whose Figures are already rounded
+// as printed; its Write methods write each format, and WriteFiles the set
+// "kvbench run" leaves behind. Run is the whole of "kvbench report". Both
+// commands go through Build, so they print the same numbers.
+//
+// What the tables hold, the trimming rule, the number conventions and the
+// CSV and JSON formats are documented for users in docs/report.md.
 package report

@@ -1,23 +1,21 @@
-// Package runner is "kvbench run": the whole experiment. For every round,
-// target, strategy and mode it starts a fresh server under that
-// persistence configuration (package target), prefills it when the mode
-// reads, measures it with the load generator (package loadgen), stops it,
-// and appends the attempt's row to the detail CSV; at the end it writes
-// and prints the report (package report), exactly as "kvbench report"
-// would from the same CSV.
+// Package runner is "kvbench run": the whole experiment, as a library. What
+// a run does (targets, strategies, modes, order, seeds, retries, the files
+// it writes, exit status) is documented for users in docs/run.md; this is
+// the API.
 //
-// NewPlan resolves the matrix: the reference script's defaults (DefaultOptions, and
-// the environment variables of EnvVars, which the command layer applies),
-// targets × strategies × modes as Scenarios, and the order of the Steps:
-// interleaved (each round runs every scenario once, shuffled with the
-// seed) or sequential. Run executes a plan: a failed attempt is written as
-// a "failed" row and retried on a fresh server, up to Options.Retries
-// times; a scenario out of retries is skipped from then on and makes Run
-// return ErrScenariosFailed after the report. Cancelling the context stops
-// the measurement and the server, closes the files, prints the partial
-// report and returns ErrInterrupted.
+// Start from DefaultOptions (the reference script's defaults; EnvVars lists
+// its environment variables, which the command layer applies) and set what
+// differs. NewPlan resolves Options into a Plan without starting anything:
+// the targets (package target), their Scenarios (target × strategy × mode)
+// and the ordered Steps, with an Estimate of the time; "kvbench run
+// --dry-run" prints it (Run does, with Options.DryRun). Run resolves the
+// plan and executes it, writing the detail CSV as it goes (package results)
+// and the report at the end (package report); it returns a Result with the
+// rows, the report, the files and where the time went. When a scenario ran
+// out of retries, or ctx was cancelled, the error wraps ErrScenariosFailed
+// or ErrInterrupted and the Result holds what was measured.
 //
-// Progress goes to stderr: a status line redrawn in place on a terminal
-// (Options.Live), plain log lines otherwise; Options.Observe sees every
-// Event.
+// Progress goes to the stderr writer, redrawn in place when Options.Live is
+// set; Options.Observe sees every Event; Options.Tracker lets the caller
+// kill every server at once.
 package runner
