@@ -4,12 +4,18 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz deps bench-serve bench-persist bench-alloc bench-loadgen clean
+.PHONY: all build run test vet fuzz docs deps bench-serve bench-persist bench-alloc bench-loadgen clean
 
 all: build
 
+# The version the binary reports (kvbench version, INFO server).
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS := $(if $(VERSION),-X github.com/kvbench/kvbench/internal/cli.version=$(VERSION)) \
+	$(if $(COMMIT),-X github.com/kvbench/kvbench/internal/cli.commit=$(COMMIT))
+
 build:
-	$(GO) build -o $(BIN) ./cmd/kvbench
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kvbench
 
 # The main job.
 run: build
@@ -33,11 +39,21 @@ vet:
 test: deps vet
 	KVBENCH_REQUIRE_REDIS=1 $(GO) test -race -timeout 10m ./...
 
-# A short run of every fuzz target (the seed corpora run in `make test`).
+# The command reference, docs/cli, from the commands themselves.
+docs:
+	$(GO) run ./cmd/gen-docs
+
+# A short run of every fuzz target in the tree, FUZZTIME each (the seed
+# corpora run in `make test`). The targets are listed by go test itself,
+# so a new one cannot be missed.
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzReader -fuzztime 30s ./pkg/resp
-	$(GO) test -run XXX -fuzz FuzzInline -fuzztime 30s ./pkg/resp
-	$(GO) test -run XXX -fuzz FuzzScanLog -fuzztime 30s ./embedded-server
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 # kvbench serve against redis-server, same client (redis-benchmark), A B A B.
 bench-serve: build deps
