@@ -14,7 +14,6 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
-	"github.com/kvbench/kvbench/pkg/runner"
 )
 
 // runProc is a "kvbench run" process.
@@ -165,16 +164,15 @@ func TestRunSecondSIGINT(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the polite stop is waiting
-	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	if code := p.exitCode(t, 5*time.Second); code != cli.ExitInterrupted {
 		t.Errorf("exit status %d, want %d", code, cli.ExitInterrupted)
 	}
-	if d := time.Since(start); d > runner.InterruptStopGrace/2 {
-		t.Errorf("exited %v after the second signal: it waited for the server", d)
-	}
+	// The message is printed on the path that kills the servers and exits
+	// without waiting for them: an event, where a time bound would be too
+	// close to the stop's grace period to hold on a loaded machine.
 	if !strings.Contains(p.stderr.String(), "interrupted twice") {
 		t.Errorf("stderr:\n%s", p.stderr.String())
 	}

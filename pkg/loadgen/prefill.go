@@ -22,15 +22,10 @@ var ErrNotEmpty = errors.New("server not empty")
 
 // Prefill's batching.
 const (
-	// PrefillMSetKeys is the most keys of one MSET command. Measured on
-	// the shared two-core machine against redis-server 7.0 (1,000,000
-	// keys, a fresh server each time, batches of 1024 keys): 16, 32, 64,
-	// 128 and 256 keys per MSET all gave 560-800k keys/s depending on the
-	// minute, none ahead of the others beyond the noise, against 450-580k
-	// for one SET per key; Redis then spends a full core (1.3-1.4 CPU
-	// seconds per million keys). From 16 keys on the per-command cost is
-	// amortized; 64 keeps the keys an error reply names few, and makes
-	// 16 commands of a batch.
+	// PrefillMSetKeys is the most keys of one MSET command: from 16 keys
+	// on the per-command cost is amortized and larger batches gave no more
+	// (BenchmarkPrefill in package runner); 64 keeps the keys an error
+	// reply names few.
 	PrefillMSetKeys = 64
 	// prefillBatchBytes bounds the requests of one batch, so that large
 	// values do not make huge buffers; a batch holds at least one key.
@@ -188,10 +183,8 @@ func (f *filler) fill(res *Result) error {
 		}
 	}()
 	// One batch is written ahead: while the client reads the replies to a
-	// batch, the server has the next one queued. Measured in four
-	// alternating pairs against the kvstore's RSET, 0.92-1.27 times the
-	// rate of waiting for the replies before writing the next batch
-	// (median 1.1).
+	// batch, the server has the next one queued (about 1.1 times the rate
+	// of waiting for the replies first; BenchmarkPrefill).
 	var buf []byte
 	for start, sent := int64(0), int64(0); start < n; {
 		for sent < min(start+2*f.perBatch, n) {

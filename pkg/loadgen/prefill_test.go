@@ -188,7 +188,7 @@ func TestPrefillCancel(t *testing.T) {
 			cancelled := time.Now()
 			select {
 			case r := <-done:
-				if took := time.Since(cancelled); took > 500*time.Millisecond {
+				if took := time.Since(cancelled); took > 3*time.Second {
 					t.Errorf("Prefill returned %v after the cancel", took)
 				}
 				if !errors.Is(r.err, context.Canceled) || r.res.Requests == 0 || r.res.Requests >= cfg.Keyspace {
@@ -206,13 +206,13 @@ func TestPrefillCancel(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := Prefill(ctx, fill(Config{Addr: addr, Keyspace: 10}))
-	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 500*time.Millisecond {
+	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
 		t.Errorf("silent server, cancelled after 100ms: err %v after %v", err, took)
 	}
 	// ... and so does the reply timeout.
 	start = time.Now()
 	_, err = Prefill(context.Background(), fill(Config{Addr: addr, Keyspace: 10, Timeout: 100 * time.Millisecond}))
-	if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "no reply for 100ms") || took > 500*time.Millisecond {
+	if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "no reply for 100ms") || took > 3*time.Second {
 		t.Errorf("silent server, timeout 100ms: err %v after %v", err, took)
 	}
 }

@@ -304,8 +304,8 @@ func TestServerKilledMidRun(t *testing.T) {
 	killed := time.Now()
 	select {
 	case err := <-errc:
-		if took := time.Since(killed); took > time.Second {
-			t.Errorf("run ended %v after the kill, want < 1s", took)
+		if took := time.Since(killed); took > 5*time.Second {
+			t.Errorf("run ended %v after the kill, want well before the 20s run's end", took)
 		}
 		if err == nil || !(errors.Is(err, errServerClosed) || strings.Contains(err.Error(), "connection reset")) {
 			t.Fatalf("err = %v, want the server closing the connection", err)
@@ -314,8 +314,8 @@ func TestServerKilledMidRun(t *testing.T) {
 			t.Errorf("counts so far: %d requests, %d sent", res.Requests, res.Sent)
 		}
 		t.Logf("after the kill: %v (%d replies, %d sent)", err, res.Requests, res.Sent)
-	case <-time.After(3 * time.Second):
-		t.Fatal("run still going 3s after the server was killed")
+	case <-time.After(10 * time.Second):
+		t.Fatal("run still going 10s after the server was killed")
 	}
 }
 
@@ -329,14 +329,14 @@ func TestUnreachable(t *testing.T) {
 	l.Close()
 	start := time.Now()
 	_, err = Run(context.Background(), fill(Config{Addr: addr, Requests: 10}))
-	if err == nil || !strings.Contains(err.Error(), "connect to "+addr) || time.Since(start) > time.Second {
+	if err == nil || !strings.Contains(err.Error(), "connect to "+addr) || time.Since(start) > 2*time.Second {
 		t.Errorf("closed port: err %v after %v, want a quick connect error", err, time.Since(start))
 	}
 
 	// A listener that accepts but never answers AUTH: the connect timeout.
 	start = time.Now()
 	_, err = Run(context.Background(), fill(Config{Addr: silentServer(t), Password: "x", Requests: 10, ConnectTimeout: 200 * time.Millisecond}))
-	if took := time.Since(start); err == nil || took < 200*time.Millisecond || took > time.Second {
+	if took := time.Since(start); err == nil || took < 200*time.Millisecond || took > 2500*time.Millisecond {
 		t.Errorf("silent server: err %v after %v, want a timeout after 200ms", err, took)
 	}
 }
@@ -385,7 +385,7 @@ func TestDurationRateAndProgress(t *testing.T) {
 	var calls []Progress
 	res := run(t, tg, fill(Config{Mode: ModeMixed, Duration: 300 * time.Millisecond, Connections: 3, Pipeline: 4,
 		ProgressInterval: 50 * time.Millisecond, Progress: func(p Progress) { calls = append(calls, p) }}))
-	if res.Requests == 0 || res.Requests != res.Sent || res.Elapsed < 300*time.Millisecond || res.Elapsed > time.Second {
+	if res.Requests == 0 || res.Requests != res.Sent || res.Elapsed < 300*time.Millisecond || res.Elapsed > 5*time.Second {
 		t.Errorf("duration run: %d requests, %d sent, elapsed %v", res.Requests, res.Sent, res.Elapsed)
 	}
 	if len(calls) < 3 || !calls[len(calls)-1].Final || calls[len(calls)-1].Done != res.Requests || calls[0].Phase != "run" {
@@ -418,7 +418,7 @@ func TestCancel(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	res, err := Run(ctx, fill(Config{Addr: tg.addr, Mode: ModeSet, Duration: time.Minute}))
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second || res.Requests == 0 {
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second || res.Requests == 0 {
 		t.Errorf("cancelled run: err %v after %v with %d requests", err, time.Since(start), res.Requests)
 	}
 }

@@ -44,11 +44,8 @@ const (
 	DefaultPrefix = "kvbench"
 	// DefaultPrefillPipeline is the least number of keys a prefill writes
 	// per round trip (loadgen.Prefill): prefilling is not measured, so it
-	// goes as fast as the server takes writes. Measured against Redis
-	// with MSETs of 64 keys (medians of 3-4 fresh servers each), 1024
-	// gave 800k keys/s against 737k for 4096 in one run, 613k against 562k
-	// for 512 and 551k for 2048 in a busier one; for RSET on the kvstore
-	// 1024 and 4096 were alike.
+	// goes as fast as the server takes writes; 1024 was as fast as any
+	// (BenchmarkPrefill).
 	DefaultPrefillPipeline = 1024
 
 	// QuietLimit bounds the wait, after a prefill, for the server's
