@@ -134,7 +134,7 @@ func (z *zipf) h(x float64) float64 { return math.Exp(-z.s * math.Log(x)) }
 
 func (z *zipf) hIntegral(x float64) float64 {
 	lx := math.Log(x)
-	return helper2((1-z.s)*lx) * lx
+	return expm1OverX((1-z.s)*lx) * lx
 }
 
 func (z *zipf) hIntegralInv(x float64) float64 {
@@ -142,18 +142,18 @@ func (z *zipf) hIntegralInv(x float64) float64 {
 	if t < -1 {
 		t = -1
 	}
-	return math.Exp(helper1(t) * x)
+	return math.Exp(log1pOverX(t) * x)
 }
 
-// helper1 is log1p(x)/x, helper2 is expm1(x)/x, both continuous at 0.
-func helper1(x float64) float64 {
+// log1pOverX is log1p(x)/x, expm1OverX is expm1(x)/x, both continuous at 0.
+func log1pOverX(x float64) float64 {
 	if math.Abs(x) > 1e-8 {
 		return math.Log1p(x) / x
 	}
 	return 1 - x*(0.5-x*(1.0/3-0.25*x))
 }
 
-func helper2(x float64) float64 {
+func expm1OverX(x float64) float64 {
 	if math.Abs(x) > 1e-8 {
 		return math.Expm1(x) / x
 	}
