@@ -185,6 +185,9 @@ func (d *display) endLine(e Event) string {
 		fmt.Fprintf(&b, ": %s: %s", what, indent(e.Err.Error()))
 	}
 	if left := d.left(e.Step, 0); left > 0 && e.Final && e.Step < e.Steps && r.Status != results.StatusInterrupted {
+		if strings.Contains(b.String(), "\n") {
+			b.WriteString("\n   ") // after a quoted server output, not glued to its last line
+		}
 		fmt.Fprintf(&b, " [%s left]", formatDuration(left))
 	}
 	return b.String()

@@ -317,9 +317,11 @@ func (p *Plan) Write(w io.Writer) error {
 	return err
 }
 
-// formatDuration rounds d for people: 1.2s, 45s, 3m20s, 1h05m.
+// formatDuration rounds d for people: 40ms, 1.2s, 45s, 3m20s, 1h05m.
 func formatDuration(d time.Duration) string {
 	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
 	case d < 10*time.Second:
 		return d.Round(100 * time.Millisecond).String()
 	case d < time.Hour:

@@ -193,6 +193,9 @@ func TestFormatDuration(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
+		{0, "0s"},
+		{40*time.Millisecond + 300*time.Microsecond, "40ms"},
+		{999 * time.Millisecond, "999ms"},
 		{1234 * time.Millisecond, "1.2s"},
 		{45*time.Second + 400*time.Millisecond, "45s"},
 		{200 * time.Second, "3m20s"},
