@@ -3,13 +3,13 @@ package report
 import (
 	"bytes"
 	"context"
-	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -58,22 +58,8 @@ func TestBuildBadInput(t *testing.T) {
 			}
 			t.Chdir(dir)
 			err := Run(context.Background(), RunOptions{Inputs: inputs}, new(bytes.Buffer))
-			checkError(t, err, tt.want, tt.is)
+			testutil.CheckError(t, err, tt.want, tt.is)
 		})
-	}
-}
-
-// checkError wants err to read exactly want and to wrap is.
-func checkError(t *testing.T, err error, want string, is error) {
-	t.Helper()
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if err.Error() != want {
-		t.Errorf("error\n%s\nwant\n%s", err, want)
-	}
-	if !errors.Is(err, is) {
-		t.Errorf("error %v is not %v", err, is)
 	}
 }
 
@@ -108,7 +94,7 @@ func TestRunBadInvocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Run(context.Background(), tt.opts, new(bytes.Buffer))
-			checkError(t, err, tt.want, tt.is)
+			testutil.CheckError(t, err, tt.want, tt.is)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gocarina/gocsv"
+	"github.com/kvbench/kvbench/internal/testutil"
 )
 
 const hdr = "target,strategy,mode,round,status,qps\n"
@@ -62,26 +63,12 @@ func TestReadBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(tt.input), "results/a.csv")
-			checkError(t, err, tt.want, tt.is)
+			testutil.CheckError(t, err, tt.want, tt.is)
 			var ie *InputError
 			if !errors.As(err, &ie) || ie.Pos.File != "results/a.csv" || ie.Pos.Line < 1 {
 				t.Errorf("error %v carries no position", err)
 			}
 		})
-	}
-}
-
-// checkError wants err to read exactly want and to wrap is.
-func checkError(t *testing.T, err error, want string, is error) {
-	t.Helper()
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if err.Error() != want {
-		t.Errorf("error\n%s\nwant\n%s", err, want)
-	}
-	if !errors.Is(err, is) {
-		t.Errorf("error %v is not %v", err, is)
 	}
 }
 
