@@ -238,7 +238,7 @@ func (c *conn) prefetch() {
 				continue
 			}
 			if t := cl.cmd.keys(c.s.db, cl.req.Args); t != nil {
-				s, m := t.touch(cl.req.Args[1], pass, &cl.cur)
+				s, m := t.touch(cl.req.Args[1], pass, &cl.cur, cl.cmd.flags&flagWrite != 0)
 				sink += s
 				if m {
 					more = true

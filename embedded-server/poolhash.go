@@ -13,7 +13,7 @@ func newPoolHash() *poolHash {
 	return &poolHash{ar: newArena(), idx: newHashIndex()}
 }
 
-func (t *poolHash) touch(key []byte, pass int, _ *uint64) (uint64, bool) {
+func (t *poolHash) touch(key []byte, pass int, _ *uint64, _ bool) (uint64, bool) {
 	return t.idx.touch(t.ar, key, pass), pass == 0
 }
 

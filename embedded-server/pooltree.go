@@ -10,13 +10,16 @@ import (
 )
 
 // poolTree is the pool allocator's ordered engine: records in an arena,
-// kept in key order by a B-tree whose nodes live outside the Go heap too.
-// A node holds plain integers (key fingerprints, record refs, child
-// numbers), so the collector never scans the tree, and the tree is the
-// engine's only index: a point lookup is a descent, and the descents of a
-// pipelined batch are prefetched (see touch). The profile of a million
-// RSETs put half the time in the B-tree of Go objects it replaces and a
-// tenth in the hash index that sat beside it (BENCHMARKS.md).
+// found by a hashIndex over them (as poolHash: a point lookup, RGET or
+// REXIST or a refused RSET, costs two cache misses, and a batch's are
+// prefetched), and kept in key order by a B-tree beside it, as Redis pairs
+// a skiplist with a dict for its sorted sets. The tree's nodes live
+// outside the Go heap too and hold plain integers (key fingerprints,
+// record refs, child numbers), so the collector never scans them; an
+// insert or a delete descends the tree, and a batch's descents are
+// prefetched a level at a time (see touch). The profile of a million
+// RSETs put half the time in the B-tree of Go objects this replaced
+// (BENCHMARKS.md).
 //
 // Comparing two keys through their records costs a cache miss each, and a
 // descent makes a score of comparisons. So every item carries a
@@ -28,12 +31,12 @@ import (
 // arrives; fingerprints order keys as the keys themselves do, so the tree
 // keeps its shape and only the fingerprints are recomputed, once.
 type poolTree struct {
-	ar     *arena
-	nodes  nodePool
-	root   nodeID // 0 when the tree is empty
-	height int    // levels: every leaf is at depth height-1
-	n      int
-	prefix []byte // shared by every key in the tree; never modified in place
+	poolHash // the records and their index: get and len come from it
+	nodes    nodePool
+	root     nodeID // 0 when the tree is empty
+	height   int    // levels: every leaf is at depth height-1
+	n        int
+	prefix   []byte // shared by every key in the tree; never modified in place
 }
 
 // A node is one nodeSize slot of the node pool. A leaf holds up to leafMax
@@ -122,7 +125,7 @@ func (p *nodePool) reset() {
 
 func (p *nodePool) bytes() int64 { return int64(len(p.chunks)) * chunkSize }
 
-func newPoolTree() *poolTree { return &poolTree{ar: newArena()} }
+func newPoolTree() *poolTree { return &poolTree{poolHash: *newPoolHash()} }
 
 func (t *poolTree) fingerprint(key []byte) uint64 {
 	var b [8]byte
@@ -213,57 +216,44 @@ func (t *poolTree) find(key []byte, p *descent) bool {
 	}
 }
 
-func (t *poolTree) lookup(key []byte) (ref, bool) {
-	if !t.has(key) {
-		return 0, false
-	}
-	fp := t.fingerprint(key)
-	id := t.root
-	for {
-		nd := t.nodes.at(id)
-		i, found := t.search(nd, key, fp)
-		if found {
-			return nd.refs()[i], true
-		}
-		if nd.leaf != 0 {
-			return 0, false
-		}
-		id = nd.kids()[i]
-	}
-}
-
-func (t *poolTree) get(key []byte) ([]byte, bool) {
-	r, ok := t.lookup(key)
-	if !ok {
-		return nil, false
-	}
-	return t.ar.val(r), true
-}
-
-func (t *poolTree) len() int { return t.n }
-
-// touch loads what a lookup of key will read, a level of the tree a pass
-// over the batch: each pass searches the node the previous one loaded
-// (cur) and loads the lines of the child that the next search will read,
-// and in the leaf, the record found or the items an insert will move. A
-// batch's descents thus wait for memory together, a level at a time,
+// touch prefetches the index's slot and record for key (see
+// hashIndex.touch) and, for a write, which may insert or delete, the tree's
+// path to key, a level a pass over the batch: each pass searches the node
+// the previous one loaded (cur) and loads the lines of the child that the
+// next search will read, and in the leaf, the items an insert will move.
+// A batch's descents thus wait for memory together, a level at a time,
 // where one descent after another would wait for each of their nodes in
 // turn. Fingerprint ties are not resolved: a prefetch needs no exact
 // answer.
-func (t *poolTree) touch(key []byte, pass int, cur *uint64) (uint64, bool) {
-	if !t.has(key) || pass >= t.height {
-		return 0, false
+func (t *poolTree) touch(key []byte, pass int, cur *uint64, write bool) (uint64, bool) {
+	var sink uint64
+	if pass < 2 {
+		sink = t.idx.touch(t.ar, key, pass)
 	}
+	if !write {
+		return sink, pass == 0
+	}
+	s, more := t.touchPath(key, pass, cur)
+	return sink + s, more || pass == 0
+}
+
+// touchPath is touch's descent: cur is the node to search in this pass,
+// 0 once the descent is done.
+func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
 	id := t.root
 	if pass > 0 {
 		id = nodeID(*cur)
+	}
+	*cur = 0
+	if id == 0 || !t.has(key) {
+		return 0, false
 	}
 	nd := t.nodes.at(id)
 	fp := t.fingerprint(key)
 	fps := nd.fps()[:nd.n]
 	i := lowerBound(fps, fp)
 	if i < len(fps) && fps[i] == fp {
-		return uint64(t.ar.record(nd.refs()[i])[0]), false
+		return 0, false
 	}
 	if nd.leaf != 0 {
 		return touchLines(nd, 8+8*leafMax+8*i, 8+8*leafMax+8*len(fps)), false
@@ -288,42 +278,60 @@ func touchLines(nd *node, from, to int) uint64 {
 }
 
 func (t *poolTree) put(key, val []byte, mode putMode) bool {
-	var p descent
-	if t.has(key) && t.find(key, &p) {
-		if mode == putNew {
-			return false
-		}
-		slot := &t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]]
-		if t.ar.fits(*slot, len(key), len(val)) {
-			t.ar.setVal(*slot, val)
-			return true
-		}
-		old := *slot
-		*slot = t.ar.newRecord(key, val)
-		t.ar.free(old)
-		return true
-	}
-	if mode == putExisting {
+	s, h, found := t.idx.slot(t.ar, key)
+	switch {
+	case found && mode == putNew, !found && mode == putExisting:
 		return false
+	case found && t.ar.fits(s.r, len(key), len(val)):
+		t.ar.setVal(s.r, val)
+	case found:
+		old := s.r
+		s.r = t.ar.newRecord(key, val)
+		t.setRef(key, s.r)
+		t.ar.free(old)
+	default:
+		r := t.ar.newRecord(key, val)
+		t.idx.claim(s, h, r)
+		t.add(key, r)
 	}
-	t.insert(key, t.ar.newRecord(key, val), &p)
 	return true
 }
 
 func (t *poolTree) appendVal(key, suffix []byte) int {
-	var p descent
-	if !t.has(key) || !t.find(key, &p) {
-		t.insert(key, t.ar.newRecord(key, suffix), &p)
+	s, h, found := t.idx.slot(t.ar, key)
+	if !found {
+		r := t.ar.newRecord(key, suffix)
+		t.idx.claim(s, h, r)
+		t.add(key, r)
 		return len(suffix)
 	}
-	slot := &t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]]
-	r, n := t.ar.appendVal(*slot, suffix)
-	if r != *slot {
-		old := *slot
-		*slot = r
+	r, n := t.ar.appendVal(s.r, suffix)
+	if r != s.r {
+		old := s.r
+		s.r = r
+		t.setRef(key, r)
 		t.ar.free(old)
 	}
 	return n
+}
+
+// setRef points key's item, which must be in the tree, at record r; the
+// item's record is still the old one, for the comparisons on the way.
+func (t *poolTree) setRef(key []byte, r ref) {
+	var p descent
+	if !t.find(key, &p) {
+		panic("kvstore: ordered engine: indexed key missing from the tree")
+	}
+	t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]] = r
+}
+
+// add inserts key's new record r into the tree.
+func (t *poolTree) add(key []byte, r ref) {
+	var p descent
+	if t.has(key) {
+		t.find(key, &p)
+	}
+	t.insert(key, r, &p)
 }
 
 // insert adds record r for key, which is not in the tree; p is the failed
@@ -409,14 +417,24 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 }
 
 func (t *poolTree) del(key []byte) bool {
-	var p descent
-	if !t.has(key) || !t.find(key, &p) {
+	r, ok := t.idx.remove(t.ar, key)
+	if !ok {
 		return false
 	}
+	var p descent
+	if !t.find(key, &p) {
+		panic("kvstore: ordered engine: indexed key missing from the tree")
+	}
+	t.remove(&p)
+	t.ar.free(r)
+	return true
+}
+
+// remove deletes the item that p found.
+func (t *poolTree) remove(p *descent) {
 	level := p.n - 1
 	nd := t.nodes.at(p.ids[level])
 	i := p.idx[level]
-	t.ar.free(nd.refs()[i])
 	if nd.leaf == 0 {
 		// An inner item is replaced by its predecessor, the last item of
 		// the rightmost leaf of the subtree on its left, which is then
@@ -442,8 +460,7 @@ func (t *poolTree) del(key []byte) bool {
 	copy(refs[i:n-1], refs[i+1:n])
 	nd.n--
 	t.n--
-	t.rebalance(&p, level)
-	return true
+	t.rebalance(p, level)
 }
 
 // rebalance restores the minimum fill of the node at level of p and of its
@@ -578,7 +595,7 @@ func (t *poolTree) walk(id nodeID, fn func(*node)) {
 
 func (t *poolTree) clear() {
 	t.nodes.reset()
-	t.ar.reset()
+	t.poolHash.clear()
 	t.root, t.height, t.n, t.prefix = 0, 0, 0, nil
 }
 
@@ -605,23 +622,7 @@ func (t *poolTree) scanNode(id nodeID, fn func(key, val []byte) bool) bool {
 	return true
 }
 
-// refs calls fn with every record until fn returns false, in no order.
-func (t *poolTree) refs(fn func(ref) bool) {
-	if t.root == 0 {
-		return
-	}
-	stop := false
-	t.walk(t.root, func(nd *node) {
-		for _, r := range nd.refs()[:nd.n] {
-			if stop || !fn(r) {
-				stop = true
-				return
-			}
-		}
-	})
-}
-
 // snapshot is the records' snapshot (see poolHash): a base file need not
 // be in key order, and reading the records in address order is ten times
 // faster than in the tree's.
-func (t *poolTree) snapshot() snapshot { return snapshotRecords(t.ar, t.refs) }
+func (t *poolTree) snapshot() snapshot { return t.poolHash.snapshot() }

@@ -58,8 +58,8 @@ func checkTree(t *testing.T, what string, pt *poolTree) {
 	if leafDepth != pt.height-1 {
 		t.Fatalf("%s: leaves at depth %d, height %d", what, leafDepth, pt.height)
 	}
-	if count != pt.n {
-		t.Fatalf("%s: %d items in the tree, %d counted", what, count, pt.n)
+	if count != pt.n || count != pt.idx.n {
+		t.Fatalf("%s: %d items in the tree, %d counted, %d in the index", what, count, pt.n, pt.idx.n)
 	}
 }
 
@@ -91,7 +91,7 @@ func BenchmarkBatchInsert(b *testing.B) {
 							if pass > 0 && cur[i] == doneTouching {
 								continue
 							}
-							s, m := tab.touch(k, pass, &cur[i])
+							s, m := tab.touch(k, pass, &cur[i], true)
 							sink += s
 							if m {
 								more = true
