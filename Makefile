@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps bench-serve bench-persist bench-alloc bench-loadgen clean
+.PHONY: all build run test vet fuzz docs deps bench-serve bench-persist bench-alloc bench-loadgen bench-ordered clean
 
 all: build
 
@@ -70,6 +70,10 @@ bench-persist: build deps
 # The two allocators side by side: QPS, RSS, GC CPU share and pauses.
 bench-alloc: build deps
 	bench/alloc.sh
+
+# The ordered engine (RSET/RGET) against the kvstore's SET/GET and Redis's.
+bench-ordered: build deps
+	bench/ordered.sh
 
 clean:
 	rm -rf bin

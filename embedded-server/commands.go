@@ -123,18 +123,18 @@ var commandList = []command{
 	{name: "hset", arity: -3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HSET key value: inserts into the hash engine; HSET key field value...: sets Redis hash fields.", fn: cmdHSet, keys: engineKeys},
 	{name: "hget", arity: -2, max: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "HGET key: reads the hash engine; HGET key field: reads a Redis hash field.", fn: cmdHGet, keys: engineKeys},
 	{name: "hdel", arity: -2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HDEL key: deletes from the hash engine; HDEL key field...: deletes Redis hash fields.", fn: cmdHDel, keys: engineKeys},
-	{name: "hmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "Replaces the value of an existing hash-engine key.", fn: engineMod(func(db *DB) table { return db.hash }), keys: hashKeys},
-	{name: "hexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if the hash-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.hash }), keys: hashKeys},
+	{name: "hmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "Replaces the value of an existing hash-engine key.", fn: cmdHMod, keys: hashKeys},
+	{name: "hexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if the hash-engine key exists, 0 if not.", fn: cmdHExist, keys: hashKeys},
 	{name: "hlen", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns the number of fields in a Redis hash.", fn: cmdHLen},
 	{name: "hgetall", arity: 2, flags: flagReadonly, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns all fields and values of a Redis hash.", fn: cmdHGetAll},
 	{name: "hexists", arity: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if a Redis hash field exists, 0 if not.", fn: cmdHExists},
 
 	// The kvstore's ordered engine.
-	{name: "rset", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Inserts a key into the ordered engine; -EXIST if it is there.", fn: engineSet(func(db *DB) table { return db.tree }), keys: treeKeys},
-	{name: "rget", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns the value of an ordered-engine key.", fn: engineGet(func(db *DB) table { return db.tree }), keys: treeKeys},
-	{name: "rdel", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Deletes an ordered-engine key.", fn: engineDel(func(db *DB) table { return db.tree }), keys: treeKeys},
-	{name: "rmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: engineMod(func(db *DB) table { return db.tree }), keys: treeKeys},
-	{name: "rexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns 1 if the ordered-engine key exists, 0 if not.", fn: engineExist(func(db *DB) table { return db.tree }), keys: treeKeys},
+	{name: "rset", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Inserts a key into the ordered engine; -EXIST if it is there.", fn: cmdRSet, keys: treeKeys},
+	{name: "rget", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns the value of an ordered-engine key.", fn: cmdRGet, keys: treeKeys},
+	{name: "rdel", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Deletes an ordered-engine key.", fn: cmdRDel, keys: treeKeys},
+	{name: "rmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: cmdRMod, keys: treeKeys},
+	{name: "rexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns 1 if the ordered-engine key exists, 0 if not.", fn: cmdRExist, keys: treeKeys},
 }
 
 func stringKeys(db *DB, _ [][]byte) table { return db.strs }

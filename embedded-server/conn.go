@@ -54,6 +54,7 @@ type clientInfo struct {
 type call struct {
 	req resp.Command
 	cmd *command
+	cur uint64 // the prefetch's place in its lookup (see table.touch)
 }
 
 func newConn(s *Server, fd int, addr string) *conn {
@@ -219,25 +220,39 @@ func (c *conn) exec() {
 // prefetchMin is the smallest batch worth prefetching.
 const prefetchMin = 4
 
-// prefetch touches the index slots, then the records, of every key of the
-// batch, so that their cache misses overlap instead of queueing one behind
-// the other as the commands run (see poolHash.touch). The caller holds the
-// lock.
+// prefetch touches what the lookup of every key of the batch will read,
+// one step of every lookup a pass (index slots, then records; or tree
+// nodes, a level a pass, then records), so that their cache misses overlap
+// instead of queueing one behind the other as the commands run (see
+// table.touch). The caller holds the lock.
 func (c *conn) prefetch() {
 	var sink uint64
-	for pass := range 2 {
+	for i := range c.batch {
+		c.batch[i].cur = 0
+	}
+	for pass, more := 0, true; more; pass++ {
+		more = false
 		for i := range c.batch {
 			cl := &c.batch[i]
-			if cl.cmd == nil || cl.cmd.keys == nil || len(cl.req.Args) < 2 {
+			if cl.cmd == nil || cl.cmd.keys == nil || len(cl.req.Args) < 2 || pass > 0 && cl.cur == doneTouching {
 				continue
 			}
 			if t := cl.cmd.keys(c.s.db, cl.req.Args); t != nil {
-				sink += t.touch(cl.req.Args[1], pass)
+				s, m := t.touch(cl.req.Args[1], pass, &cl.cur, cl.cmd.flags&flagWrite != 0)
+				sink += s
+				if m {
+					more = true
+				} else {
+					cl.cur = doneTouching
+				}
 			}
 		}
 	}
 	c.sink = sink
 }
+
+// doneTouching marks a lookup whose prefetch is complete.
+const doneTouching = ^uint64(0)
 
 func (c *conn) call(cl *call) {
 	args, cmd := cl.req.Args, cl.cmd

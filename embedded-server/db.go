@@ -96,7 +96,7 @@ func (db *DB) arenaBytes() int64 {
 		case *poolHash:
 			n += t.ar.bytes()
 		case *poolTree:
-			n += t.ar.bytes()
+			n += t.ar.bytes() + t.nodes.bytes()
 		}
 	}
 	return n

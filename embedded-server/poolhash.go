@@ -13,7 +13,9 @@ func newPoolHash() *poolHash {
 	return &poolHash{ar: newArena(), idx: newHashIndex()}
 }
 
-func (t *poolHash) touch(key []byte, pass int) uint64 { return t.idx.touch(t.ar, key, pass) }
+func (t *poolHash) touch(key []byte, pass int, _ *uint64, _ bool) (uint64, bool) {
+	return t.idx.touch(t.ar, key, pass), pass == 0
+}
 
 func (t *poolHash) get(key []byte) ([]byte, bool) {
 	r, ok := t.idx.lookup(t.ar, key)
@@ -78,12 +80,15 @@ func (t *poolHash) scan(fn func(key, val []byte) bool) {
 // heap), so that the scan reads the arena in address order: 9 ms for a
 // million records (BenchmarkSnapshot), where reading them in the index's
 // order, a cache miss each, took about 150 ms in the server's profile.
-func (t *poolHash) snapshot() snapshot {
-	s := &poolSnapshot{recs: t.ar.freeze(), ar: t.ar}
-	n := len(t.ar.chunks)
+func (t *poolHash) snapshot() snapshot { return snapshotRecords(t.ar, t.idx.refs) }
+
+// snapshotRecords freezes ar and marks the records that refs lists.
+func snapshotRecords(ar *arena, refs func(func(ref) bool)) snapshot {
+	s := &poolSnapshot{recs: ar.freeze(), ar: ar}
+	n := len(ar.chunks)
 	s.live, s.mapped = offHeap[uint64](n * liveWords)
 	s.class = make([]uint8, n)
-	t.idx.refs(func(r ref) bool {
+	refs(func(r ref) bool {
 		if r&refLarge != 0 {
 			s.large = append(s.large, r)
 			return true

@@ -3,48 +3,129 @@ package kvstore
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
-	"github.com/tidwall/btree"
+	"golang.org/x/sys/unix"
 )
 
 // poolTree is the pool allocator's ordered engine: records in an arena,
-// kept in key order by a B-tree of small items, and found by a hashIndex
-// over the same records, as Redis pairs a skiplist with a dict for its
-// sorted sets: a point lookup (RGET, REXIST, RMOD, a refused RSET) costs two
-// cache misses instead of a descent, and batches of them are prefetched;
-// the tree is descended only to insert or delete a key.
+// found by a hashIndex over them (as poolHash: a point lookup, RGET or
+// REXIST or a refused RSET, costs two cache misses, and a batch's are
+// prefetched), and kept in key order by a B-tree beside it, as Redis pairs
+// a skiplist with a dict for its sorted sets. The tree's nodes live
+// outside the Go heap too and hold plain integers (key fingerprints,
+// record refs, child numbers), so the collector never scans them; an
+// insert or a delete descends the tree, and a batch's descents are
+// prefetched a level at a time (see touch). The profile of a million
+// RSETs put half the time in the B-tree of Go objects this replaced
+// (BENCHMARKS.md).
 //
 // Comparing two keys through their records costs a cache miss each, and a
-// descent makes a score of comparisons. So every item also carries a
+// descent makes a score of comparisons. So every item carries a
 // fingerprint: the eight key bytes that follow the prefix all keys of the
-// tree share, big-endian. Keys that share a prefix compare as their
-// fingerprints do whenever those differ; only on a tie are the records
-// read. With keys such as "bench:key:123456" the prefix is "bench:key:" and
-// a descent reads no record at all. The prefix only ever shrinks, when a
-// key without it arrives (then every fingerprint is recomputed, once).
+// tree share, big-endian. Keys compare as their fingerprints do whenever
+// those differ; only on a tie are the records read. With keys such as
+// "bench:key:123456" the prefix is "bench:key:" and an insert reads no
+// record at all. The prefix only ever shrinks, when a key without it
+// arrives; fingerprints order keys as the keys themselves do, so the tree
+// keeps its shape and only the fingerprints are recomputed, once.
 type poolTree struct {
-	poolHash // the records and their index: get, touch and len come from it
-	t        *btree.BTreeG[titem]
+	poolHash // the records and their index: get and len come from it
+	nodes    nodePool
+	root     nodeID // 0 when the tree is empty
+	height   int    // levels: every leaf is at depth height-1
+	n        int
 	prefix   []byte // shared by every key in the tree; never modified in place
 }
 
-type titem struct {
-	fp  uint64 // the 8 key bytes after the prefix, zero-padded
-	key string // aliases the record's key in the arena
-	r   ref
+// A node is one nodeSize slot of the node pool. A leaf holds up to leafMax
+// items (fingerprints, then refs); an inner node up to innerMax items and
+// one child more, the children's numbers after the refs. Fingerprints
+// are kept apart from refs so that a binary search reads few cache lines.
+const (
+	nodeSize  = 512
+	leafMax   = (nodeSize - 8) / 16
+	innerMax  = (nodeSize - 8 - 4) / 20
+	leafMin   = leafMax / 2
+	innerMin  = innerMax / 2
+	nodeWords = (nodeSize - 8) / 8
+)
+
+type nodeID = uint32
+
+type node struct {
+	n    uint32
+	leaf uint32 // 1 for a leaf
+	w    [nodeWords]uint64
 }
 
-func titemLess(a, b titem) bool {
-	if a.fp != b.fp {
-		return a.fp < b.fp
+func (nd *node) max() int {
+	if nd.leaf != 0 {
+		return leafMax
 	}
-	return a.key < b.key
+	return innerMax
 }
 
-func newPoolTree() *poolTree {
-	return &poolTree{poolHash: *newPoolHash(), t: btree.NewBTreeGOptions(titemLess, btree.Options{NoLocks: true})}
+func (nd *node) fps() []uint64 { return nd.w[:nd.max():nd.max()] }
+
+func (nd *node) refs() []uint64 {
+	m := nd.max()
+	return nd.w[m : 2*m : 2*m]
 }
+
+// kids are an inner node's children, innerMax+1 of them.
+func (nd *node) kids() []nodeID {
+	return unsafe.Slice((*nodeID)(unsafe.Pointer(&nd.w[2*innerMax])), innerMax+1)
+}
+
+// nodePool hands out node slots from chunks mapped outside the heap (the
+// arena's chunks, prepared ahead by takeChunk). Node ids start at 1.
+type nodePool struct {
+	chunks [][]byte
+	free   []nodeID
+	next   uint32 // slots handed out so far
+}
+
+const nodesPerChunk = chunkSize / nodeSize
+
+func (p *nodePool) at(id nodeID) *node {
+	i := id - 1
+	return (*node)(unsafe.Pointer(&p.chunks[i/nodesPerChunk][(i%nodesPerChunk)*nodeSize]))
+}
+
+func (p *nodePool) alloc(leaf bool) nodeID {
+	var id nodeID
+	if k := len(p.free); k > 0 {
+		id = p.free[k-1]
+		p.free = p.free[:k-1]
+	} else {
+		if p.next%nodesPerChunk == 0 {
+			p.chunks = append(p.chunks, takeChunk())
+		}
+		p.next++
+		id = p.next
+	}
+	nd := p.at(id)
+	nd.n, nd.leaf = 0, 0
+	if leaf {
+		nd.leaf = 1
+	}
+	return id
+}
+
+func (p *nodePool) release(id nodeID) { p.free = append(p.free, id) }
+
+func (p *nodePool) reset() {
+	for _, c := range p.chunks {
+		unix.Munmap(c)
+	}
+	*p = nodePool{}
+}
+
+func (p *nodePool) bytes() int64 { return int64(len(p.chunks)) * chunkSize }
+
+func newPoolTree() *poolTree { return &poolTree{poolHash: *newPoolHash()} }
 
 func (t *poolTree) fingerprint(key []byte) uint64 {
 	var b [8]byte
@@ -52,46 +133,148 @@ func (t *poolTree) fingerprint(key []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// probe returns an item to find key's place in the tree with, or false if
-// key lacks the prefix and so is not in the tree. Its key aliases the caller's bytes: the
-// tree compares with it and never keeps it.
-func (t *poolTree) probe(key []byte) (titem, bool) {
-	if t.t.Len() == 0 || !bytes.HasPrefix(key, t.prefix) {
-		return titem{}, false
-	}
-	return titem{fp: t.fingerprint(key), key: unsafe.String(unsafe.SliceData(key), len(key))}, true
+// has reports whether key may be in the tree: it has the prefix.
+func (t *poolTree) has(key []byte) bool {
+	return t.root != 0 && bytes.HasPrefix(key, t.prefix)
 }
 
-// item returns the tree item for record r.
-func (t *poolTree) item(r ref) titem {
-	k := t.ar.key(r)
-	return titem{fp: t.fingerprint(k), key: unsafe.String(unsafe.SliceData(k), len(k)), r: r}
+// search finds key (with fingerprint fp) in nd: the index of its item, or
+// of the first greater one.
+func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
+	fps := nd.fps()[:nd.n]
+	lo := lowerBound(fps, fp)
+	if lo == len(fps) || fps[lo] != fp {
+		return lo, false
+	}
+	// A tie: the items with this fingerprint are ordered by key.
+	refs := nd.refs()
+	hi := lo
+	for hi < len(fps) && fps[hi] == fp {
+		hi++
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := bytes.Compare(t.ar.key(refs[m]), key); {
+		case c == 0:
+			return m, true
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return lo, false
 }
 
-// admit makes room for key in the tree: it shrinks the shared prefix to
-// what key has in common with it, recomputing every fingerprint.
-func (t *poolTree) admit(key []byte) {
-	if t.t.Len() == 0 {
-		t.prefix = bytes.Clone(key)
-		return
+// lowerBound returns the index of the first of fps not below fp. It makes
+// no branch on the comparisons (a borrow turned into a mask), as a binary
+// search over random keys would mispredict half of them.
+func lowerBound(fps []uint64, fp uint64) int {
+	n := len(fps)
+	if n == 0 {
+		return 0
 	}
-	if bytes.HasPrefix(key, t.prefix) {
-		return
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		_, lt := bits.Sub64(fps[base+half], fp, 0) // 1 if below
+		base += half & -int(lt)
+		n -= half
 	}
-	n := 0
-	for n < len(key) && key[n] == t.prefix[n] {
-		n++
+	if fps[base] < fp {
+		base++
 	}
-	t.prefix = t.prefix[:n:n]
-	items := make([]titem, 0, t.t.Len())
-	t.t.Scan(func(it titem) bool {
-		items = append(items, t.item(it.r))
-		return true
-	})
-	t.t.Clear()
-	for _, it := range items {
-		t.t.Load(it) // in order: Load appends without a search
+	return base
+}
+
+// maxDepth bounds the tree's height: 13 children an inner node at the
+// least, so a height of 16 would take 13^15 keys.
+const maxDepth = 16
+
+// descent is the path of a search: the node and index at each level, root first.
+type descent struct {
+	ids [maxDepth]nodeID
+	idx [maxDepth]int
+	n   int
+}
+
+// find descends to key. If found, the last level of p is its item;
+// otherwise it is the leaf position where key would go.
+func (t *poolTree) find(key []byte, p *descent) bool {
+	fp := t.fingerprint(key)
+	id := t.root
+	p.n = 0
+	for {
+		nd := t.nodes.at(id)
+		i, found := t.search(nd, key, fp)
+		p.ids[p.n], p.idx[p.n] = id, i
+		p.n++
+		if found || nd.leaf != 0 {
+			return found
+		}
+		id = nd.kids()[i]
 	}
+}
+
+// touch prefetches the index's slot and record for key (see
+// hashIndex.touch) and, for a write, which may insert or delete, the tree's
+// path to key, a level a pass over the batch: each pass searches the node
+// the previous one loaded (cur) and loads the lines of the child that the
+// next search will read, and in the leaf, the items an insert will move.
+// A batch's descents thus wait for memory together, a level at a time,
+// where one descent after another would wait for each of their nodes in
+// turn. Fingerprint ties are not resolved: a prefetch needs no exact
+// answer.
+func (t *poolTree) touch(key []byte, pass int, cur *uint64, write bool) (uint64, bool) {
+	var sink uint64
+	if pass < 2 {
+		sink = t.idx.touch(t.ar, key, pass)
+	}
+	if !write {
+		return sink, pass == 0
+	}
+	s, more := t.touchPath(key, pass, cur)
+	return sink + s, more || pass == 0
+}
+
+// touchPath is touch's descent: cur is the node to search in this pass,
+// 0 once the descent is done.
+func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
+	id := t.root
+	if pass > 0 {
+		id = nodeID(*cur)
+	}
+	*cur = 0
+	if id == 0 || !t.has(key) {
+		return 0, false
+	}
+	nd := t.nodes.at(id)
+	fp := t.fingerprint(key)
+	fps := nd.fps()[:nd.n]
+	i := lowerBound(fps, fp)
+	if i < len(fps) && fps[i] == fp {
+		return 0, false
+	}
+	if nd.leaf != 0 {
+		return touchLines(nd, 8+8*leafMax+8*i, 8+8*leafMax+8*len(fps)), false
+	}
+	next := nd.kids()[i]
+	*cur = uint64(next)
+	c := t.nodes.at(next)
+	if pass+1 == t.height-1 {
+		return touchLines(c, 0, 8+8*leafMax), true
+	}
+	return touchLines(c, 0, 8+8*innerMax) + touchLines(c, 8+16*innerMax, nodeSize), true
+}
+
+// touchLines loads the cache lines of bytes [from, to) of nd.
+func touchLines(nd *node, from, to int) uint64 {
+	b := (*[nodeSize]byte)(unsafe.Pointer(nd))
+	var sink uint64
+	for off := from &^ 63; off < to; off += 64 {
+		sink += uint64(b[off])
+	}
+	return sink
 }
 
 func (t *poolTree) put(key, val []byte, mode putMode) bool {
@@ -102,17 +285,14 @@ func (t *poolTree) put(key, val []byte, mode putMode) bool {
 	case found && t.ar.fits(s.r, len(key), len(val)):
 		t.ar.setVal(s.r, val)
 	case found:
-		// A new record for the key: the item keeps its place but must
-		// alias the new record's key.
 		old := s.r
 		s.r = t.ar.newRecord(key, val)
-		t.t.Set(t.item(s.r))
+		t.setRef(key, s.r)
 		t.ar.free(old)
 	default:
-		t.admit(key)
 		r := t.ar.newRecord(key, val)
 		t.idx.claim(s, h, r)
-		t.t.Set(t.item(r))
+		t.add(key, r)
 	}
 	return true
 }
@@ -120,20 +300,120 @@ func (t *poolTree) put(key, val []byte, mode putMode) bool {
 func (t *poolTree) appendVal(key, suffix []byte) int {
 	s, h, found := t.idx.slot(t.ar, key)
 	if !found {
-		t.admit(key)
 		r := t.ar.newRecord(key, suffix)
 		t.idx.claim(s, h, r)
-		t.t.Set(t.item(r))
+		t.add(key, r)
 		return len(suffix)
 	}
 	r, n := t.ar.appendVal(s.r, suffix)
 	if r != s.r {
 		old := s.r
 		s.r = r
-		t.t.Set(t.item(r))
+		t.setRef(key, r)
 		t.ar.free(old)
 	}
 	return n
+}
+
+// setRef points key's item, which must be in the tree, at record r; the
+// item's record is still the old one, for the comparisons on the way.
+func (t *poolTree) setRef(key []byte, r ref) {
+	var p descent
+	if !t.find(key, &p) {
+		panic("kvstore: ordered engine: indexed key missing from the tree")
+	}
+	t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]] = r
+}
+
+// add inserts key's new record r into the tree.
+func (t *poolTree) add(key []byte, r ref) {
+	var p descent
+	if t.has(key) {
+		t.find(key, &p)
+	}
+	t.insert(key, r, &p)
+}
+
+// insert adds record r for key, which is not in the tree; p is the failed
+// descent to it, unless key lacked the prefix or the tree was empty.
+func (t *poolTree) insert(key []byte, r ref, p *descent) {
+	t.n++
+	if t.root == 0 {
+		t.prefix = bytes.Clone(key)
+		t.root, t.height = t.nodes.alloc(true), 1
+		nd := t.nodes.at(t.root)
+		nd.fps()[0], nd.refs()[0], nd.n = t.fingerprint(key), r, 1
+		return
+	}
+	if !bytes.HasPrefix(key, t.prefix) {
+		t.shrinkPrefix(key)
+		t.find(key, p)
+	}
+	fp, kid := t.fingerprint(key), nodeID(0)
+	for level := p.n - 1; level >= 0; level-- {
+		var split bool
+		fp, r, kid, split = t.insertAt(p.ids[level], p.idx[level], fp, r, kid)
+		if !split {
+			return
+		}
+	}
+	// The root split: a new root above the two halves.
+	old := t.root
+	t.root = t.nodes.alloc(false)
+	t.height++
+	nd := t.nodes.at(t.root)
+	nd.fps()[0], nd.refs()[0], nd.n = fp, r, 1
+	nd.kids()[0], nd.kids()[1] = old, kid
+}
+
+// insertAt inserts item (fp, r) at index i of node id, with right as the
+// child after it in an inner node. A full node splits around its median:
+// insertAt returns the median and the new right half, for the parent.
+func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (uint64, ref, nodeID, bool) {
+	nd := t.nodes.at(id)
+	n := int(nd.n)
+	if n < nd.max() {
+		fps, refs := nd.fps(), nd.refs()
+		copy(fps[i+1:n+1], fps[i:n])
+		copy(refs[i+1:n+1], refs[i:n])
+		fps[i], refs[i] = fp, r
+		if nd.leaf == 0 {
+			kids := nd.kids()
+			copy(kids[i+2:n+2], kids[i+1:n+1])
+			kids[i+1] = right
+		}
+		nd.n++
+		return 0, 0, 0, false
+	}
+	// Gather the n+1 items (and n+2 children) in order, then deal them out.
+	var fps [leafMax + 1]uint64
+	var refs [leafMax + 1]uint64
+	var kids [innerMax + 2]nodeID
+	copy(fps[:i], nd.fps()[:i])
+	copy(refs[:i], nd.refs()[:i])
+	fps[i], refs[i] = fp, r
+	copy(fps[i+1:n+1], nd.fps()[i:n])
+	copy(refs[i+1:n+1], nd.refs()[i:n])
+	leaf := nd.leaf != 0
+	if !leaf {
+		copy(kids[:i+1], nd.kids()[:i+1])
+		kids[i+1] = right
+		copy(kids[i+2:n+2], nd.kids()[i+1:n+1])
+	}
+	h := (n + 1) / 2
+	sib := t.nodes.alloc(leaf)
+	sd := t.nodes.at(sib)
+	copy(nd.fps(), fps[:h])
+	copy(nd.refs(), refs[:h])
+	nd.n = uint32(h)
+	copy(sd.fps(), fps[h+1:n+1])
+	copy(sd.refs(), refs[h+1:n+1])
+	sd.n = uint32(n - h)
+	if !leaf {
+		copy(nd.kids(), kids[:h+1])
+		copy(sd.kids(), kids[h+1:n+2])
+	}
+	return fps[h], refs[h], sib, true
 }
 
 func (t *poolTree) del(key []byte) bool {
@@ -141,23 +421,205 @@ func (t *poolTree) del(key []byte) bool {
 	if !ok {
 		return false
 	}
-	p, _ := t.probe(key) // the key is in the tree, so it has the prefix
-	t.t.Delete(p)
+	var p descent
+	if !t.find(key, &p) {
+		panic("kvstore: ordered engine: indexed key missing from the tree")
+	}
+	t.remove(&p)
 	t.ar.free(r)
 	return true
 }
 
+// remove deletes the item that p found.
+func (t *poolTree) remove(p *descent) {
+	level := p.n - 1
+	nd := t.nodes.at(p.ids[level])
+	i := p.idx[level]
+	if nd.leaf == 0 {
+		// An inner item is replaced by its predecessor, the last item of
+		// the rightmost leaf of the subtree on its left, which is then
+		// removed from that leaf instead.
+		id := nd.kids()[i]
+		for {
+			p.n++
+			c := t.nodes.at(id)
+			p.ids[p.n-1] = id
+			if c.leaf != 0 {
+				p.idx[p.n-1] = int(c.n) - 1
+				nd.fps()[i], nd.refs()[i] = c.fps()[c.n-1], c.refs()[c.n-1]
+				break
+			}
+			p.idx[p.n-1] = int(c.n)
+			id = c.kids()[c.n]
+		}
+		level, nd, i = p.n-1, t.nodes.at(p.ids[p.n-1]), p.idx[p.n-1]
+	}
+	fps, refs := nd.fps(), nd.refs()
+	n := int(nd.n)
+	copy(fps[i:n-1], fps[i+1:n])
+	copy(refs[i:n-1], refs[i+1:n])
+	nd.n--
+	t.n--
+	t.rebalance(p, level)
+}
+
+// rebalance restores the minimum fill of the node at level of p and of its
+// ancestors, borrowing from a sibling or merging with one.
+func (t *poolTree) rebalance(p *descent, level int) {
+	for ; level > 0; level-- {
+		id := p.ids[level]
+		nd := t.nodes.at(id)
+		min := leafMin
+		if nd.leaf == 0 {
+			min = innerMin
+		}
+		if int(nd.n) >= min {
+			return
+		}
+		parent := t.nodes.at(p.ids[level-1])
+		ci := p.idx[level-1] // nd is the parent's child ci
+		pk := parent.kids()
+		if ci > 0 {
+			if l := t.nodes.at(pk[ci-1]); int(l.n) > min {
+				t.rotateRight(parent, ci-1, l, nd)
+				return
+			}
+		}
+		if ci < int(parent.n) {
+			if r := t.nodes.at(pk[ci+1]); int(r.n) > min {
+				t.rotateLeft(parent, ci, nd, r)
+				return
+			}
+		}
+		if ci > 0 {
+			t.merge(parent, ci-1)
+		} else {
+			t.merge(parent, ci)
+		}
+	}
+	if root := t.nodes.at(t.root); root.n == 0 {
+		old := t.root
+		if root.leaf != 0 {
+			t.root = 0
+			t.prefix = nil
+		} else {
+			t.root = root.kids()[0]
+		}
+		t.height--
+		t.nodes.release(old)
+	}
+}
+
+// rotateRight moves the parent's item k down to the front of r and l's last
+// item up in its place (l and r are children k and k+1).
+func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
+	n := int(r.n)
+	copy(r.fps()[1:n+1], r.fps()[:n])
+	copy(r.refs()[1:n+1], r.refs()[:n])
+	r.fps()[0], r.refs()[0] = parent.fps()[k], parent.refs()[k]
+	ln := int(l.n)
+	parent.fps()[k], parent.refs()[k] = l.fps()[ln-1], l.refs()[ln-1]
+	if r.leaf == 0 {
+		copy(r.kids()[1:n+2], r.kids()[:n+1])
+		r.kids()[0] = l.kids()[ln]
+	}
+	r.n++
+	l.n--
+}
+
+// rotateLeft moves the parent's item k down to the end of l and r's first
+// item up in its place.
+func (t *poolTree) rotateLeft(parent *node, k int, l, r *node) {
+	ln := int(l.n)
+	l.fps()[ln], l.refs()[ln] = parent.fps()[k], parent.refs()[k]
+	parent.fps()[k], parent.refs()[k] = r.fps()[0], r.refs()[0]
+	n := int(r.n)
+	if l.leaf == 0 {
+		l.kids()[ln+1] = r.kids()[0]
+		copy(r.kids()[:n], r.kids()[1:n+1])
+	}
+	copy(r.fps()[:n-1], r.fps()[1:n])
+	copy(r.refs()[:n-1], r.refs()[1:n])
+	l.n++
+	r.n--
+}
+
+// merge joins the parent's children k and k+1 around its item k, which
+// leaves the parent.
+func (t *poolTree) merge(parent *node, k int) {
+	pk := parent.kids()
+	lid, rid := pk[k], pk[k+1]
+	l, r := t.nodes.at(lid), t.nodes.at(rid)
+	ln, rn := int(l.n), int(r.n)
+	l.fps()[ln], l.refs()[ln] = parent.fps()[k], parent.refs()[k]
+	copy(l.fps()[ln+1:], r.fps()[:rn])
+	copy(l.refs()[ln+1:], r.refs()[:rn])
+	if l.leaf == 0 {
+		copy(l.kids()[ln+1:], r.kids()[:rn+1])
+	}
+	l.n = uint32(ln + 1 + rn)
+	n := int(parent.n)
+	copy(parent.fps()[k:n-1], parent.fps()[k+1:n])
+	copy(parent.refs()[k:n-1], parent.refs()[k+1:n])
+	copy(pk[k+1:n], pk[k+2:n+1])
+	parent.n--
+	t.nodes.release(rid)
+}
+
+// shrinkPrefix shrinks the shared prefix to what key has in common with it
+// and recomputes every fingerprint.
+func (t *poolTree) shrinkPrefix(key []byte) {
+	n := 0
+	for n < len(key) && n < len(t.prefix) && key[n] == t.prefix[n] {
+		n++
+	}
+	t.prefix = t.prefix[:n:n]
+	t.walk(t.root, func(nd *node) {
+		fps, refs := nd.fps(), nd.refs()
+		for i := range int(nd.n) {
+			fps[i] = t.fingerprint(t.ar.key(refs[i]))
+		}
+	})
+}
+
+// walk calls fn for every node below and including id.
+func (t *poolTree) walk(id nodeID, fn func(*node)) {
+	nd := t.nodes.at(id)
+	fn(nd)
+	if nd.leaf == 0 {
+		for _, k := range nd.kids()[:nd.n+1] {
+			t.walk(k, fn)
+		}
+	}
+}
+
 func (t *poolTree) clear() {
-	t.t.Clear()
-	t.idx.reset()
-	t.ar.reset()
-	t.prefix = nil
+	t.nodes.reset()
+	t.poolHash.clear()
+	t.root, t.height, t.n, t.prefix = 0, 0, 0, nil
 }
 
 func (t *poolTree) scan(fn func(key, val []byte) bool) {
-	t.t.Scan(func(it titem) bool {
-		return fn(t.ar.key(it.r), t.ar.val(it.r))
-	})
+	if t.root != 0 {
+		t.scanNode(t.root, fn)
+	}
+}
+
+func (t *poolTree) scanNode(id nodeID, fn func(key, val []byte) bool) bool {
+	nd := t.nodes.at(id)
+	refs := nd.refs()
+	for i := range int(nd.n) {
+		if nd.leaf == 0 && !t.scanNode(nd.kids()[i], fn) {
+			return false
+		}
+		if !fn(t.ar.key(refs[i]), t.ar.val(refs[i])) {
+			return false
+		}
+	}
+	if nd.leaf == 0 {
+		return t.scanNode(nd.kids()[nd.n], fn)
+	}
+	return true
 }
 
 // snapshot is the records' snapshot (see poolHash): a base file need not

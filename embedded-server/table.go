@@ -39,9 +39,14 @@ type table interface {
 	// the lock while the table goes on changing, and released (with the
 	// lock held) when done.
 	snapshot() snapshot
-	// touch prefetches what a lookup of key will read (see poolHash), in
-	// two passes over a batch; tables that cannot do better do nothing.
-	touch(key []byte, pass int) uint64
+	// touch prefetches what a lookup of key will read (see poolHash and
+	// poolTree), in passes over a batch, each of which loads one more
+	// step of every lookup, so that the batch's cache misses overlap. cur
+	// is the lookup's place between passes, zero before the first; more
+	// says whether it needs another pass. write says the command changes
+	// the table (it may insert or delete). Tables that cannot do better do
+	// nothing.
+	touch(key []byte, pass int, cur *uint64, write bool) (sink uint64, more bool)
 }
 
 // snapshot is a table at one instant.
@@ -102,9 +107,9 @@ func (t *mapTable) del(key []byte) bool {
 // length, so sharing them is safe.
 func (t *mapTable) snapshot() snapshot { return heapSnapshot{&mapTable{m: maps.Clone(t.m)}} }
 
-func (t *mapTable) touch([]byte, int) uint64 { return 0 }
-func (t *mapTable) len() int                 { return len(t.m) }
-func (t *mapTable) clear()                   { clear(t.m) }
+func (t *mapTable) touch([]byte, int, *uint64, bool) (uint64, bool) { return 0, false }
+func (t *mapTable) len() int                                        { return len(t.m) }
+func (t *mapTable) clear()                                          { clear(t.m) }
 
 func (t *mapTable) scan(fn func(key, val []byte) bool) {
 	for k, v := range t.m {
@@ -185,9 +190,9 @@ func (t *treeTable) del(key []byte) bool {
 // as either side changes them.
 func (t *treeTable) snapshot() snapshot { return heapSnapshot{&treeTable{t: t.t.Copy()}} }
 
-func (t *treeTable) touch([]byte, int) uint64 { return 0 }
-func (t *treeTable) len() int                 { return t.t.Len() }
-func (t *treeTable) clear()                   { t.t.Clear() }
+func (t *treeTable) touch([]byte, int, *uint64, bool) (uint64, bool) { return 0, false }
+func (t *treeTable) len() int                                        { return t.t.Len() }
+func (t *treeTable) clear()                                          { t.t.Clear() }
 
 func (t *treeTable) scan(fn func(key, val []byte) bool) {
 	t.t.Scan(func(e entry) bool {

@@ -1,0 +1,314 @@
+package kvstore
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// checkTree checks the B-tree's invariants: every leaf at one depth, every
+// node but the root at least half full, items in strictly increasing key
+// order, each fingerprint that of its key, and the count.
+func checkTree(t *testing.T, what string, pt *poolTree) {
+	t.Helper()
+	if pt.root == 0 {
+		if pt.n != 0 {
+			t.Fatalf("%s: empty tree counts %d keys", what, pt.n)
+		}
+		return
+	}
+	var prev []byte
+	count, leafDepth := 0, -1
+	var visit func(id nodeID, depth int)
+	visit = func(id nodeID, depth int) {
+		nd := pt.nodes.at(id)
+		min := leafMin
+		if nd.leaf == 0 {
+			min = innerMin
+		}
+		if id != pt.root && int(nd.n) < min || nd.n == 0 || int(nd.n) > nd.max() {
+			t.Fatalf("%s: node %d holds %d items (min %d, max %d)", what, id, nd.n, min, nd.max())
+		}
+		if nd.leaf != 0 {
+			if leafDepth >= 0 && depth != leafDepth {
+				t.Fatalf("%s: leaves at depths %d and %d", what, leafDepth, depth)
+			}
+			leafDepth = depth
+		}
+		for i := range int(nd.n) {
+			if nd.leaf == 0 {
+				visit(nd.kids()[i], depth+1)
+			}
+			k := pt.ar.key(nd.refs()[i])
+			if !bytes.HasPrefix(k, pt.prefix) || nd.fps()[i] != pt.fingerprint(k) {
+				t.Fatalf("%s: key %q: prefix %q, fingerprint %x", what, k, pt.prefix, nd.fps()[i])
+			}
+			if prev != nil && bytes.Compare(prev, k) >= 0 {
+				t.Fatalf("%s: key %q after %q", what, k, prev)
+			}
+			prev = k
+			count++
+		}
+		if nd.leaf == 0 {
+			visit(nd.kids()[nd.n], depth+1)
+		}
+	}
+	visit(pt.root, 0)
+	if leafDepth != pt.height-1 {
+		t.Fatalf("%s: leaves at depth %d, height %d", what, leafDepth, pt.height)
+	}
+	if count != pt.n || count != pt.idx.n {
+		t.Fatalf("%s: %d items in the tree, %d counted, %d in the index", what, count, pt.n, pt.idx.n)
+	}
+}
+
+// BenchmarkBatchInsert is a million-key load as the server runs it, without
+// the network: batches of 128 inserts (putNew, RSET's and HSET's mode) of
+// keys bench:key:000000… in random order with 32-byte values, each batch
+// prefetched as conn.prefetch does. One op is the whole load into a fresh
+// table; ns/key is the figure. Compare poolHash (the string and hash
+// engines) with poolTree (the ordered engine) in one run, alternating.
+func BenchmarkBatchInsert(b *testing.B) {
+	const n, batch = 1_000_000, 128
+	keys := make([][]byte, n)
+	for i, j := range rand.New(rand.NewPCG(1, 2)).Perm(n) {
+		keys[i] = fmt.Appendf(nil, "bench:key:%06d", j)
+	}
+	val := bytes.Repeat([]byte("x"), 32)
+	for _, name := range []string{"poolHash", "poolTree"} {
+		b.Run(name, func(b *testing.B) {
+			var sink uint64
+			cur := make([]uint64, batch)
+			for b.Loop() {
+				tab := tableKinds[name]()
+				for lo := 0; lo < n; lo += batch {
+					ks := keys[lo:min(lo+batch, n)]
+					clear(cur)
+					for pass, more := 0, true; more; pass++ {
+						more = false
+						for i, k := range ks {
+							if pass > 0 && cur[i] == doneTouching {
+								continue
+							}
+							s, m := tab.touch(k, pass, &cur[i], true)
+							sink += s
+							if m {
+								more = true
+							} else {
+								cur[i] = doneTouching
+							}
+						}
+					}
+					for _, k := range ks {
+						if !tab.put(k, val, putNew) {
+							b.Fatalf("%s refused", k)
+						}
+					}
+				}
+				tab.clear()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+			if sink == 1 {
+				b.Log(sink)
+			}
+		})
+	}
+}
+
+// TestTreeOrder inserts and deletes random keys, many of which share their
+// fingerprint (they differ only past the eight bytes after the prefix), and
+// checks the tree's invariants and its order against a sorted model along
+// the way.
+func TestTreeOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pt, model := newPoolTree(), map[string]string{}
+	for op := range 60000 {
+		var k string
+		switch rng.IntN(3) {
+		case 0:
+			k = fmt.Sprintf("user:%08d", rng.IntN(5000))
+		case 1:
+			k = fmt.Sprintf("user:00000001:%d", rng.IntN(3000)) // one fingerprint
+		default:
+			k = fmt.Sprintf("user:%d:x", rng.IntN(3000))
+		}
+		if op == 40000 {
+			k = "a" // the prefix shrinks to nothing
+		}
+		if rng.IntN(3) == 0 {
+			_, in := model[k]
+			if pt.del([]byte(k)) != in {
+				t.Fatalf("op %d: del %q, present %v", op, k, in)
+			}
+			delete(model, k)
+		} else {
+			v := fmt.Sprint(op)
+			pt.put([]byte(k), []byte(v), putAny)
+			model[k] = v
+		}
+		if op%10000 == 9999 {
+			checkTree(t, fmt.Sprintf("op %d", op), pt)
+			checkOrder(t, pt, model)
+		}
+	}
+}
+
+// checkOrder walks tab in order and compares it with model's sorted keys.
+func checkOrder(t *testing.T, tab table, model map[string]string) {
+	t.Helper()
+	want := slices.Sorted(func(yield func(string) bool) {
+		for k := range model {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	i := 0
+	tab.scan(func(k, v []byte) bool {
+		if i >= len(want) || string(k) != want[i] || string(v) != model[want[i]] {
+			t.Fatalf("scan item %d: %q=%q, want %q of %d", i, k, v, want[min(i, len(want)-1)], len(want))
+		}
+		i++
+		return true
+	})
+	if i != len(want) {
+		t.Fatalf("scan gave %d keys, want %d", i, len(want))
+	}
+}
+
+// orderedLoad sends random RSET, RMOD and RDEL over keys of several shapes
+// in pipelines, keeping model up to date.
+func orderedLoad(t *testing.T, rdb *redis.Client, rng *rand.Rand, model map[string]string, rounds int) {
+	t.Helper()
+	c := ctx(t)
+	for range rounds {
+		pipe := rdb.Pipeline()
+		for range 500 {
+			k := fmt.Sprintf("r:%06d", rng.IntN(4000))
+			if rng.IntN(4) == 0 {
+				k = fmt.Sprintf("r:000001:%d", rng.IntN(500))
+			}
+			v := strings.Repeat(string(rune('a'+rng.IntN(26))), 1+rng.IntN(60))
+			_, in := model[k]
+			switch {
+			case in && rng.IntN(3) == 0:
+				pipe.Do(c, "RDEL", k)
+				delete(model, k)
+			case in:
+				pipe.Do(c, "RMOD", k, v)
+				model[k] = v
+			default:
+				pipe.Do(c, "RSET", k, v)
+				model[k] = v
+			}
+		}
+		if _, err := pipe.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkServerOrder walks srv's ordered engine in order against model.
+func checkServerOrder(t *testing.T, srv *Server, model map[string]string) {
+	t.Helper()
+	srv.db.mu.RLock()
+	defer srv.db.mu.RUnlock()
+	if pt, ok := srv.db.tree.(*poolTree); ok {
+		checkTree(t, "after restart", pt)
+	}
+	checkOrder(t, srv.db.tree, model)
+}
+
+// TestOrderedReplay checks that the ordered engine is rebuilt in order by
+// the replay of its log, under every policy.
+func TestOrderedReplay(t *testing.T) {
+	for _, policy := range []string{PersistNo, PersistEverysec, PersistAlways} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			srv := startPersistent(t, dir, policy)
+			model := map[string]string{}
+			orderedLoad(t, newClient(t, srv), rand.New(rand.NewPCG(5, 6)), model, 12)
+			checkServerOrder(t, srv, model)
+			srv.Close()
+			srv = startPersistent(t, dir, policy)
+			checkServerOrder(t, srv, model)
+		})
+	}
+}
+
+// TestOrderedRewriteRace rewrites the log again and again while another
+// connection sends RSET, RMOD and RDEL; after a restart the engine holds
+// what the writer wrote, in order.
+func TestOrderedRewriteRace(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistEverysec)
+	model := map[string]string{}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rdb := newClient(t, srv)
+		c := ctx(t)
+		for rewrites := 0; ; rewrites++ {
+			select {
+			case <-done:
+				if rewrites < 2 {
+					t.Errorf("only %d rewrites raced the writes", rewrites)
+				}
+				return
+			default:
+			}
+			if err := rdb.Do(c, "BGREWRITEAOF").Err(); err != nil && !strings.Contains(err.Error(), "already in progress") {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	orderedLoad(t, newClient(t, srv), rand.New(rand.NewPCG(7, 8)), model, 30)
+	close(done)
+	wg.Wait()
+	srv.Close()
+	srv = startPersistent(t, dir, PersistEverysec)
+	checkServerOrder(t, srv, model)
+}
+
+// TestGCBounded checks that a million inserts into the pool allocator's
+// engines leave the collector next to nothing to do: at most one cycle
+// (the heap holds no per-key object), where the B-tree of Go objects the
+// ordered engine had took eight.
+func TestGCBounded(t *testing.T) {
+	val := bytes.Repeat([]byte("x"), 32)
+	for _, name := range []string{"poolHash", "poolTree"} {
+		t.Run(name, func(t *testing.T) {
+			tab := tableKinds[name]()
+			defer tab.clear()
+			key := make([]byte, 0, 32)
+			before := gcCycles()
+			for i := range 1_000_000 {
+				// strconv, not fmt: fmt would allocate for the argument.
+				key = strconv.AppendInt(append(key[:0], "bench:key:"...), int64(1_000_000+i*7919%1_000_000), 10)
+				if !tab.put(key, val, putNew) {
+					t.Fatalf("%s refused", key)
+				}
+			}
+			if n := gcCycles() - before; n > 1 {
+				t.Errorf("%d collections during a million inserts, want at most 1", n)
+			}
+		})
+	}
+}
+
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
