@@ -57,3 +57,8 @@ bench-alloc: build deps
 
 clean:
 	rm -rf bin
+
+# Open-loop latency and send lag next to the closed loop's, by rate.
+.PHONY: bench-openloop
+bench-openloop: build deps
+	bench/openloop.sh
