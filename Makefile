@@ -77,3 +77,8 @@ bench-ordered: build deps
 
 clean:
 	rm -rf bin
+
+# Open-loop latency and send lag next to the closed loop's, by rate.
+.PHONY: bench-openloop
+bench-openloop: build deps
+	bench/openloop.sh

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,26 @@ import (
 	"strings"
 	"time"
 )
+
+// ErrBehindSchedule is wrapped by the warning of an open-loop run whose
+// requests left late: its send lag p99 exceeds MaxSendLag. Its latencies
+// then include the client's own delay (or, with every pipeline slot busy,
+// the server's backlog).
+var ErrBehindSchedule = errors.New("behind schedule")
+
+// MaxSendLag is the send lag p99 above which an open-loop run warns that
+// the client did not keep its schedule.
+const MaxSendLag = time.Millisecond
+
+// behindSchedule returns the warning for a send lag summary (in µs), or nil.
+func behindSchedule(lag Latency) error {
+	if lag.P99 <= float64(MaxSendLag.Microseconds()) {
+		return nil
+	}
+	return fmt.Errorf("%w: requests left up to %.0f us late (send lag p50 %.0f us, p99 %.0f us, above %v); "+
+		"the latencies include it: use more connections or a larger pipeline, or a lower rate",
+		ErrBehindSchedule, lag.Max, lag.P50, lag.P99, MaxSendLag)
+}
 
 // Output formats of Bench.
 const (
@@ -105,6 +126,10 @@ func WriteText(w io.Writer, r Result) error {
 	fmt.Fprintf(&b, "avg: %.2f us/op\n", r.UsPerOp)
 	l := r.Latency
 	fmt.Fprintf(&b, "latency us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
+	if r.SendLagHistogram != nil {
+		l := r.SendLag
+		fmt.Fprintf(&b, "send lag us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
+	}
 	fmt.Fprintf(&b, "errors: %s\n", errorList(r.Errors))
 	fmt.Fprintf(&b, "conflicts: %d\n", r.Conflicts)
 	fmt.Fprintf(&b, "misses: %d\n", r.Misses)
@@ -141,14 +166,17 @@ func errorList(m map[string]int64) string {
 
 // JSONResult is the JSON form of a Result, as WriteJSON writes it.
 type JSONResult struct {
-	Requests       int64            `json:"requests"`
-	Sent           int64            `json:"sent"`
-	Sets           int64            `json:"sets"`
-	Gets           int64            `json:"gets"`
-	ElapsedS       float64          `json:"elapsed_s"`
-	QPS            float64          `json:"qps"`
-	UsPerOp        float64          `json:"us_per_op"`
-	LatencyUs      JSONLatency      `json:"latency_us"`
+	Requests  int64       `json:"requests"`
+	Sent      int64       `json:"sent"`
+	Sets      int64       `json:"sets"`
+	Gets      int64       `json:"gets"`
+	ElapsedS  float64     `json:"elapsed_s"`
+	QPS       float64     `json:"qps"`
+	UsPerOp   float64     `json:"us_per_op"`
+	LatencyUs JSONLatency `json:"latency_us"`
+	// SendLagUs is the open loop's send lag (Result.SendLag); absent in a
+	// closed loop.
+	SendLagUs      *JSONLatency     `json:"send_lag_us,omitempty"`
 	Errors         map[string]int64 `json:"errors"`
 	Conflicts      int64            `json:"conflicts"`
 	Misses         int64            `json:"misses"`
@@ -212,6 +240,10 @@ func (r Result) JSON() JSONResult {
 			ValueSize: c.ValueSize, SetRatio: c.SetRatio, SetCmd: c.SetCmd, GetCmd: c.GetCmd,
 			VerifyGet: c.VerifyGet, AllowMisses: c.AllowMisses, ContinueOnError: c.ContinueOnError,
 		},
+	}
+	if r.SendLagHistogram != nil {
+		lag := JSONLatency(r.SendLag)
+		j.SendLagUs = &lag
 	}
 	if j.Errors == nil {
 		j.Errors = map[string]int64{}

@@ -52,8 +52,17 @@ type Result struct {
 	// VerifyFailures counts reads that returned something other than the
 	// expected value (only with Config.VerifyGet).
 	VerifyFailures int64
-	// Warnings describes the first few verify failures, and misses in a
-	// verified ModeGet run.
+	// SendLag summarizes SendLagHistogram in microseconds; zero in a
+	// closed loop.
+	SendLag Latency
+	// SendLagHistogram holds, in an open loop (Config.Rate > 0), every
+	// request's send lag in nanoseconds: the time from its intended send
+	// time to the write(2) that sent it. Latency includes it. Nil in a
+	// closed loop, where a request is sent when built.
+	SendLagHistogram *hdrhistogram.Histogram
+	// Warnings describes the first few verify failures, misses in a
+	// verified ModeGet run, and a client that fell behind its open-loop
+	// schedule (ErrBehindSchedule).
 	Warnings []error
 }
 
@@ -142,6 +151,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			return nil, err
 		}
 		w.raw = rawSyscalls
+		w.epoch = r.epoch
 		r.workers = append(r.workers, w)
 	}
 	for i := range cfg.Connections {
@@ -296,8 +306,14 @@ func (r *runner) collect(ph *phase) Result {
 	res := Result{Config: r.cfg, Histogram: newHistogram()}
 	var c counts
 	end := ph.start
+	if ph.interval > 0 {
+		res.SendLagHistogram = newHistogram()
+	}
 	for _, w := range r.workers {
 		res.Histogram.Merge(w.hist)
+		if res.SendLagHistogram != nil {
+			res.SendLagHistogram.Merge(w.lag)
+		}
 		end = max(end, w.last)
 	}
 	for _, s := range r.conns {
@@ -316,17 +332,29 @@ func (r *runner) collect(ph *phase) Result {
 		res.QPS = float64(res.Requests) / res.Elapsed.Seconds()
 		res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100
 	}
-	h := res.Histogram
-	us := func(ns int64) float64 { return math.Round(float64(ns)/10) / 100 }
-	if h.TotalCount() > 0 {
-		res.Latency = Latency{
-			P50:  us(h.ValueAtQuantile(50)),
-			P90:  us(h.ValueAtQuantile(90)),
-			P99:  us(h.ValueAtQuantile(99)),
-			P999: us(h.ValueAtQuantile(99.9)),
-			Max:  us(h.Max()),
-			Mean: math.Round(h.Mean()/10) / 100,
+	res.Latency = summarize(res.Histogram)
+	if h := res.SendLagHistogram; h != nil {
+		res.SendLag = summarize(h)
+		if w := behindSchedule(res.SendLag); w != nil {
+			res.Warnings = append(res.Warnings, w)
 		}
 	}
 	return res
+}
+
+// summarize returns the percentiles of a histogram of nanoseconds in
+// microseconds, zero when it is empty.
+func summarize(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	us := func(ns int64) float64 { return math.Round(float64(ns)/10) / 100 }
+	return Latency{
+		P50:  us(h.ValueAtQuantile(50)),
+		P90:  us(h.ValueAtQuantile(90)),
+		P99:  us(h.ValueAtQuantile(99)),
+		P999: us(h.ValueAtQuantile(99.9)),
+		Max:  us(h.Max()),
+		Mean: math.Round(h.Mean()/10) / 100,
+	}
 }

@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"errors"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -60,6 +62,48 @@ func epollWait(raw bool, epfd int, events []unix.EpollEvent, msec int) (int, err
 		return 0, e
 	}
 	return int(r), nil
+}
+
+// noPwait2 is set once epoll_pwait2 (Linux 5.11) has failed with ENOSYS;
+// tests set it to cover the fallback.
+var noPwait2 atomic.Bool
+
+// epollWaitNs is epollWait with a timeout in nanoseconds (ns >= 0), for the
+// open loop's send times. It uses epoll_pwait2; without it, the timeout is
+// rounded up to whole milliseconds and requests leave late (the send lag
+// reports it).
+func epollWaitNs(raw bool, epfd int, events []unix.EpollEvent, ns int64) (int, error) {
+	if !noPwait2.Load() {
+		ts := unix.NsecToTimespec(ns)
+		var r uintptr
+		var e unix.Errno
+		if raw {
+			r, _, e = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		} else {
+			r, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		}
+		if e == 0 {
+			return int(r), nil
+		}
+		if !errors.Is(e, unix.ENOSYS) {
+			return 0, e
+		}
+		noPwait2.Store(true)
+	}
+	return epollWait(raw, epfd, events, int((ns+999_999)/1_000_000))
+}
+
+// fineTimerSlack sets the calling thread's timer slack to 1 ns, so that a
+// timed epoll_pwait2 ends on time rather than up to 50 µs (the default
+// slack) late, and returns the function restoring the previous slack.
+// The thread must be locked (runtime.LockOSThread).
+func fineTimerSlack() (restore func()) {
+	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil {
+		return func() {}
+	}
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	return func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0) }
 }
 
 // pollFd waits up to d for events on fd with ppoll(2).

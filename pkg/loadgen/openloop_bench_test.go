@@ -1,0 +1,46 @@
+package loadgen
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+)
+
+// BenchmarkOpenLoop sends b.N reads on one connection at pipeline 1 to a
+// redis-server: closed loop, open loop at 2000/s as the worker waits
+// (poll), and open loop sleeping in epoll_pwait2 up to each send time
+// (sleep: no polling windows). It reports the latency p50 and p99, and the
+// send lag p50 and p99, in µs; compare poll's p50-us with closed's. Run it
+// with a fixed count, -benchtime 4000x (a 2 s open-loop run), several
+// times with -count 1 so that the three alternate (-count repeats each
+// in place).
+func BenchmarkOpenLoop(b *testing.B) {
+	srv := testutil.StartRedis(b, "--save", "", "--appendonly", "no")
+	for _, tc := range []struct {
+		name         string
+		rate         float64
+		ahead, await time.Duration
+	}{
+		{"closed", 0, spinAhead, spinAwait},
+		{"poll", 2000, spinAhead, spinAwait},
+		{"sleep", 2000, 0, 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			defer func(a, w time.Duration) { spinAhead, spinAwait = a, w }(spinAhead, spinAwait)
+			spinAhead, spinAwait = tc.ahead, tc.await
+			res, err := Run(context.Background(), Config{Addr: srv.Addr, Mode: ModeGet, Rate: tc.rate,
+				Requests: int64(b.N), Pipeline: 1, Connections: 1, Threads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res.Latency.P50, "p50-us")
+			b.ReportMetric(res.Latency.P99, "p99-us")
+			if res.SendLagHistogram != nil {
+				b.ReportMetric(res.SendLag.P50, "lag-p50-us")
+				b.ReportMetric(res.SendLag.P99, "lag-p99-us")
+			}
+		})
+	}
+}

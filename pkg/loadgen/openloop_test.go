@@ -1,0 +1,131 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOpenLoopSendLag checks that an open-loop run records every
+// request's send lag, reports it in text and JSON, and keeps its schedule
+// in aggregate, through each of the worker's wait paths.
+func TestOpenLoopSendLag(t *testing.T) {
+	tg := redisTarget(t)
+	for _, tc := range []struct {
+		name          string
+		raw, noPwait2 bool
+	}{
+		{"epoll_pwait2", true, false},
+		{"epoll_pwait2 through the scheduler", false, false},
+		{"millisecond fallback", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rawSyscalls = tc.raw
+			noPwait2.Store(tc.noPwait2)
+			defer func() { rawSyscalls = true; noPwait2.Store(false) }()
+
+			// Two connections at 1000/s each for 0.5 s: 500 intended
+			// send times each before the deadline, none after it.
+			res := run(t, tg, Config{Mode: ModeGet, Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 1})
+			lag := res.SendLagHistogram
+			if lag == nil {
+				t.Fatal("no send lag histogram in an open-loop result")
+			}
+			if lag.TotalCount() != res.Sent || res.Sent != res.Requests {
+				t.Errorf("%d send lags for %d sent, %d replies: want one per request", lag.TotalCount(), res.Sent, res.Requests)
+			}
+			// A request is dropped only when it is still unsent at the
+			// deadline; a client that kept up sends nearly all 1000.
+			if res.Requests > 1000 || res.Requests < 900 {
+				t.Errorf("%d requests at 2000/s for 0.5 s, want 900 to 1000 (send lag %+v)", res.Requests, res.SendLag)
+			}
+			// Latency runs from the same intended time to a later event.
+			l, s := res.Latency, res.SendLag
+			if s.Max <= 0 || s.P50 > s.P99 || s.P99 > s.Max || l.P50 < s.P50 || l.Max < s.Max {
+				t.Errorf("send lag %+v, latency %+v: want ordered percentiles, each latency above its send lag", s, l)
+			}
+
+			var js, text bytes.Buffer
+			if err := WriteJSON(&js, res); err != nil {
+				t.Fatal(err)
+			}
+			var j struct {
+				SendLag map[string]float64 `json:"send_lag_us"`
+			}
+			if err := json.Unmarshal(js.Bytes(), &j); err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range map[string]float64{"p50": s.P50, "p90": s.P90, "p99": s.P99, "p999": s.P999, "max": s.Max} {
+				if got, ok := j.SendLag[k]; !ok || got != want {
+					t.Errorf("JSON send_lag_us.%s = %v (present %v), want %v", k, got, ok, want)
+				}
+			}
+			if err := WriteText(&text, res); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), "\nsend lag us: p50 ") {
+				t.Errorf("text report has no send lag line:\n%s", text.String())
+			}
+		})
+	}
+
+	// A closed loop sends each request when it is built: no send lag.
+	res := run(t, tg, Config{Mode: ModeGet, Requests: 200, Pipeline: 4})
+	var js bytes.Buffer
+	if err := WriteJSON(&js, res); err != nil {
+		t.Fatal(err)
+	}
+	if res.SendLagHistogram != nil || strings.Contains(js.String(), "send_lag_us") {
+		t.Errorf("closed loop reports a send lag:\n%s", js.String())
+	}
+}
+
+// TestOpenLoopBehindSchedule provokes a client that cannot keep its
+// schedule: one connection at pipeline 1 asked for a million writes per
+// second, against a server that holds writes for 100 ms (CLIENT PAUSE).
+func TestOpenLoopBehindSchedule(t *testing.T) {
+	tg := redisTarget(t)
+	ctx := context.Background()
+	if err := tg.client.Do(ctx, "CLIENT", "PAUSE", "100", "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, tg, Config{Mode: ModeSet, Rate: 1e6, Requests: 500, Pipeline: 1})
+	if res.Requests != 500 || res.SendLagHistogram.TotalCount() != 500 {
+		t.Fatalf("%d requests, %d send lags: want 500 each", res.Requests, res.SendLagHistogram.TotalCount())
+	}
+	// All 500 were due in the first 0.5 ms; the last left after the
+	// pause and 499 round trips.
+	if res.SendLag.Max < float64(MaxSendLag.Microseconds()) {
+		t.Errorf("send lag %+v: want the last request over %v late", res.SendLag, MaxSendLag)
+	}
+	var warned error
+	for _, w := range res.Warnings {
+		if errors.Is(w, ErrBehindSchedule) {
+			warned = w
+		}
+	}
+	if warned == nil {
+		t.Fatalf("warnings %v: want one wrapping ErrBehindSchedule (send lag %+v)", res.Warnings, res.SendLag)
+	}
+	var text, js bytes.Buffer
+	if err := WriteText(&text, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "\nwarning: "+warned.Error()+"\n") {
+		t.Errorf("text report does not print the warning %q:\n%s", warned, text.String())
+	}
+	if err := WriteJSON(&js, res); err != nil {
+		t.Fatal(err)
+	}
+	var j JSONResult
+	if err := json.Unmarshal(js.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Warnings) == 0 || j.Warnings[len(j.Warnings)-1] != warned.Error() || j.SendLagUs == nil || j.SendLagUs.Max != res.SendLag.Max {
+		t.Errorf("JSON warnings %q, send_lag_us %+v: want the warning and the lag", j.Warnings, j.SendLagUs)
+	}
+}
