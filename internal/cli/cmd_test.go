@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
 )
 
@@ -127,5 +129,45 @@ func TestRunOptions(t *testing.T) {
 	}
 	if got.Rounds != 2 || got.ValueSize != 0 || got.Pipeline != 16 || len(got.Targets) != 1 {
 		t.Errorf("options %+v", got.Options)
+	}
+}
+
+// detailCSV writes a detail CSV of one scenario whose rounds have the
+// given QPS, and returns its path.
+func detailCSV(t *testing.T, qps ...float64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kvbench_detail_1.csv")
+	w, err := results.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range qps {
+		r := results.Row{Target: "kvstore", Strategy: "nopersist", Mode: "set", Round: i + 1, Status: results.StatusOK, QPS: q}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCompareExit: the gate exits 3 on a significant regression, 0 on an
+// improvement; mismatched arguments are usage errors.
+func TestCompareExit(t *testing.T) {
+	fast := detailCSV(t, 100100, 99800, 100300, 99900, 100050, 100200)
+	slow := detailCSV(t, 90100, 89800, 90300, 89900, 90050, 90200)
+	code, stdout, stderr := execute(t, "compare", "--threshold", "5", fast, slow)
+	if code != ExitRegression || !strings.Contains(stdout, "-9.99% !") || !strings.Contains(stderr, "significant regression") {
+		t.Errorf("regression: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr = execute(t, "compare", "--threshold", "5", slow, fast); code != 0 {
+		t.Errorf("improvement: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"compare", fast}, {"compare", "--by", "label", "a", "b"}, {"compare", "--format", "xml", fast, slow}} {
+		if code, _, stderr := execute(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
 	}
 }

@@ -87,6 +87,7 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 	})
 	root.AddCommand(
 		newBenchCmd(nil),
+		newCompareCmd(nil),
 		newReportCmd(nil),
 		newRunCmd(nil),
 		newServeCmd(nil),

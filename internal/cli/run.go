@@ -120,6 +120,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.TempDir, "tmpdir", "", "where the servers' directories go (default: inside --out, on the results' disk)")
 	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
+	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing")
 	return cmd
 }

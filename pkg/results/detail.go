@@ -90,6 +90,9 @@ type Row struct {
 	ServerVersion string `csv:"server_version" json:"server_version,omitempty"`
 	// ServerConfig is the server's effective persistence configuration.
 	ServerConfig string `csv:"server_config" json:"server_config,omitempty"`
+	// Label names the build or setup the run measured ("run --label"),
+	// for "kvbench compare --by label"; empty when not given.
+	Label string `csv:"label" json:"label,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -166,6 +166,9 @@ type Options struct {
 	Lang, Baselines string
 	// Chart is the chart's format, svg or png; "none" draws no chart.
 	Chart string
+	// Label, when set, is written in every row's label column: the name of
+	// the build or setup measured, for "kvbench compare --by label".
+	Label string
 	// TempDir holds the instances' directories; a new directory in OutDir
 	// when empty (a disk, where fsync means something; /tmp may be
 	// memory).

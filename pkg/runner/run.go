@@ -270,7 +270,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
 		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: e.Round, Attempt: e.Attempt,
 		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
-		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: seed,
+		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: seed, Label: o.Label,
 	}
 	defer func() {
 		switch {

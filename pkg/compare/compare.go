@@ -1,0 +1,452 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+
+	moremath "github.com/aclements/go-moremath/stats"
+
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
+)
+
+// The metrics compared, as the report names them.
+const (
+	MetricQPS     = "qps"
+	MetricUsPerOp = "us_per_op"
+	MetricP99     = "p99"
+)
+
+// Metrics lists the metrics in table order.
+var Metrics = []string{MetricQPS, MetricUsPerOp, MetricP99}
+
+// DefaultMetric is the metric the gate watches.
+const DefaultMetric = MetricQPS
+
+// DefaultConfidence is the level of the ratio's confidence interval.
+const DefaultConfidence = 0.95
+
+// Sentinel errors.
+var (
+	// ErrRegression: with a threshold, some row changed beyond it in the bad
+	// direction, significantly. "kvbench compare" exits 3 with it.
+	ErrRegression = errors.New("significant regression")
+	// ErrSettings: a scenario was measured with other settings on each side.
+	ErrSettings = errors.New("settings differ")
+	// ErrNothing: the two sides have no scenario in common.
+	ErrNothing = errors.New("nothing to compare")
+	// ErrOption: a bad option value.
+	ErrOption = errors.New("bad option")
+)
+
+// Options is what to compare and how.
+type Options struct {
+	// Old and New are the two sides: detail CSV files, directories (their
+	// *_detail_*.csv files) or glob patterns. With Label set, Old holds
+	// every input and New is unused.
+	Old, New []string
+	// Label, when set, splits the rows of Old by their label column:
+	// OldLabel against NewLabel.
+	Label              bool
+	OldLabel, NewLabel string
+	// Metric is the metric the gate watches (DefaultMetric when empty).
+	Metric string
+	// Threshold, when positive, is the gate: a change of the metric beyond
+	// this many percent in the bad direction that is significant fails
+	// Compare with ErrRegression.
+	Threshold float64
+	// Alpha is the significance level (stats.DefaultAlpha when 0).
+	Alpha float64
+	// IgnoreSettings compares scenarios whose settings differ.
+	IgnoreSettings bool
+}
+
+// Scenario names one measured thing: target, strategy and mode.
+type Scenario struct {
+	Target   string `json:"target"`
+	Strategy string `json:"strategy"`
+	Mode     string `json:"mode"`
+}
+
+// String is "target/strategy/mode".
+func (s Scenario) String() string { return s.Target + "/" + s.Strategy + "/" + s.Mode }
+
+// Row is one scenario's change in one metric.
+type Row struct {
+	Scenario
+	// Metric is MetricQPS, MetricUsPerOp or MetricP99.
+	Metric string `json:"metric"`
+	// OldN and NewN are the ok rounds on each side.
+	OldN int `json:"old_rounds"`
+	NewN int `json:"new_rounds"`
+	// Old and New are the trimmed means, 2 decimals.
+	Old float64 `json:"old"`
+	New float64 `json:"new"`
+	// Pct is (New/Old - 1) * 100 from the figures as shown.
+	Pct float64 `json:"change_pct"`
+	// P is the Mann–Whitney U test's two-sided p-value over all ok rounds.
+	P float64 `json:"p"`
+	// Significant is P <= alpha.
+	Significant bool `json:"significant"`
+	// Lo and Hi bound the change in percent (the Hodges–Lehmann interval
+	// of the ratio, on log values); ±Inf when the rounds are too few.
+	Lo float64 `json:"ci_lo_pct"`
+	Hi float64 `json:"ci_hi_pct"`
+	// Confidence is the interval's actual confidence level.
+	Confidence float64 `json:"ci_confidence"`
+	// Regression marks a row beyond the gate's threshold in the bad
+	// direction, significantly.
+	Regression bool `json:"regression,omitempty"`
+}
+
+// Better reports whether a positive change of the metric is good.
+func Better(metric string) int {
+	if metric == MetricQPS {
+		return 1
+	}
+	return -1
+}
+
+// Result is a comparison.
+type Result struct {
+	// Rows are in scenario order (as they first appear on the old side),
+	// then by metric.
+	Rows []Row `json:"rows"`
+	// Geomean is the geometric mean of New/Old over the scenarios, as a
+	// change in percent, per metric.
+	Geomean map[string]float64 `json:"geomean_change_pct"`
+	// OnlyOld and OnlyNew list the scenarios measured on one side only.
+	OnlyOld []string `json:"only_old,omitempty"`
+	OnlyNew []string `json:"only_new,omitempty"`
+	// Alpha is the significance level used; Threshold and Metric the gate.
+	Alpha     float64 `json:"alpha"`
+	Threshold float64 `json:"threshold,omitempty"`
+	Metric    string  `json:"metric"`
+}
+
+// Regressions returns the rows that fail the gate.
+func (r *Result) Regressions() []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Regression {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// Compare reads both sides and compares every scenario they share. The
+// error wraps ErrRegression when the gate fails (the Result is complete
+// then), ErrSettings when a scenario's settings differ, or an input error.
+func Compare(o Options) (*Result, error) {
+	if o.Metric == "" {
+		o.Metric = DefaultMetric
+	}
+	if !slices.Contains(Metrics, o.Metric) {
+		return nil, fmt.Errorf("%w: metric %q: want qps, us_per_op or p99", ErrOption, o.Metric)
+	}
+	if o.Threshold < 0 {
+		return nil, fmt.Errorf("%w: threshold %v: want a percentage >= 0", ErrOption, o.Threshold)
+	}
+	if o.Alpha <= 0 {
+		o.Alpha = stats.DefaultAlpha
+	}
+	oldRows, newRows, err := o.read()
+	if err != nil {
+		return nil, err
+	}
+	oldSc, oldOrder := group(oldRows)
+	newSc, _ := group(newRows)
+	res := &Result{Alpha: o.Alpha, Threshold: o.Threshold, Metric: o.Metric, Geomean: map[string]float64{}}
+	logSums := map[string]float64{}
+	logNs := map[string]int{}
+	var settingErrs results.ErrorList
+	for _, sc := range oldOrder {
+		nr, ok := newSc[sc]
+		if !ok {
+			res.OnlyOld = append(res.OnlyOld, sc.String())
+			continue
+		}
+		or := oldSc[sc]
+		if !o.IgnoreSettings {
+			if err := sameSettings(sc, or, nr); err != nil {
+				settingErrs.Add(err)
+				continue
+			}
+		}
+		for _, m := range Metrics {
+			row, ok := compareMetric(sc, m, or, nr, o.Alpha)
+			if !ok {
+				continue
+			}
+			if o.Threshold > 0 && m == o.Metric && row.Significant &&
+				row.Pct*float64(Better(m)) < -o.Threshold {
+				row.Regression = true
+			}
+			res.Rows = append(res.Rows, row)
+			if row.Old > 0 && row.New > 0 {
+				logSums[m] += math.Log(row.New / row.Old)
+				logNs[m]++
+			}
+		}
+	}
+	for _, sc := range sortedKeys(newSc) {
+		if _, ok := oldSc[sc]; !ok {
+			res.OnlyNew = append(res.OnlyNew, sc.String())
+		}
+	}
+	if err := settingErrs.Err(); err != nil {
+		return nil, err
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("%w: the two sides share no scenario with ok rounds", ErrNothing)
+	}
+	for m, n := range logNs {
+		res.Geomean[m] = stats.Round2((math.Exp(logSums[m]/float64(n)) - 1) * 100)
+	}
+	if regs := res.Regressions(); len(regs) > 0 {
+		return res, fmt.Errorf("%w: %d of %d rows beyond %v%% in %s", ErrRegression, len(regs), len(res.Rows), o.Threshold, o.Metric)
+	}
+	return res, nil
+}
+
+// read reads the two sides' ok rows.
+func (o Options) read() (oldRows, newRows []results.Row, err error) {
+	if o.Label {
+		if o.OldLabel == "" || o.NewLabel == "" || o.OldLabel == o.NewLabel {
+			return nil, nil, fmt.Errorf("%w: --by label needs two different labels", ErrOption)
+		}
+		all, err := readSide(o.Old)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range all {
+			switch r.Label {
+			case o.OldLabel:
+				oldRows = append(oldRows, r)
+			case o.NewLabel:
+				newRows = append(newRows, r)
+			}
+		}
+		for _, side := range []struct {
+			label string
+			rows  []results.Row
+		}{{o.OldLabel, oldRows}, {o.NewLabel, newRows}} {
+			if len(side.rows) == 0 {
+				return nil, nil, fmt.Errorf("%w: no ok row has the label %q", ErrNothing, side.label)
+			}
+		}
+		return oldRows, newRows, nil
+	}
+	if oldRows, err = readSide(o.Old); err != nil {
+		return nil, nil, err
+	}
+	if newRows, err = readSide(o.New); err != nil {
+		return nil, nil, err
+	}
+	return oldRows, newRows, nil
+}
+
+// readSide reads the ok rows of one side: files, directories (their
+// *_detail_*.csv files) and glob patterns.
+func readSide(args []string) ([]results.Row, error) {
+	var patterns []string
+	for _, a := range args {
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			files, _ := filepath.Glob(filepath.Join(a, "*_detail_*.csv"))
+			if len(files) == 0 {
+				return nil, fmt.Errorf("%w: no *_detail_*.csv in directory %s", results.ErrNoFiles, a)
+			}
+			patterns = append(patterns, files...)
+			continue
+		}
+		patterns = append(patterns, a)
+	}
+	files, err := results.ExpandPatterns(patterns)
+	if err != nil {
+		return nil, err
+	}
+	var ok []results.Row
+	err = results.Scan(files, func(r *results.Row) {
+		if r.OK() {
+			ok = append(ok, *r)
+		}
+	})
+	return ok, err
+}
+
+// group collects the rows of each scenario, by round, and the scenarios in
+// order of first appearance.
+func group(rows []results.Row) (map[Scenario][]results.Row, []Scenario) {
+	m := make(map[Scenario][]results.Row)
+	var order []Scenario
+	for _, r := range rows {
+		sc := Scenario{r.Target, r.Strategy, r.Mode}
+		if _, seen := m[sc]; !seen {
+			order = append(order, sc)
+		}
+		m[sc] = append(m[sc], r)
+	}
+	for _, rs := range m {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Round < rs[j].Round })
+	}
+	return m, order
+}
+
+func sortedKeys(m map[Scenario][]results.Row) []Scenario {
+	var ks []Scenario
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b Scenario) int {
+		if c := cmpStr(a.Target, b.Target); c != 0 {
+			return c
+		}
+		if c := cmpStr(a.Strategy, b.Strategy); c != 0 {
+			return c
+		}
+		return cmpStr(a.Mode, b.Mode)
+	})
+	return ks
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// sameSettings checks that every row of both sides was measured with the
+// same load: requests, pipeline, keyspace, value size and connections.
+func sameSettings(sc Scenario, old, new []results.Row) error {
+	settings := []struct {
+		name string
+		get  func(*results.Row) int64
+	}{
+		{"requests", func(r *results.Row) int64 { return r.Requests }},
+		{"pipeline", func(r *results.Row) int64 { return int64(r.Pipeline) }},
+		{"keyspace", func(r *results.Row) int64 { return r.Keyspace }},
+		{"value_size", func(r *results.Row) int64 { return int64(r.ValueSize) }},
+		{"connections", func(r *results.Row) int64 { return int64(r.Connections) }},
+	}
+	ref := &old[0]
+	for _, s := range settings {
+		want := s.get(ref)
+		for _, side := range [][]results.Row{old, new} {
+			for i := range side {
+				if got := s.get(&side[i]); got != want {
+					return &results.InputError{Pos: side[i].Pos, Column: s.name, Err: fmt.Errorf(
+						"%w: %s: %s is %d here but %d at %s (pass --ignore-settings to compare anyway)",
+						ErrSettings, sc, s.name, got, want, ref.Pos)}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// values returns the rows' figures of a metric, rounded to 2 decimals as
+// the report shows them; nil when any row lacks the metric.
+func values(rows []results.Row, metric string) []float64 {
+	xs := make([]float64, 0, len(rows))
+	for _, r := range rows {
+		var x float64
+		switch metric {
+		case MetricQPS:
+			x = r.QPS
+		case MetricUsPerOp:
+			x = r.UsPerOp
+			if x == 0 && r.QPS > 0 {
+				x = 1e6 / r.QPS
+			}
+		case MetricP99:
+			x = r.LatP99Us
+		}
+		if x <= 0 {
+			return nil
+		}
+		xs = append(xs, stats.Round2(x))
+	}
+	return xs
+}
+
+// trimmedMean applies the report's trimming rule and averages the rest.
+func trimmedMean(xs []float64) float64 {
+	if i := stats.Trim(xs); i >= 0 {
+		xs = stats.Without(xs, i)
+	}
+	return stats.Round2(stats.Mean(xs))
+}
+
+// compareMetric compares one metric of a scenario; false when a side does
+// not record it.
+func compareMetric(sc Scenario, metric string, old, new []results.Row, alpha float64) (Row, bool) {
+	x, y := values(old, metric), values(new, metric)
+	if x == nil || y == nil {
+		return Row{}, false
+	}
+	row := Row{Scenario: sc, Metric: metric, OldN: len(x), NewN: len(y), Old: trimmedMean(x), New: trimmedMean(y)}
+	row.Pct = stats.ChangePct(row.New, row.Old)
+	c := stats.Compare(x, y, alpha)
+	row.P, row.Significant = c.P, c.Significant()
+	row.Lo, row.Hi, row.Confidence = ratioCI(x, y, DefaultConfidence)
+	return row, true
+}
+
+// ratioCI is the Hodges–Lehmann confidence interval of new/old, as a
+// change in percent: the interval of the shift between log(new) and
+// log(old), whose bounds are order statistics of the pairwise differences
+// chosen with the Mann–Whitney U distribution (go-moremath's UDist), so it
+// agrees with the test's p-value. With too few rounds for the level it is
+// (-Inf, +Inf) with confidence 0.
+func ratioCI(old, new []float64, confidence float64) (lo, hi, actual float64) {
+	n1, n2 := len(new), len(old)
+	d := make([]float64, 0, n1*n2)
+	for _, y := range new {
+		for _, x := range old {
+			d = append(d, math.Log(y)-math.Log(x))
+		}
+	}
+	slices.Sort(d)
+	u := moremath.UDist{N1: n1, N2: n2}
+	// k is the largest count with P(U <= k-1) <= (1-confidence)/2: the
+	// interval runs from the k-th smallest difference to the k-th largest.
+	half := (1 - confidence) / 2
+	k := 0
+	for k < len(d)/2 && u.CDF(float64(k)) <= half {
+		k++
+	}
+	if k == 0 {
+		return math.Inf(-1), math.Inf(1), 0
+	}
+	actual = 1 - 2*u.CDF(float64(k-1))
+	pct := func(v float64) float64 { return stats.Round2((math.Exp(v) - 1) * 100) }
+	return pct(d[k-1]), pct(d[len(d)-k]), actual
+}
+
+// FormatCI formats the interval as "[-3.10%, +1.20%]".
+func FormatCI(lo, hi float64) string {
+	f := func(x float64) string {
+		switch {
+		case math.IsInf(x, -1):
+			return "-inf"
+		case math.IsInf(x, 1):
+			return "+inf"
+		}
+		return stats.FormatChange(x)
+	}
+	return "[" + f(lo) + ", " + f(hi) + "]"
+}
+
+// FormatP formats a p-value with 3 significant digits.
+func FormatP(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }

@@ -1,0 +1,161 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/pkg/results"
+)
+
+// side writes a detail CSV of rounds drawn from a normal distribution
+// (mean, 1% spread) for two scenarios, and returns its path.
+func side(t *testing.T, name string, seed uint64, mean float64, rounds int, edit func(*results.Row)) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+"_detail_1.csv")
+	w, err := results.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for _, sc := range []struct{ strategy, mode string }{{"nopersist", "set"}, {"persist_everysec", "get"}} {
+		for r := 1; r <= rounds; r++ {
+			qps := mean * (1 + 0.01*rng.NormFloat64())
+			row := results.Row{Target: "kvstore", Strategy: sc.strategy, Mode: sc.mode, Round: r, Status: results.StatusOK,
+				QPS: qps, UsPerOp: 1e6 / qps, LatP99Us: 1e7 / qps, Requests: 100000, Pipeline: 128,
+				Keyspace: 100000, ValueSize: 32, Connections: 1, Label: name}
+			if edit != nil {
+				edit(&row)
+			}
+			if err := w.Write(&row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func rowOf(t *testing.T, res *Result, strategy, metric string) Row {
+	t.Helper()
+	for _, r := range res.Rows {
+		if r.Strategy == strategy && r.Metric == metric {
+			return r
+		}
+	}
+	t.Fatalf("no row %s %s in %+v", strategy, metric, res.Rows)
+	return Row{}
+}
+
+// TestShiftAndNull: a 10% drop is significant, negative, and inside its
+// interval, which excludes zero; the same distribution twice is "~".
+func TestShiftAndNull(t *testing.T) {
+	old := side(t, "old", 1, 100000, 10, nil)
+	shifted := side(t, "new", 2, 90000, 10, nil)
+	same := side(t, "same", 3, 100000, 10, nil)
+
+	res, err := Compare(Options{Old: []string{old}, New: []string{shifted}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{"nopersist", "persist_everysec"} {
+		r := rowOf(t, res, st, MetricQPS)
+		if !r.Significant || r.Pct > -8 || r.Pct < -12 || r.Lo > -10 || r.Hi < -10 || r.Hi >= 0 || r.Confidence < 0.95 {
+			t.Errorf("%s: 10%% drop: %+v", st, r)
+		}
+		if u := rowOf(t, res, st, MetricUsPerOp); !u.Significant || u.Pct < 8 {
+			t.Errorf("%s: us/op should rise about 11%%: %+v", st, u)
+		}
+	}
+	if g := res.Geomean[MetricQPS]; g > -8 || g < -12 {
+		t.Errorf("geomean %v, want about -10%%", g)
+	}
+
+	res, err = Compare(Options{Old: []string{old}, New: []string{same}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{"nopersist", "persist_everysec"} {
+		if r := rowOf(t, res, st, MetricQPS); r.Significant || r.Lo > 0 || r.Hi < 0 {
+			t.Errorf("%s: no shift, yet %+v", st, r)
+		}
+	}
+	var md bytes.Buffer
+	if err := res.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), " ~ |") {
+		t.Errorf("markdown without ~ (%v):\n%s", err, md.String())
+	}
+}
+
+// TestGate: the gate fails on a significant regression beyond the
+// threshold (exit 3 in the command) and passes on an improvement.
+func TestGate(t *testing.T) {
+	old := side(t, "old", 1, 100000, 8, nil)
+	slow := side(t, "new", 2, 90000, 8, nil)
+	res, err := Compare(Options{Old: []string{old}, New: []string{slow}, Threshold: 5})
+	if !errors.Is(err, ErrRegression) || len(res.Regressions()) != 2 {
+		t.Fatalf("regression: err %v, %d rows", err, len(res.Regressions()))
+	}
+	if _, err := Compare(Options{Old: []string{slow}, New: []string{old}, Threshold: 5}); err != nil {
+		t.Errorf("improvement: %v", err)
+	}
+	// p99 gates on a rise.
+	if _, err := Compare(Options{Old: []string{old}, New: []string{slow}, Threshold: 5, Metric: MetricP99}); !errors.Is(err, ErrRegression) {
+		t.Errorf("p99 up 11%%: %v", err)
+	}
+	if _, err := Compare(Options{Old: []string{old}, New: []string{slow}, Threshold: 15}); err != nil {
+		t.Errorf("a 10%% drop under a 15%% threshold: %v", err)
+	}
+}
+
+// TestSettingsDiffer: a scenario measured with another pipeline is
+// refused, naming the setting and where, unless told to ignore it.
+func TestSettingsDiffer(t *testing.T) {
+	old := side(t, "old", 1, 100000, 5, nil)
+	other := side(t, "new", 2, 100000, 5, func(r *results.Row) { r.Pipeline = 16 })
+	_, err := Compare(Options{Old: []string{old}, New: []string{other}})
+	if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "column pipeline") || !strings.Contains(err.Error(), "pipeline is 16 here but 128") {
+		t.Errorf("err %v", err)
+	}
+	if _, err := Compare(Options{Old: []string{old}, New: []string{other}, IgnoreSettings: true}); err != nil {
+		t.Errorf("--ignore-settings: %v", err)
+	}
+}
+
+// TestByLabel: the rows of several files split by their label column.
+func TestByLabel(t *testing.T) {
+	a := side(t, "main", 1, 100000, 6, nil)
+	b := side(t, "patched", 2, 120000, 6, nil)
+	res, err := Compare(Options{Old: []string{a, b}, Label: true, OldLabel: "main", NewLabel: "patched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, res, "nopersist", MetricQPS); !r.Significant || r.Pct < 15 {
+		t.Errorf("+20%%: %+v", r)
+	}
+	if _, err := Compare(Options{Old: []string{a}, Label: true, OldLabel: "main", NewLabel: "nope"}); !errors.Is(err, ErrNothing) {
+		t.Errorf("unknown label: %v", err)
+	}
+}
+
+// TestTooFewRounds: two rounds a side cannot bound the change at 95%.
+func TestTooFewRounds(t *testing.T) {
+	res, err := Compare(Options{Old: []string{side(t, "old", 1, 100000, 2, nil)}, New: []string{side(t, "new", 2, 50000, 2, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rowOf(t, res, "nopersist", MetricQPS)
+	if r.Significant || !math.IsInf(r.Lo, -1) || !math.IsInf(r.Hi, 1) {
+		t.Errorf("2 v 2 rounds: %+v", r)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
+		t.Errorf("JSON (%v):\n%s", err, buf.String())
+	}
+}
