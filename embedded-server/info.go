@@ -79,6 +79,7 @@ func infoServer(s *Server, b *infoBuilder) {
 	b.field("arch_bits", strconv.IntSize)
 	b.field("go_version", runtime.Version())
 	b.field("process_id", os.Getpid())
+	b.field("run_id", s.runID)
 	b.field("tcp_port", s.port())
 	b.field("server_time_usec", time.Now().UnixMicro())
 	b.field("uptime_in_seconds", int64(up.Seconds()))

@@ -2,6 +2,8 @@ package kvstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -115,6 +117,7 @@ type Server struct {
 	db    *DB
 	aof   *aofLog // nil under PersistNone
 	start time.Time
+	runID string // INFO server's run_id: 40 random hex digits, new at each start
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -158,6 +161,7 @@ func New(cfg Config) (*Server, error) {
 		log:   cfg.Logger,
 		db:    newDB(cfg.Alloc),
 		start: time.Now(),
+		runID: newRunID(),
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
 	}
@@ -452,4 +456,12 @@ func (m *opsMeter) rate() int64 {
 		sum += r
 	}
 	return int64(sum / float64(m.n))
+}
+
+// newRunID returns 40 random hex digits, as Redis's run_id: a client that
+// sees it change knows the server restarted.
+func newRunID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b[:])
 }

@@ -93,6 +93,21 @@ type Row struct {
 	// Label names the build or setup the run measured ("run --label"),
 	// for "kvbench compare --by label"; empty when not given.
 	Label string `csv:"label" json:"label,omitempty"`
+	// ClientCPUS is the load generator's CPU time (user + system) over
+	// the measured interval, in seconds; 0 when not measured.
+	ClientCPUS float64 `csv:"client_cpu_s" json:"client_cpu_s,omitempty"`
+	// ServerCPUS is the server's CPU time over the measured interval, in
+	// seconds: every process of a spawned server's process group, or INFO
+	// cpu for others; 0 when not known.
+	ServerCPUS float64 `csv:"server_cpu_s" json:"server_cpu_s,omitempty"`
+	// QPSPerServerCPUS is QPS / (ServerCPUS / ElapsedS): requests per
+	// CPU-second of the server, the fair figure across servers with
+	// different numbers of threads; 0 when ServerCPUS is not known.
+	QPSPerServerCPUS float64 `csv:"qps_per_server_cpu_s" json:"qps_per_server_cpu_s,omitempty"`
+	// ClientBound is true when the load generator was busy for at least
+	// ClientBoundShare of its threads' wall time: it, not the server, may
+	// have set the pace.
+	ClientBound bool `csv:"client_bound" json:"client_bound,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -110,6 +125,10 @@ const (
 	// interrupted.
 	StatusInterrupted = "interrupted"
 )
+
+// ClientBoundShare is the share of its threads' wall time the load
+// generator must be busy for a row to be marked ClientBound.
+const ClientBoundShare = 0.85
 
 // Statuses lists every status value, StatusOK first.
 var Statuses = []string{StatusOK, StatusFailed, StatusInterrupted}
@@ -488,6 +507,15 @@ func setField(v reflect.Value, kind reflect.Kind, s string) error {
 			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotNumber)
 		}
 		v.SetFloat(x)
+	case reflect.Bool:
+		if s == "" {
+			return nil
+		}
+		x, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotBool)
+		}
+		v.SetBool(x)
 	case reflect.Int, reflect.Int64:
 		if s == "" {
 			return nil

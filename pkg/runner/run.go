@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
+	"golang.org/x/sys/unix"
 )
 
 // Sentinel errors of Run.
@@ -360,11 +361,21 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
 		}
 	}
+	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
+	cpu0 := processCPU()
 	t1 := time.Now()
 	res, err := loadgen.Run(ctx, cfg)
 	t.Measure = time.Since(t1)
+	clientCPU := processCPU() - cpu0
 	fillRow(&row, res)
 	if err != nil {
+		if serr == nil { // a restart is the reason to give, if there was one
+			if after, aerr := target.SampleServer(ctx, info, sc.Desc.Password); aerr == nil {
+				if rerr := target.Restarted(before, after); rerr != nil {
+					return row, t, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
+				}
+			}
+		}
 		return row, t, serverError(inst, err)
 	}
 	if err := checkResult(res); err != nil {
@@ -373,7 +384,47 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	if err := inst.Err(); err != nil {
 		return row, t, err
 	}
+	if serr == nil {
+		after, err := target.SampleServer(ctx, info, sc.Desc.Password)
+		if err != nil {
+			return row, t, serverError(inst, fmt.Errorf("after the measurement: %w", err))
+		}
+		if err := target.Restarted(before, after); err != nil {
+			return row, t, err
+		}
+		fillCPU(&row, res, clientCPU, before, after)
+	} else {
+		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
+		fillCPU(&row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
+	}
 	return row, t, nil
+}
+
+// processCPU is this process's CPU time so far (user + system): during a
+// measurement, the load generator's.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// fillCPU records who used the CPU during the measurement: the client's
+// time, the server's (when both samples know it), QPS per server
+// CPU-second, and whether the generator was busy enough to have set the
+// pace.
+func fillCPU(row *results.Row, res loadgen.Result, client time.Duration, before, after target.Sample) {
+	row.ClientCPUS = client.Seconds()
+	if threads := res.Config.Threads; threads > 0 && res.Elapsed > 0 {
+		row.ClientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
+	}
+	if before.CPU >= 0 && after.CPU >= before.CPU {
+		row.ServerCPUS = (after.CPU - before.CPU).Seconds()
+		if row.ServerCPUS > 0 && row.ElapsedS > 0 {
+			row.QPSPerServerCPUS = row.QPS / (row.ServerCPUS / row.ElapsedS)
+		}
+	}
 }
 
 // serverError adds the server's exit, if it exited, to a load generator

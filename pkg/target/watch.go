@@ -1,0 +1,157 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrRestarted is wrapped by Restarted's error: the server measured is not
+// the process that was there when the measurement began.
+var ErrRestarted = errors.New("the server restarted during the measurement")
+
+// Sample is what a server says about itself at one moment: who it is (to
+// tell a restart) and the CPU time it has used (to tell who was the
+// bottleneck, and throughput per CPU-second).
+type Sample struct {
+	// At is when the sample was taken.
+	At time.Time
+	// RunID is INFO server's run_id; empty when the server has none.
+	RunID string
+	// PID is INFO server's process_id; 0 when it has none.
+	PID int
+	// Uptime is INFO server's uptime_in_seconds; -1 when it has none.
+	Uptime int64
+	// CPU is the server's CPU time (user + system) so far: for a process
+	// kvbench started, of every process in its process group, from /proc
+	// (so a wrapper script's children count); otherwise INFO cpu's
+	// used_cpu_user + used_cpu_sys. Negative when neither is known.
+	CPU time.Duration
+}
+
+// sampleTimeout bounds each INFO of a sample.
+const sampleTimeout = 5 * time.Second
+
+// SampleServer reads a Sample of the server of inst.
+func SampleServer(ctx context.Context, info Info, password string) (Sample, error) {
+	s := Sample{At: time.Now(), Uptime: -1, CPU: -1}
+	c, err := dialClient(ctx, info.Addr, password, sampleTimeout)
+	if err != nil {
+		return s, err
+	}
+	defer c.close()
+	srv, err := c.info(sampleTimeout, "server")
+	if err != nil {
+		return s, err
+	}
+	s.RunID = srv["run_id"]
+	if v, err := strconv.Atoi(srv["process_id"]); err == nil {
+		s.PID = v
+	}
+	if v, err := strconv.ParseInt(srv["uptime_in_seconds"], 10, 64); err == nil {
+		s.Uptime = v
+	}
+	if info.PID > 0 {
+		if cpu, err := groupCPU(info.PID); err == nil {
+			s.CPU = cpu
+			return s, nil
+		}
+	}
+	cpu, err := c.info(sampleTimeout, "cpu")
+	if err != nil {
+		return s, nil // a server without INFO cpu: no CPU time, still a sample
+	}
+	user, uerr := strconv.ParseFloat(cpu["used_cpu_user"], 64)
+	sys, serr := strconv.ParseFloat(cpu["used_cpu_sys"], 64)
+	if uerr == nil && serr == nil {
+		s.CPU = time.Duration((user + sys) * float64(time.Second))
+	}
+	return s, nil
+}
+
+// Restarted returns an error wrapping ErrRestarted when after is not the
+// server of before: its run_id or process id changed, or it has been up
+// for less time than has passed since before (minus a second for the
+// uptime's truncation).
+func Restarted(before, after Sample) error {
+	switch {
+	case before.RunID != "" && before.RunID != after.RunID:
+		return fmt.Errorf("%w: its run_id went from %s to %s", ErrRestarted, before.RunID, after.RunID)
+	case before.PID != 0 && before.PID != after.PID:
+		return fmt.Errorf("%w: its process id went from %d to %d", ErrRestarted, before.PID, after.PID)
+	case before.Uptime >= 0 && after.Uptime >= 0:
+		passed := int64(after.At.Sub(before.At).Seconds())
+		if after.Uptime < before.Uptime+passed-1 {
+			return fmt.Errorf("%w: it has been up %ds, but %ds were up %s ago", ErrRestarted, after.Uptime, before.Uptime, after.At.Sub(before.At).Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// clockTicks is the unit of /proc's CPU times: USER_HZ, 100 on every Linux
+// architecture kvbench builds for.
+const clockTicks = 100
+
+// groupCPU sums the CPU time of the process group pgid, whose leader is
+// the process pgid: the leader and its descendants still in the group,
+// found through /proc's children lists (cheaper than reading every
+// process's stat), each with the children it has waited for.
+func groupCPU(pgid int) (time.Duration, error) {
+	var ticks int64
+	queue := []int{pgid}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		group, t, err := procCPU(pid)
+		if err != nil {
+			if pid == pgid {
+				return 0, err
+			}
+			continue // a child that exited meanwhile
+		}
+		if group != pgid {
+			continue // a descendant that left the group
+		}
+		ticks += t
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			for _, c := range strings.Fields(string(b)) {
+				if n, err := strconv.Atoi(c); err == nil {
+					queue = append(queue, n)
+				}
+			}
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// procCPU reads a process's group and its CPU ticks (utime, stime, cutime,
+// cstime) from /proc/PID/stat.
+func procCPU(pid int) (pgrp int, ticks int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name, in parentheses, may hold spaces: the fields are
+	// counted after its closing parenthesis, from field 3 (state): pgrp is
+	// field 5, utime to cstime 14 to 17.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 15 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	if pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: pgrp %q", pid, f[2])
+	}
+	for _, v := range f[11:15] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		ticks += n
+	}
+	return pgrp, ticks, nil
+}
