@@ -108,6 +108,11 @@ type Row struct {
 	// ClientBoundShare of its threads' wall time: it, not the server, may
 	// have set the pace.
 	ClientBound bool `csv:"client_bound" json:"client_bound,omitempty"`
+	// LatencyHist is the attempt's whole latency histogram, in
+	// nanoseconds: HdrHistogram's standard compressed encoding in base64
+	// (hdrhistogram-go's Encode, Decode to read it), from which any
+	// percentile, or a merge with other attempts, can be derived.
+	LatencyHist string `csv:"latency_hist" json:"latency_hist,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -2,12 +2,15 @@ package runner
 
 import (
 	"context"
+	"math"
 	"testing"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/internal/testutil"
 )
 
-// TestWhoIsTheBottleneck: every measured row records the client's and the
+// TestWhoIsTheBottleneck: every measured row carries its whole latency
+// histogram, and records the client's and the
 // server's CPU time and QPS per server CPU-second; a server that waits on
 // fsync before every reply leaves the generator idle (not client-bound),
 // and redis-server answering pipelined GETs outruns a generator slowed by
@@ -28,6 +31,12 @@ func TestWhoIsTheBottleneck(t *testing.T) {
 		if r.ClientCPUS <= 0 || r.ServerCPUS <= 0 || r.QPSPerServerCPUS <= r.QPS {
 			t.Errorf("%s/%s: client %vs, server %vs, %v QPS per server CPU-second for %v QPS",
 				r.Strategy, r.Mode, r.ClientCPUS, r.ServerCPUS, r.QPSPerServerCPUS, r.QPS)
+		}
+		if h, err := hdrhistogram.Decode([]byte(r.LatencyHist)); err != nil {
+			t.Errorf("%s/%s: latency_hist: %v", r.Strategy, r.Mode, err)
+		} else if h.TotalCount() != r.Requests || math.Abs(float64(h.ValueAtQuantile(99))/1e3-r.LatP99Us) > 0.01*r.LatP99Us {
+			t.Errorf("%s/%s: latency_hist holds %d values for %d requests, p99 %v us against %v us",
+				r.Strategy, r.Mode, h.TotalCount(), r.Requests, float64(h.ValueAtQuantile(99))/1e3, r.LatP99Us)
 		}
 		busy := r.ClientCPUS / r.ElapsedS
 		t.Logf("%s/%s: %.0f QPS, generator busy %.0f%%, client-bound %v", r.Strategy, r.Mode, r.QPS, 100*busy, r.ClientBound)

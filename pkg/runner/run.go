@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -479,6 +480,11 @@ func fillRow(row *results.Row, res loadgen.Result) {
 		row.Errors += n
 	}
 	row.Conflicts, row.Misses, row.VerifyFailures = res.Conflicts, res.Misses, res.VerifyFailures
+	if res.Histogram != nil && res.Histogram.TotalCount() > 0 {
+		if b, err := res.Histogram.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			row.LatencyHist = string(b)
+		}
+	}
 }
 
 // safeName keeps letters, digits, - and _ for a directory name.
