@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -142,16 +141,14 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if tmpParent == "" {
 		tmpParent = r.o.OutDir
 	}
-	tmp, err := os.MkdirTemp(tmpParent, ".kvbench-tmp-")
-	if err == nil {
-		tmp, err = filepath.Abs(tmp)
-	}
+	removeStale(tmpParent, r.stderr)
+	tmp, err := newTempDir(tmpParent)
 	if err != nil {
 		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
-	r.tmp = tmp
-	r.o.Tracker.AddDir(tmp)
+	r.tmp = tmp.path
+	r.o.Tracker.AddDir(tmp.path)
 
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
@@ -162,7 +159,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 
 	errs := []error{runErr}
 	errs = append(errs, r.detail.Close())
-	if err := os.RemoveAll(r.tmp); err != nil {
+	if err := tmp.remove(); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
 	if len(r.res.Rows) > 0 {
