@@ -90,6 +90,10 @@ type Row struct {
 	ServerVersion string `csv:"server_version" json:"server_version,omitempty"`
 	// ServerConfig is the server's effective persistence configuration.
 	ServerConfig string `csv:"server_config" json:"server_config,omitempty"`
+	// Flushed is set when the attempt began by emptying a server that held
+	// keys kvbench had not written (an attach target, with the user's
+	// leave: --allow-flush or allow_flush).
+	Flushed bool `csv:"flushed" json:"flushed,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -494,6 +498,15 @@ func setField(v reflect.Value, kind reflect.Kind, s string) error {
 			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotInteger)
 		}
 		v.SetInt(x)
+	case reflect.Bool:
+		if s == "" {
+			return nil
+		}
+		x, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%w: %q: want true or false", ErrBadValue, truncate(s, 40))
+		}
+		v.SetBool(x)
 	default:
 		panic("results: unsupported Row field kind " + kind.String())
 	}
