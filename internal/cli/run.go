@@ -112,6 +112,7 @@ The manual: docs/run.md.`,
 	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed")
 	f.StringVar(&o.Order, "order", o.Order, "interleaved (each round shuffled) or sequential (all rounds of a scenario, then the next)")
 	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing targets (kvstore, redis, command, attach); they run instead of the built-in ones unless --targets names those")
+	f.BoolVar(&o.AllowFlush, "allow-flush", false, "let attach targets that hold keys be emptied (FLUSHALL) before the first attempt; without it they are refused")
 	f.StringVar(&o.RedisBin, "redis-bin", "", "redis-server executable (default: from PATH)")
 	f.StringVar(&o.OutDir, "out", o.OutDir, "directory of the result files")
 	f.StringVar(&o.Prefix, "prefix", o.Prefix, "start of the result files' names: PREFIX_detail_TIME.csv ...")

@@ -159,6 +159,10 @@ type Options struct {
 	// target.LoadFile); its targets run by default, and the built-in
 	// ones only when Targets names them.
 	ConfigFile string
+	// AllowFlush lets the attach targets of ConfigFile empty a server
+	// that holds keys before the run's first attempt on it; without it
+	// (or the target's allow_flush) such a server is refused.
+	AllowFlush bool
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.

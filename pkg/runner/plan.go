@@ -82,7 +82,7 @@ func (p *Plan) targets() ([]target.Target, error) {
 	var file []target.Target
 	if o.ConfigFile != "" {
 		var err error
-		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc})
+		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}

@@ -236,7 +236,8 @@ func (r *run) steps(ctx context.Context) error {
 			}
 			r.res.Rows = append(r.res.Rows, row)
 			interrupted := row.Status == results.StatusInterrupted
-			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || errors.Is(err, target.ErrConfigMismatch))
+			refused := errors.Is(err, target.ErrNotEmpty)
+			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
 			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
 			e.Final = err == nil || interrupted || outOfRetries
 			r.event(e)
@@ -247,6 +248,14 @@ func (r *run) steps(ctx context.Context) error {
 			if outOfRetries {
 				r.failed[st.Scenario] = true
 				r.res.Failed = append(r.res.Failed, fmt.Sprintf("%s (round %d)", st.Scenario.Name(), st.Round))
+			}
+			if refused { // the server is the target's, whatever the scenario
+				for _, sc := range r.plan.Scenarios {
+					if sc.Target == st.Scenario.Target && !r.failed[sc] {
+						r.failed[sc] = true
+						r.res.Failed = append(r.res.Failed, sc.Name()+" (not run)")
+					}
+				}
 			}
 			if e.Final {
 				break
@@ -310,7 +319,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		}
 	}()
 	info := inst.Info()
-	row.ServerVersion, row.ServerConfig = info.Version, info.Config
+	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 
