@@ -40,8 +40,8 @@ const flushTimeout = time.Minute
 // Attach is a running server kvbench does not start: every Start checks
 // it and empties it (FLUSHALL), every Stop leaves it running. Keys found
 // before kvbench's first attempt on it are someone's data: the first Start
-// refuses to delete them unless AllowFlush is set. Later Starts delete the
-// keys of the attempt before.
+// refuses to delete them unless AllowFlush is set. Later Starts take the
+// keys they find for the attempt before's and delete them.
 type Attach struct {
 	cfg  AttachConfig
 	desc Desc
