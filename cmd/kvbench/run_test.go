@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,9 +21,28 @@ import (
 // runProc is a "kvbench run" process.
 type runProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr syncBuffer
 	done           chan struct{}
 	err            error
+}
+
+// syncBuffer is a bytes.Buffer that may be read while the process writes
+// into it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startRun starts "kvbench run args..." with env added to the environment.
@@ -65,11 +86,12 @@ func (p *runProc) exitCode(t *testing.T, within time.Duration) int {
 	return 0
 }
 
-// waitServer waits until a server whose command line holds dir runs.
+// waitServer waits until a server of p whose command line holds dir runs
+// (p's own command line may hold dir too).
 func waitServer(t *testing.T, p *runProc, dir string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(testutil.Processes(dir)) == 0 {
+	for !slices.ContainsFunc(testutil.Processes(dir), func(s testutil.Process) bool { return s.PPID == p.cmd.Process.Pid }) {
 		select {
 		case <-p.done:
 			t.Fatalf("kvbench run exited before starting a server\nstderr:\n%s", p.stderr.String())
@@ -257,7 +279,7 @@ func TestRunUsageErrors(t *testing.T) {
 }
 
 // Even kill -9 of kvbench takes its servers along (the parent-death
-// signal), though nothing is cleaned up.
+// signal); their files are left for the next run to remove.
 func TestRunKilledTakesServersAlong(t *testing.T) {
 	out, tmp := t.TempDir(), t.TempDir()
 	p := startRun(t, nil, longRun(out, tmp)...)
@@ -271,4 +293,67 @@ func TestRunKilledTakesServersAlong(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	checkNoServers(t, tmp)
+}
+
+// TestRunRemovesDeadRunsDirectories: a run killed with -9 leaves its
+// temporary directory (the servers' data); the next run into the same
+// place removes it and says so, but leaves alone the directory of a run
+// still going.
+func TestRunRemovesDeadRunsDirectories(t *testing.T) {
+	out, tmp := t.TempDir(), t.TempDir()
+	killed := startRun(t, nil, longRun(out, tmp)...)
+	waitServer(t, killed, tmp)
+	if err := killed.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed.exitCode(t, 5*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(testutil.Processes(tmp)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkNoServers(t, tmp)
+	left, _ := filepath.Glob(filepath.Join(tmp, ".kvbench-tmp-*"))
+	if len(left) != 1 {
+		t.Fatalf("directories left by kill -9: %v, want one", left)
+	}
+
+	// The next run removes it before it starts a server.
+	live := startRun(t, nil, longRun(t.TempDir(), tmp)...)
+	waitServer(t, live, tmp)
+	if !strings.Contains(live.stderr.String(), "removed "+left[0]+" (") {
+		t.Errorf("stderr does not say %s was removed:\n%s", left[0], live.stderr.String())
+	}
+	if _, err := os.Stat(left[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there: %v", left[0], err)
+	}
+	// A run beside it leaves its directory alone.
+	dirs, _ := filepath.Glob(filepath.Join(tmp, ".kvbench-tmp-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("temporary directories of the live run: %v, want one", dirs)
+	}
+	short := startRun(t, nil, "--targets", "kvstore", "--strategies", "nopersist", "--modes", "set", "--rounds", "1",
+		"--requests", "1000", "--keyspace", "1000", "--out", t.TempDir(), "--tmpdir", tmp, "--kv-port", "0")
+	if code := short.exitCode(t, 60*time.Second); code != 0 {
+		t.Fatalf("exit status %d\nstderr:\n%s", code, short.stderr.String())
+	}
+	if strings.Contains(short.stderr.String(), "removed ") {
+		t.Errorf("a run removed a live run's directory:\n%s", short.stderr.String())
+	}
+	if _, err := os.Stat(dirs[0]); err != nil {
+		t.Errorf("the live run's directory: %v", err)
+	}
+	select {
+	case <-live.done:
+		t.Errorf("the live run ended\nstderr:\n%s", live.stderr.String())
+	default:
+	}
+	if err := live.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := live.exitCode(t, 30*time.Second); code != cli.ExitInterrupted {
+		t.Errorf("exit status %d after SIGINT\nstderr:\n%s", code, live.stderr.String())
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, ".kvbench-tmp-*")); len(dirs) != 0 {
+		t.Errorf("left after the runs: %v", dirs)
+	}
 }

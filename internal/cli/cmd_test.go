@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
@@ -37,6 +39,32 @@ func TestBenchOptions(t *testing.T) {
 	if c.Addr != "127.0.0.1:7000" || c.Mode != loadgen.ModeGet || c.ValueSize != 0 || c.SetRatio != 0 ||
 		c.Pipeline != 3 || c.Warmup.Seconds() != 2 || got.Output != loadgen.FormatJSON || c.Seed != 9 {
 		t.Errorf("options %+v", got)
+	}
+}
+
+// TestBenchLeavesOtherKeys: bench against a server holding data deletes
+// nothing: it writes and reads its own keys (--key-prefix) only.
+func TestBenchLeavesOtherKeys(t *testing.T) {
+	r := testutil.StartRedis(t)
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	ctx := context.Background()
+	if err := rc.Set(ctx, "user:1", "precious", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(r.Addr, ":")
+	for _, mode := range []string{"set", "get", "mixed"} {
+		code, _, stderr := execute(t, "bench", "--host", "127.0.0.1", "--port", port, "--mode", mode,
+			"--requests", "2000", "--keyspace", "1000", "--seed", "1", "--output", "json")
+		if code != 0 {
+			t.Fatalf("bench --mode %s: exit status %d\n%s", mode, code, stderr)
+		}
+	}
+	if v, err := rc.Get(ctx, "user:1").Result(); err != nil || v != "precious" {
+		t.Errorf("user:1 after bench: %q, %v", v, err)
+	}
+	if n, err := rc.DBSize(ctx).Result(); err != nil || n != 1+1000 {
+		t.Errorf("DBSIZE %d (%v): want 1001, the user's key and bench's 1000", n, err)
 	}
 }
 

@@ -46,7 +46,8 @@ appends a row to the detail CSV; at the end it writes and prints the
 report (trimmed rounds, overheads with significance, latencies).
 
 Targets are the embedded kvstore, redis-server when it is installed, and
-the servers of a YAML file (--config). Rounds are interleaved: each round
+the servers of a YAML file (--config), which run instead of the built-in
+ones unless --targets names those. Rounds are interleaved: each round
 runs every scenario once, in an order shuffled with the seed. A failed
 attempt is written as a failed row and retried on a fresh server.
 
@@ -106,11 +107,12 @@ The manual: docs/run.md.`,
 	f.IntVar(&o.Connections, "connections", o.Connections, "client connections")
 	f.IntVar(&o.Threads, "threads", o.Threads, "load generator threads (0: one per CPU, at most one per connection)")
 	f.IntVar(&o.SetRatio, "set-ratio", o.SetRatio, "percentage of writes in mixed mode")
-	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: kvstore, redis, or names from --config (default kvstore, and redis when redis-server is found)")
+	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: names from --config, kvstore, redis (default: the --config file's targets; without --config, kvstore, and redis when redis-server is found)")
 	f.StringSliceVar(&o.Strategies, "strategies", nil, `strategies to run, or "all" (default: each target's defaults)`)
 	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed")
 	f.StringVar(&o.Order, "order", o.Order, "interleaved (each round shuffled) or sequential (all rounds of a scenario, then the next)")
-	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing the targets (kvstore, redis, command, attach)")
+	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing targets (kvstore, redis, command, attach); they run instead of the built-in ones unless --targets names those")
+	f.BoolVar(&o.AllowFlush, "allow-flush", false, "let attach targets that hold keys be emptied (FLUSHALL) before the first attempt; without it they are refused")
 	f.StringVar(&o.RedisBin, "redis-bin", "", "redis-server executable (default: from PATH)")
 	f.StringVar(&o.OutDir, "out", o.OutDir, "directory of the result files")
 	f.StringVar(&o.Prefix, "prefix", o.Prefix, "start of the result files' names: PREFIX_detail_TIME.csv ...")

@@ -57,6 +57,9 @@ type Report struct {
 	Failed []results.Row `json:"failed_attempts"`
 	// Warnings say which figures may not be trusted and why.
 	Warnings []error `json:"-"`
+	// Flushed lists the targets with a flushed row (the server emptied of
+	// keys kvbench had not written), in order of first appearance.
+	Flushed []string `json:"flushed,omitempty"`
 }
 
 // TargetReport is the section of one target.
@@ -320,6 +323,9 @@ func (b *builder) add(r *results.Row) {
 	}
 	if bad {
 		return
+	}
+	if r.Flushed && !slices.Contains(b.rep.Flushed, r.Target) {
+		b.rep.Flushed = append(b.rep.Flushed, r.Target)
 	}
 	t := b.targets[r.Target]
 	if t == nil {

@@ -236,6 +236,42 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// TestFlushedNote: one line says which targets were flushed, only when a
+// row was.
+func TestFlushedNote(t *testing.T) {
+	remote := rowsOf("remote", "as_configured", "none", "set", 100, 101, 102)
+	remote[0].Flushed = true
+	for _, tt := range []struct {
+		name string
+		rows []results.Row
+		lang string
+		want string // "" for no note
+	}{
+		{"none flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), rowsOf("remote", "as_configured", "none", "set", 1, 2, 3)), LangEN, ""},
+		{"one target flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), remote), LangEN,
+			"\nFlushed: remote held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.\n"},
+		{"zh", remote, LangZH, "\n已清空：remote 原有非 kvbench 写入的键"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Build(tt.rows, Options{Lang: tt.lang})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var md bytes.Buffer
+			if err := rep.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Count(md.String(), "FLUSHALL")
+			switch {
+			case tt.want == "" && got != 0:
+				t.Errorf("a flushed note without a flushed row:\n%s", md.String())
+			case tt.want != "" && (got != 1 || !strings.Contains(md.String(), tt.want)):
+				t.Errorf("want one note %q in:\n%s", tt.want, md.String())
+			}
+		})
+	}
+}
+
 // TestMarkdownEscapes: a pipe in a name cannot break a table.
 func TestMarkdownEscapes(t *testing.T) {
 	rep, err := Build(rowsOf("k", "a|b", "", "set", 1, 2, 3), Options{})

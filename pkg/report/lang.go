@@ -19,6 +19,7 @@ type labels struct {
 	failedTitle, target, roundCol, attempt, errorCol   string
 	source                                             string
 	warnings, chart                                    string
+	flushed                                            string // targets
 }
 
 var langs = map[string]*labels{
@@ -46,6 +47,7 @@ var langs = map[string]*labels{
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
+		flushed: "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
 	},
 	LangZH: {
 		title: "kvbench 报告",
@@ -70,5 +72,6 @@ var langs = map[string]*labels{
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
+		flushed: "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
 	},
 }

@@ -26,6 +26,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Options.ChartLink != "" {
 		m.printf("\n![%s](%s)\n", l.chart, r.Options.ChartLink)
 	}
+	if len(r.Flushed) > 0 {
+		m.printf("\n"+l.flushed+"\n", strings.Join(r.Flushed, ", "))
+	}
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}

@@ -113,6 +113,10 @@ type Row struct {
 	// (hdrhistogram-go's Encode, Decode to read it), from which any
 	// percentile, or a merge with other attempts, can be derived.
 	LatencyHist string `csv:"latency_hist" json:"latency_hist,omitempty"`
+	// Flushed is set when the attempt began by emptying a server that held
+	// keys kvbench had not written (an attach target, with the user's
+	// leave: --allow-flush or allow_flush).
+	Flushed bool `csv:"flushed" json:"flushed,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -512,15 +516,6 @@ func setField(v reflect.Value, kind reflect.Kind, s string) error {
 			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotNumber)
 		}
 		v.SetFloat(x)
-	case reflect.Bool:
-		if s == "" {
-			return nil
-		}
-		x, err := strconv.ParseBool(s)
-		if err != nil {
-			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotBool)
-		}
-		v.SetBool(x)
 	case reflect.Int, reflect.Int64:
 		if s == "" {
 			return nil
@@ -530,6 +525,15 @@ func setField(v reflect.Value, kind reflect.Kind, s string) error {
 			return fmt.Errorf("%q %w", truncate(s, 40), ErrNotInteger)
 		}
 		v.SetInt(x)
+	case reflect.Bool:
+		if s == "" {
+			return nil
+		}
+		x, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%w: %q: want true or false", ErrBadValue, truncate(s, 40))
+		}
+		v.SetBool(x)
 	default:
 		panic("results: unsupported Row field kind " + kind.String())
 	}

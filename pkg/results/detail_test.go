@@ -47,6 +47,8 @@ func TestReadBadInput(t *testing.T) {
 			`results/a.csv:1: empty file: no header line`, ErrEmpty},
 		{"blank lines only", "\n\n",
 			`results/a.csv:1: empty file: no header line`, ErrEmpty},
+		{"not a bool", "target,strategy,mode,round,status,qps,flushed\nkvstore,nopersist,set,1,ok,100,yes please\n",
+			`results/a.csv:2: column flushed: bad value: "yes please": want true or false`, ErrBadValue},
 		{"not CSV: a bare quote", hdr + "kvstore,no\"persist,set,1,ok,1\n",
 			`results/a.csv:2: not CSV: bare " in non-quoted-field`, ErrNotCSV},
 		{"not CSV: ragged rows", hdr + "kvstore,nopersist,set,1,ok\n",
@@ -151,7 +153,7 @@ func TestGocsvRoundTrip(t *testing.T) {
 			Alloc: "mypool", Mode: "set", Round: 1, Attempt: 1, Status: "ok", Requests: 1000000, Pipeline: 128,
 			Connections: 4, Keyspace: 1000000, ValueSize: 256, Seed: 12346, ElapsedS: 7.148, QPS: 139895,
 			UsPerOp: 7.15, LatP50Us: 850.5, LatP99Us: 2100, LatP999Us: 3300.25, LatMaxUs: 9000, PrefillS: 0,
-			ServerVersion: "kvbench (devel)", ServerConfig: "appendfsync=no"},
+			ServerVersion: "kvbench (devel)", ServerConfig: "appendfsync=no", Flushed: true},
 		{RunID: "r1", Target: "kvstore", Strategy: "persist_no", Mode: "get", Round: 1, Attempt: 1,
 			Status: "failed", Error: `verify failed: key "k,1"`, Misses: 3, VerifyFailures: 2, Errors: 1, Conflicts: 7},
 	}

@@ -20,8 +20,6 @@ var (
 	ErrNotNumber = errors.New("is not a number")
 	// ErrNotInteger: an integer cell does not hold an integer.
 	ErrNotInteger = errors.New("is not an integer")
-	// ErrNotBool: a true/false cell holds something else.
-	ErrNotBool = errors.New("is not true or false")
 	// ErrBadValue: a cell is empty where it must not be, or out of range.
 	ErrBadValue = errors.New("bad value")
 )

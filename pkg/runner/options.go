@@ -135,9 +135,10 @@ type Options struct {
 	Modes []string
 	// Order is OrderInterleaved or OrderSequential.
 	Order string
-	// Targets names the targets to run: the built-in kvstore and redis,
-	// or names from ConfigFile. Nil means kvstore and, when redis-server
-	// is found, redis (or every target of ConfigFile).
+	// Targets names the targets to run: names from ConfigFile, or the
+	// built-in kvstore and redis (unless ConfigFile has targets of those
+	// names). Nil means every target of ConfigFile, or without one kvstore
+	// and, when redis-server is found, redis.
 	Targets []string
 	// Strategies names the strategies to run (a target runs those it
 	// knows); nil means each target's defaults, {"all"} all of them.
@@ -155,8 +156,13 @@ type Options struct {
 	// RedisBin is redis-server; looked up on PATH when empty.
 	RedisBin string
 	// ConfigFile, when set, is a YAML file listing the targets (see
-	// target.LoadFile); it replaces the built-in targets.
+	// target.LoadFile); its targets run by default, and the built-in
+	// ones only when Targets names them.
 	ConfigFile string
+	// AllowFlush lets the attach targets of ConfigFile empty a server
+	// that holds keys before the run's first attempt on it; without it
+	// (or the target's allow_flush) such a server is refused.
+	AllowFlush bool
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.

@@ -71,30 +71,24 @@ func NewPlan(opts Options) (*Plan, error) {
 	return p, nil
 }
 
-// targets returns the targets to run.
+// targets returns the targets to run: those of --targets, looked up in
+// the --config file first and then among the built-in kvstore and redis;
+// without --targets, the file's targets, or the built-in ones when there is
+// no file.
 func (p *Plan) targets() ([]target.Target, error) {
 	o := p.Options
 	kv := target.KvstoreConfig{Bin: o.KvstoreBin, Alloc: o.Alloc, Port: o.KVPort, SetCmd: o.SetCmd, GetCmd: o.GetCmd}
 	rc := target.RedisConfig{Bin: o.RedisBin}
+	var file []target.Target
 	if o.ConfigFile != "" {
-		all, err := target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc})
+		var err error
+		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 		if o.Targets == nil {
-			return all, nil
+			return file, nil
 		}
-		var out []target.Target
-		for _, name := range o.Targets {
-			i := slices.IndexFunc(all, func(t target.Target) bool { return t.Desc().Name == name })
-			if i < 0 {
-				return nil, fmt.Errorf("%w: target %q is not in %s (it has %s)", ErrOptions, name, o.ConfigFile, targetNames(all))
-			}
-			if !slices.Contains(out, all[i]) {
-				out = append(out, all[i])
-			}
-		}
-		return out, nil
 	}
 	names := o.Targets
 	explicit := names != nil
@@ -108,6 +102,10 @@ func (p *Plan) targets() ([]target.Target, error) {
 			continue
 		}
 		seen[name] = true
+		if i := slices.IndexFunc(file, func(t target.Target) bool { return t.Desc().Name == name }); i >= 0 {
+			out = append(out, file[i])
+			continue
+		}
 		switch name {
 		case target.DefaultKvstoreName:
 			k, err := target.NewKvstore(kv)
@@ -126,6 +124,9 @@ func (p *Plan) targets() ([]target.Target, error) {
 			}
 			out = append(out, r)
 		default:
+			if o.ConfigFile != "" {
+				return nil, fmt.Errorf("%w: target %q is neither in %s (it has %s) nor built in (kvstore, redis)", ErrOptions, name, o.ConfigFile, targetNames(file))
+			}
 			return nil, fmt.Errorf("%w: target %q: want kvstore or redis, or a target of a --config file", ErrOptions, name)
 		}
 	}

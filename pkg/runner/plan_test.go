@@ -2,6 +2,8 @@ package runner
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,6 +162,75 @@ func TestPlanRedisMissingIsAWarning(t *testing.T) {
 		if sc.Desc.Name != "kvstore" {
 			t.Errorf("scenario %s without redis-server", sc.Name())
 		}
+	}
+}
+
+// TestPlanConfigKeepsBuiltins: with a target file, the file's targets run
+// by default; --targets may add the built-in kvstore and redis, unless the
+// file has targets of those names.
+func TestPlanConfigKeepsBuiltins(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	valkey := write("valkey.yaml", `targets:
+  - name: valkey
+    kind: command
+    command: ["redis-server", "--port", "{port}"]
+    baseline: none
+    strategies:
+      none: ["--save", "", "--appendonly", "no"]
+`)
+	redefines := write("redefines.yaml", `targets:
+  - name: kvstore
+    kind: command
+    command: ["redis-server", "--port", "{port}"]
+    baseline: none
+    strategies:
+      none: ["--save", "", "--appendonly", "no"]
+`)
+	tests := []struct {
+		name    string
+		config  string
+		targets []string
+		want    []string // target (kind)
+		wantErr string
+	}{
+		{name: "file only", config: valkey, want: []string{"valkey (command)"}},
+		{name: "file and redis", config: valkey, targets: []string{"valkey", "redis"}, want: []string{"valkey (command)", "redis (redis)"}},
+		{name: "kvstore alone", config: valkey, targets: []string{"kvstore"}, want: []string{"kvstore (kvstore)"}},
+		{name: "redefined", config: redefines, targets: []string{"kvstore", "redis"}, want: []string{"kvstore (command)", "redis (redis)"}},
+		{name: "unknown", config: valkey, targets: []string{"valkey", "memcached"},
+			wantErr: `target "memcached" is neither in ` + valkey + ` (it has valkey) nor built in (kvstore, redis)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := planOptions()
+			o.ConfigFile, o.Targets, o.Modes = tt.config, tt.targets, []string{"set"}
+			p, err := NewPlan(o)
+			if tt.wantErr != "" {
+				if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v: want ErrOptions with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sc := range p.Scenarios {
+				if s := sc.Desc.Name + " (" + string(sc.Desc.Kind) + ")"; !slices.Contains(got, s) {
+					got = append(got, s)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("targets %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -144,16 +143,14 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if tmpParent == "" {
 		tmpParent = r.o.OutDir
 	}
-	tmp, err := os.MkdirTemp(tmpParent, ".kvbench-tmp-")
-	if err == nil {
-		tmp, err = filepath.Abs(tmp)
-	}
+	removeStale(tmpParent, r.stderr)
+	tmp, err := newTempDir(tmpParent)
 	if err != nil {
 		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
-	r.tmp = tmp
-	r.o.Tracker.AddDir(tmp)
+	r.tmp = tmp.path
+	r.o.Tracker.AddDir(tmp.path)
 
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
@@ -164,7 +161,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 
 	errs := []error{runErr}
 	errs = append(errs, r.detail.Close())
-	if err := os.RemoveAll(r.tmp); err != nil {
+	if err := tmp.remove(); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
 	if len(r.res.Rows) > 0 {
@@ -241,7 +238,8 @@ func (r *run) steps(ctx context.Context) error {
 			}
 			r.res.Rows = append(r.res.Rows, row)
 			interrupted := row.Status == results.StatusInterrupted
-			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || errors.Is(err, target.ErrConfigMismatch))
+			refused := errors.Is(err, target.ErrNotEmpty)
+			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
 			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
 			e.Final = err == nil || interrupted || outOfRetries
 			r.event(e)
@@ -252,6 +250,14 @@ func (r *run) steps(ctx context.Context) error {
 			if outOfRetries {
 				r.failed[st.Scenario] = true
 				r.res.Failed = append(r.res.Failed, fmt.Sprintf("%s (round %d)", st.Scenario.Name(), st.Round))
+			}
+			if refused { // the server is the target's, whatever the scenario
+				for _, sc := range r.plan.Scenarios {
+					if sc.Target == st.Scenario.Target && !r.failed[sc] {
+						r.failed[sc] = true
+						r.res.Failed = append(r.res.Failed, sc.Name()+" (not run)")
+					}
+				}
 			}
 			if e.Final {
 				break
@@ -315,7 +321,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		}
 	}()
 	info := inst.Info()
-	row.ServerVersion, row.ServerConfig = info.Version, info.Config
+	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 

@@ -337,36 +337,86 @@ func TestRunCommandTargetFromYAML(t *testing.T) {
 	}
 }
 
+// TestRunAttachFlushes: an attach target holding keys before the run is
+// refused, once, without a retry and without a key deleted, unless
+// emptying it is allowed (--allow-flush, or allow_flush: true); then the
+// first row says it was flushed, and so does the report.
 func TestRunAttachFlushes(t *testing.T) {
-	r := testutil.StartRedis(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "attach.yaml")
-	yaml := fmt.Sprintf("targets:\n  - name: remote\n    kind: attach\n    addr: %s\n    baseline: as_configured\n    strategies: [as_configured]\n", r.Addr)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name      string
+		flag      bool
+		fileFlush bool
+		allowed   bool
+	}{
+		{name: "refused"},
+		{name: "--allow-flush", flag: true, allowed: true},
+		{name: "allow_flush", fileFlush: true, allowed: true},
 	}
-	if err := redisCmd(r.Addr, "*3\r\n$3\r\nSET\r\n$5\r\nstale\r\n$1\r\nx\r\n", nil); err != nil {
-		t.Fatal(err)
-	}
-	o := runOptions(t)
-	o.ConfigFile, o.Rounds, o.Requests, o.Keyspace = cfg, 2, 5000, 1000
-	res, _, _, err := runQuiet(t, context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := readDetail(t, res)
-	if ok := okRounds(rows); len(ok) != 4 {
-		t.Errorf("ok rounds %v", ok)
-	}
-	var n int
-	if err := redisCmd(r.Addr, "*1\r\n$6\r\nDBSIZE\r\n", &n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 1000 {
-		t.Errorf("DBSIZE %d after the run: want 1000 (the stale key flushed, the last attempt's keys kept)", n)
-	}
-	if err := testutil.Ping(r.Addr, time.Second); err != nil {
-		t.Errorf("the attached server is gone: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := testutil.StartRedis(t)
+			cfg := filepath.Join(t.TempDir(), "attach.yaml")
+			yaml := fmt.Sprintf("targets:\n  - name: remote\n    kind: attach\n    addr: %s\n    baseline: as_configured\n    strategies: [as_configured, again]\n", r.Addr)
+			if tt.fileFlush {
+				yaml += "    allow_flush: true\n"
+			}
+			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// 1,234 keys of someone's, in one MSET.
+			mset := fmt.Sprintf("*%d\r\n$4\r\nMSET\r\n", 1+2*1234)
+			for i := range 1234 {
+				k := fmt.Sprintf("user:%04d", i)
+				mset += fmt.Sprintf("$%d\r\n%s\r\n$1\r\nx\r\n", len(k), k)
+			}
+			if err := redisCmd(r.Addr, mset, nil); err != nil {
+				t.Fatal(err)
+			}
+			o := runOptions(t)
+			o.ConfigFile, o.Rounds, o.Requests, o.Keyspace, o.AllowFlush = cfg, 2, 5000, 1000, tt.flag
+			res, stdout, _, err := runQuiet(t, context.Background(), o)
+			rows := readDetail(t, res)
+			var n int
+			if err := redisCmd(r.Addr, "*1\r\n$6\r\nDBSIZE\r\n", &n); err != nil {
+				t.Fatal(err)
+			}
+			if err := testutil.Ping(r.Addr, time.Second); err != nil {
+				t.Errorf("the attached server is gone: %v", err)
+			}
+			if !tt.allowed {
+				if !errors.Is(err, ErrScenariosFailed) {
+					t.Fatalf("err %v, want ErrScenariosFailed", err)
+				}
+				want := "remote: server not empty: " + r.Addr + " holds 1,234 keys; kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target"
+				if len(rows) != 1 || rows[0].Status != results.StatusFailed || !strings.Contains(rows[0].Error, want) || rows[0].Flushed {
+					t.Errorf("rows %+v: want one failed row saying %q", rows, want)
+				}
+				if len(res.Failed) != 4 {
+					t.Errorf("failed scenarios %v: want all 4 (2 strategies × set, get)", res.Failed)
+				}
+				if n != 1234 {
+					t.Errorf("DBSIZE %d after the refusal: want the 1234 keys kept", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok := okRounds(rows); len(ok) != 8 {
+				t.Errorf("ok rounds %v", ok)
+			}
+			for i, row := range rows {
+				if row.Flushed != (i == 0) {
+					t.Errorf("row %d: flushed %v, want %v (only the first attempt found keys kvbench had not written)", i+1, row.Flushed, i == 0)
+				}
+			}
+			if !strings.Contains(stdout, "Flushed: remote held keys kvbench had not written") {
+				t.Errorf("the report does not say remote was flushed:\n%s", stdout)
+			}
+			if n != 1000 {
+				t.Errorf("DBSIZE %d after the run: want the last attempt's 1000 keys", n)
+			}
+		})
 	}
 }
 

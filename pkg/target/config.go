@@ -43,6 +43,9 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 type Defaults struct {
 	Kvstore KvstoreConfig
 	Redis   RedisConfig
+	// AllowFlush lets every attach target empty a server holding keys
+	// (run --allow-flush); a target's allow_flush: true does it for one.
+	AllowFlush bool
 }
 
 // LoadFile reads the YAML file at path and returns its targets, in order.
@@ -69,8 +72,9 @@ type Defaults struct {
 //	  - kind: redis             # bin, config (more redis.conf lines)
 //	    strategies: [none, aof_always]
 //	  - name: remote
-//	    kind: attach            # addr, password
+//	    kind: attach            # addr, password, allow_flush
 //	    addr: 10.0.0.5:6379
+//	    allow_flush: true       # may delete the keys it holds (default false)
 //	    strategies: [as_configured]           # labels, or name: {persistence, expect}
 //
 // A relative executable path (command's first word with a slash, bin) is
@@ -141,6 +145,7 @@ type targetYAML struct {
 	Args     []string  `yaml:"args"`
 	Defaults []string  `yaml:"defaults"`
 	Strats   yaml.Node `yaml:"strategies"`
+	Flush    bool      `yaml:"allow_flush"`
 }
 
 // strategyYAML is the long form of a command or attach strategy.
@@ -157,7 +162,7 @@ var (
 		KindKvstore: {"bin", "alloc", "port", "args"},
 		KindRedis:   {"bin", "config"},
 		KindCommand: {"command", "password", "baseline", "defaults"},
-		KindAttach:  {"addr", "password", "baseline", "defaults"},
+		KindAttach:  {"addr", "password", "baseline", "defaults", "allow_flush"},
 	}
 )
 
@@ -290,7 +295,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Password: t.Password, SetCmd: t.SetCmd,
-			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush})
 		return a, wrap(err)
 	}
 }

@@ -83,6 +83,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"attach args", "targets:\n  - name: x\n    kind: attach\n    addr: h:1\n    strategies: {a: [--x]}\n", "t.yaml:5: strategy a: an attached server takes no arguments"},
 		{"attach bad addr", "targets:\n  - name: x\n    kind: attach\n    addr: nowhere\n", `addr "nowhere"`},
 		{"duplicate name", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n  - name: a\n    kind: attach\n    addr: h:2\n", "t.yaml:5: target a is already defined on line 2"},
+		{"allow_flush not attach", "targets:\n  - kind: redis\n    allow_flush: true\n", `t.yaml:3: a redis target: unknown key "allow_flush"`},
+		{"allow_flush not a bool", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    allow_flush: maybe\n", "t.yaml:5: cannot unmarshal !!str `maybe` into bool"},
 		{"duplicate default", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    defaults: [zz]\n", "unknown strategy zz"},
 	}
 	for _, tt := range tests {

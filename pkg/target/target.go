@@ -46,6 +46,9 @@ var (
 	ErrNotFound = errors.New("server executable not found")
 	// ErrUnknownStrategy: a strategy the target does not know.
 	ErrUnknownStrategy = errors.New("unknown strategy")
+	// ErrNotEmpty: an attached server holds keys kvbench did not write,
+	// and emptying it was not allowed. Retrying does not help.
+	ErrNotEmpty = errors.New("server not empty")
 )
 
 // Target is a server kvbench measures: a description and a way to get a
@@ -198,6 +201,9 @@ type Info struct {
 	Config string
 	// StartedIn is the time from Start to ready.
 	StartedIn time.Duration
+	// Flushed is set when Start emptied a server that held keys kvbench
+	// had not written (an attach target allowed to).
+	Flushed bool
 }
 
 // formatConfig formats CONFIG GET results in the order of params, as

@@ -406,27 +406,44 @@ func TestServerDiesIsReported(t *testing.T) {
 
 func TestAttach(t *testing.T) {
 	r := testutil.StartRedis(t)
-	a, err := NewAttach(AttachConfig{Name: "remote", Addr: r.Addr, Baseline: "as_is",
-		Strategies: []Strategy{{Name: "as_is"}, {Name: "checked", Expect: map[string]string{"appendonly": "no"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := dialClient(context.Background(), r.Addr, "", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.close()
-	for _, name := range []string{"as_is", "checked"} {
-		if _, err := c.do(time.Second, "SET", "k", "v"); err != nil {
+	do := func(args ...string) any {
+		t.Helper()
+		v, err := c.do(time.Second, args...)
+		if err != nil {
 			t.Fatal(err)
+		}
+		return v
+	}
+	newAttach := func(allow bool) *Attach {
+		a, err := NewAttach(AttachConfig{Name: "remote", Addr: r.Addr, Baseline: "as_is", AllowFlush: allow,
+			Strategies: []Strategy{{Name: "as_is"}, {Name: "checked", Expect: map[string]string{"appendonly": "no"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	// start starts strategy name of a with key k set (or not), and checks
+	// the server is empty after and whether Start said it flushed.
+	start := func(a *Attach, name string, setKey, wantFlushed bool) {
+		t.Helper()
+		if setKey {
+			do("SET", "k", "v")
 		}
 		s, _ := a.Desc().Strategy(name)
 		inst, err := a.Start(context.Background(), s, Env{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if n, err := c.do(time.Second, "DBSIZE"); err != nil || n != int64(0) {
-			t.Errorf("%s: DBSIZE after Start = %v, %v: want 0 (flushed)", name, n, err)
+		if n := do("DBSIZE"); n != int64(0) {
+			t.Errorf("%s: DBSIZE after Start = %v: want 0 (flushed)", name, n)
+		}
+		if got := inst.Info().Flushed; got != wantFlushed {
+			t.Errorf("%s: Flushed %v, want %v", name, got, wantFlushed)
 		}
 		if err := inst.Stop(context.Background()); err != nil {
 			t.Error(err)
@@ -435,7 +452,31 @@ func TestAttach(t *testing.T) {
 			t.Errorf("the attached server stopped: %v", err)
 		}
 	}
+
+	// Not allowed: a server holding a key is refused before the first
+	// attempt, and keeps it; once empty, it is started, and the keys of
+	// the attempt before are deleted.
+	a := newAttach(false)
+	do("SET", "k", "v")
 	s, _ := a.Desc().Strategy("as_is")
+	_, err = a.Start(context.Background(), s, Env{})
+	want := "remote: server not empty: " + r.Addr + " holds 1 key; kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target"
+	if !errors.Is(err, ErrNotEmpty) || err.Error() != want {
+		t.Fatalf("err %v\nwant ErrNotEmpty: %s", err, want)
+	}
+	if n := do("DBSIZE"); n != int64(1) {
+		t.Errorf("DBSIZE after the refusal = %v: want the key kept", n)
+	}
+	do("DEL", "k")
+	start(a, "as_is", false, false)
+	start(a, "checked", true, false)
+
+	// Allowed: the first Start deletes the key, and says so.
+	a = newAttach(true)
+	start(a, "as_is", true, true)
+	start(a, "checked", true, false)
+
+	s, _ = a.Desc().Strategy("as_is")
 	if s.Persistence != "none" {
 		t.Errorf("baseline persistence %q", s.Persistence)
 	}
