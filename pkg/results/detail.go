@@ -90,6 +90,15 @@ type Row struct {
 	ServerVersion string `csv:"server_version" json:"server_version,omitempty"`
 	// ServerConfig is the server's effective persistence configuration.
 	ServerConfig string `csv:"server_config" json:"server_config,omitempty"`
+	// ClientHost is the host name of the machine that ran the load
+	// generator.
+	ClientHost string `csv:"client_host" json:"client_host,omitempty"`
+	// CPUModel is that machine's CPU model ("model name" of /proc/cpuinfo).
+	CPUModel string `csv:"cpu_model" json:"cpu_model,omitempty"`
+	// Cores is the number of logical CPUs the load generator could use.
+	Cores int `csv:"cores" json:"cores,omitempty"`
+	// Kernel is that machine's kernel release (uname -r).
+	Kernel string `csv:"kernel" json:"kernel,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
