@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps bench-serve bench-persist bench-alloc bench-loadgen bench-ordered clean
+.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered clean
 
 all: build
 
@@ -38,6 +38,18 @@ vet:
 # the Redis tools required rather than skipped.
 test: deps vet
 	KVBENCH_REQUIRE_REDIS=1 $(GO) test -race -timeout 10m ./...
+
+# The report's chart in a real browser: headless Chromium (Debian's, installed
+# if missing) renders the SVG with the machine's fonts and with none, and the
+# test requires the same pixels, not blank (make test runs it where Chromium
+# is installed, and skips it elsewhere).
+chart-check:
+	@if ! command -v chromium >/dev/null; then \
+		echo "installing chromium"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
+	KVBENCH_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run 'TestChart' -v ./pkg/report
 
 # The command reference, docs/cli, from the commands themselves.
 docs:

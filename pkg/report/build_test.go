@@ -340,3 +340,34 @@ func TestReadRetry(t *testing.T) {
 		t.Errorf("failed attempts %+v", rep.Failed)
 	}
 }
+
+// TestWarningsGrouped: one line per kind of doubt, "every scenario" when
+// it concerns all of them alike, the scenarios named otherwise.
+func TestWarningsGrouped(t *testing.T) {
+	rows := slices.Concat(rowsOf("b", "base", "none", "set", 100, 101), rowsOf("b", "x", "no", "set", 90, 91),
+		rowsOf("a", "y", "", "get", 80, 81))
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"fewer than 3 ok rounds: nothing dropped, and one disturbed round decides the means: every scenario (2 rounds)",
+		"the 95% confidence interval of the median needs at least 6 rounds: every scenario",
+		"with fewer than 4 rounds on both sides, the significance test cannot find a difference at α = 0.05: b/x/set",
+	}
+	var got []string
+	for _, w := range rep.Warnings {
+		got = append(got, w.Error())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// One scenario with another count: each is named, in table order.
+	rows = append(rows, results.Row{Target: "a", Strategy: "y", Mode: "get", Round: 3, Status: results.StatusOK, QPS: 82})
+	if rep, err = Build(rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rep.Warnings[0].Error(), "fewer than 3 ok rounds: nothing dropped, and one disturbed round decides the means: b/base/set (2 rounds), b/x/set (2 rounds)"; got != want {
+		t.Errorf("warning %q, want %q", got, want)
+	}
+}

@@ -54,8 +54,9 @@ type Warning struct {
 	// Msg is the message of a WarnOther.
 	Msg string
 	// Every is set when the warning concerns every scenario of the report
-	// that has an ok round (WarnMedianCI): the report says so instead of
-	// naming them all.
+	// that has an ok round, alike (WarnMedianCI; WarnUntrimmed and
+	// WarnFewRounds with one count of rounds): the report says so instead
+	// of naming them all.
 	Every bool
 }
 
@@ -98,7 +99,7 @@ func (w *Warning) Text(lang string) string {
 		head = l.warnHead[w.Kind]
 	}
 	if w.Every && len(w.Where) > 1 {
-		return head + l.colon + l.every
+		return head + l.colon + l.subject(w.Kind, Subject{Name: l.every, N: w.Where[0].N})
 	}
 	items := make([]string, len(w.Where))
 	for i, s := range w.Where {
@@ -121,8 +122,11 @@ func (b *builder) warnings() {
 			}
 		}
 	}
-	if w := b.warns[WarnMedianCI]; w != nil {
-		w.Every = len(w.Where) == measured
+	for _, kind := range []string{WarnMedianCI, WarnUntrimmed, WarnFewRounds} {
+		if w := b.warns[kind]; w != nil {
+			w.Every = len(w.Where) == measured && (kind == WarnMedianCI ||
+				!slices.ContainsFunc(w.Where, func(s Subject) bool { return s.N != w.Where[0].N }))
+		}
 	}
 	var ws []*Warning
 	for _, w := range b.warns {
