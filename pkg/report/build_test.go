@@ -371,3 +371,21 @@ func TestWarningsGrouped(t *testing.T) {
 		t.Errorf("warning %q, want %q", got, want)
 	}
 }
+
+// TestWarningNamesAtMost: a warning names 20 scenarios, then counts the
+// rest.
+func TestWarningNamesAtMost(t *testing.T) {
+	var rows []results.Row
+	for i := range 30 {
+		n := 3 + i%2 // 3 or 4 rounds: not "every scenario" alike
+		rows = append(rows, rowsOf("k", fmt.Sprintf("s%02d", i), "", "set", slices.Repeat([]float64{100}, n)...)...)
+	}
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Warnings[0].Error()
+	if !strings.HasSuffix(got, "k/s19/set (4 rounds), and 10 more") || strings.Contains(got, "s20") {
+		t.Errorf("warning %q", got)
+	}
+}

@@ -35,7 +35,7 @@ type labels struct {
 	// joined by listSep; rounds formats a count of rounds.
 	warnHead                                           map[string]string
 	colon, listSep, failed1, failedN, rounds1, roundsN string
-	every                                              string // "every scenario"
+	every, more                                        string // "every scenario", ", and %d more"
 	parens, using                                      string
 }
 
@@ -108,7 +108,7 @@ var langs = map[string]*labels{
 			WarnBaselines: "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
 		},
 		colon: ": ", listSep: ", ", failed1: " (1 failed attempt)", failedN: " (%d failed attempts)", rounds1: " (1 round)", roundsN: " (%d rounds)",
-		parens: " (%s)", using: "using %s", every: "every scenario",
+		parens: " (%s)", using: "using %s", every: "every scenario", more: ", and %d more",
 	},
 	LangZH: {
 		title: "kvbench 报告",
@@ -150,6 +150,6 @@ var langs = map[string]*labels{
 			WarnBaselines: "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
 		},
 		colon: "：", listSep: ", ", failed1: "（失败 1 次）", failedN: "（失败 %d 次）", rounds1: "（1 轮）", roundsN: "（%d 轮）",
-		parens: "（%s）", using: "采用 %s", every: "所有场景",
+		parens: "（%s）", using: "采用 %s", every: "所有场景", more: "，另有 %d 个",
 	},
 }

@@ -73,6 +73,10 @@ type Subject struct {
 	Chosen string
 }
 
+// maxNamed is how many scenarios a warning names before it counts the
+// rest.
+const maxNamed = 20
+
 // Error is the warning in English.
 func (w *Warning) Error() string { return w.Text(LangEN) }
 
@@ -101,9 +105,12 @@ func (w *Warning) Text(lang string) string {
 	if w.Every && len(w.Where) > 1 {
 		return head + l.colon + l.subject(w.Kind, Subject{Name: l.every, N: w.Where[0].N})
 	}
-	items := make([]string, len(w.Where))
+	var items []string
 	for i, s := range w.Where {
-		items[i] = l.subject(w.Kind, s)
+		if i == maxNamed && len(w.Where) > maxNamed+1 {
+			return head + l.colon + strings.Join(items, l.listSep) + fmt.Sprintf(l.more, len(w.Where)-i)
+		}
+		items = append(items, l.subject(w.Kind, s))
 	}
 	return head + l.colon + strings.Join(items, l.listSep)
 }
