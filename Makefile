@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps bench-serve bench-persist bench-alloc bench-loadgen bench-ordered clean
+.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered clean
 
 all: build
 
@@ -21,13 +21,17 @@ build:
 run: build
 	./$(BIN) run
 
-# redis-server, redis-cli and redis-benchmark, from Debian's packages, for
-# the tests and the side-by-side benchmarks.
+# What the tests and the side-by-side benchmarks need, from Debian's
+# packages: redis-server, redis-cli and redis-benchmark, and chromium for
+# the report's chart in a real browser.
 deps:
-	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
-		echo "installing redis-server and redis-tools"; \
+	@missing=""; \
+	command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || missing="redis-server redis-tools"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
 		$(SUDO) apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
 vet:
@@ -35,9 +39,15 @@ vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
 # The tests: vet, gofmt, and every package under the race detector, with
-# the Redis tools required rather than skipped.
+# the Redis tools and the browser required rather than skipped.
 test: deps vet
-	KVBENCH_REQUIRE_REDIS=1 $(GO) test -race -timeout 10m ./...
+	KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 $(GO) test -race -timeout 10m ./...
+
+# The report's chart in a real browser alone: headless Chromium renders the
+# SVG with the machine's fonts and with none, and the test requires the same
+# pixels, not blank (make test runs it too).
+chart-check: deps
+	KVBENCH_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run 'TestChart' -v ./pkg/report
 
 # The command reference, docs/cli, from the commands themselves.
 docs:

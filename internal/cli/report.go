@@ -27,7 +27,9 @@ func newReportCmd(runF func(context.Context, *reportOptions) error) *cobra.Comma
 		Use:   "report DETAIL.csv...",
 		Short: "Turn detail CSVs into trimmed, significance-tested tables",
 		Long: `report reads one or more detail CSVs written by "kvbench run" (several files
-and glob patterns are merged) and prints, per target:
+and glob patterns are merged) and prints the settings the rows record
+(requests, rounds, pipeline, connections, keyspace, value size, the servers'
+versions, the load generator's machine), then per target:
 
   1. the raw rounds: Round1..RoundN, mean QPS, mean us/op;
   2. the trimmed figures: per scenario (target, strategy, mode) the round whose
@@ -37,12 +39,15 @@ and glob patterns are merged) and prints, per target:
   3. the overhead of each strategy against the baseline, per mode, with a
      Mann-Whitney U verdict (the p-value, or ~ when not significant);
   4. the spread of the rounds (CV, min/max, 95% CI of the median) and, when
-     measured, latencies; then failed attempts and warnings.
+     measured, latencies; then failed attempts and warnings (one line per kind,
+     naming the scenarios it concerns).
 
 Every figure has 2 decimals; overheads are computed from the figures as shown.
 The baseline of a target (and alloc) is the strategy whose persistence is
 "none", or, without a persistence column, the strategy named none or
-nopersist; --baseline overrides it.
+nopersist; --baseline overrides it. Targets come by name; within a target
+the baseline first, then by persistence (none, no, everysec, always, others)
+and name: the order depends on the rows' contents, not on their order.
 
 Required columns: target, strategy, mode, round, status, qps (any order;
 unknown columns are ignored). Rows whose status is not "ok" are failed
@@ -66,7 +71,7 @@ attempts: counted and listed, not used in the statistics.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV) or json")
-	f.StringVar(&o.Report.Lang, "lang", report.LangEN, "language of the markdown headings: en or zh")
+	f.StringVar(&o.Report.Lang, "lang", report.LangEN, "language of the markdown report (every line but the data): en or zh")
 	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
 	f.StringVar(&o.SummaryCSV, "summary-csv", "", "also write the summary CSV (per scenario: rounds, means) to this file")
 	f.StringVar(&o.TrimmedCSV, "trimmed-csv", "", "also write the trimmed CSV (per scenario: trimming, spread, overhead) to this file")

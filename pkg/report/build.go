@@ -51,15 +51,45 @@ type Options struct {
 type Report struct {
 	// Options are the options Build was called with, defaults filled in.
 	Options Options `json:"-"`
-	// Targets holds one section per target, in order of first appearance.
+	// Settings are what the rows say about how they were measured.
+	Settings Settings `json:"settings"`
+	// Targets holds one section per target, by name.
 	Targets []*TargetReport `json:"targets"`
-	// Failed lists the failed attempts (status not "ok"), in input order.
+	// Failed lists the failed attempts (status not "ok") in table order:
+	// by target, strategy (as in Strategies), mode, round and attempt.
 	Failed []results.Row `json:"failed_attempts"`
-	// Warnings say which figures may not be trusted and why.
+	// Warnings say which figures may not be trusted and why: one *Warning
+	// per kind of doubt, in the order of the Warn… constants.
 	Warnings []error `json:"-"`
 	// Flushed lists the targets with a flushed row (the server emptied of
 	// keys kvbench had not written), in order of first appearance.
 	Flushed []string `json:"flushed,omitempty"`
+}
+
+// Settings are the distinct values the rows hold for each setting,
+// ascending; a setting no row records (an empty or zero cell, or a column
+// the CSV lacks) has none. More than one value means the rows differ.
+type Settings struct {
+	// Requests per round, from the ok rows (a failed attempt's count is
+	// partial).
+	Requests []int64 `json:"requests,omitempty"`
+	// Rounds per scenario: the highest round number of each scenario's
+	// rows.
+	Rounds []int `json:"rounds,omitempty"`
+	// Pipeline depths.
+	Pipeline []int `json:"pipeline,omitempty"`
+	// Connections of the load generator.
+	Connections []int `json:"connections,omitempty"`
+	// Keyspace sizes (distinct keys).
+	Keyspace []int64 `json:"keyspace,omitempty"`
+	// ValueSize in bytes.
+	ValueSize []int `json:"value_size,omitempty"`
+	// ClientHost, CPUModel, Cores and Kernel describe the machine that ran
+	// the load generator.
+	ClientHost []string `json:"client_host,omitempty"`
+	CPUModel   []string `json:"cpu_model,omitempty"`
+	Cores      []int    `json:"cores,omitempty"`
+	Kernel     []string `json:"kernel,omitempty"`
 }
 
 // TargetReport is the section of one target.
@@ -69,11 +99,15 @@ type TargetReport struct {
 	// Rounds are the round numbers seen in ok rows, ascending: the Round
 	// columns of the raw table.
 	Rounds []int `json:"rounds"`
-	// Strategies are in order of first appearance.
+	// Strategies are the baseline(s) first, then by persistence (none, no,
+	// everysec, always, then the others by name), then by name: an order
+	// the rows' contents decide, not their order.
 	Strategies []string `json:"strategies"`
-	// Modes are set, get, mixed first, then the others in order of first
-	// appearance.
+	// Modes are set, get, mixed first, then the others by name.
 	Modes []string `json:"modes"`
+	// ServerVersions are the distinct server_version values of the
+	// target's rows, ascending.
+	ServerVersions []string `json:"server_versions,omitempty"`
 	// Scenarios in table order: by strategy, then by mode.
 	Scenarios []*Scenario `json:"scenarios"`
 	// Overheads holds one overhead table per alloc that has a baseline.
@@ -86,8 +120,9 @@ type TargetReport struct {
 	// MultiAlloc is true when the target's strategies span several allocs.
 	MultiAlloc bool `json:"-"`
 
-	byKey map[[2]string]*Scenario
-	info  map[string]*strategyInfo
+	byKey    map[[2]string]*Scenario
+	info     map[string]*strategyInfo
+	versions distinct[string]
 }
 
 // Scenario returns the scenario of a strategy and mode, or nil.
@@ -155,6 +190,8 @@ type Scenario struct {
 	// Changes are the comparisons with the baseline, one per metric (QPS,
 	// us/op, and p99 when latencies exist).
 	Changes []Change `json:"changes,omitempty"`
+
+	lastRound int // the highest round number of its rows, failed ones too
 }
 
 // Name is "target/strategy/mode".
@@ -222,7 +259,9 @@ type OverheadTable struct {
 // Build computes the report of a set of detail rows: the same code path
 // for "kvbench report" (rows read by ReadFiles) and for "kvbench run"
 // (rows held in memory). Rows are grouped into scenarios (target, strategy,
-// mode); ok rows are measured rounds, other rows failed attempts.
+// mode); ok rows are measured rounds, other rows failed attempts. The
+// report's order depends on the rows' contents only, never on their order,
+// so a run's report and "kvbench report" on its CSV are the same.
 //
 // Build returns an error naming the position of every bad row: an empty
 // target, strategy, mode or status, a round below 1, an ok row without a
@@ -231,9 +270,10 @@ type OverheadTable struct {
 // followed by an ok row for the same round is fine: that is a retry.
 //
 // The baseline of a target and alloc is Options.Baselines[target] if set;
-// otherwise the strategy whose persistence is "none"; otherwise, when the
-// target's rows carry no persistence at all, the strategy named "none" or
-// "nopersist". Without a baseline the overhead table is omitted.
+// otherwise the strategy whose persistence is "none" (the first by name
+// when there are several); otherwise, when the target's rows carry no
+// persistence at all, the strategy named "none" or "nopersist". Without a
+// baseline the overhead table is omitted.
 func Build(rows []results.Row, opts Options) (*Report, error) {
 	b, err := newBuilder(opts)
 	if err != nil {
@@ -251,8 +291,10 @@ type builder struct {
 	rep     *Report
 	errs    results.ErrorList
 	targets map[string]*TargetReport
-	warned  map[string]bool
-	n       int // rows added
+	warns   map[string]*Warning // by kind
+	listed  map[[2]string]bool  // (kind, subject) already in a warning
+	n       int                 // rows added
+	set     settingsSeen
 
 	sortedCache map[sortedKey][]float64
 }
@@ -281,17 +323,51 @@ func newBuilder(opts Options) (*builder, error) {
 		opts:        opts,
 		rep:         &Report{Options: opts},
 		targets:     make(map[string]*TargetReport),
-		warned:      make(map[string]bool),
+		warns:       make(map[string]*Warning),
+		listed:      make(map[[2]string]bool),
 		sortedCache: make(map[sortedKey][]float64),
 	}, nil
 }
 
-// warn records a warning once.
-func (b *builder) warn(format string, args ...any) {
-	err := fmt.Errorf(format, args...)
-	if !b.warned[err.Error()] {
-		b.warned[err.Error()] = true
-		b.rep.Warnings = append(b.rep.Warnings, err)
+// warn files a subject under its kind of warning, once per kind and
+// subject name.
+func (b *builder) warn(kind string, s Subject) {
+	k := [2]string{kind, s.Name}
+	if b.listed[k] {
+		return
+	}
+	b.listed[k] = true
+	w := b.warns[kind]
+	if w == nil {
+		w = &Warning{Kind: kind}
+		switch kind {
+		case WarnMedianCI:
+			w.Level, w.Need = b.opts.Confidence, stats.MedianCIRounds(b.opts.Confidence)
+		case WarnTestPower, WarnTestTies:
+			w.Level, w.Need = b.opts.Alpha, stats.SignificanceRounds(b.opts.Alpha)
+		case WarnUntrimmed:
+			w.Need = stats.MinTrimRounds
+		case WarnFewRounds:
+			w.Need = stats.MinRounds
+		case WarnNoisy:
+			w.Level = stats.MaxCV
+		}
+		b.warns[kind] = w
+	}
+	w.Where = append(w.Where, s)
+}
+
+// warnOther files a warning of no known kind: its message as it came.
+func (b *builder) warnOther(msg, subject string) {
+	k := WarnOther + ":" + msg
+	w := b.warns[k]
+	if w == nil {
+		w = &Warning{Kind: WarnOther, Msg: msg}
+		b.warns[k] = w
+	}
+	if !b.listed[[2]string{k, subject}] {
+		b.listed[[2]string{k, subject}] = true
+		w.Where = append(w.Where, Subject{Name: subject})
 	}
 }
 
@@ -334,6 +410,8 @@ func (b *builder) add(r *results.Row) {
 		b.rep.Targets = append(b.rep.Targets, t)
 	}
 	b.describe(t, r, pos)
+	b.set.add(r)
+	t.versions.add(r.ServerVersion)
 	sc := t.byKey[[2]string{r.Strategy, r.Mode}]
 	if sc == nil {
 		sc = &Scenario{Target: r.Target, Strategy: r.Strategy, Mode: r.Mode}
@@ -345,6 +423,7 @@ func (b *builder) add(r *results.Row) {
 			t.Modes = append(t.Modes, r.Mode)
 		}
 	}
+	sc.lastRound = max(sc.lastRound, r.Round)
 	if !r.OK() {
 		sc.FailedAttempts++
 		b.rep.Failed = append(b.rep.Failed, *r)
@@ -395,7 +474,9 @@ func (b *builder) describe(t *TargetReport, r *results.Row, pos results.Pos) {
 	check("alloc", r.Alloc, &info.alloc, &info.allocPos)
 }
 
-// finish computes every scenario's statistics and the overhead tables.
+// finish computes every scenario's statistics and the overhead tables, in
+// the report's order: targets by name; strategies as byStrategyOrder says;
+// modes set, get, mixed, then the others by name.
 func (b *builder) finish() (*Report, error) {
 	if b.n == 0 {
 		return nil, fmt.Errorf("%w: no detail rows", results.ErrEmpty)
@@ -403,8 +484,15 @@ func (b *builder) finish() (*Report, error) {
 	if err := b.errs.Err(); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(b.rep.Targets, func(x, y *TargetReport) int { return cmp.Compare(x.Target, y.Target) })
 	for _, t := range b.rep.Targets {
 		t.Modes = orderModes(t.Modes)
+		t.ServerVersions = t.versions.values()
+		baselines, err := b.baselines(t)
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(t.Strategies, byStrategyOrder(t, baselines))
 		allocs := make(map[string]bool)
 		for _, st := range t.Strategies {
 			info := t.info[st]
@@ -425,22 +513,55 @@ func (b *builder) finish() (*Report, error) {
 		t.MultiAlloc = len(allocs) > 1
 		slices.Sort(t.Rounds)
 		t.Rounds = slices.Compact(t.Rounds)
-		if err := b.overheads(t); err != nil {
-			return nil, err
-		}
+		b.overheads(t, baselines)
 	}
 	if err := b.errs.Err(); err != nil { // duplicate rounds, found while sorting them
 		return nil, err
 	}
+	b.orderFailed()
+	b.settings()
+	b.warnings()
 	return b.rep, nil
+}
+
+// persistenceOrder ranks the durability classes, least durable first;
+// the others come after them.
+var persistenceOrder = []string{"none", "no", "everysec", "always"}
+
+// byStrategyOrder orders a target's strategies: its baselines first, then
+// by persistence (none, no, everysec, always, then the others by name),
+// then by name.
+func byStrategyOrder(t *TargetReport, baselines map[string]string) func(x, y string) int {
+	isBaseline := make(map[string]bool)
+	for _, st := range baselines {
+		isBaseline[st] = true
+	}
+	rank := func(st string) int {
+		if i := slices.Index(persistenceOrder, t.info[st].persistence); i >= 0 {
+			return i
+		}
+		return len(persistenceOrder)
+	}
+	return func(x, y string) int {
+		bx, by := isBaseline[x], isBaseline[y]
+		if bx != by {
+			if bx {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(rank(x), rank(y)),
+			cmp.Compare(t.info[x].persistence, t.info[y].persistence),
+			cmp.Compare(x, y))
+	}
 }
 
 // canonicalModes come first, in this order.
 var canonicalModes = []string{"set", "get", "mixed"}
 
-// orderModes puts set, get and mixed first, then the others as they came.
+// orderModes puts set, get and mixed first, then the others by name.
 func orderModes(modes []string) []string {
-	var out []string
+	var out, others []string
 	for _, m := range canonicalModes {
 		if slices.Contains(modes, m) {
 			out = append(out, m)
@@ -448,10 +569,34 @@ func orderModes(modes []string) []string {
 	}
 	for _, m := range modes {
 		if !slices.Contains(canonicalModes, m) {
-			out = append(out, m)
+			others = append(others, m)
 		}
 	}
-	return out
+	slices.Sort(others)
+	return append(out, others...)
+}
+
+// orderFailed puts the failed attempts in table order: by target, strategy
+// and mode as the tables list them, then round and attempt; rows equal in
+// all of these keep their input order.
+func (b *builder) orderFailed() {
+	rank := make(map[[3]string]int)
+	off := 0
+	for _, t := range b.rep.Targets {
+		n := len(t.Strategies) * len(t.Modes)
+		for j, st := range t.Strategies {
+			for k, m := range t.Modes {
+				rank[[3]string{t.Target, st, m}] = off + j*len(t.Modes) + k
+			}
+		}
+		off += n
+	}
+	slices.SortStableFunc(b.rep.Failed, func(x, y results.Row) int {
+		return cmp.Or(
+			cmp.Compare(rank[[3]string{x.Target, x.Strategy, x.Mode}], rank[[3]string{y.Target, y.Strategy, y.Mode}]),
+			cmp.Compare(x.Round, y.Round),
+			cmp.Compare(x.Attempt, y.Attempt))
+	})
 }
 
 // scenario computes one scenario's statistics from its rounds.
@@ -487,24 +632,21 @@ func (b *builder) scenario(sc *Scenario) {
 	d := stats.Describe(qps, b.opts.Confidence)
 	sc.CV, sc.MinQPS, sc.MaxQPS, sc.MedianQPS = fig(d.CV), fig(d.Min), fig(d.Max), fig(d.Median)
 	sc.MedianLo, sc.MedianHi, sc.CIConfidence = fig(d.Lo), fig(d.Hi), d.Confidence
-	for _, w := range d.Warnings {
-		b.warn("%.0f%% confidence interval of the median: %w", b.opts.Confidence*100, w)
+	if n > 0 && (math.IsInf(d.Lo, 0) || math.IsInf(d.Hi, 0)) {
+		b.warn(WarnMedianCI, Subject{Name: sc.Name(), N: n})
 	}
 
 	name := sc.Name()
 	switch {
 	case n == 0:
-		b.warn("%s: no ok round (%d failed attempts): nothing to report", name, sc.FailedAttempts)
+		b.warn(WarnNoRounds, Subject{Name: name, N: sc.FailedAttempts})
 	case n < stats.MinTrimRounds:
-		b.warn("%s: %d ok round(s), fewer than %d: nothing dropped, and one disturbed round decides the means",
-			name, n, stats.MinTrimRounds)
+		b.warn(WarnUntrimmed, Subject{Name: name, N: n})
 	case n < stats.MinRounds:
-		b.warn("%s: %d ok rounds, fewer than %d: one disturbed round still sways the means and the significance test has little power",
-			name, n, stats.MinRounds)
+		b.warn(WarnFewRounds, Subject{Name: name, N: n})
 	}
 	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV {
-		b.warn("%s: CV %s%% > %.0f%%: the rounds disagree (a busy machine or an unstable server); differences smaller than the spread are noise",
-			name, sc.CV, stats.MaxCV)
+		b.warn(WarnNoisy, Subject{Name: name, Value: sc.CV.String() + "%"})
 	}
 }
 
@@ -534,22 +676,62 @@ func meanOf(rounds []Round, skip int, get func(Round) Figure) Figure {
 	return fig(stats.Mean(xs))
 }
 
-// overheads finds the baselines of a target and compares every other
-// scenario with its baseline.
-func (b *builder) overheads(t *TargetReport) error {
+// baselines finds the baseline of each alloc of a target (alloc →
+// strategy; the key is "" under a --baseline override, which covers every
+// alloc), noting the allocs without one in t.NoBaseline.
+func (b *builder) baselines(t *TargetReport) (map[string]string, error) {
 	if name, ok := b.opts.Baselines[t.Target]; ok {
 		if !slices.Contains(t.Strategies, name) {
-			return fmt.Errorf("%w: baseline %s=%s: target %s has no strategy %q (it has %s)",
-				ErrFormat, t.Target, name, t.Target, name, strings.Join(t.Strategies, ", "))
+			names := slices.Sorted(slices.Values(t.Strategies))
+			return nil, fmt.Errorf("%w: baseline %s=%s: target %s has no strategy %q (it has %s)",
+				ErrFormat, t.Target, name, t.Target, name, strings.Join(names, ", "))
 		}
-		b.overheadTable(t, "", name, t.Strategies)
-		return nil
+		return map[string]string{"": name}, nil
 	}
 	anyPersistence := false
-	for _, sc := range t.Scenarios {
-		anyPersistence = anyPersistence || sc.Persistence != ""
+	for _, info := range t.info {
+		anyPersistence = anyPersistence || info.persistence != ""
 	}
-	// Group the strategies by alloc, in order.
+	candidates := make(map[string][]string) // by alloc, by name
+	var allocs []string
+	for _, st := range slices.Sorted(slices.Values(t.Strategies)) {
+		info := t.info[st]
+		if !slices.Contains(allocs, info.alloc) {
+			allocs = append(allocs, info.alloc)
+		}
+		if anyPersistence && info.persistence == "none" ||
+			!anyPersistence && (st == "none" || st == "nopersist") {
+			candidates[info.alloc] = append(candidates[info.alloc], st)
+		}
+	}
+	slices.Sort(allocs)
+	baselines := make(map[string]string)
+	for _, a := range allocs {
+		c := candidates[a]
+		if len(c) == 0 {
+			t.NoBaseline = append(t.NoBaseline, a)
+			continue
+		}
+		if len(c) > 1 {
+			name := t.Target
+			if a != "" && len(allocs) > 1 {
+				name += " (alloc " + a + ")"
+			}
+			b.warn(WarnBaselines, Subject{Name: name, Value: strings.Join(c, ", "), Chosen: c[0]})
+		}
+		baselines[a] = c[0]
+	}
+	return baselines, nil
+}
+
+// overheads compares every other scenario of a target with its baseline:
+// one table per alloc that has a baseline, in the order the strategies
+// come.
+func (b *builder) overheads(t *TargetReport, baselines map[string]string) {
+	if _, ok := b.opts.Baselines[t.Target]; ok { // one table, every alloc
+		b.overheadTable(t, "", baselines[""], t.Strategies)
+		return
+	}
 	var allocs []string
 	group := make(map[string][]string)
 	for _, st := range t.Strategies {
@@ -560,25 +742,10 @@ func (b *builder) overheads(t *TargetReport) error {
 		group[a] = append(group[a], st)
 	}
 	for _, a := range allocs {
-		var candidates []string
-		for _, st := range group[a] {
-			info := t.info[st]
-			if anyPersistence && info.persistence == "none" ||
-				!anyPersistence && (st == "none" || st == "nopersist") {
-				candidates = append(candidates, st)
-			}
+		if base, ok := baselines[a]; ok {
+			b.overheadTable(t, a, base, group[a])
 		}
-		if len(candidates) == 0 {
-			t.NoBaseline = append(t.NoBaseline, a)
-			continue
-		}
-		if len(candidates) > 1 {
-			b.warn("%s: several baseline candidates (%s): using %s; choose with --baseline %s=STRATEGY",
-				t.Target, strings.Join(candidates, ", "), candidates[0], t.Target)
-		}
-		b.overheadTable(t, a, candidates[0], group[a])
 	}
-	return nil
 }
 
 // overheadTable compares each of strategies (but the baseline) with the
@@ -641,8 +808,19 @@ func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenar
 	}
 	v := stats.Compare(x, y, b.opts.Alpha)
 	c.P, c.Significant = Prob(v.P), v.Significant()
-	for _, w := range v.Warnings {
-		b.warn("significance test: %w", w)
+	if len(v.Warnings) == 0 {
+		return c
+	}
+	switch need := stats.SignificanceRounds(b.opts.Alpha); {
+	case x[0] == x[len(x)-1] && y[0] == y[len(y)-1] && x[0] == y[0]:
+		// The U test cannot rank samples that are all one value.
+		b.warn(WarnTestTies, Subject{Name: sc.Name(), Value: metric})
+	case !c.Significant && len(x) < need && len(y) < need:
+		b.warn(WarnTestPower, Subject{Name: sc.Name()})
+	default:
+		for _, w := range v.Warnings {
+			b.warnOther("significance test: "+w.Error(), sc.Name())
+		}
 	}
 	return c
 }

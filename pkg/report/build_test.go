@@ -51,9 +51,9 @@ func TestBaselineRule(t *testing.T) {
 		{"no baseline",
 			[][]results.Row{rowsOf("valkey", "aof", "everysec", "set", five...), rowsOf("valkey", "rdb", "rdb", "set", five...)},
 			nil, nil, []string{""}, ""},
-		{"two candidates: the first, with a warning",
-			[][]results.Row{rowsOf("x", "a", "none", "set", five...), rowsOf("x", "b", "none", "set", five...)},
-			nil, []string{"a"}, nil, "x: several baseline candidates (a, b): using a; choose with --baseline x=STRATEGY"},
+		{"two candidates: the first by name, with a warning",
+			[][]results.Row{rowsOf("x", "b", "none", "set", five...), rowsOf("x", "a", "none", "set", five...)},
+			nil, []string{"a"}, nil, "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY): x (a, b; using a)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,14 +218,18 @@ func TestWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{
-		"k/noisy/set: CV 22.82% > 5%: the rounds disagree (a busy machine or an unstable server); differences smaller than the spread are noise",
-		"k/short/set: 3 ok rounds, fewer than 5: one disturbed round still sways the means and the significance test has little power",
-		"k/dead/set: no ok round (1 failed attempts): nothing to report",
-	} {
-		if !hasWarning(rep, w) {
-			t.Errorf("missing warning %q in\n%v", w, rep.Warnings)
-		}
+	want := []string{
+		"no ok round, nothing to report: k/dead/set (1 failed attempt)",
+		"fewer than 5 ok rounds: one disturbed round still sways the means, and the significance test has little power: k/short/set (3 rounds)",
+		"CV above 5%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise: k/noisy/set (22.82%)",
+		"the 95% confidence interval of the median needs at least 6 rounds: every scenario",
+	}
+	var got []string
+	for _, w := range rep.Warnings {
+		got = append(got, w.Error())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	var md bytes.Buffer
 	if err := rep.WriteMarkdown(&md); err != nil {
@@ -370,5 +374,54 @@ func TestReadRetry(t *testing.T) {
 	}
 	if rep.Failed[0].Pos.String() != "r.csv:2" || rep.Failed[1].Error != "no reply in 30s" {
 		t.Errorf("failed attempts %+v", rep.Failed)
+	}
+}
+
+// TestWarningsGrouped: one line per kind of doubt, "every scenario" when
+// it concerns all of them alike, the scenarios named otherwise.
+func TestWarningsGrouped(t *testing.T) {
+	rows := slices.Concat(rowsOf("b", "base", "none", "set", 100, 101), rowsOf("b", "x", "no", "set", 90, 91),
+		rowsOf("a", "y", "", "get", 80, 81))
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"fewer than 3 ok rounds: nothing dropped, and one disturbed round decides the means: every scenario (2 rounds)",
+		"the 95% confidence interval of the median needs at least 6 rounds: every scenario",
+		"with fewer than 4 rounds on both sides, the significance test cannot find a difference at α = 0.05: b/x/set",
+	}
+	var got []string
+	for _, w := range rep.Warnings {
+		got = append(got, w.Error())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// One scenario with another count: each is named, in table order.
+	rows = append(rows, results.Row{Target: "a", Strategy: "y", Mode: "get", Round: 3, Status: results.StatusOK, QPS: 82})
+	if rep, err = Build(rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rep.Warnings[0].Error(), "fewer than 3 ok rounds: nothing dropped, and one disturbed round decides the means: b/base/set (2 rounds), b/x/set (2 rounds)"; got != want {
+		t.Errorf("warning %q, want %q", got, want)
+	}
+}
+
+// TestWarningNamesAtMost: a warning names 20 scenarios, then counts the
+// rest.
+func TestWarningNamesAtMost(t *testing.T) {
+	var rows []results.Row
+	for i := range 30 {
+		n := 3 + i%2 // 3 or 4 rounds: not "every scenario" alike
+		rows = append(rows, rowsOf("k", fmt.Sprintf("s%02d", i), "", "set", slices.Repeat([]float64{100}, n)...)...)
+	}
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Warnings[0].Error()
+	if !strings.HasSuffix(got, "k/s19/set (4 rounds), and 10 more") || strings.Contains(got, "s20") {
+		t.Errorf("warning %q", got)
 	}
 }

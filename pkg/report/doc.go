@@ -1,16 +1,19 @@
 // Package report turns kvbench's detail rows into the tables people read:
-// per target the raw rounds, the trimmed figures (one outlying round
-// dropped per scenario), the overhead of each persistence strategy against
-// the baseline with a significance verdict, the spread of the rounds and
-// the latencies; as markdown (English or the reference tables' Chinese
-// headings), CSV, JSON and a chart.
+// the settings the rows record, then per target the raw rounds, the
+// trimmed figures (one outlying round dropped per scenario), the overhead
+// of each persistence strategy against the baseline with a significance
+// verdict, the spread of the rounds and the latencies, then the failed
+// attempts and the warnings, one line per kind; as markdown (in English or
+// Chinese, with the reference tables' headings), CSV, JSON and a chart.
 //
 // The rows come from package results, which owns the detail CSV; the
 // arithmetic (trimming, medians, confidence intervals, the U test) lives in
 // package stats. Build computes a Report, whose Figures are already rounded
 // as printed; its Write methods write each format, and WriteFiles the set
 // "kvbench run" leaves behind. Run is the whole of "kvbench report". Both
-// commands go through Build, so they print the same numbers.
+// commands go through Build, so they print the same numbers, in the same
+// order: Build orders targets, strategies and modes by what the rows say,
+// never by the order they come in.
 //
 // What the tables hold, the trimming rule, the number conventions and the
 // CSV and JSON formats are documented for users in docs/report.md.

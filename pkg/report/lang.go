@@ -1,5 +1,10 @@
 package report
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // labels are the words of the markdown report in one language.
 type labels struct {
 	title, rule                                        string
@@ -20,7 +25,47 @@ type labels struct {
 	source                                             string
 	warnings, chart                                    string
 	flushed                                            string // targets
+
+	// The settings block: its intro, one line per setting (the value
+	// formatted in), the machine's parts, and "mixed (…)".
+	settings, setRequests, setRounds, setPipeline, setConnections string
+	setKeyspace, setValueSize, setServers, setMachine             string
+	cores, kernel, mixed, partSep                                 string
+
+	// Warnings: the head of each kind, then colon and the subjects
+	// joined by listSep; rounds formats a count of rounds.
+	warnHead                                           map[string]string
+	colon, listSep, failed1, failedN, rounds1, roundsN string
+	every, more                                        string // "every scenario", ", and %d more"
+	parens, using                                      string
 }
+
+// subject formats one subject of a warning of the given kind.
+func (l *labels) subject(kind string, s Subject) string {
+	switch kind {
+	case WarnNoRounds:
+		if s.N == 1 {
+			return s.Name + l.failed1
+		}
+		return s.Name + fmt.Sprintf(l.failedN, s.N)
+	case WarnUntrimmed, WarnFewRounds:
+		if s.N == 1 {
+			return s.Name + l.rounds1
+		}
+		return s.Name + fmt.Sprintf(l.roundsN, s.N)
+	case WarnNoisy, WarnTestTies:
+		return s.Name + l.paren(s.Value)
+	case WarnBaselines:
+		return s.Name + l.paren(s.Value+"; "+fmt.Sprintf(l.using, s.Chosen))
+	}
+	return s.Name
+}
+
+// paren puts text in parentheses, as the language writes them.
+func (l *labels) paren(s string) string { return fmt.Sprintf(l.parens, s) }
+
+// itoa formats a setting's value.
+func itoa[T int | int64](v T) string { return strconv.FormatInt(int64(v), 10) }
 
 var langs = map[string]*labels{
 	LangEN: {
@@ -48,6 +93,24 @@ var langs = map[string]*labels{
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
 		flushed: "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
+
+		settings: "Settings:", setRequests: "requests per round: %s", setRounds: "rounds per scenario: %s",
+		setPipeline: "pipeline: %s", setConnections: "connections: %s", setKeyspace: "keyspace: %s keys",
+		setValueSize: "value size: %s bytes", setServers: "servers: %s", setMachine: "load generator: %s",
+		cores: "%s cores", kernel: "kernel %s", mixed: "mixed (%s)", partSep: ", ",
+
+		warnHead: map[string]string{
+			WarnNoRounds:  "no ok round, nothing to report",
+			WarnUntrimmed: "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
+			WarnFewRounds: "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
+			WarnNoisy:     "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
+			WarnMedianCI:  "the %v%% confidence interval of the median needs at least %d rounds",
+			WarnTestPower: "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
+			WarnTestTies:  "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
+			WarnBaselines: "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
+		},
+		colon: ": ", listSep: ", ", failed1: " (1 failed attempt)", failedN: " (%d failed attempts)", rounds1: " (1 round)", roundsN: " (%d rounds)",
+		parens: " (%s)", using: "using %s", every: "every scenario", more: ", and %d more",
 	},
 	LangZH: {
 		title: "kvbench 报告",
@@ -73,5 +136,23 @@ var langs = map[string]*labels{
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
 		flushed: "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
+
+		settings: "设置：", setRequests: "每轮请求数：%s", setRounds: "每个场景轮数：%s",
+		setPipeline: "pipeline：%s", setConnections: "连接数：%s", setKeyspace: "键空间（键数）：%s",
+		setValueSize: "值大小（字节）：%s", setServers: "服务器版本：%s", setMachine: "压测机器：%s",
+		cores: "%s 核", kernel: "内核 %s", mixed: "不一致（%s）", partSep: "，",
+
+		warnHead: map[string]string{
+			WarnNoRounds:  "没有 ok 轮次，无可报告",
+			WarnUntrimmed: "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
+			WarnFewRounds: "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
+			WarnNoisy:     "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
+			WarnMedianCI:  "中位数的 %v%% 置信区间至少需要 %d 轮",
+			WarnTestPower: "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
+			WarnTestTies:  "策略与基线的各轮取值全部相同：显著性检验无法排序",
+			WarnBaselines: "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
+		},
+		colon: "：", listSep: ", ", failed1: "（失败 1 次）", failedN: "（失败 %d 次）", rounds1: "（1 轮）", roundsN: "（%d 轮）",
+		parens: "（%s）", using: "采用 %s", every: "所有场景", more: "，另有 %d 个",
 	},
 }

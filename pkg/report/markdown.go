@@ -22,7 +22,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		l = langs[LangEN]
 	}
 	m := &mdWriter{w: w, l: l}
-	m.printf("# %s\n\n%s\n", l.title, l.rule)
+	m.printf("# %s\n", l.title)
+	if lines := r.settingLines(l); len(lines) > 0 {
+		m.printf("\n%s\n\n", l.settings)
+		for _, line := range lines {
+			m.printf("- %s\n", line)
+		}
+	}
+	m.printf("\n%s\n", l.rule)
 	if r.Options.ChartLink != "" {
 		m.printf("\n![%s](%s)\n", l.chart, r.Options.ChartLink)
 	}
@@ -44,11 +51,78 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Warnings) > 0 {
 		m.printf("\n## %s\n\n", l.warnings)
 		for _, e := range r.Warnings {
-			m.printf("- %s\n", cell(e.Error()))
+			text := e.Error()
+			if w, ok := e.(*Warning); ok {
+				text = w.Text(r.Options.Lang)
+			}
+			m.printf("- %s\n", cell(text))
 		}
 	}
 	return m.err
 }
+
+// settingLines are the lines of the settings block: one per setting the
+// rows record, the value, or "mixed (…)" when the rows differ.
+func (r *Report) settingLines(l *labels) []string {
+	s := r.Settings
+	var lines []string
+	line := func(format, value string) {
+		if value != "" {
+			lines = append(lines, fmt.Sprintf(format, value))
+		}
+	}
+	line(l.setRequests, oneOf(l, s.Requests, itoa))
+	line(l.setRounds, oneOf(l, s.Rounds, itoa))
+	line(l.setPipeline, oneOf(l, s.Pipeline, itoa))
+	line(l.setConnections, oneOf(l, s.Connections, itoa))
+	line(l.setKeyspace, oneOf(l, s.Keyspace, itoa))
+	line(l.setValueSize, oneOf(l, s.ValueSize, itoa))
+	var servers []string
+	for _, t := range r.Targets {
+		if v := oneOf(l, t.ServerVersions, plain); v != "" {
+			servers = append(servers, t.Target+" "+v)
+		}
+	}
+	line(l.setServers, strings.Join(servers, l.partSep))
+	var machine []string
+	for _, part := range []struct{ format, value string }{
+		{"%s", oneOf(l, s.ClientHost, plain)},
+		{"%s", oneOf(l, s.CPUModel, plain)},
+		{l.cores, oneOf(l, s.Cores, itoa)},
+		{l.kernel, oneOf(l, s.Kernel, plain)},
+	} {
+		if part.value != "" {
+			machine = append(machine, fmt.Sprintf(part.format, part.value))
+		}
+	}
+	line(l.setMachine, strings.Join(machine, l.partSep))
+	return lines
+}
+
+// maxListed is how many values "mixed (…)" lists.
+const maxListed = 4
+
+// oneOf formats a setting's values: "" for none, the value, or
+// "mixed (a, b, …)".
+func oneOf[T any](l *labels, values []T, format func(T) string) string {
+	switch len(values) {
+	case 0:
+		return ""
+	case 1:
+		return format(values[0])
+	}
+	var parts []string
+	for i, v := range values {
+		if i == maxListed {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, format(v))
+	}
+	return fmt.Sprintf(l.mixed, strings.Join(parts, ", "))
+}
+
+func plain(s string) string { return s }
 
 // DisableWidthCache turns off tablewriter's process-wide cache of string
 // display widths. The cache, an LRU of 8,192 entries behind a mutex, only

@@ -90,6 +90,15 @@ type Row struct {
 	ServerVersion string `csv:"server_version" json:"server_version,omitempty"`
 	// ServerConfig is the server's effective persistence configuration.
 	ServerConfig string `csv:"server_config" json:"server_config,omitempty"`
+	// ClientHost is the host name of the machine that ran the load
+	// generator.
+	ClientHost string `csv:"client_host" json:"client_host,omitempty"`
+	// CPUModel is that machine's CPU model ("model name" of /proc/cpuinfo).
+	CPUModel string `csv:"cpu_model" json:"cpu_model,omitempty"`
+	// Cores is the number of logical CPUs the load generator could use.
+	Cores int `csv:"cores" json:"cores,omitempty"`
+	// Kernel is that machine's kernel release (uname -r).
+	Kernel string `csv:"kernel" json:"kernel,omitempty"`
 	// Label names the build or setup the run measured ("run --label"),
 	// for "kvbench compare --by label"; empty when not given.
 	Label string `csv:"label" json:"label,omitempty"`
@@ -108,15 +117,15 @@ type Row struct {
 	// ClientBoundShare of its threads' wall time: it, not the server, may
 	// have set the pace.
 	ClientBound bool `csv:"client_bound" json:"client_bound,omitempty"`
+	// Flushed is set when the attempt began by emptying a server that held
+	// keys kvbench had not written (an attach target, with the user's
+	// leave: --allow-flush or allow_flush).
+	Flushed bool `csv:"flushed" json:"flushed,omitempty"`
 	// LatencyHist is the attempt's whole latency histogram, in
 	// nanoseconds: HdrHistogram's standard compressed encoding in base64
 	// (hdrhistogram-go's Encode, Decode to read it), from which any
 	// percentile, or a merge with other attempts, can be derived.
 	LatencyHist string `csv:"latency_hist" json:"latency_hist,omitempty"`
-	// Flushed is set when the attempt began by emptying a server that held
-	// keys kvbench had not written (an attach target, with the user's
-	// leave: --allow-flush or allow_flush).
-	Flushed bool `csv:"flushed" json:"flushed,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -175,3 +175,25 @@ func TestGocsvRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%+v\nwant\n%+v", out, in)
 	}
 }
+
+// TestMachineColumns: the load generator's machine, four columns appended
+// together, in this order.
+func TestMachineColumns(t *testing.T) {
+	i := slices.Index(Columns, "client_host")
+	if i < 0 || i+4 > len(Columns) || !slices.Equal(Columns[i:i+4], []string{"client_host", "cpu_model", "cores", "kernel"}) {
+		t.Errorf("Columns %v lack client_host, cpu_model, cores, kernel in a row", Columns)
+	}
+	if slices.Index(Columns, "server_config") > i {
+		t.Errorf("the machine columns come before server_config: %v", Columns)
+	}
+	in := "target,strategy,mode,round,status,qps,client_host,cpu_model,cores,kernel\n" +
+		"kvstore,nopersist,set,1,ok,100,box,\"Intel(R) Xeon(R) CPU @ 2.20GHz, rev 1\",8,6.1.0-18-amd64\n"
+	rows, err := ReadCSV(strings.NewReader(in), "m.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	if r.ClientHost != "box" || r.CPUModel != "Intel(R) Xeon(R) CPU @ 2.20GHz, rev 1" || r.Cores != 8 || r.Kernel != "6.1.0-18-amd64" {
+		t.Errorf("row %+v", r)
+	}
+}

@@ -112,6 +112,7 @@ type run struct {
 	tmp     string
 	failed  map[*Scenario]bool
 	started time.Time
+	machine machine // the load generator's machine, read once
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
@@ -120,6 +121,7 @@ func newRun(plan *Plan, stderr io.Writer) *run {
 
 func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.started = time.Now()
+	r.machine = thisMachine()
 	ts := r.started.Format("20060102_150405")
 	r.res = &Result{RunID: ts, Plan: r.plan}
 	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
@@ -279,6 +281,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: e.Round, Attempt: e.Attempt,
 		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
 		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: seed, Label: o.Label,
+		ClientHost: r.machine.host, CPUModel: r.machine.cpuModel, Cores: r.machine.cores, Kernel: r.machine.kernel,
 	}
 	defer func() {
 		switch {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -135,6 +136,9 @@ func TestRunEndToEnd(t *testing.T) {
 		if r.Seed != DefaultSeed+int64(r.Round) || r.Requests != 20_000 || r.Keyspace != 20_000 || r.Pipeline != DefaultPipeline {
 			t.Errorf("row %v: seed %d requests %d keyspace %d pipeline %d", r.Pos, r.Seed, r.Requests, r.Keyspace, r.Pipeline)
 		}
+		if r.ClientHost == "" || r.CPUModel == "" || r.Cores != runtime.NumCPU() || r.Kernel == "" {
+			t.Errorf("row %v: machine %q, %q, %d cores, kernel %q", r.Pos, r.ClientHost, r.CPUModel, r.Cores, r.Kernel)
+		}
 		if (r.Mode == "get") != (r.PrefillS > 0) {
 			t.Errorf("row %v: %s with prefill %v s", r.Pos, r.Mode, r.PrefillS)
 		}
@@ -167,6 +171,22 @@ func TestRunEndToEnd(t *testing.T) {
 	md, _ := os.ReadFile(f.Report)
 	if stdout != string(md) || !strings.Contains(stdout, "## redis") || !strings.Contains(stdout, "## kvstore") {
 		t.Errorf("stdout is not the markdown report:\n%.300s", stdout)
+	}
+	// The markdown too, though the rows came in the run's shuffled order:
+	// the report orders targets and strategies by what the CSV says.
+	rep, err := report.Build(rows, report.Options{ChartLink: filepath.Base(f.Chart)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromCSV bytes.Buffer
+	if err := rep.WriteMarkdown(&fromCSV); err != nil {
+		t.Fatal(err)
+	}
+	if fromCSV.String() != stdout {
+		t.Errorf("the run's markdown differs from kvbench report's on the same CSV:\n%s\nwant:\n%s", stdout, fromCSV.String())
+	}
+	if !strings.Contains(stdout, "- load generator: ") || strings.Index(stdout, "## kvstore") > strings.Index(stdout, "## redis") {
+		t.Errorf("the markdown lacks the machine, or redis comes before the kvstore:\n%.600s", stdout)
 	}
 	if !strings.Contains(stderr, "[36/36]") || !strings.Contains(stderr, "orchestration") {
 		t.Errorf("stderr lacks the progress lines:\n%s", stderr)

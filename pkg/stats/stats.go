@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -241,4 +242,52 @@ func Compare(a, b []float64, alpha float64) Comparison {
 		benchmath.NewSample(slices.Clone(a), &th),
 		benchmath.NewSample(slices.Clone(b), &th))
 	return Comparison{P: c.P, Alpha: c.Alpha, N1: len(a), N2: len(b), Warnings: c.Warnings}
+}
+
+// MedianCIRounds is the fewest values for which Describe's confidence
+// interval of the median is finite at the given level (6 at 95%); 0 if
+// even 50 values are too few.
+func MedianCIRounds(confidence float64) int {
+	return cachedRounds(&medianCIRounds, confidence, 50, func(n int) bool {
+		s := Describe(ramp(0, n), confidence)
+		return !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0)
+	})
+}
+
+// SignificanceRounds is the fewest values per side with which Compare can
+// find two samples different at level alpha at all (4 at 0.05: below that,
+// even samples that do not overlap give p > alpha); 0 if even 20 are
+// too few.
+func SignificanceRounds(alpha float64) int {
+	return cachedRounds(&significanceRounds, alpha, 20, func(n int) bool {
+		return Compare(ramp(0, n), ramp(float64(n), n), alpha).Significant()
+	})
+}
+
+var medianCIRounds, significanceRounds sync.Map // level → rounds
+
+// cachedRounds is the smallest n in [1, limit] for which enough(n) holds,
+// computed once per level.
+func cachedRounds(cache *sync.Map, level float64, limit int, enough func(n int) bool) int {
+	if v, ok := cache.Load(level); ok {
+		return v.(int)
+	}
+	found := 0
+	for n := 1; n <= limit; n++ {
+		if enough(n) {
+			found = n
+			break
+		}
+	}
+	cache.Store(level, found)
+	return found
+}
+
+// ramp is n distinct values from start.
+func ramp(start float64, n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = start + float64(i)
+	}
+	return xs
 }

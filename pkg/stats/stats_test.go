@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -268,5 +269,32 @@ func TestRound2FastPath(t *testing.T) {
 	}
 	for _, x := range []float64{0.005, 0.015, 0.125, 6.125, 7.135, 2.675, 1.005, 1e10 + 0.005, 5e-324, 1e300} {
 		check(x)
+	}
+}
+
+// TestRoundsNeeded: the thresholds the report's warnings quote are
+// benchmath's own (its messages say "need >= 6 samples for confidence
+// interval at level 0.95", "need >= 4 samples to detect a difference at
+// alpha level 0.05").
+func TestRoundsNeeded(t *testing.T) {
+	for _, tt := range []struct {
+		got, want int
+		what      string
+	}{
+		{MedianCIRounds(0.95), 6, "median CI at 95%"},
+		{MedianCIRounds(0.99), 8, "median CI at 99%"},
+		{SignificanceRounds(0.05), 4, "U test at 0.05"},
+		{SignificanceRounds(0.01), 5, "U test at 0.01"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: %d rounds, want %d", tt.what, tt.got, tt.want)
+		}
+	}
+	n := MedianCIRounds(0.95)
+	if s := Describe(ramp(1, n-1), 0.95); len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0].Error(), "need >= 6 samples") {
+		t.Errorf("benchmath's warning with %d rounds: %v", n-1, s.Warnings)
+	}
+	if s := Describe(ramp(1, n), 0.95); len(s.Warnings) != 0 {
+		t.Errorf("benchmath warns with %d rounds: %v", n, s.Warnings)
 	}
 }

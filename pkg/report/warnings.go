@@ -1,0 +1,150 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The kinds of Warning, in the order the report lists them.
+const (
+	// WarnNoRounds: a scenario has no ok round (N: its failed attempts).
+	WarnNoRounds = "no_ok_round"
+	// WarnUntrimmed: fewer than 3 ok rounds, nothing dropped (N: rounds).
+	WarnUntrimmed = "untrimmed"
+	// WarnFewRounds: fewer than 5 ok rounds (N: rounds).
+	WarnFewRounds = "few_rounds"
+	// WarnNoisy: a CV above 5% (Value: the CV).
+	WarnNoisy = "noisy"
+	// WarnMedianCI: too few rounds for a finite confidence interval of the
+	// median at the report's level (N: rounds).
+	WarnMedianCI = "median_ci"
+	// WarnTestPower: too few rounds on both sides for the significance
+	// test ever to find a difference at level α.
+	WarnTestPower = "test_power"
+	// WarnTestTies: every round of the strategy and of its baseline has
+	// the same value of a metric (Value: the metric): no test.
+	WarnTestTies = "test_ties"
+	// WarnBaselines: several baseline candidates for a target (Value:
+	// them, Chosen: the one used).
+	WarnBaselines = "baselines"
+	// WarnOther: a warning of no known kind, Msg as it came.
+	WarnOther = "other"
+)
+
+// warnKinds is the order of the kinds.
+var warnKinds = []string{WarnNoRounds, WarnUntrimmed, WarnFewRounds, WarnNoisy,
+	WarnMedianCI, WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
+
+// Warning is one kind of doubt about the figures, with every scenario (or,
+// for WarnBaselines, target) it applies to: the report writes one line per
+// Warning, in its language. Error gives the line in English.
+type Warning struct {
+	// Kind is one of the Warn… constants.
+	Kind string
+	// Where lists the scenarios (or targets) concerned, in table order.
+	Where []Subject
+	// Need is the kind's threshold in rounds (WarnUntrimmed,
+	// WarnFewRounds, WarnMedianCI, WarnTestPower, WarnTestTies).
+	Need int
+	// Level is the confidence level (WarnMedianCI), α (WarnTestPower,
+	// WarnTestTies) or the CV limit in percent (WarnNoisy).
+	Level float64
+	// Msg is the message of a WarnOther.
+	Msg string
+	// Every is set when the warning concerns every scenario of the report
+	// that has an ok round, alike (WarnMedianCI; WarnUntrimmed and
+	// WarnFewRounds with one count of rounds): the report says so instead
+	// of naming them all.
+	Every bool
+}
+
+// Subject is one scenario or target a Warning applies to.
+type Subject struct {
+	// Name is "target/strategy/mode", or the target's name.
+	Name string
+	// N is a count: the ok rounds, or the failed attempts of WarnNoRounds.
+	N int
+	// Value is the CV of WarnNoisy, the metric of WarnTestTies, the
+	// candidates of WarnBaselines.
+	Value string
+	// Chosen is the baseline WarnBaselines used.
+	Chosen string
+}
+
+// maxNamed is how many scenarios a warning names before it counts the
+// rest.
+const maxNamed = 20
+
+// Error is the warning in English.
+func (w *Warning) Error() string { return w.Text(LangEN) }
+
+// Text is the warning in a language (LangEN or LangZH): what the doubt
+// is, then whom it concerns.
+func (w *Warning) Text(lang string) string {
+	l := langs[lang]
+	if l == nil {
+		l = langs[LangEN]
+	}
+	var head string
+	switch w.Kind {
+	case WarnMedianCI:
+		head = fmt.Sprintf(l.warnHead[w.Kind], w.Level*100, w.Need)
+	case WarnTestPower:
+		head = fmt.Sprintf(l.warnHead[w.Kind], w.Need, w.Level)
+	case WarnUntrimmed, WarnFewRounds:
+		head = fmt.Sprintf(l.warnHead[w.Kind], w.Need)
+	case WarnNoisy:
+		head = fmt.Sprintf(l.warnHead[w.Kind], w.Level)
+	case WarnOther:
+		head = w.Msg
+	default:
+		head = l.warnHead[w.Kind]
+	}
+	if w.Every && len(w.Where) > 1 {
+		return head + l.colon + l.subject(w.Kind, Subject{Name: l.every, N: w.Where[0].N})
+	}
+	var items []string
+	for i, s := range w.Where {
+		if i == maxNamed && len(w.Where) > maxNamed+1 {
+			return head + l.colon + strings.Join(items, l.listSep) + fmt.Sprintf(l.more, len(w.Where)-i)
+		}
+		items = append(items, l.subject(w.Kind, s))
+	}
+	return head + l.colon + strings.Join(items, l.listSep)
+}
+
+// warnings puts the warnings in order: by kind, the scenarios of each in
+// table order.
+func (b *builder) warnings() {
+	rank := make(map[string]int)
+	measured := 0 // scenarios with an ok round
+	for _, t := range b.rep.Targets {
+		rank[t.Target] = len(rank)
+		for _, sc := range t.Scenarios {
+			rank[sc.Name()] = len(rank)
+			if len(sc.Rounds) > 0 {
+				measured++
+			}
+		}
+	}
+	for _, kind := range []string{WarnMedianCI, WarnUntrimmed, WarnFewRounds} {
+		if w := b.warns[kind]; w != nil {
+			w.Every = len(w.Where) == measured && (kind == WarnMedianCI ||
+				!slices.ContainsFunc(w.Where, func(s Subject) bool { return s.N != w.Where[0].N }))
+		}
+	}
+	var ws []*Warning
+	for _, w := range b.warns {
+		slices.SortStableFunc(w.Where, func(x, y Subject) int { return cmp.Compare(rank[x.Name], rank[y.Name]) })
+		ws = append(ws, w)
+	}
+	slices.SortFunc(ws, func(x, y *Warning) int {
+		return cmp.Or(cmp.Compare(slices.Index(warnKinds, x.Kind), slices.Index(warnKinds, y.Kind)), cmp.Compare(x.Msg, y.Msg))
+	})
+	b.rep.Warnings = b.rep.Warnings[:0]
+	for _, w := range ws {
+		b.rep.Warnings = append(b.rep.Warnings, w)
+	}
+}
