@@ -26,6 +26,12 @@ type labels struct {
 	warnings, chart                                    string
 	flushed                                            string // targets
 
+	// The side-by-side tables: the section's title, a table's heading
+	// (mode, reference), its columns (column[, reference, metric]) and
+	// legend (reference, alpha, alpha).
+	sideTitle, sideMode, persistence, sideStrategy, sideQPS string
+	sideP99, sideCPU, sideRatio, sideLegend, sideLegendCPU  string
+
 	// The settings block: its intro, one line per setting (the value
 	// formatted in), the machine's parts, and "mixed (…)".
 	settings, setRequests, setRounds, setPipeline, setConnections string
@@ -92,7 +98,16 @@ var langs = map[string]*labels{
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
-		flushed: "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
+		sideTitle: "Targets side by side", sideMode: "%s: targets side by side (trimmed, against %s)",
+		persistence: "persistence", sideStrategy: "%s strategy", sideQPS: "%s QPS", sideP99: "%s p99",
+		sideCPU: "%s QPS/CPU-s", sideRatio: "%s/%s %s",
+		sideLegend: "One row per persistence class; a strategy with no counterpart in a target has a row of its own, with - in the other cells. " +
+			"QPS and p99 (us) are the trimmed means of the tables below. " +
+			"Ratio: target / %s from the trimmed figures as shown. " +
+			"(p=…): two-sided Mann–Whitney U test of the two scenarios' ok rounds, significant at α = %v. " +
+			"~: not significant (p > %v): the difference may be noise.",
+		sideLegendCPU: "QPS/CPU-s: requests per CPU-second of the server (trimmed mean over the rounds that record it), the fair figure between servers with different numbers of threads.",
+		flushed:       "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
 
 		settings: "Settings:", setRequests: "requests per round: %s", setRounds: "rounds per scenario: %s",
 		setPipeline: "pipeline: %s", setConnections: "connections: %s", setKeyspace: "keyspace: %s keys",
@@ -135,7 +150,16 @@ var langs = map[string]*labels{
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
-		flushed: "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
+		sideTitle: "目标对比", sideMode: "%s：目标对比（去异常后，相对 %s）",
+		persistence: "持久化", sideStrategy: "%s 策略", sideQPS: "%s QPS", sideP99: "%s p99",
+		sideCPU: "%s QPS/服务器CPU秒", sideRatio: "%s/%s %s",
+		sideLegend: "每个持久化级别一行；某目标没有对应策略的策略单列一行，其余单元格为 -。" +
+			"QPS 和 p99（us）取下文各表的去异常均值。" +
+			"比值 = 目标 / %s，按显示的去异常值计算。" +
+			"(p=…)：两个场景全部 ok 轮次的双侧 Mann–Whitney U 检验，在 α = %v 下显著。" +
+			"~：不显著（p > %v），差异可能只是噪声。",
+		sideLegendCPU: "QPS/服务器CPU秒：服务器每 CPU 秒处理的请求数（记录该值的轮次的去异常均值），线程数不同的服务器之间可公平比较。",
+		flushed:       "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
 
 		settings: "设置：", setRequests: "每轮请求数：%s", setRounds: "每个场景轮数：%s",
 		setPipeline: "pipeline：%s", setConnections: "连接数：%s", setKeyspace: "键空间（键数）：%s",

@@ -36,6 +36,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Flushed) > 0 {
 		m.printf("\n"+l.flushed+"\n", strings.Join(r.Flushed, ", "))
 	}
+	if len(r.SideBySide) > 0 {
+		m.printf("\n## %s\n", l.sideTitle)
+		cpu := false
+		for _, tab := range r.SideBySide {
+			m.sideBySide(tab)
+			cpu = cpu || tab.CPU
+		}
+		m.printf("\n"+l.sideLegend, r.SideBySide[0].Reference, r.Options.Alpha, r.Options.Alpha)
+		if cpu {
+			m.printf(" %s", l.sideLegendCPU)
+		}
+		m.printf("\n")
+	}
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}
@@ -371,4 +384,62 @@ func (c *Change) String() string {
 		return c.Pct.Change() + " (p" + p + ")"
 	}
 	return c.Pct.Change() + " ~"
+}
+
+// sideBySide writes the side-by-side table of one mode.
+func (m *mdWriter) sideBySide(tab *SideBySide) {
+	l := m.l
+	m.printf("\n### "+l.sideMode+"\n\n", tab.Mode, tab.Reference)
+	header := []string{l.persistence}
+	align := "l"
+	ref := tab.Reference
+	for _, c := range tab.Columns {
+		header = append(header, fmt.Sprintf(l.sideStrategy, c.Name), fmt.Sprintf(l.sideQPS, c.Name))
+		align += "lr"
+		if tab.Latency {
+			header = append(header, fmt.Sprintf(l.sideP99, c.Name))
+			align += "r"
+		}
+		if tab.CPU {
+			header = append(header, fmt.Sprintf(l.sideCPU, c.Name))
+			align += "r"
+		}
+		if c.Name != ref {
+			header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricQPS))
+			align += "r"
+			if tab.Latency {
+				header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricP99))
+				align += "r"
+			}
+		}
+	}
+	var rows [][]string
+	for _, r := range tab.Rows {
+		class := r.Persistence
+		if class == "" {
+			class = "-"
+		}
+		row := []string{class}
+		for i, c := range r.Cells {
+			st := c.Strategy
+			if st == "" {
+				st = "-"
+			}
+			row = append(row, st, c.QPS.String())
+			if tab.Latency {
+				row = append(row, c.P99Us.String())
+			}
+			if tab.CPU {
+				row = append(row, c.QPSPerCPU.String())
+			}
+			if tab.Columns[i].Name != ref {
+				row = append(row, c.QPSRatio.String())
+				if tab.Latency {
+					row = append(row, c.P99Ratio.String())
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	m.table(header, align, rows)
 }

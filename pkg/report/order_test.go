@@ -51,7 +51,7 @@ func TestOrderIgnoresRowOrder(t *testing.T) {
 			targets = append(targets, name)
 		}
 	}
-	if want := []string{"kvstore", "redis", "valkey", "Failed attempts (3)", "Warnings"}; !slices.Equal(targets, want) {
+	if want := []string{"Targets side by side", "kvstore", "redis", "valkey", "Failed attempts (3)", "Warnings"}; !slices.Equal(targets, want) {
 		t.Errorf("sections %q, want %q", targets, want)
 	}
 }

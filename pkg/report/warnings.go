@@ -137,7 +137,15 @@ func (b *builder) warnings() {
 	}
 	var ws []*Warning
 	for _, w := range b.warns {
-		slices.SortStableFunc(w.Where, func(x, y Subject) int { return cmp.Compare(rank[x.Name], rank[y.Name]) })
+		// Subjects of the side-by-side tables ("a vs b") come after the
+		// scenarios, in the order they were found.
+		at := func(name string) int {
+			if r, ok := rank[name]; ok {
+				return r
+			}
+			return len(rank)
+		}
+		slices.SortStableFunc(w.Where, func(x, y Subject) int { return cmp.Compare(at(x.Name), at(y.Name)) })
 		ws = append(ws, w)
 	}
 	slices.SortFunc(ws, func(x, y *Warning) int {

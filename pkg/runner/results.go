@@ -47,7 +47,7 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	opts := report.Options{Lang: o.Lang, Baselines: baselines}
+	opts := report.Options{Lang: o.Lang, Baselines: baselines, Reference: o.Reference}
 	if files.Chart != "" {
 		opts.ChartLink = filepath.Base(files.Chart)
 	}
