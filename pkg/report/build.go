@@ -165,6 +165,9 @@ type Scenario struct {
 	MeanUsPerOp Figure `json:"mean_us_per_op"`
 	// MeanElapsedS is the mean elapsed_s over the ok rounds that record it.
 	MeanElapsedS Figure `json:"mean_elapsed_s"`
+	// MeanQPSPerCPU is the mean QPS per server CPU-second over the ok
+	// rounds that record it.
+	MeanQPSPerCPU Figure `json:"mean_qps_per_server_cpu_s"`
 	// DroppedRound is the round number the trimming rule dropped, 0 if
 	// none (fewer than 3 rounds).
 	DroppedRound int `json:"dropped_round,omitempty"`
@@ -647,6 +650,7 @@ func (b *builder) scenario(sc *Scenario) {
 
 	sc.MeanQPS, sc.MeanUsPerOp = fig(stats.Mean(qps)), fig(stats.Mean(us))
 	sc.MeanElapsedS = meanOf(sc.Rounds, -1, func(r Round) Figure { return r.ElapsedS })
+	sc.MeanQPSPerCPU = meanOf(sc.Rounds, -1, func(r Round) Figure { return r.QPSPerCPU })
 
 	drop := stats.Trim(qps)
 	sc.DroppedQPS = missing
@@ -676,6 +680,14 @@ func (b *builder) scenario(sc *Scenario) {
 		b.warn(WarnUntrimmed, Subject{Name: name, N: n})
 	case n < stats.MinRounds:
 		b.warn(WarnFewRounds, Subject{Name: name, N: n})
+	}
+	for _, r := range sc.Rounds {
+		if r.ClientBound {
+			sc.ClientBoundRounds++
+		}
+	}
+	if sc.ClientBoundRounds > 0 {
+		b.warn(WarnClientBound, Subject{Name: name, N: sc.ClientBoundRounds})
 	}
 	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV {
 		b.warn(WarnNoisy, Subject{Name: name, Value: sc.CV.String() + "%"})

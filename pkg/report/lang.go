@@ -11,6 +11,7 @@ type labels struct {
 	strategy, mode, round                              string
 	meanQPS, meanUs                                    string
 	dropped, droppedQPS, trimmedQPS, trimmedUs         string
+	trimmedCPU                                         string
 	change                                             string // "%s %s change": mode, metric
 	raw, rawN                                          string // "%s raw rounds", "… (%d)"
 	trimmed, trimmedN                                  string
@@ -54,7 +55,7 @@ func (l *labels) subject(kind string, s Subject) string {
 			return s.Name + l.failed1
 		}
 		return s.Name + fmt.Sprintf(l.failedN, s.N)
-	case WarnUntrimmed, WarnFewRounds:
+	case WarnUntrimmed, WarnFewRounds, WarnClientBound:
 		if s.N == 1 {
 			return s.Name + l.rounds1
 		}
@@ -82,8 +83,9 @@ var langs = map[string]*labels{
 		strategy: "strategy", mode: "mode", round: "Round%d",
 		meanQPS: "mean QPS", meanUs: "mean us/op",
 		dropped: "dropped round", droppedQPS: "dropped QPS", trimmedQPS: "trimmed mean QPS", trimmedUs: "trimmed mean us/op",
-		change: "%s %s change",
-		raw:    "%s raw rounds", rawN: "%s raw rounds (%d)",
+		trimmedCPU: "trimmed mean QPS/CPU-s",
+		change:     "%s %s change",
+		raw:        "%s raw rounds", rawN: "%s raw rounds (%d)",
 		trimmed: "%s trimmed", trimmedN: "%s trimmed (mean of %d rounds)",
 		overhead: "%s overhead (baseline %s, trimmed)", overheadAlloc: "%s overhead (baseline %s, alloc %s, trimmed)",
 		legend: "Change: (strategy / baseline - 1) * 100 from the trimmed figures as shown above. " +
@@ -115,14 +117,15 @@ var langs = map[string]*labels{
 		cores: "%s cores", kernel: "kernel %s", mixed: "mixed (%s)", partSep: ", ",
 
 		warnHead: map[string]string{
-			WarnNoRounds:  "no ok round, nothing to report",
-			WarnUntrimmed: "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
-			WarnFewRounds: "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
-			WarnNoisy:     "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
-			WarnMedianCI:  "the %v%% confidence interval of the median needs at least %d rounds",
-			WarnTestPower: "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
-			WarnTestTies:  "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
-			WarnBaselines: "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
+			WarnNoRounds:    "no ok round, nothing to report",
+			WarnClientBound: "the load generator may be the bottleneck: add --threads or agents (rounds where it was busy for most of its threads' time)",
+			WarnUntrimmed:   "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
+			WarnFewRounds:   "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
+			WarnNoisy:       "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
+			WarnMedianCI:    "the %v%% confidence interval of the median needs at least %d rounds",
+			WarnTestPower:   "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
+			WarnTestTies:    "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
+			WarnBaselines:   "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
 		},
 		colon: ": ", listSep: ", ", failed1: " (1 failed attempt)", failedN: " (%d failed attempts)", rounds1: " (1 round)", roundsN: " (%d rounds)",
 		parens: " (%s)", using: "using %s", every: "every scenario", more: ", and %d more",
@@ -134,8 +137,9 @@ var langs = map[string]*labels{
 		strategy: "策略", mode: "模式", round: "Round%d",
 		meanQPS: "原始均值QPS", meanUs: "原始均值us/op",
 		dropped: "剔除轮次", droppedQPS: "剔除QPS", trimmedQPS: "去异常均值QPS", trimmedUs: "去异常均值us/op",
-		change: "%s %s变化",
-		raw:    "%s 原始轮次", rawN: "%s 原始%d轮",
+		trimmedCPU: "去异常均值QPS/服务器CPU秒",
+		change:     "%s %s变化",
+		raw:        "%s 原始轮次", rawN: "%s 原始%d轮",
 		trimmed: "%s 去异常后", trimmedN: "%s 去异常后（%d轮均值）",
 		overhead: "%s 协议开销（基线 %s，去异常后）", overheadAlloc: "%s 协议开销（基线 %s，alloc %s，去异常后）",
 		legend: "变化 = (策略 / 基线 - 1) * 100，按上表显示的去异常值计算。" +
@@ -167,14 +171,15 @@ var langs = map[string]*labels{
 		cores: "%s 核", kernel: "内核 %s", mixed: "不一致（%s）", partSep: "，",
 
 		warnHead: map[string]string{
-			WarnNoRounds:  "没有 ok 轮次，无可报告",
-			WarnUntrimmed: "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
-			WarnFewRounds: "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
-			WarnNoisy:     "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
-			WarnMedianCI:  "中位数的 %v%% 置信区间至少需要 %d 轮",
-			WarnTestPower: "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
-			WarnTestTies:  "策略与基线的各轮取值全部相同：显著性检验无法排序",
-			WarnBaselines: "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
+			WarnNoRounds:    "没有 ok 轮次，无可报告",
+			WarnClientBound: "压测程序可能是瓶颈：请增加 --threads 或使用 agents（压测线程大部分时间处于忙碌的轮次）",
+			WarnUntrimmed:   "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
+			WarnFewRounds:   "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
+			WarnNoisy:       "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
+			WarnMedianCI:    "中位数的 %v%% 置信区间至少需要 %d 轮",
+			WarnTestPower:   "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
+			WarnTestTies:    "策略与基线的各轮取值全部相同：显著性检验无法排序",
+			WarnBaselines:   "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
 		},
 		colon: "：", listSep: ", ", failed1: "（失败 1 次）", failedN: "（失败 %d 次）", rounds1: "（1 轮）", roundsN: "（%d 轮）",
 		parens: "（%s）", using: "采用 %s", every: "所有场景", more: "，另有 %d 个",

@@ -260,10 +260,18 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		} else if len(sc.Rounds) > 0 {
 			untrimmed = append(untrimmed, sc.Strategy+" "+sc.Mode)
 		}
-		rows = append(rows, []string{sc.Strategy, sc.Mode, dropped, sc.DroppedQPS.String(),
-			sc.TrimmedQPS.String(), sc.TrimmedUsPerOp.String()})
+		row := []string{sc.Strategy, sc.Mode, dropped, sc.DroppedQPS.String(),
+			sc.TrimmedQPS.String(), sc.TrimmedUsPerOp.String()}
+		if t.CPU {
+			row = append(row, sc.TrimmedQPSPerCPU.String())
+		}
+		rows = append(rows, row)
 	}
-	m.table([]string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}, "ll", rows)
+	header = []string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}
+	if t.CPU {
+		header = append(header, l.trimmedCPU)
+	}
+	m.table(header, "ll", rows)
 	if len(untrimmed) > 0 {
 		m.printf("\n"+l.untrimmed+"\n", strings.Join(untrimmed, ", "))
 	}

@@ -190,6 +190,9 @@ func TestZHHasNoEnglish(t *testing.T) {
 	rows = append(rows, rowsOf("x", "a", "none", "set", 1, 1)...)
 	rows = append(rows, rowsOf("x", "b", "none", "set", 1, 1)...)
 	rows = append(rows, rowsOf("x", "c", "none", "set", 1, 2, 3, 1, 2, 3, 4, 100)...)
+	bound := rowsOf("x", "d", "always", "set", 5, 5, 6)
+	bound[0].ClientBound, bound[1].QPSPerServerCPUS = true, 40
+	rows = append(rows, bound...)
 	for i := range rows {
 		rows[i].Connections, rows[i].Cores, rows[i].Kernel, rows[i].ClientHost, rows[i].ServerVersion = 4, 2, "6.1", "h", "1.0"
 	}

@@ -11,6 +11,10 @@ import (
 const (
 	// WarnNoRounds: a scenario has no ok round (N: its failed attempts).
 	WarnNoRounds = "no_ok_round"
+	// WarnClientBound: rounds whose load generator was busy for most of
+	// its threads' time (the client_bound column): it, not the server, may
+	// have set the pace (N: those rounds).
+	WarnClientBound = "client_bound"
 	// WarnUntrimmed: fewer than 3 ok rounds, nothing dropped (N: rounds).
 	WarnUntrimmed = "untrimmed"
 	// WarnFewRounds: fewer than 5 ok rounds (N: rounds).
@@ -34,7 +38,7 @@ const (
 )
 
 // warnKinds is the order of the kinds.
-var warnKinds = []string{WarnNoRounds, WarnUntrimmed, WarnFewRounds, WarnNoisy,
+var warnKinds = []string{WarnNoRounds, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
 	WarnMedianCI, WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
 
 // Warning is one kind of doubt about the figures, with every scenario (or,
