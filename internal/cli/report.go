@@ -63,6 +63,7 @@ attempts: counted and listed, not used in the statistics.`,
   kvbench report --lang zh results/*.csv > report.md
   kvbench report --baseline kvstore=nopersist,redis=none --chart qps.svg results/*.csv
   kvbench report --format csv results/*.csv > trimmed.csv
+  kvbench report --format html results/*.csv > report.html
   kvbench report --summary-csv summary.csv --trimmed-csv trimmed.csv --format json results/*.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -77,7 +78,7 @@ attempts: counted and listed, not used in the statistics.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV) or json")
+	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV), json, or html (one self-contained page: the tables and the charts, inline)")
 	f.StringVar(&o.Report.Lang, "lang", report.LangEN, "language of the markdown report (every line but the data): en or zh")
 	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
 	f.StringVar(&o.Report.Reference, "reference", "", "target the side-by-side tables compare the others with (default: redis when present, else the first target by name)")
@@ -93,9 +94,9 @@ attempts: counted and listed, not used in the statistics.`,
 // language, the baselines and the chart's file name.
 func (o *reportOptions) validate() error {
 	switch o.Format {
-	case report.FormatMarkdown, report.FormatCSV, report.FormatJSON:
+	case report.FormatMarkdown, report.FormatCSV, report.FormatJSON, report.FormatHTML:
 	default:
-		return fmt.Errorf("--format %q: want %s, %s or %s", o.Format, report.FormatMarkdown, report.FormatCSV, report.FormatJSON)
+		return fmt.Errorf("--format %q: want %s, %s, %s or %s", o.Format, report.FormatMarkdown, report.FormatCSV, report.FormatJSON, report.FormatHTML)
 	}
 	if o.Report.Lang != report.LangEN && o.Report.Lang != report.LangZH {
 		return fmt.Errorf("--lang %q: want %s or %s", o.Report.Lang, report.LangEN, report.LangZH)

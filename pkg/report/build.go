@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -213,7 +214,8 @@ type Scenario struct {
 	// us/op, and p99 when latencies exist).
 	Changes []Change `json:"changes,omitempty"`
 
-	lastRound int // the highest round number of its rows, failed ones too
+	lastRound int   // the highest round number of its rows, failed ones too
+	requests  int64 // the most requests of an ok round
 }
 
 // Name is "target/strategy/mode".
@@ -246,6 +248,8 @@ type Round struct {
 	P99Us Figure `json:"p99_us"`
 	// P999Us is the p99.9 latency, missing when not recorded.
 	P999Us Figure `json:"p999_us"`
+	// MaxUs is the highest latency, missing when not recorded.
+	MaxUs Figure `json:"max_us"`
 	// QPSPerCPU is the round's QPS per CPU-second of the server, missing
 	// when not recorded.
 	QPSPerCPU Figure `json:"qps_per_server_cpu_s"`
@@ -255,6 +259,8 @@ type Round struct {
 	Dropped bool `json:"dropped,omitempty"`
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
+
+	hist string // the latency_hist cell
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -424,6 +430,12 @@ func (b *builder) add(r *results.Row) {
 		b.errs.At(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", results.ErrBadValue, r.QPS))
 		bad = true
 	}
+	if r.OK() && r.LatencyHist != "" {
+		if _, err := hdrhistogram.Decode([]byte(r.LatencyHist)); err != nil {
+			b.errs.At(pos, "latency_hist", fmt.Errorf("%w: not an HdrHistogram (compressed, base64): %v", results.ErrBadValue, err))
+			bad = true
+		}
+	}
 	if bad {
 		return
 	}
@@ -465,8 +477,10 @@ func (b *builder) add(r *results.Row) {
 		Round: r.Round, QPS: Figure(qps), UsPerOp: Figure(us),
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
-		QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound, Pos: pos,
+		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound,
+		Pos: pos, hist: r.LatencyHist,
 	})
+	sc.requests = max(sc.requests, r.Requests)
 	if r.QPSPerServerCPUS > 0 {
 		t.CPU = true
 	}

@@ -32,6 +32,7 @@ type labels struct {
 	// legend (reference, alpha, alpha).
 	sideTitle, sideMode, persistence, sideStrategy, sideQPS string
 	sideP99, sideCPU, sideRatio, sideLegend, sideLegendCPU  string
+	latencyPlot, pictures                                   string // mode
 
 	// The settings block: its intro, one line per setting (the value
 	// formatted in), the machine's parts, and "mixed (…)".
@@ -100,6 +101,7 @@ var langs = map[string]*labels{
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
+		latencyPlot: "%s: latency by percentile (merged histograms of the kept rounds)", pictures: "Charts",
 		sideTitle: "Targets side by side", sideMode: "%s: targets side by side (trimmed, against %s)",
 		persistence: "persistence", sideStrategy: "%s strategy", sideQPS: "%s QPS", sideP99: "%s p99",
 		sideCPU: "%s QPS/CPU-s", sideRatio: "%s/%s %s",
@@ -154,6 +156,7 @@ var langs = map[string]*labels{
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
+		latencyPlot: "%s：各百分位延迟（保留轮次的直方图合并）", pictures: "图表",
 		sideTitle: "目标对比", sideMode: "%s：目标对比（去异常后，相对 %s）",
 		persistence: "持久化", sideStrategy: "%s 策略", sideQPS: "%s QPS", sideP99: "%s p99",
 		sideCPU: "%s QPS/服务器CPU秒", sideRatio: "%s/%s %s",

@@ -17,11 +17,22 @@ import (
 // verdicts, the spread of the rounds and (when measured) latencies; then the
 // failed attempts and the warnings. Headings are in Options.Lang.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	l := langs[r.Options.Lang]
-	if l == nil {
-		l = langs[LangEN]
-	}
-	m := &mdWriter{w: w, l: l}
+	m := r.mdWriter(w)
+	r.mdHead(m, true)
+	r.mdBody(m)
+	return m.err
+}
+
+// mdWriter is a markdown writer in the report's language.
+func (r *Report) mdWriter(w io.Writer) *mdWriter {
+	return &mdWriter{w: w, l: langs[r.lang()]}
+}
+
+// mdHead writes the markdown's head: the title, the settings, the
+// trimming rule, the chart's link (with link), the flushed note and the
+// side-by-side tables.
+func (r *Report) mdHead(m *mdWriter, link bool) {
+	l := m.l
 	m.printf("# %s\n", l.title)
 	if lines := r.settingLines(l); len(lines) > 0 {
 		m.printf("\n%s\n\n", l.settings)
@@ -30,7 +41,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	m.printf("\n%s\n", l.rule)
-	if r.Options.ChartLink != "" {
+	if link && r.Options.ChartLink != "" {
 		m.printf("\n![%s](%s)\n", l.chart, r.Options.ChartLink)
 	}
 	if len(r.Flushed) > 0 {
@@ -49,6 +60,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		m.printf("\n")
 	}
+}
+
+// mdBody writes the rest of the markdown: the targets' sections, the
+// failed attempts and the warnings.
+func (r *Report) mdBody(m *mdWriter) {
+	l := m.l
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}
@@ -71,7 +88,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			m.printf("- %s\n", cell(text))
 		}
 	}
-	return m.err
 }
 
 // settingLines are the lines of the settings block: one per setting the
