@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
@@ -80,7 +81,8 @@ func (r *Report) modes() []string {
 type curve struct {
 	name     string
 	points   plotter.XYs
-	measured bool // from the histograms; else from the recorded percentiles
+	measured bool   // from the histograms; else from the recorded percentiles
+	recorded string // which: "p50, p99, max"
 }
 
 // Nines of the recorded percentiles.
@@ -134,19 +136,24 @@ func (r *Report) latencyCurves(mode string) ([]curve, error) {
 				}
 				c.points = append(c.points, plotter.XY{X: top, Y: float64(merged.Max()) / 1e3})
 			default:
+				var names []string
 				for _, p := range []struct {
-					x float64
-					y Figure
-				}{{ninesP50, sc.TrimmedP50Us}, {ninesP99, sc.TrimmedP99Us}, {ninesP999, sc.TrimmedP999Us}} {
+					name string
+					x    float64
+					y    Figure
+				}{{"p50", ninesP50, sc.TrimmedP50Us}, {"p99", ninesP99, sc.TrimmedP99Us}, {"p99.9", ninesP999, sc.TrimmedP999Us}} {
 					if p.y.Valid() && p.y > 0 {
 						c.points = append(c.points, plotter.XY{X: p.x, Y: float64(p.y)})
+						names = append(names, p.name)
 					}
 				}
 				maxUs := meanOf(sc.Rounds, slices.IndexFunc(sc.Rounds, func(r Round) bool { return r.Dropped }),
 					func(r Round) Figure { return r.MaxUs })
 				if n := float64(sc.requests) * float64(kept); maxUs.Valid() && maxUs > 0 && n > 1000 {
 					c.points = append(c.points, plotter.XY{X: math.Log10(n), Y: float64(maxUs)})
+					names = append(names, "max")
 				}
+				c.recorded = strings.Join(names, ", ")
 			}
 			if len(c.points) > 0 {
 				out = append(out, c)
@@ -196,7 +203,7 @@ func latencyPlot(mode string, curves []curve) ([]byte, error) {
 		p.Add(l)
 		name := c.name
 		if !c.measured {
-			name += " (p50, p99, p99.9, max)"
+			name += " (" + c.recorded + ")"
 			s, err := plotter.NewScatter(c.points)
 			if err != nil {
 				return nil, err
