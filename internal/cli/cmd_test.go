@@ -88,6 +88,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"report", "--format", "xml", "x.csv"}, "--format"},
 		{[]string{"report", "--lang", "fr", "x.csv"}, "--lang"},
 		{[]string{"report"}, "at least one detail CSV"},
+		{[]string{"report", "--reference", "valkey", "../../testdata/report/seed000/*.csv"}, `reference "valkey": no such target (the rows have kvstore, redis)`},
+		{[]string{"run", "--dry-run", "--targets", "kvstore", "--reference", "redis"}, `reference "redis": not a target of the run (kvstore)`},
 		{[]string{"run", "--rounds", "0"}, "rounds 0"},
 		{[]string{"run", "--pipeline", "0"}, "pipeline 0"},
 		{[]string{"run", "extra"}, "unknown command"},
@@ -196,6 +198,21 @@ func TestCompareExit(t *testing.T) {
 	for _, args := range [][]string{{"compare", fast}, {"compare", "--by", "label", "a", "b"}, {"compare", "--format", "xml", fast, slow}} {
 		if code, _, stderr := execute(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+	}
+}
+
+// TestReportReference: --reference chooses the column the side-by-side
+// tables divide by.
+func TestReportReference(t *testing.T) {
+	for ref, want := range map[string]string{"": "kvstore/redis QPS", "kvstore": "redis/kvstore QPS"} {
+		args := []string{"report", "../../testdata/report/seed000/*.csv"}
+		if ref != "" {
+			args = append(args, "--reference", ref)
+		}
+		code, out, stderr := execute(t, args...)
+		if code != 0 || !strings.Contains(out, "| "+want+" |") {
+			t.Errorf("--reference %q: exit %d, %s; the side-by-side tables lack %q:\n%s", ref, code, stderr, want, out)
 		}
 	}
 }

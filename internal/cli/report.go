@@ -42,6 +42,13 @@ versions, the load generator's machine), then per target:
      measured, latencies; then failed attempts and warnings (one line per kind,
      naming the scenarios it concerns).
 
+With two targets or more, the report opens with the targets side by side:
+per mode, one table with a column group per target (per alloc where a target
+has several), a row per persistence class (none, no, everysec, always, ...),
+the trimmed QPS and p99, and the ratio to the --reference target (redis when
+present, else the first by name) with its Mann-Whitney U verdict. A strategy
+with no counterpart has a row of its own.
+
 Every figure has 2 decimals; overheads are computed from the figures as shown.
 The baseline of a target (and alloc) is the strategy whose persistence is
 "none", or, without a persistence column, the strategy named none or
@@ -56,6 +63,7 @@ attempts: counted and listed, not used in the statistics.`,
   kvbench report --lang zh results/*.csv > report.md
   kvbench report --baseline kvstore=nopersist,redis=none --chart qps.svg results/*.csv
   kvbench report --format csv results/*.csv > trimmed.csv
+  kvbench report --format html results/*.csv > report.html
   kvbench report --summary-csv summary.csv --trimmed-csv trimmed.csv --format json results/*.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -70,9 +78,10 @@ attempts: counted and listed, not used in the statistics.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV) or json")
+	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV), json, or html (one self-contained page: the tables and the charts, inline)")
 	f.StringVar(&o.Report.Lang, "lang", report.LangEN, "language of the markdown report (every line but the data): en or zh")
 	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
+	f.StringVar(&o.Report.Reference, "reference", "", "target the side-by-side tables compare the others with (default: redis when present, else the first target by name)")
 	f.StringVar(&o.SummaryCSV, "summary-csv", "", "also write the summary CSV (per scenario: rounds, means) to this file")
 	f.StringVar(&o.TrimmedCSV, "trimmed-csv", "", "also write the trimmed CSV (per scenario: trimming, spread, overhead) to this file")
 	f.StringVar(&o.Chart, "chart", "", "also draw the trimmed QPS per scenario to this .svg or .png file (the markdown links to it)")
@@ -85,9 +94,9 @@ attempts: counted and listed, not used in the statistics.`,
 // language, the baselines and the chart's file name.
 func (o *reportOptions) validate() error {
 	switch o.Format {
-	case report.FormatMarkdown, report.FormatCSV, report.FormatJSON:
+	case report.FormatMarkdown, report.FormatCSV, report.FormatJSON, report.FormatHTML:
 	default:
-		return fmt.Errorf("--format %q: want %s, %s or %s", o.Format, report.FormatMarkdown, report.FormatCSV, report.FormatJSON)
+		return fmt.Errorf("--format %q: want %s, %s, %s or %s", o.Format, report.FormatMarkdown, report.FormatCSV, report.FormatJSON, report.FormatHTML)
 	}
 	if o.Report.Lang != report.LangEN && o.Report.Lang != report.LangZH {
 		return fmt.Errorf("--lang %q: want %s or %s", o.Report.Lang, report.LangEN, report.LangZH)

@@ -118,6 +118,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.Prefix, "prefix", o.Prefix, "start of the result files' names: PREFIX_detail_TIME.csv ...")
 	f.StringVar(&o.Lang, "lang", o.Lang, "language of the report: en or zh")
 	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
+	f.StringVar(&o.Reference, "reference", "", "target the report's side-by-side tables compare the others with (default: redis when it runs, else the first target by name)")
 	f.StringVar(&o.Chart, "chart", o.Chart, "chart format: svg, png or none")
 	f.StringVar(&o.TempDir, "tmpdir", "", "where the servers' directories go (default: inside --out, on the results' disk)")
 	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")

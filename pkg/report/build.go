@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -43,6 +44,10 @@ type Options struct {
 	Lang string
 	// ChartLink, when set, is the chart file the markdown links to.
 	ChartLink string
+	// Reference is the target the side-by-side tables compare the others
+	// with; "" means DefaultReference when present, else the first target
+	// by name.
+	Reference string
 }
 
 // Report is the statistics of a set of detail rows, ready to be written as
@@ -61,6 +66,12 @@ type Report struct {
 	// Warnings say which figures may not be trusted and why: one *Warning
 	// per kind of doubt, in the order of the Warn… constants.
 	Warnings []error `json:"-"`
+	// Reference is the reference target of the side-by-side tables, ""
+	// with fewer than two targets.
+	Reference string `json:"reference,omitempty"`
+	// SideBySide holds one table per mode with the targets as columns,
+	// when the report has two targets or more.
+	SideBySide []*SideBySide `json:"side_by_side,omitempty"`
 	// Flushed lists the targets with a flushed row (the server emptied of
 	// keys kvbench had not written), in order of first appearance.
 	Flushed []string `json:"flushed,omitempty"`
@@ -117,6 +128,9 @@ type TargetReport struct {
 	NoBaseline []string `json:"no_baseline,omitempty"`
 	// Latency is true when some ok row of the target has latency figures.
 	Latency bool `json:"latency"`
+	// CPU is true when some ok row of the target records its QPS per
+	// server CPU-second.
+	CPU bool `json:"-"`
 	// MultiAlloc is true when the target's strategies span several allocs.
 	MultiAlloc bool `json:"-"`
 
@@ -152,6 +166,9 @@ type Scenario struct {
 	MeanUsPerOp Figure `json:"mean_us_per_op"`
 	// MeanElapsedS is the mean elapsed_s over the ok rounds that record it.
 	MeanElapsedS Figure `json:"mean_elapsed_s"`
+	// MeanQPSPerCPU is the mean QPS per server CPU-second over the ok
+	// rounds that record it.
+	MeanQPSPerCPU Figure `json:"mean_qps_per_server_cpu_s"`
 	// DroppedRound is the round number the trimming rule dropped, 0 if
 	// none (fewer than 3 rounds).
 	DroppedRound int `json:"dropped_round,omitempty"`
@@ -168,6 +185,12 @@ type Scenario struct {
 	TrimmedP99Us Figure `json:"trimmed_p99_us"`
 	// TrimmedP999Us is the same for p99.9.
 	TrimmedP999Us Figure `json:"trimmed_p999_us"`
+	// TrimmedQPSPerCPU is the same for the QPS per CPU-second of the
+	// server.
+	TrimmedQPSPerCPU Figure `json:"trimmed_qps_per_server_cpu_s"`
+	// ClientBoundRounds counts the ok rounds whose load generator may have
+	// set the pace (client_bound).
+	ClientBoundRounds int `json:"client_bound_rounds,omitempty"`
 	// CV is the coefficient of variation of all ok rounds' QPS, in
 	// percent; missing below 2 rounds.
 	CV Figure `json:"cv_pct"`
@@ -191,7 +214,8 @@ type Scenario struct {
 	// us/op, and p99 when latencies exist).
 	Changes []Change `json:"changes,omitempty"`
 
-	lastRound int // the highest round number of its rows, failed ones too
+	lastRound int   // the highest round number of its rows, failed ones too
+	requests  int64 // the most requests of an ok round
 }
 
 // Name is "target/strategy/mode".
@@ -224,10 +248,19 @@ type Round struct {
 	P99Us Figure `json:"p99_us"`
 	// P999Us is the p99.9 latency, missing when not recorded.
 	P999Us Figure `json:"p999_us"`
+	// MaxUs is the highest latency, missing when not recorded.
+	MaxUs Figure `json:"max_us"`
+	// QPSPerCPU is the round's QPS per CPU-second of the server, missing
+	// when not recorded.
+	QPSPerCPU Figure `json:"qps_per_server_cpu_s"`
+	// ClientBound marks a round whose load generator may have set the pace.
+	ClientBound bool `json:"client_bound,omitempty"`
 	// Dropped marks the round the trimming rule dropped.
 	Dropped bool `json:"dropped,omitempty"`
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
+
+	hist string // the latency_hist cell
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -397,6 +430,12 @@ func (b *builder) add(r *results.Row) {
 		b.errs.At(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", results.ErrBadValue, r.QPS))
 		bad = true
 	}
+	if r.OK() && r.LatencyHist != "" {
+		if _, err := hdrhistogram.Decode([]byte(r.LatencyHist)); err != nil {
+			b.errs.At(pos, "latency_hist", fmt.Errorf("%w: not an HdrHistogram (compressed, base64): %v", results.ErrBadValue, err))
+			bad = true
+		}
+	}
 	if bad {
 		return
 	}
@@ -437,8 +476,14 @@ func (b *builder) add(r *results.Row) {
 	sc.Rounds = append(sc.Rounds, Round{
 		Round: r.Round, QPS: Figure(qps), UsPerOp: Figure(us),
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
-		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us), Pos: pos,
+		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
+		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound,
+		Pos: pos, hist: r.LatencyHist,
 	})
+	sc.requests = max(sc.requests, r.Requests)
+	if r.QPSPerServerCPUS > 0 {
+		t.CPU = true
+	}
 	if r.LatP50Us > 0 || r.LatP99Us > 0 || r.LatP999Us > 0 {
 		t.Latency = true
 	}
@@ -516,6 +561,9 @@ func (b *builder) finish() (*Report, error) {
 		b.overheads(t, baselines)
 	}
 	if err := b.errs.Err(); err != nil { // duplicate rounds, found while sorting them
+		return nil, err
+	}
+	if err := b.sideBySide(); err != nil {
 		return nil, err
 	}
 	b.orderFailed()
@@ -616,6 +664,7 @@ func (b *builder) scenario(sc *Scenario) {
 
 	sc.MeanQPS, sc.MeanUsPerOp = fig(stats.Mean(qps)), fig(stats.Mean(us))
 	sc.MeanElapsedS = meanOf(sc.Rounds, -1, func(r Round) Figure { return r.ElapsedS })
+	sc.MeanQPSPerCPU = meanOf(sc.Rounds, -1, func(r Round) Figure { return r.QPSPerCPU })
 
 	drop := stats.Trim(qps)
 	sc.DroppedQPS = missing
@@ -628,6 +677,7 @@ func (b *builder) scenario(sc *Scenario) {
 	sc.TrimmedP50Us = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.P50Us })
 	sc.TrimmedP99Us = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.P99Us })
 	sc.TrimmedP999Us = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.P999Us })
+	sc.TrimmedQPSPerCPU = meanOf(sc.Rounds, drop, func(r Round) Figure { return r.QPSPerCPU })
 
 	d := stats.Describe(qps, b.opts.Confidence)
 	sc.CV, sc.MinQPS, sc.MaxQPS, sc.MedianQPS = fig(d.CV), fig(d.Min), fig(d.Max), fig(d.Median)
@@ -644,6 +694,14 @@ func (b *builder) scenario(sc *Scenario) {
 		b.warn(WarnUntrimmed, Subject{Name: name, N: n})
 	case n < stats.MinRounds:
 		b.warn(WarnFewRounds, Subject{Name: name, N: n})
+	}
+	for _, r := range sc.Rounds {
+		if r.ClientBound {
+			sc.ClientBoundRounds++
+		}
+	}
+	if sc.ClientBoundRounds > 0 {
+		b.warn(WarnClientBound, Subject{Name: name, N: sc.ClientBoundRounds})
 	}
 	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV {
 		b.warn(WarnNoisy, Subject{Name: name, Value: sc.CV.String() + "%"})
@@ -802,25 +860,6 @@ func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenar
 		return c
 	}
 	c.Pct = Figure(stats.ChangePct(float64(trimmed(sc)), float64(trimmed(base))))
-	x, y := b.sorted(sc, metric, round), b.sorted(base, metric, round)
-	if len(x) == 0 || len(y) == 0 {
-		return c
-	}
-	v := stats.Compare(x, y, b.opts.Alpha)
-	c.P, c.Significant = Prob(v.P), v.Significant()
-	if len(v.Warnings) == 0 {
-		return c
-	}
-	switch need := stats.SignificanceRounds(b.opts.Alpha); {
-	case x[0] == x[len(x)-1] && y[0] == y[len(y)-1] && x[0] == y[0]:
-		// The U test cannot rank samples that are all one value.
-		b.warn(WarnTestTies, Subject{Name: sc.Name(), Value: metric})
-	case !c.Significant && len(x) < need && len(y) < need:
-		b.warn(WarnTestPower, Subject{Name: sc.Name()})
-	default:
-		for _, w := range v.Warnings {
-			b.warnOther("significance test: "+w.Error(), sc.Name())
-		}
-	}
+	c.P, c.Significant = b.test(sc.Name(), metric, b.sorted(sc, metric, round), b.sorted(base, metric, round))
 	return c
 }

@@ -14,6 +14,7 @@ import (
 var SummaryColumns = []string{
 	"target", "alloc", "strategy", "persistence", "mode",
 	"rounds", "failed_attempts", "mean_qps", "mean_us_per_op", "mean_elapsed_s",
+	"mean_qps_per_server_cpu_s", "client_bound_rounds",
 }
 
 // TrimmedColumns are the columns of the trimmed CSV, one row per scenario.
@@ -23,6 +24,7 @@ var TrimmedColumns = []string{
 	"trimmed_p50_us", "trimmed_p99_us", "trimmed_p999_us",
 	"cv_pct", "min_qps", "max_qps", "median_qps", "median_ci_lo", "median_ci_hi", "ci_confidence",
 	"baseline", "qps_change_pct", "qps_p", "us_per_op_change_pct", "us_per_op_p", "p99_change_pct", "p99_p",
+	"trimmed_qps_per_server_cpu_s", "client_bound_rounds",
 }
 
 // WriteSummaryCSV writes the summary CSV (SummaryColumns): per scenario
@@ -32,7 +34,8 @@ func (r *Report) WriteSummaryCSV(w io.Writer) error {
 	return r.writeCSV(w, SummaryColumns, func(sc *Scenario) []string {
 		return []string{sc.Target, sc.Alloc, sc.Strategy, sc.Persistence, sc.Mode,
 			strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
-			sc.MeanQPS.csv(), sc.MeanUsPerOp.csv(), sc.MeanElapsedS.csv()}
+			sc.MeanQPS.csv(), sc.MeanUsPerOp.csv(), sc.MeanElapsedS.csv(),
+			sc.MeanQPSPerCPU.csv(), strconv.Itoa(sc.ClientBoundRounds)}
 	})
 }
 
@@ -61,7 +64,7 @@ func (r *Report) WriteTrimmedCSV(w io.Writer) error {
 				row = append(row, "", "")
 			}
 		}
-		return row
+		return append(row, sc.TrimmedQPSPerCPU.csv(), strconv.Itoa(sc.ClientBoundRounds))
 	})
 }
 

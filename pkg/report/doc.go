@@ -3,8 +3,12 @@
 // trimmed figures (one outlying round dropped per scenario), the overhead
 // of each persistence strategy against the baseline with a significance
 // verdict, the spread of the rounds and the latencies, then the failed
-// attempts and the warnings, one line per kind; as markdown (in English or
-// Chinese, with the reference tables' headings), CSV, JSON and a chart.
+// attempts and the warnings, one line per kind; with two targets or more,
+// first the targets side by side per mode, with ratios to a reference
+// target. As markdown (in English or Chinese, with the reference tables'
+// headings), CSV, JSON, a chart, and one self-contained HTML page with
+// the tables and the pictures (the chart, the side-by-side bars, latency
+// by percentile from the rows' HdrHistograms).
 //
 // The rows come from package results, which owns the detail CSV; the
 // arithmetic (trimming, medians, confidence intervals, the U test) lives in

@@ -81,7 +81,7 @@ func TestRunBadInvocation(t *testing.T) {
 		{"missing file", RunOptions{Inputs: []string{filepath.Join(dir, "nope.csv")}},
 			"read detail CSV: open " + filepath.Join(dir, "nope.csv") + ": no such file or directory", os.ErrNotExist},
 		{"bad format", RunOptions{Inputs: []string{good}, Format: "xml"},
-			`bad option: format "xml" (want md, csv or json)`, ErrFormat},
+			`bad option: format "xml" (want md, csv, json or html)`, ErrFormat},
 		{"bad language", RunOptions{Inputs: []string{good}, Report: Options{Lang: "fr"}},
 			`bad option: language "fr" (want en or zh)`, ErrFormat},
 		{"bad chart name", RunOptions{Inputs: []string{good}, Chart: "chart.gif"},

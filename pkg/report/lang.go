@@ -11,6 +11,7 @@ type labels struct {
 	strategy, mode, round                              string
 	meanQPS, meanUs                                    string
 	dropped, droppedQPS, trimmedQPS, trimmedUs         string
+	trimmedCPU                                         string
 	change                                             string // "%s %s change": mode, metric
 	raw, rawN                                          string // "%s raw rounds", "… (%d)"
 	trimmed, trimmedN                                  string
@@ -25,6 +26,13 @@ type labels struct {
 	source                                             string
 	warnings, chart                                    string
 	flushed                                            string // targets
+
+	// The side-by-side tables: the section's title, a table's heading
+	// (mode, reference), its columns (column[, reference, metric]) and
+	// legend (reference, alpha, alpha).
+	sideTitle, sideMode, persistence, sideStrategy, sideQPS string
+	sideP99, sideCPU, sideRatio, sideLegend, sideLegendCPU  string
+	latencyPlot, pictures                                   string // mode
 
 	// The settings block: its intro, one line per setting (the value
 	// formatted in), the machine's parts, and "mixed (…)".
@@ -48,7 +56,7 @@ func (l *labels) subject(kind string, s Subject) string {
 			return s.Name + l.failed1
 		}
 		return s.Name + fmt.Sprintf(l.failedN, s.N)
-	case WarnUntrimmed, WarnFewRounds:
+	case WarnUntrimmed, WarnFewRounds, WarnClientBound:
 		if s.N == 1 {
 			return s.Name + l.rounds1
 		}
@@ -76,8 +84,9 @@ var langs = map[string]*labels{
 		strategy: "strategy", mode: "mode", round: "Round%d",
 		meanQPS: "mean QPS", meanUs: "mean us/op",
 		dropped: "dropped round", droppedQPS: "dropped QPS", trimmedQPS: "trimmed mean QPS", trimmedUs: "trimmed mean us/op",
-		change: "%s %s change",
-		raw:    "%s raw rounds", rawN: "%s raw rounds (%d)",
+		trimmedCPU: "trimmed mean QPS/CPU-s",
+		change:     "%s %s change",
+		raw:        "%s raw rounds", rawN: "%s raw rounds (%d)",
 		trimmed: "%s trimmed", trimmedN: "%s trimmed (mean of %d rounds)",
 		overhead: "%s overhead (baseline %s, trimmed)", overheadAlloc: "%s overhead (baseline %s, alloc %s, trimmed)",
 		legend: "Change: (strategy / baseline - 1) * 100 from the trimmed figures as shown above. " +
@@ -92,7 +101,17 @@ var langs = map[string]*labels{
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
-		flushed: "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
+		latencyPlot: "%s: latency by percentile, from the merged histograms of the rounds the trimming keeps (curves with dots: the trimmed means of the recorded percentiles, for rows without histograms)", pictures: "Charts",
+		sideTitle: "Targets side by side", sideMode: "%s: targets side by side (trimmed, against %s)",
+		persistence: "persistence", sideStrategy: "%s strategy", sideQPS: "%s QPS", sideP99: "%s p99",
+		sideCPU: "%s QPS/CPU-s", sideRatio: "%s/%s %s",
+		sideLegend: "One row per persistence class; a strategy with no counterpart in a target has a row of its own, with - in the other cells. " +
+			"QPS and p99 (us) are the trimmed means of the tables below. " +
+			"Ratio: target / %s from the trimmed figures as shown. " +
+			"(p=…): two-sided Mann–Whitney U test of the two scenarios' ok rounds, significant at α = %v. " +
+			"~: not significant (p > %v): the difference may be noise.",
+		sideLegendCPU: "QPS/CPU-s: requests per CPU-second of the server (trimmed mean over the rounds that record it), the fair figure between servers with different numbers of threads.",
+		flushed:       "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
 
 		settings: "Settings:", setRequests: "requests per round: %s", setRounds: "rounds per scenario: %s",
 		setPipeline: "pipeline: %s", setConnections: "connections: %s", setKeyspace: "keyspace: %s keys",
@@ -100,14 +119,15 @@ var langs = map[string]*labels{
 		cores: "%s cores", kernel: "kernel %s", mixed: "mixed (%s)", partSep: ", ",
 
 		warnHead: map[string]string{
-			WarnNoRounds:  "no ok round, nothing to report",
-			WarnUntrimmed: "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
-			WarnFewRounds: "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
-			WarnNoisy:     "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
-			WarnMedianCI:  "the %v%% confidence interval of the median needs at least %d rounds",
-			WarnTestPower: "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
-			WarnTestTies:  "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
-			WarnBaselines: "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
+			WarnNoRounds:    "no ok round, nothing to report",
+			WarnClientBound: "the load generator may be the bottleneck: add --threads or agents (rounds where it was busy for most of its threads' time)",
+			WarnUntrimmed:   "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
+			WarnFewRounds:   "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
+			WarnNoisy:       "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
+			WarnMedianCI:    "the %v%% confidence interval of the median needs at least %d rounds",
+			WarnTestPower:   "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
+			WarnTestTies:    "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
+			WarnBaselines:   "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
 		},
 		colon: ": ", listSep: ", ", failed1: " (1 failed attempt)", failedN: " (%d failed attempts)", rounds1: " (1 round)", roundsN: " (%d rounds)",
 		parens: " (%s)", using: "using %s", every: "every scenario", more: ", and %d more",
@@ -119,8 +139,9 @@ var langs = map[string]*labels{
 		strategy: "策略", mode: "模式", round: "Round%d",
 		meanQPS: "原始均值QPS", meanUs: "原始均值us/op",
 		dropped: "剔除轮次", droppedQPS: "剔除QPS", trimmedQPS: "去异常均值QPS", trimmedUs: "去异常均值us/op",
-		change: "%s %s变化",
-		raw:    "%s 原始轮次", rawN: "%s 原始%d轮",
+		trimmedCPU: "去异常均值QPS/服务器CPU秒",
+		change:     "%s %s变化",
+		raw:        "%s 原始轮次", rawN: "%s 原始%d轮",
 		trimmed: "%s 去异常后", trimmedN: "%s 去异常后（%d轮均值）",
 		overhead: "%s 协议开销（基线 %s，去异常后）", overheadAlloc: "%s 协议开销（基线 %s，alloc %s，去异常后）",
 		legend: "变化 = (策略 / 基线 - 1) * 100，按上表显示的去异常值计算。" +
@@ -135,7 +156,17 @@ var langs = map[string]*labels{
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
-		flushed: "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
+		latencyPlot: "%s：各百分位延迟，取去异常后保留轮次的直方图合并（带圆点的曲线：无直方图的行所记录百分位的去异常均值）", pictures: "图表",
+		sideTitle: "目标对比", sideMode: "%s：目标对比（去异常后，相对 %s）",
+		persistence: "持久化", sideStrategy: "%s 策略", sideQPS: "%s QPS", sideP99: "%s p99",
+		sideCPU: "%s QPS/服务器CPU秒", sideRatio: "%s/%s %s",
+		sideLegend: "每个持久化级别一行；某目标没有对应策略的策略单列一行，其余单元格为 -。" +
+			"QPS 和 p99（us）取下文各表的去异常均值。" +
+			"比值 = 目标 / %s，按显示的去异常值计算。" +
+			"(p=…)：两个场景全部 ok 轮次的双侧 Mann–Whitney U 检验，在 α = %v 下显著。" +
+			"~：不显著（p > %v），差异可能只是噪声。",
+		sideLegendCPU: "QPS/服务器CPU秒：服务器每 CPU 秒处理的请求数（记录该值的轮次的去异常均值），线程数不同的服务器之间可公平比较。",
+		flushed:       "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
 
 		settings: "设置：", setRequests: "每轮请求数：%s", setRounds: "每个场景轮数：%s",
 		setPipeline: "pipeline：%s", setConnections: "连接数：%s", setKeyspace: "键空间（键数）：%s",
@@ -143,14 +174,15 @@ var langs = map[string]*labels{
 		cores: "%s 核", kernel: "内核 %s", mixed: "不一致（%s）", partSep: "，",
 
 		warnHead: map[string]string{
-			WarnNoRounds:  "没有 ok 轮次，无可报告",
-			WarnUntrimmed: "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
-			WarnFewRounds: "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
-			WarnNoisy:     "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
-			WarnMedianCI:  "中位数的 %v%% 置信区间至少需要 %d 轮",
-			WarnTestPower: "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
-			WarnTestTies:  "策略与基线的各轮取值全部相同：显著性检验无法排序",
-			WarnBaselines: "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
+			WarnNoRounds:    "没有 ok 轮次，无可报告",
+			WarnClientBound: "压测程序可能是瓶颈：请增加 --threads 或使用 agents（压测线程大部分时间处于忙碌的轮次）",
+			WarnUntrimmed:   "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
+			WarnFewRounds:   "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
+			WarnNoisy:       "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
+			WarnMedianCI:    "中位数的 %v%% 置信区间至少需要 %d 轮",
+			WarnTestPower:   "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
+			WarnTestTies:    "策略与基线的各轮取值全部相同：显著性检验无法排序",
+			WarnBaselines:   "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
 		},
 		colon: "：", listSep: ", ", failed1: "（失败 1 次）", failedN: "（失败 %d 次）", rounds1: "（1 轮）", roundsN: "（%d 轮）",
 		parens: "（%s）", using: "采用 %s", every: "所有场景", more: "，另有 %d 个",

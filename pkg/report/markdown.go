@@ -17,11 +17,22 @@ import (
 // verdicts, the spread of the rounds and (when measured) latencies; then the
 // failed attempts and the warnings. Headings are in Options.Lang.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	l := langs[r.Options.Lang]
-	if l == nil {
-		l = langs[LangEN]
-	}
-	m := &mdWriter{w: w, l: l}
+	m := r.mdWriter(w)
+	r.mdHead(m, true)
+	r.mdBody(m)
+	return m.err
+}
+
+// mdWriter is a markdown writer in the report's language.
+func (r *Report) mdWriter(w io.Writer) *mdWriter {
+	return &mdWriter{w: w, l: langs[r.lang()]}
+}
+
+// mdHead writes the markdown's head: the title, the settings, the
+// trimming rule, the chart's link (with link), the flushed note and the
+// side-by-side tables.
+func (r *Report) mdHead(m *mdWriter, link bool) {
+	l := m.l
 	m.printf("# %s\n", l.title)
 	if lines := r.settingLines(l); len(lines) > 0 {
 		m.printf("\n%s\n\n", l.settings)
@@ -30,12 +41,31 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	m.printf("\n%s\n", l.rule)
-	if r.Options.ChartLink != "" {
+	if link && r.Options.ChartLink != "" {
 		m.printf("\n![%s](%s)\n", l.chart, r.Options.ChartLink)
 	}
 	if len(r.Flushed) > 0 {
 		m.printf("\n"+l.flushed+"\n", strings.Join(r.Flushed, ", "))
 	}
+	if len(r.SideBySide) > 0 {
+		m.printf("\n## %s\n", l.sideTitle)
+		cpu := false
+		for _, tab := range r.SideBySide {
+			m.sideBySide(tab)
+			cpu = cpu || tab.CPU
+		}
+		m.printf("\n"+l.sideLegend, r.SideBySide[0].Reference, r.Options.Alpha, r.Options.Alpha)
+		if cpu {
+			m.printf(" %s", l.sideLegendCPU)
+		}
+		m.printf("\n")
+	}
+}
+
+// mdBody writes the rest of the markdown: the targets' sections, the
+// failed attempts and the warnings.
+func (r *Report) mdBody(m *mdWriter) {
+	l := m.l
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}
@@ -58,7 +88,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			m.printf("- %s\n", cell(text))
 		}
 	}
-	return m.err
 }
 
 // settingLines are the lines of the settings block: one per setting the
@@ -247,10 +276,18 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		} else if len(sc.Rounds) > 0 {
 			untrimmed = append(untrimmed, sc.Strategy+" "+sc.Mode)
 		}
-		rows = append(rows, []string{sc.Strategy, sc.Mode, dropped, sc.DroppedQPS.String(),
-			sc.TrimmedQPS.String(), sc.TrimmedUsPerOp.String()})
+		row := []string{sc.Strategy, sc.Mode, dropped, sc.DroppedQPS.String(),
+			sc.TrimmedQPS.String(), sc.TrimmedUsPerOp.String()}
+		if t.CPU {
+			row = append(row, sc.TrimmedQPSPerCPU.String())
+		}
+		rows = append(rows, row)
 	}
-	m.table([]string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}, "ll", rows)
+	header = []string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}
+	if t.CPU {
+		header = append(header, l.trimmedCPU)
+	}
+	m.table(header, "ll", rows)
 	if len(untrimmed) > 0 {
 		m.printf("\n"+l.untrimmed+"\n", strings.Join(untrimmed, ", "))
 	}
@@ -371,4 +408,62 @@ func (c *Change) String() string {
 		return c.Pct.Change() + " (p" + p + ")"
 	}
 	return c.Pct.Change() + " ~"
+}
+
+// sideBySide writes the side-by-side table of one mode.
+func (m *mdWriter) sideBySide(tab *SideBySide) {
+	l := m.l
+	m.printf("\n### "+l.sideMode+"\n\n", tab.Mode, tab.Reference)
+	header := []string{l.persistence}
+	align := "l"
+	ref := tab.Reference
+	for _, c := range tab.Columns {
+		header = append(header, fmt.Sprintf(l.sideStrategy, c.Name), fmt.Sprintf(l.sideQPS, c.Name))
+		align += "lr"
+		if tab.Latency {
+			header = append(header, fmt.Sprintf(l.sideP99, c.Name))
+			align += "r"
+		}
+		if tab.CPU {
+			header = append(header, fmt.Sprintf(l.sideCPU, c.Name))
+			align += "r"
+		}
+		if c.Name != ref {
+			header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricQPS))
+			align += "r"
+			if tab.Latency {
+				header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricP99))
+				align += "r"
+			}
+		}
+	}
+	var rows [][]string
+	for _, r := range tab.Rows {
+		class := r.Persistence
+		if class == "" {
+			class = "-"
+		}
+		row := []string{class}
+		for i, c := range r.Cells {
+			st := c.Strategy
+			if st == "" {
+				st = "-"
+			}
+			row = append(row, st, c.QPS.String())
+			if tab.Latency {
+				row = append(row, c.P99Us.String())
+			}
+			if tab.CPU {
+				row = append(row, c.QPSPerCPU.String())
+			}
+			if tab.Columns[i].Name != ref {
+				row = append(row, c.QPSRatio.String())
+				if tab.Latency {
+					row = append(row, c.P99Ratio.String())
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	m.table(header, align, rows)
 }

@@ -51,7 +51,7 @@ func TestOrderIgnoresRowOrder(t *testing.T) {
 			targets = append(targets, name)
 		}
 	}
-	if want := []string{"kvstore", "redis", "valkey", "Failed attempts (3)", "Warnings"}; !slices.Equal(targets, want) {
+	if want := []string{"Targets side by side", "kvstore", "redis", "valkey", "Failed attempts (3)", "Warnings"}; !slices.Equal(targets, want) {
 		t.Errorf("sections %q, want %q", targets, want)
 	}
 }
@@ -190,6 +190,9 @@ func TestZHHasNoEnglish(t *testing.T) {
 	rows = append(rows, rowsOf("x", "a", "none", "set", 1, 1)...)
 	rows = append(rows, rowsOf("x", "b", "none", "set", 1, 1)...)
 	rows = append(rows, rowsOf("x", "c", "none", "set", 1, 2, 3, 1, 2, 3, 4, 100)...)
+	bound := rowsOf("x", "d", "always", "set", 5, 5, 6)
+	bound[0].ClientBound, bound[1].QPSPerServerCPUS = true, 40
+	rows = append(rows, bound...)
 	for i := range rows {
 		rows[i].Connections, rows[i].Cores, rows[i].Kernel, rows[i].ClientHost, rows[i].ServerVersion = 4, 2, "6.1", "h", "1.0"
 	}

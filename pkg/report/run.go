@@ -20,6 +20,9 @@ const (
 	FormatCSV = "csv"
 	// FormatJSON prints the whole report as JSON.
 	FormatJSON = "json"
+	// FormatHTML prints one self-contained HTML page: the tables and the
+	// pictures, inline.
+	FormatHTML = "html"
 )
 
 // DefaultFormat is the output format when none is given.
@@ -29,7 +32,8 @@ const DefaultFormat = FormatMarkdown
 type RunOptions struct {
 	// Inputs are detail CSV files or glob patterns (see results.ExpandPatterns).
 	Inputs []string
-	// Format is FormatMarkdown, FormatCSV or FormatJSON ("" means DefaultFormat).
+	// Format is FormatMarkdown, FormatCSV, FormatJSON or FormatHTML ("" means
+	// DefaultFormat).
 	Format string
 	// Baselines is the --baseline value, "target=strategy,…" (see ParseBaselines).
 	Baselines string
@@ -51,8 +55,8 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if format == "" {
 		format = DefaultFormat
 	}
-	if format != FormatMarkdown && format != FormatCSV && format != FormatJSON {
-		return fmt.Errorf("%w: format %q (want %s, %s or %s)", ErrFormat, format, FormatMarkdown, FormatCSV, FormatJSON)
+	if format != FormatMarkdown && format != FormatCSV && format != FormatJSON && format != FormatHTML {
+		return fmt.Errorf("%w: format %q (want %s, %s, %s or %s)", ErrFormat, format, FormatMarkdown, FormatCSV, FormatJSON, FormatHTML)
 	}
 	chartFormat := ""
 	if opts.Chart != "" {
@@ -103,6 +107,8 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 		return rep.WriteTrimmedCSV(stdout)
 	case FormatJSON:
 		return rep.WriteJSON(stdout)
+	case FormatHTML:
+		return rep.WriteHTML(stdout)
 	}
 	return rep.WriteMarkdown(stdout)
 }
@@ -113,6 +119,8 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 type Files struct {
 	// Markdown is the markdown report.
 	Markdown string
+	// HTML is the HTML page (WriteHTML).
+	HTML string
 	// Summary and Trimmed are the summary and trimmed CSVs.
 	Summary, Trimmed string
 	// Chart is the chart, in ChartFormat (svg or png).
@@ -128,6 +136,7 @@ func (r *Report) WriteFiles(f Files) error {
 		write func(io.Writer) error
 	}{
 		{f.Markdown, r.WriteMarkdown},
+		{f.HTML, r.WriteHTML},
 		{f.Summary, r.WriteSummaryCSV},
 		{f.Trimmed, r.WriteTrimmedCSV},
 		{f.Chart, func(w io.Writer) error { return r.WriteChart(w, f.ChartFormat) }},

@@ -11,6 +11,10 @@ import (
 const (
 	// WarnNoRounds: a scenario has no ok round (N: its failed attempts).
 	WarnNoRounds = "no_ok_round"
+	// WarnClientBound: rounds whose load generator was busy for most of
+	// its threads' time (the client_bound column): it, not the server, may
+	// have set the pace (N: those rounds).
+	WarnClientBound = "client_bound"
 	// WarnUntrimmed: fewer than 3 ok rounds, nothing dropped (N: rounds).
 	WarnUntrimmed = "untrimmed"
 	// WarnFewRounds: fewer than 5 ok rounds (N: rounds).
@@ -34,7 +38,7 @@ const (
 )
 
 // warnKinds is the order of the kinds.
-var warnKinds = []string{WarnNoRounds, WarnUntrimmed, WarnFewRounds, WarnNoisy,
+var warnKinds = []string{WarnNoRounds, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
 	WarnMedianCI, WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
 
 // Warning is one kind of doubt about the figures, with every scenario (or,
@@ -137,7 +141,15 @@ func (b *builder) warnings() {
 	}
 	var ws []*Warning
 	for _, w := range b.warns {
-		slices.SortStableFunc(w.Where, func(x, y Subject) int { return cmp.Compare(rank[x.Name], rank[y.Name]) })
+		// Subjects of the side-by-side tables ("a vs b") come after the
+		// scenarios, in the order they were found.
+		at := func(name string) int {
+			if r, ok := rank[name]; ok {
+				return r
+			}
+			return len(rank)
+		}
+		slices.SortStableFunc(w.Where, func(x, y Subject) int { return cmp.Compare(at(x.Name), at(y.Name)) })
 		ws = append(ws, w)
 	}
 	slices.SortFunc(ws, func(x, y *Warning) int {

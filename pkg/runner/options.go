@@ -170,6 +170,10 @@ type Options struct {
 	// Lang is the report's language (en or zh); Baselines overrides the
 	// baseline strategy per target ("kvstore=nopersist,redis=none").
 	Lang, Baselines string
+	// Reference is the target the report's side-by-side tables compare
+	// the others with; "" means redis when it runs, else the first target
+	// by name. It must be one of the run's targets.
+	Reference string
 	// Chart is the chart's format, svg or png; "none" draws no chart.
 	Chart string
 	// Label, when set, is written in every row's label column: the name of

@@ -64,6 +64,9 @@ func NewPlan(opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ref := o.Reference; ref != "" && !slices.ContainsFunc(targets, func(t target.Target) bool { return t.Desc().Name == ref }) {
+		return nil, fmt.Errorf("%w: reference %q: not a target of the run (%s)", ErrOptions, ref, targetNames(targets))
+	}
 	if err := p.scenarios(targets); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ type Files struct {
 	// Report is the markdown report; Chart the chart it links to (empty
 	// with Options.Chart "none").
 	Report, Chart string
+	// HTML is the report as one self-contained HTML page, with its charts.
+	HTML string
 }
 
 // newFiles names the files of a run started at ts, in dir.
@@ -31,6 +33,7 @@ func newFiles(dir, prefix, ts, chart string) Files {
 		Summary: name("summary", "csv"),
 		Trimmed: name("trimmed", "csv"),
 		Report:  name("report", "md"),
+		HTML:    name("report", "html"),
 	}
 	if chart != "none" {
 		f.Chart = name("chart", chart)
@@ -38,8 +41,8 @@ func newFiles(dir, prefix, ts, chart string) Files {
 	return f
 }
 
-// writeReport builds the report of rows, writes the markdown, summary,
-// trimmed and chart files, and prints the markdown to stdout. It is the
+// writeReport builds the report of rows, writes the markdown, HTML,
+// summary, trimmed and chart files, and prints the markdown to stdout. It is the
 // code "kvbench report" runs on the detail CSV: report.Build, then the
 // Report's writers, so both give the same figures.
 func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (*report.Report, error) {
@@ -47,7 +50,7 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	opts := report.Options{Lang: o.Lang, Baselines: baselines}
+	opts := report.Options{Lang: o.Lang, Baselines: baselines, Reference: o.Reference}
 	if files.Chart != "" {
 		opts.ChartLink = filepath.Base(files.Chart)
 	}
@@ -56,7 +59,7 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	err = rep.WriteFiles(report.Files{
-		Markdown: files.Report, Summary: files.Summary, Trimmed: files.Trimmed,
+		Markdown: files.Report, HTML: files.HTML, Summary: files.Summary, Trimmed: files.Trimmed,
 		Chart: files.Chart, ChartFormat: o.Chart,
 	})
 	return rep, errors.Join(err, rep.WriteMarkdown(stdout))

@@ -193,7 +193,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 func (r *run) writtenFiles() []string {
 	f := r.res.Files
 	var out []string
-	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.Chart} {
+	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.HTML, f.Chart} {
 		if _, err := os.Stat(p); p != "" && err == nil {
 			out = append(out, p)
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -103,7 +105,7 @@ func TestRunEndToEnd(t *testing.T) {
 	checkClean(t, o)
 
 	f := res.Files
-	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.Chart} {
+	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.HTML, f.Chart} {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 			t.Errorf("result file %s: %v", p, err)
 		}
@@ -168,6 +170,13 @@ func TestRunEndToEnd(t *testing.T) {
 	if !bytes.Equal(mine.Bytes(), jsonOut.Bytes()) {
 		t.Error("the run's report differs from kvbench report's JSON on the same CSV")
 	}
+	var page bytes.Buffer
+	opts.Format = report.FormatHTML
+	if err := report.Run(context.Background(), opts, &page); err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, f.HTML, page.Bytes())
+	checkSideBySide(t, stdout)
 	md, _ := os.ReadFile(f.Report)
 	if stdout != string(md) || !strings.Contains(stdout, "## redis") || !strings.Contains(stdout, "## kvstore") {
 		t.Errorf("stdout is not the markdown report:\n%.300s", stdout)
@@ -542,5 +551,55 @@ func TestRunRefusesNonEmptyServer(t *testing.T) {
 	if len(rows) != 1 || rows[0].Status != results.StatusFailed || !strings.Contains(rows[0].Error, "server not empty: DBSIZE on 127.0.0.1:") ||
 		!strings.Contains(rows[0].Error, "is 1 before the prefill") {
 		t.Fatalf("rows %+v: want one failed row saying the server was not empty", rows)
+	}
+}
+
+// checkSideBySide: the markdown has a side-by-side table per mode (set,
+// get), kvstore against redis, and every ratio is the ratio of the two
+// trimmed QPS as the table shows them.
+func checkSideBySide(t *testing.T, md string) {
+	t.Helper()
+	lines := strings.Split(md, "\n")
+	tables := 0
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "| persistence ") {
+			continue
+		}
+		tables++
+		cells := func(line string) []string {
+			var out []string
+			for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+				out = append(out, strings.TrimSpace(c))
+			}
+			return out
+		}
+		header := cells(line)
+		k, r, ratio := slices.Index(header, "kvstore QPS"), slices.Index(header, "redis QPS"), slices.Index(header, "kvstore/redis QPS")
+		if min(k, r, ratio) < 0 {
+			t.Fatalf("side-by-side header %q", header)
+		}
+		rows := 0
+		for _, l := range lines[i+2:] {
+			if !strings.HasPrefix(l, "|") {
+				break
+			}
+			row := cells(l)
+			kq, err1 := strconv.ParseFloat(row[k], 64)
+			rq, err2 := strconv.ParseFloat(row[r], 64)
+			if err1 != nil || err2 != nil {
+				t.Errorf("row %q: a strategy without a counterpart", row)
+				continue
+			}
+			if got, want := strings.Fields(row[ratio])[0], stats.Format2(kq/rq); got != want {
+				t.Errorf("row %q: ratio %s, want %s", row, got, want)
+			}
+			rows++
+		}
+		if rows != 3 {
+			t.Errorf("%d rows in a side-by-side table, want 3 (none, no, everysec)", rows)
+		}
+	}
+	if tables != 2 {
+		t.Errorf("%d side-by-side tables, want 2", tables)
 	}
 }
