@@ -288,7 +288,15 @@ func (a *records) val(r ref) []byte {
 	return b[recordHeader+klen : end : end]
 }
 
-// setVal rewrites a record's value in place; the caller checked fits.
+// rewritable reports whether r's value may be replaced in place by one of
+// vlen bytes. A large record's never is: its value may be on its way to a
+// client without a copy (see reply.go), and its bytes must not change.
+// Appending in place stays allowed: it changes no byte of the old value.
+func (a *arena) rewritable(r ref, klen, vlen int) bool {
+	return r&refLarge == 0 && a.fits(r, klen, vlen)
+}
+
+// setVal rewrites a record's value in place; the caller checked rewritable.
 func (a *arena) setVal(r ref, val []byte) {
 	b := a.record(r)
 	klen := binary.LittleEndian.Uint32(b)
