@@ -80,7 +80,8 @@ type Command struct {
 
 const (
 	minBufSize  = 16 << 10 // one read's worth, as Redis's PROTO_IOBUF_LEN
-	keepBufSize = 64 << 10 // larger buffers are dropped once empty
+	keepBufSize = 64 << 10 // larger buffers are dropped once empty...
+	keepBigBuf  = 1 << 20  // ...unless they just held a request this large or smaller, that needed it
 	keepArgs    = 4096     // larger argument vectors are dropped once empty
 )
 
@@ -119,6 +120,13 @@ type Reader struct {
 	pendN    int
 	pendPos  int
 	pendArg0 int
+
+	// need is the size of the partly buffered request, as far as its
+	// parsed bulk lengths tell.
+	need int64
+	// big says the last request did not fit in keepBufSize: the next one
+	// likely will not either, and the buffer is kept for it.
+	big bool
 }
 
 // NewReader returns a Reader reading from src under lim.
@@ -180,7 +188,7 @@ func (r *Reader) release() {
 	if r.r == r.w {
 		r.off += int64(r.r)
 		r.r, r.w = 0, 0
-		if cap(r.buf) > keepBufSize || r.buf == nil {
+		if r.buf == nil || cap(r.buf) > keepBufSize && (!r.big || cap(r.buf) > keepBigBuf) {
 			r.buf = make([]byte, minBufSize)
 		}
 		return
@@ -192,7 +200,13 @@ func (r *Reader) release() {
 		r.r = 0
 	}
 	if r.w == len(r.buf) {
-		size := min(int64(2*len(r.buf)), r.lim.MaxQueryBuffer)
+		// Doubling, as far as the pending request needs: a declared length
+		// is trusted no further than the bytes already received.
+		size := int64(2 * len(r.buf))
+		if r.need > int64(len(r.buf)) && r.need < size {
+			size = r.need
+		}
+		size = min(size, r.lim.MaxQueryBuffer)
 		if size <= int64(len(r.buf)) {
 			// Next has already failed the request for its size; a caller
 			// that keeps reading gets the same answer.
@@ -298,6 +312,7 @@ func (r *Reader) multibulk() (Command, bool, error) {
 			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
 		}
 		if end > int64(r.w) {
+			r.need = end - int64(start)
 			return r.suspend(n, p, arg0)
 		}
 		e := int(end)
@@ -308,6 +323,8 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		p = e
 	}
 	r.pend = false
+	r.need = 0
+	r.big = p-start > keepBufSize
 	r.r = p
 	return Command{Args: r.argv[arg0:len(r.argv):len(r.argv)], Raw: r.buf[start:p:p]}, true, nil
 }
