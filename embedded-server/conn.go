@@ -39,6 +39,7 @@ type conn struct {
 	written int
 	own     []byte   // the connection's reply buffer while out is a block
 	blocks  [][]byte // full blocks queued
+	discard bool     // over the output buffer limit: replies are dropped
 
 	authed    bool
 	replaying bool     // executes log records at start-up; has no socket
@@ -195,7 +196,7 @@ func (c *conn) exec() {
 			c.logBuf = appendRecord(c.logBuf, cl.req)
 			c.acks = append(c.acks, [2]int{start, c.position()})
 		}
-		if c.pending() > limit {
+		if c.discard || c.pending() > limit {
 			c.overLimit()
 		}
 		if c.quit || c.shutdown {

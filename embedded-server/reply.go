@@ -54,6 +54,9 @@ func (c *conn) appendValue(v []byte) {
 		c.appendBulk(v)
 		return
 	}
+	if c.discard || c.checkLimit(len(v)) {
+		return
+	}
 	c.out = append(c.out, resp.TypeBulk)
 	c.out = strconv.AppendInt(c.out, int64(len(v)), 10)
 	c.out = append(c.out, "\r\n"...)
@@ -66,10 +69,28 @@ func (c *conn) appendValue(v []byte) {
 // appendBulk appends a copy of v as a bulk reply, into a block when it is
 // large.
 func (c *conn) appendBulk(v []byte) {
+	if c.discard {
+		return
+	}
 	if n := len(v) + 16; len(c.out)+n > cap(c.out) && len(c.out)+n > smallOut && c.l != nil {
+		if c.checkLimit(n) {
+			return
+		}
 		c.nextBlock()
 	}
 	c.out = resp.AppendBulk(c.out, v)
+}
+
+// checkLimit reports whether n more bytes of replies would pass the output
+// buffer limit; if so the replies are dropped (see overLimit), and so are
+// those the command has yet to append: a single command cannot make the
+// server hold more than the limit either.
+func (c *conn) checkLimit(n int) bool {
+	if c.pending()+n <= int(c.s.cfg.OutputBufferLimit) {
+		return false
+	}
+	c.overLimit()
+	return true
 }
 
 // seal queues the replies appended to out since the last seal.
@@ -119,17 +140,25 @@ func (c *conn) flatten() {
 // and closes it once this round is over, as Redis does (it is not told:
 // the stream has no room for a reply).
 func (c *conn) overLimit() {
+	if c.discard {
+		return
+	}
 	c.s.stats.outputLimitClosed.Add(1)
 	c.s.log.Warn("closing client over the output buffer limit", "client", c.addr, "id", c.id, "pending", c.pending(), "limit", c.s.cfg.OutputBufferLimit)
 	c.reset()
 	c.acks = c.acks[:0]
 	c.quit = true
+	c.discard = true
 }
 
 // writeOut writes queued replies, at most writeQuantum bytes of them. It
 // reports whether all are written, and the write's error other than
 // EAGAIN.
 func (c *conn) writeOut() (done bool, err error) {
+	if c.discard {
+		c.reset()
+		return true, nil
+	}
 	c.seal()
 	budget := writeQuantum
 	for c.head < len(c.segs) {
