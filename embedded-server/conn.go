@@ -28,8 +28,9 @@ type conn struct {
 	batch   []call
 
 	// The reply queue (see reply.go): segs[head][off:], the rest of segs,
-	// then out[mark:]. qbytes counts the bytes put in segs, written those
-	// written, since the queue was last empty.
+	// then out[mark:] (out[:mark] is in segs, or written). qbytes counts
+	// the bytes put in segs, written those written, since the queue was
+	// last empty.
 	out     []byte
 	mark    int
 	segs    [][]byte

@@ -124,7 +124,7 @@ func (c *conn) position() int { return c.qbytes + len(c.out) - c.mark }
 // must not have written any of them.
 func (c *conn) flatten() {
 	if len(c.segs) == 0 {
-		return
+		return // out alone already, from mark (0: nothing written)
 	}
 	flat := make([]byte, 0, c.pending())
 	for _, s := range c.segs {
@@ -158,6 +158,9 @@ func (c *conn) writeOut() (done bool, err error) {
 	if c.discard {
 		c.reset()
 		return true, nil
+	}
+	if len(c.segs) == 0 {
+		return c.writePlain()
 	}
 	c.seal()
 	budget := writeQuantum
@@ -195,6 +198,35 @@ func (c *conn) writeOut() (done bool, err error) {
 		}
 		if budget <= 0 && c.head < len(c.segs) {
 			return false, nil
+		}
+	}
+	c.reset()
+	if cap(c.out) > keepOutSize {
+		c.out = nil
+	}
+	return true, nil
+}
+
+// writePlain is writeOut when every reply is in out: one write(2), no
+// iovecs (the usual case: small replies). The bytes written move mark.
+func (c *conn) writePlain() (done bool, err error) {
+	for budget := writeQuantum; c.mark < len(c.out); {
+		if budget <= 0 {
+			return false, nil
+		}
+		n, err := unix.Write(c.fd, c.out[c.mark:min(len(c.out), c.mark+budget)])
+		if n > 0 {
+			c.s.stats.netOut.Add(int64(n))
+			c.mark += n
+			budget -= n
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return false, nil
+		case err != nil:
+			return false, err
 		}
 	}
 	c.reset()
