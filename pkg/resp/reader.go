@@ -81,8 +81,13 @@ type Command struct {
 const (
 	minBufSize  = 16 << 10 // one read's worth, as Redis's PROTO_IOBUF_LEN
 	keepBufSize = 64 << 10 // larger buffers are dropped once empty...
-	keepBigBuf  = 1 << 20  // ...unless they just held a request this large or smaller, that needed it
-	keepArgs    = 4096     // larger argument vectors are dropped once empty
+	keepBigBuf  = 1 << 20  // ...unless no larger and lately needed (see quiet)
+	quietFills  = 8
+	// A read that fills the buffer doubles it, up to streamBufSize: a
+	// client streaming large requests is read in a few large reads
+	// rather than many 16 KB ones, each answered with its own write.
+	streamBufSize = 256 << 10
+	keepArgs      = 4096 // larger argument vectors are dropped once empty
 )
 
 // Reader parses requests from a stream. The usual loop is:
@@ -127,6 +132,12 @@ type Reader struct {
 	// big says the last request did not fit in keepBufSize: the next one
 	// likely will not either, and the buffer is kept for it.
 	big bool
+	// full says the last read filled the buffer: there was more to read.
+	full bool
+	// quiet counts the reads since one filled the buffer or a request was
+	// big: a buffer over keepBufSize is dropped once empty after
+	// quietFills of them.
+	quiet int
 }
 
 // NewReader returns a Reader reading from src under lim.
@@ -162,6 +173,12 @@ func (r *Reader) Fill() error {
 	}
 	r.release()
 	n, err := r.src.Read(r.buf[r.w:])
+	r.full = n > 0 && r.w+n == len(r.buf)
+	if r.full || r.big {
+		r.quiet = 0
+	} else {
+		r.quiet++
+	}
 	r.w += n
 	if err != nil {
 		if n > 0 {
@@ -188,7 +205,10 @@ func (r *Reader) release() {
 	if r.r == r.w {
 		r.off += int64(r.r)
 		r.r, r.w = 0, 0
-		if r.buf == nil || cap(r.buf) > keepBufSize && (!r.big || cap(r.buf) > keepBigBuf) {
+		switch {
+		case r.streaming():
+			r.buf = make([]byte, 2*len(r.buf))
+		case r.buf == nil || cap(r.buf) > keepBigBuf || cap(r.buf) > keepBufSize && r.quiet > quietFills:
 			r.buf = make([]byte, minBufSize)
 		}
 		return
@@ -199,7 +219,7 @@ func (r *Reader) release() {
 		r.w = copy(r.buf, r.buf[r.r:r.w])
 		r.r = 0
 	}
-	if r.w == len(r.buf) {
+	if r.w == len(r.buf) || r.streaming() {
 		// Doubling, as far as the pending request needs: a declared length
 		// is trusted no further than the bytes already received.
 		size := int64(2 * len(r.buf))
@@ -218,6 +238,12 @@ func (r *Reader) release() {
 		r.buf = nb
 		r.moved()
 	}
+}
+
+// streaming reports whether the buffer should double because the last
+// read filled it.
+func (r *Reader) streaming() bool {
+	return r.full && len(r.buf) < streamBufSize && int64(2*len(r.buf)) <= r.lim.MaxQueryBuffer
 }
 
 // moved forgets the partial parse of a pending request whose bytes are about
