@@ -63,11 +63,12 @@ rb() {
 	rps "$1" -t "$2" -d "$3" -P "$4" -c "$5" -r "$(keyspace "$3")" -n "$(requests "$3" "$4" "$5")"
 }
 
-# kb PORT TEST SIZE PIPE CONNS: kvbench bench's requests per second.
+# kb PORT TEST SIZE PIPE CONNS: kvbench bench's requests per second, with
+# one thread, as redis-benchmark has one event loop (on two CPUs a second
+# thread takes CPU from the server: BENCHMARKS.md).
 kb() {
-	local threads=$(($5 < 2 ? $5 : 2))
 	"$KVBENCH" bench --port "$1" --mode "$2" --value-size "$3" --pipeline "$4" --connections "$5" \
-		--threads "$threads" --keyspace "$(keyspace "$3")" --requests "$(requests "$3" "$4" "$5")" \
+		--threads 1 --keyspace "$(keyspace "$3")" --requests "$(requests "$3" "$4" "$5")" \
 		--key-prefix key: --seed 1 --output json >"$WORK/kb.json" 2>"$WORK/kb.err" ||
 		die "kvbench bench $* failed: $(tail -n 3 "$WORK/kb.err")"
 	awk -F'"qps":' 'NF > 1 { split($2, a, /[,}]/); printf "%.0f\n", a[1]; exit }' "$WORK/kb.json"
