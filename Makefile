@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered clean
+.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered bench-matrix clean
 
 all: build
 
@@ -72,6 +72,12 @@ bench-serve: build deps
 # kvbench bench against redis-benchmark, same redis-server, A B A B.
 bench-loadgen: build deps
 	bench/loadgen.sh
+
+# The whole load space: value size × pipeline × connections, for the server
+# (kvstore vs redis) and the generator (kvbench vs redis-benchmark).
+# SAMPLES per cell (default 5), PERSIST=everysec; see bench/matrix.sh.
+bench-matrix: build deps
+	bench/matrix.sh
 
 # What each persistence policy costs, kvstore next to redis-server.
 bench-persist: build deps

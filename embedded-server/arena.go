@@ -288,7 +288,15 @@ func (a *records) val(r ref) []byte {
 	return b[recordHeader+klen : end : end]
 }
 
-// setVal rewrites a record's value in place; the caller checked fits.
+// rewritable reports whether r's value may be replaced in place by one of
+// vlen bytes. A large record's never is: its value may be on its way to a
+// client without a copy (see reply.go), and its bytes must not change.
+// Appending in place stays allowed: it changes no byte of the old value.
+func (a *arena) rewritable(r ref, klen, vlen int) bool {
+	return r&refLarge == 0 && a.fits(r, klen, vlen)
+}
+
+// setVal rewrites a record's value in place; the caller checked rewritable.
 func (a *arena) setVal(r ref, val []byte) {
 	b := a.record(r)
 	klen := binary.LittleEndian.Uint32(b)
@@ -298,6 +306,18 @@ func (a *arena) setVal(r ref, val []byte) {
 
 // newRecord stores key and val in a new record.
 func (a *arena) newRecord(key, val []byte) ref {
+	if n := recordHeader + len(key) + len(val); n > maxClassSize {
+		// Built by append, which does not zero what it is about to
+		// overwrite (make does: a third of a 256 KB SET's time).
+		hk := make([]byte, recordHeader+len(key))
+		putHeader(hk, len(key), len(val))
+		copy(hk[recordHeader:], key)
+		b := append(hk, val...)
+		a.nextBig++
+		a.large[a.nextBig] = b
+		a.inUse += int64(len(b))
+		return refLarge | a.nextBig
+	}
 	r, b := a.alloc(len(key), len(val))
 	copy(b[recordHeader:], key)
 	copy(b[recordHeader+len(key):], val)

@@ -21,7 +21,7 @@ func engineGet(eng func(*DB) table) func(*conn, [][]byte) {
 	return func(c *conn, args [][]byte) {
 		if v, ok := eng(c.s.db).get(args[1]); ok {
 			c.s.stats.hits.Add(1)
-			c.out = resp.AppendBulk(c.out, v)
+			c.appendValue(v)
 		} else {
 			c.s.stats.misses.Add(1)
 			c.out = resp.AppendNull(c.out)

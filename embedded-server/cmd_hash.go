@@ -58,7 +58,7 @@ func cmdHGet(c *conn, args [][]byte) {
 	}
 	if h != nil {
 		if v, ok := h.fields[string(args[2])]; ok {
-			c.out = resp.AppendBulk(c.out, v)
+			c.appendValue(v)
 			return
 		}
 	}
@@ -115,7 +115,7 @@ func cmdHGetAll(c *conn, args [][]byte) {
 	c.out = resp.AppendArray(c.out, 2*len(h.fields))
 	for f, v := range h.fields {
 		c.out = resp.AppendBulkString(c.out, f)
-		c.out = resp.AppendBulk(c.out, v)
+		c.appendValue(v)
 	}
 }
 

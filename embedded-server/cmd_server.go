@@ -14,13 +14,13 @@ const redisCompatVersion = "7.0.0"
 
 func cmdPing(c *conn, args [][]byte) {
 	if len(args) == 2 {
-		c.out = resp.AppendBulk(c.out, args[1])
+		c.appendBulk(args[1])
 		return
 	}
 	c.out = resp.AppendSimple(c.out, "PONG")
 }
 
-func cmdEcho(c *conn, args [][]byte) { c.out = resp.AppendBulk(c.out, args[1]) }
+func cmdEcho(c *conn, args [][]byte) { c.appendBulk(args[1]) }
 
 func cmdQuit(c *conn, _ [][]byte) {
 	c.out = resp.AppendOK(c.out)

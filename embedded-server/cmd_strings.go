@@ -11,7 +11,7 @@ func cmdGet(c *conn, args [][]byte) {
 	db := c.s.db
 	if v, ok := db.strs.get(args[1]); ok {
 		c.s.stats.hits.Add(1)
-		c.out = resp.AppendBulk(c.out, v)
+		c.appendValue(v)
 		return
 	}
 	if db.typeOf(args[1]) == typeHash {
@@ -55,7 +55,7 @@ func cmdSet(c *conn, args [][]byte) {
 	}
 	if get {
 		if old, ok := db.strs.get(key); ok {
-			c.out = resp.AppendBulk(c.out, old)
+			c.appendValue(old)
 		} else {
 			c.out = resp.AppendNull(c.out)
 		}
@@ -185,7 +185,7 @@ func cmdMGet(c *conn, args [][]byte) {
 	c.out = resp.AppendArray(c.out, len(args)-1)
 	for _, key := range args[1:] {
 		if v, ok := c.s.db.strs.get(key); ok {
-			c.out = resp.AppendBulk(c.out, v)
+			c.appendValue(v)
 		} else {
 			c.out = resp.AppendNull(c.out)
 		}

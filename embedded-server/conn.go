@@ -12,7 +12,7 @@ import (
 )
 
 // keepOutSize caps the reply buffer a connection keeps between batches; a
-// larger one (a big MGET, a 100 MB GET) is dropped once written.
+// larger one (a big MGET of small values) is dropped once written.
 const keepOutSize = 1 << 20
 
 // conn is one client connection. Its event loop owns it: every field but
@@ -25,9 +25,22 @@ type conn struct {
 	addr    string
 	created time.Time
 	rd      *resp.Reader
-	out     []byte // replies; out[sent:] not yet written
-	sent    int
 	batch   []call
+
+	// The reply queue (see reply.go): segs[head][off:], the rest of segs,
+	// then out[mark:] (out[:mark] is in segs, or written). qbytes counts
+	// the bytes put in segs, written those written, since the queue was
+	// last empty.
+	out     []byte
+	mark    int
+	segs    [][]byte
+	head    int
+	off     int
+	qbytes  int
+	written int
+	own     []byte   // the connection's reply buffer while out is a block
+	blocks  [][]byte // full blocks queued
+	discard bool     // over the output buffer limit: replies are dropped
 
 	authed    bool
 	replaying bool     // executes log records at start-up; has no socket
@@ -138,33 +151,16 @@ func (c *conn) protocolError(err error) {
 }
 
 // flush writes the pending replies. It reports false when the connection
-// is finished (written out after QUIT, or broken); when the socket is full
-// it keeps the rest and marks the connection blocked.
+// is finished (written out after QUIT, or broken); when the socket is full,
+// or the connection has had its share of this round, it keeps the rest and
+// marks the connection blocked.
 func (c *conn) flush() bool {
-	for c.sent < len(c.out) {
-		n, err := unix.Write(c.fd, c.out[c.sent:])
-		if n > 0 {
-			c.s.stats.netOut.Add(int64(n))
-			c.sent += n
-		}
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			c.blocked = true
-			return true
-		case err != nil:
-			return false
-		}
+	done, err := c.writeOut()
+	if err != nil {
+		return false
 	}
-	c.blocked = false
-	c.sent = 0
-	if cap(c.out) > keepOutSize {
-		c.out = nil
-	} else {
-		c.out = c.out[:0]
-	}
-	return !c.quit && !c.shutdown
+	c.blocked = !done
+	return !done || !c.quit && !c.shutdown
 }
 
 // exec runs a batch under one acquisition of the database lock: a read lock
@@ -189,16 +185,20 @@ func (c *conn) exec() {
 		c.prefetch()
 	}
 	aof := c.s.aof
+	limit := int(c.s.cfg.OutputBufferLimit)
 	n := 0
 	for i := range c.batch {
 		n++
 		cl := &c.batch[i]
 		c.dirty = false
-		start := len(c.out)
+		start := c.position()
 		c.call(cl)
 		if c.dirty && aof != nil {
 			c.logBuf = appendRecord(c.logBuf, cl.req)
-			c.acks = append(c.acks, [2]int{start, len(c.out)})
+			c.acks = append(c.acks, [2]int{start, c.position()})
+		}
+		if c.discard || c.pending() > limit {
+			c.overLimit()
 		}
 		if c.quit || c.shutdown {
 			break
@@ -279,6 +279,7 @@ func (c *conn) changed() { c.dirty = true }
 // must not be acknowledged.
 func (c *conn) failWrites(err error) {
 	msg := errMisconf + err.Error()
+	c.flatten()
 	out := make([]byte, 0, len(c.out))
 	prev := 0
 	for _, a := range c.acks {

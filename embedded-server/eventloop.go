@@ -21,7 +21,9 @@ type loop struct {
 	wakefd int // eventfd: new connections, shutdown
 	conns  map[int]*conn
 	events []unix.EpollEvent
-	ready  []*conn // connections with replies to write this round
+	ready  []*conn      // connections with replies to write this round
+	blocks [][]byte     // free reply blocks (see reply.go)
+	iov    []unix.Iovec // the iovecs of one writev
 
 	mu       sync.Mutex // guards incoming and stopping
 	incoming []*conn

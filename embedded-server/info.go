@@ -177,6 +177,7 @@ func infoStats(s *Server, b *infoBuilder) {
 	b.field("keyspace_hits", st.hits.Load())
 	b.field("keyspace_misses", st.misses.Load())
 	b.field("total_protocol_errors", st.protoErrors.Load())
+	b.field("client_output_buffer_limit_disconnections", st.outputLimitClosed.Load())
 }
 
 func infoReplication(s *Server, b *infoBuilder) {

@@ -30,7 +30,7 @@ func (t *poolHash) put(key, val []byte, mode putMode) bool {
 	switch {
 	case found && mode == putNew, !found && mode == putExisting:
 		return false
-	case found && t.ar.fits(s.r, len(key), len(val)):
+	case found && t.ar.rewritable(s.r, len(key), len(val)):
 		t.ar.setVal(s.r, val)
 	case found:
 		old := s.r

@@ -38,6 +38,9 @@ type Config struct {
 	MaxClients int
 	// Limits bound the requests a client may send.
 	Limits resp.Limits
+	// OutputBufferLimit is the most bytes of replies held for one client;
+	// a client over it is disconnected. 0 means DefaultOutputBufferLimit.
+	OutputBufferLimit int64
 	// Logger receives the server's log lines; nil discards them.
 	Logger *slog.Logger
 	// Alloc is the allocator: AllocPool (the default) or AllocGo.
@@ -91,6 +94,9 @@ func (c Config) withDefaults() Config {
 	if c.openFile == nil {
 		c.openFile = openLogFile
 	}
+	if c.OutputBufferLimit <= 0 {
+		c.OutputBufferLimit = DefaultOutputBufferLimit
+	}
 	if c.Loops <= 0 {
 		c.Loops = DefaultLoops()
 	}
@@ -141,8 +147,10 @@ type stats struct {
 	hits        atomic.Int64
 	misses      atomic.Int64
 	protoErrors atomic.Int64
-	netOut      atomic.Int64
-	ops         opsMeter
+	// outputLimitClosed counts clients closed over the output buffer limit.
+	outputLimitClosed atomic.Int64
+	netOut            atomic.Int64
+	ops               opsMeter
 }
 
 // New returns a Server for cfg that is not yet listening.

@@ -27,6 +27,7 @@ type serveOptions struct {
 	requirePass string
 	maxClients  int
 	limits      resp.Limits
+	outputLimit int64
 	logLevel    string
 	cpuProfile  string
 	alloc       string
@@ -96,6 +97,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.IntVar(&opts.limits.MaxInlineLen, "max-inline-len", resp.DefaultMaxInlineLen, "longest inline request, in bytes")
 	f.IntVar(&opts.limits.MaxArgs, "max-args", resp.DefaultMaxArgs, "most arguments in one request")
 	f.Int64Var(&opts.limits.MaxQueryBuffer, "client-query-buffer-limit", resp.DefaultMaxQueryBuffer, "most bytes one pending request may occupy")
+	f.Int64Var(&opts.outputLimit, "client-output-buffer-limit", kvstore.DefaultOutputBufferLimit, "most bytes of replies held for one client; a client over it is disconnected")
 	f.StringVar(&opts.alloc, "alloc", target.AllocMypool, "allocator: mypool (records packed outside the Go heap) or malloc (one Go allocation per key and value); pool and go are the same")
 	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
 	machineDefault(f, "loops", "half the CPUs, at least 1")
@@ -156,16 +158,17 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		defer pprof.StopCPUProfile()
 	}
 	srv, err := kvstore.Start(kvstore.Config{
-		Addr:        net.JoinHostPort(opts.bind, strconv.Itoa(opts.port)),
-		RequirePass: opts.requirePass,
-		MaxClients:  opts.maxClients,
-		Limits:      opts.limits,
-		Logger:      logger,
-		Alloc:       opts.alloc,
-		Loops:       opts.loops,
-		Version:     buildVersion(),
-		Persist:     opts.persist,
-		Dir:         opts.dir,
+		Addr:              net.JoinHostPort(opts.bind, strconv.Itoa(opts.port)),
+		RequirePass:       opts.requirePass,
+		MaxClients:        opts.maxClients,
+		Limits:            opts.limits,
+		Logger:            logger,
+		OutputBufferLimit: opts.outputLimit,
+		Alloc:             opts.alloc,
+		Loops:             opts.loops,
+		Version:           buildVersion(),
+		Persist:           opts.persist,
+		Dir:               opts.dir,
 
 		AutoRewritePercentage: opts.rewritePct,
 		AutoRewriteMinSize:    opts.rewriteMin,

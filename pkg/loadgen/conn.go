@@ -42,6 +42,7 @@ type plan struct {
 	getHdr   []byte
 	seed     int64
 	vsize    int
+	block    []byte // values' shared block (see blockFor)
 	setRatio uint64 // writes per 100 requests
 	verify   bool
 }
@@ -52,6 +53,7 @@ func newPlan(c Config) *plan {
 		width:    KeyWidth(c.Keyspace),
 		seed:     c.Seed,
 		vsize:    c.ValueSize,
+		block:    blockFor(c.Seed, c.ValueSize),
 		verify:   c.VerifyGet,
 		setRatio: uint64(c.SetRatio),
 	}
@@ -166,7 +168,7 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 			dst = append(dst, p.setHead...)
 			dst = appendDigits(dst, key, p.width)
 			dst = append(dst, p.setMid...)
-			dst = appendValue(dst, p.seed, key, p.vsize)
+			dst = appendValueFrom(dst, p.block, p.seed, key, p.vsize)
 			dst = append(dst, '\r', '\n')
 		} else {
 			dst = append(dst, p.getHead...)
@@ -213,7 +215,7 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		} else if e := hdr + p.vsize; len(b) >= e+2 && string(b[:hdr]) == string(p.getHdr) &&
 			b[e] == '\r' && b[e+1] == '\n' {
 			n = e + 2
-			if p.verify && !valueMatches(b[hdr:e], p.seed, s.key, p.vsize) {
+			if p.verify && !valueMatchesFrom(b[hdr:e], p.block, p.seed, s.key, p.vsize) {
 				c.wrongValue(s.key, b[hdr:e])
 			}
 		}
@@ -296,7 +298,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 					c.warn(fmt.Errorf("miss: %s %s: null reply", c.p.cfg.GetCmd, c.keyName(s.key)))
 				}
 			}
-		} else if isGet && c.p.verify && !valueMatches(r.Data, c.p.seed, s.key, c.p.vsize) {
+		} else if isGet && c.p.verify && !valueMatchesFrom(r.Data, c.p.block, c.p.seed, s.key, c.p.vsize) {
 			c.wrongValue(s.key, r.Data)
 		}
 	case resp.TypeArray:

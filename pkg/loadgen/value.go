@@ -1,6 +1,10 @@
 package loadgen
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+)
 
 // Every value byte is printable ASCII: each byte of a 64-bit word is masked
 // to 0..63 and offset by 63, giving '?' to '~' without carries between
@@ -20,13 +24,77 @@ func valueState(seed int64, i uint64) rng {
 
 // AppendValue appends the value that a run with this seed writes to key i:
 // size printable ASCII bytes ('?' to '~'), a pure function of (seed, i,
-// size). A longer value of the same key starts with the shorter one.
+// size). Below windowMin bytes the value is the key's hash stream; from
+// windowMin on it is a header, the key's hash and the size, followed by a
+// window into a block of printable bytes shared by every key (at an offset
+// given by the key's hash), so that building and checking it costs a copy
+// and a comparison rather than hashing every 8 bytes.
 func AppendValue(dst []byte, seed, i int64, size int) []byte {
 	return appendValue(dst, seed, uint64(i), size)
 }
 
-func appendValue(dst []byte, seed int64, i uint64, size int) []byte {
+// windowMin is the smallest value made of a header and a window.
+const windowMin = 64
+
+// windowStarts is how many offsets into the shared block a window may
+// start at; the block is that much longer than the longest window.
+const windowStarts = 1 << 16
+
+// valueHeader returns the two header words of key i's value of size bytes
+// (windowMin and more) and the offset of its window.
+func valueHeader(seed int64, i uint64, size int) (w0, w1 uint64, off int) {
 	st := valueState(seed, i)
+	h := st.next()
+	w0 = h&valueMask + valueOffset
+	w1 = mix64(h^uint64(size))&valueMask + valueOffset
+	return w0, w1, int(st.next() % windowStarts)
+}
+
+// valueBlocks holds, per seed, the printable block windows are cut from,
+// as long as the longest window asked for so far.
+var valueBlocks sync.Map // int64 -> []byte
+
+// valueBlock returns the seed's block, at least n bytes long. Its bytes are
+// a function of the seed alone: the hash stream of a key no run uses.
+func valueBlock(seed int64, n int) []byte {
+	if b, ok := valueBlocks.Load(seed); ok && len(b.([]byte)) >= n {
+		return b.([]byte)
+	}
+	size := 1 << 20
+	for size < n {
+		size *= 2
+	}
+	b := appendStream(make([]byte, 0, size), valueState(seed, ^uint64(0)), size)
+	valueBlocks.Store(seed, b)
+	return b
+}
+
+// blockFor returns the block values of size bytes are cut from, nil for
+// values shorter than windowMin.
+func blockFor(seed int64, size int) []byte {
+	if size < windowMin {
+		return nil
+	}
+	return valueBlock(seed, windowStarts+size-16)
+}
+
+func appendValue(dst []byte, seed int64, i uint64, size int) []byte {
+	return appendValueFrom(dst, blockFor(seed, size), seed, i, size)
+}
+
+// appendValueFrom is appendValue with the block of blockFor(seed, size).
+func appendValueFrom(dst, block []byte, seed int64, i uint64, size int) []byte {
+	if size >= windowMin {
+		w0, w1, off := valueHeader(seed, i, size)
+		dst = binary.LittleEndian.AppendUint64(dst, w0)
+		dst = binary.LittleEndian.AppendUint64(dst, w1)
+		return append(dst, block[off:off+size-16]...)
+	}
+	return appendStream(dst, valueState(seed, i), size)
+}
+
+// appendStream appends size bytes of the hash stream st.
+func appendStream(dst []byte, st rng, size int) []byte {
 	n := len(dst)
 	if cap(dst)-n < size {
 		dst = append(dst[:cap(dst)], make([]byte, n+size-cap(dst))...)
@@ -49,8 +117,18 @@ func appendValue(dst []byte, seed int64, i uint64, size int) []byte {
 // valueMatches reports whether b is the value of key i with this seed and
 // size, without materializing the expected value.
 func valueMatches(b []byte, seed int64, i uint64, size int) bool {
+	return valueMatchesFrom(b, blockFor(seed, size), seed, i, size)
+}
+
+// valueMatchesFrom is valueMatches with the block of blockFor(seed, size).
+func valueMatchesFrom(b, block []byte, seed int64, i uint64, size int) bool {
 	if len(b) != size {
 		return false
+	}
+	if size >= windowMin {
+		w0, w1, off := valueHeader(seed, i, size)
+		return binary.LittleEndian.Uint64(b) == w0 && binary.LittleEndian.Uint64(b[8:]) == w1 &&
+			bytes.Equal(b[16:], block[off:off+size-16])
 	}
 	st := valueState(seed, i)
 	for len(b) >= 8 {

@@ -80,8 +80,14 @@ type Command struct {
 
 const (
 	minBufSize  = 16 << 10 // one read's worth, as Redis's PROTO_IOBUF_LEN
-	keepBufSize = 64 << 10 // larger buffers are dropped once empty
-	keepArgs    = 4096     // larger argument vectors are dropped once empty
+	keepBufSize = 64 << 10 // larger buffers are dropped once empty...
+	keepBigBuf  = 1 << 20  // ...unless no larger and lately needed (see quiet)
+	quietFills  = 8
+	// A read that fills the buffer doubles it, up to streamBufSize: a
+	// client streaming large requests is read in a few large reads
+	// rather than many 16 KB ones, each answered with its own write.
+	streamBufSize = 256 << 10
+	keepArgs      = 4096 // larger argument vectors are dropped once empty
 )
 
 // Reader parses requests from a stream. The usual loop is:
@@ -119,6 +125,19 @@ type Reader struct {
 	pendN    int
 	pendPos  int
 	pendArg0 int
+
+	// need is the size of the partly buffered request, as far as its
+	// parsed bulk lengths tell.
+	need int64
+	// big says the last request did not fit in keepBufSize: the next one
+	// likely will not either, and the buffer is kept for it.
+	big bool
+	// full says the last read filled the buffer: there was more to read.
+	full bool
+	// quiet counts the reads since one filled the buffer or a request was
+	// big: a buffer over keepBufSize is dropped once empty after
+	// quietFills of them.
+	quiet int
 }
 
 // NewReader returns a Reader reading from src under lim.
@@ -154,6 +173,12 @@ func (r *Reader) Fill() error {
 	}
 	r.release()
 	n, err := r.src.Read(r.buf[r.w:])
+	r.full = n > 0 && r.w+n == len(r.buf)
+	if r.full || r.big {
+		r.quiet = 0
+	} else {
+		r.quiet++
+	}
 	r.w += n
 	if err != nil {
 		if n > 0 {
@@ -180,7 +205,10 @@ func (r *Reader) release() {
 	if r.r == r.w {
 		r.off += int64(r.r)
 		r.r, r.w = 0, 0
-		if cap(r.buf) > keepBufSize || r.buf == nil {
+		switch {
+		case r.streaming():
+			r.buf = make([]byte, 2*len(r.buf))
+		case r.buf == nil || cap(r.buf) > keepBigBuf || cap(r.buf) > keepBufSize && r.quiet > quietFills:
 			r.buf = make([]byte, minBufSize)
 		}
 		return
@@ -191,8 +219,14 @@ func (r *Reader) release() {
 		r.w = copy(r.buf, r.buf[r.r:r.w])
 		r.r = 0
 	}
-	if r.w == len(r.buf) {
-		size := min(int64(2*len(r.buf)), r.lim.MaxQueryBuffer)
+	if r.w == len(r.buf) || r.streaming() {
+		// Doubling, as far as the pending request needs: a declared length
+		// is trusted no further than the bytes already received.
+		size := int64(2 * len(r.buf))
+		if r.need > int64(len(r.buf)) && r.need < size {
+			size = r.need
+		}
+		size = min(size, r.lim.MaxQueryBuffer)
 		if size <= int64(len(r.buf)) {
 			// Next has already failed the request for its size; a caller
 			// that keeps reading gets the same answer.
@@ -204,6 +238,12 @@ func (r *Reader) release() {
 		r.buf = nb
 		r.moved()
 	}
+}
+
+// streaming reports whether the buffer should double because the last
+// read filled it.
+func (r *Reader) streaming() bool {
+	return r.full && len(r.buf) < streamBufSize && int64(2*len(r.buf)) <= r.lim.MaxQueryBuffer
 }
 
 // moved forgets the partial parse of a pending request whose bytes are about
@@ -298,6 +338,7 @@ func (r *Reader) multibulk() (Command, bool, error) {
 			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
 		}
 		if end > int64(r.w) {
+			r.need = end - int64(start)
 			return r.suspend(n, p, arg0)
 		}
 		e := int(end)
@@ -308,6 +349,8 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		p = e
 	}
 	r.pend = false
+	r.need = 0
+	r.big = p-start > keepBufSize
 	r.r = p
 	return Command{Args: r.argv[arg0:len(r.argv):len(r.argv)], Raw: r.buf[start:p:p]}, true, nil
 }
