@@ -74,7 +74,11 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 	}
 	var werr error
 	if out.Format == FormatJSON {
-		werr = WriteJSON(w, res)
+		j := res.JSON()
+		if err != nil {
+			j.Error = err.Error()
+		}
+		werr = writeJSON(w, j)
 	} else {
 		werr = WriteText(w, res)
 	}
@@ -200,6 +204,9 @@ type JSONResult struct {
 	// closed loop.
 	LatencyHistogram string `json:"latency_histogram"`
 	SendLagHistogram string `json:"send_lag_histogram,omitempty"`
+	// Error is why the run failed (Bench's error, the counts being those
+	// so far); absent when it completed.
+	Error string `json:"error,omitempty"`
 }
 
 // JSONLatency is Latency with JSON names, in microseconds.
@@ -369,8 +376,10 @@ func Summarize(h *hdrhistogram.Histogram) Latency { return summarize(h) }
 func BehindSchedule(lag Latency) error { return behindSchedule(lag) }
 
 // WriteJSON writes r.JSON() as one indented JSON object.
-func WriteJSON(w io.Writer, r Result) error {
+func WriteJSON(w io.Writer, r Result) error { return writeJSON(w, r.JSON()) }
+
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r.JSON())
+	return enc.Encode(v)
 }
