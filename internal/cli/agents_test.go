@@ -330,3 +330,33 @@ func TestK8sJob(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchArgsRoundTrip: the bench flags agents.BenchArgs writes for a
+// Config (as run's local agents get them) parse back into that Config.
+func TestBenchArgsRoundTrip(t *testing.T) {
+	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, Requests: 12345, WarmupRequests: 77, Rate: 1500.5,
+		Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyPrefix: "p:", Zipf: 0.8, ValueSize: 0, SetRatio: 30,
+		SetCmd: "RSET", GetCmd: "RGET", Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true,
+		ConnectTimeout: 2 * time.Second, Timeout: 3 * time.Second, ProgressInterval: time.Second}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := agents.BenchArgs(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *benchOptions
+	cmd := newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
+	cmd.SetArgs(args[1:])
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("bench %q: %v", args[1:], err)
+	}
+	c, err := got.Config.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Progress = nil
+	if fmt.Sprintf("%+v", c) != fmt.Sprintf("%+v", want) {
+		t.Errorf("bench %q\ngives %+v\nwant  %+v", args[1:], c, want)
+	}
+}

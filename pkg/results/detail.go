@@ -117,6 +117,10 @@ type Row struct {
 	// keys kvbench had not written (an attach target, with the user's
 	// leave: --allow-flush or allow_flush).
 	Flushed bool `csv:"flushed" json:"flushed,omitempty"`
+	// Agents is the number of load-generator processes that shared the
+	// measurement (kvbench run --agents), their results merged; 1 when
+	// it ran in kvbench's own process, 0 in files written before.
+	Agents int `csv:"agents" json:"agents,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
