@@ -214,8 +214,14 @@ func Merge(agents []Agent, want int) (Merged, error) {
 
 	m.Overlap = overlap(agents)
 	if len(agents) > 1 && m.Overlap < MinOverlap {
-		warnings = append(warnings, fmt.Errorf("%w: they share %.0f%% of the time from the first start to the last end (want %.0f%%): "+
-			"the server was not loaded by all of them at once; start them together with --start-at", ErrNoOverlap, 100*m.Overlap, 100*MinOverlap))
+		starts, ends := spread(agents)
+		hint := "start them together with --start-at"
+		if ends > starts {
+			hint = "with --requests each ends when its share is done: --duration gives them one window"
+		}
+		warnings = append(warnings, fmt.Errorf("%w: they share %.0f%% of the time from the first start to the last end (want %.0f%%), "+
+			"their starts %v apart, their ends %v: the QPS understates what they did at once; %s",
+			ErrNoOverlap, 100*m.Overlap, 100*MinOverlap, starts.Round(time.Millisecond), ends.Round(time.Millisecond), hint))
 	}
 	if diff := settingsDiff(agents); len(diff) > 0 {
 		warnings = append(warnings, fmt.Errorf("%w: %s", ErrSettingsDiffer, strings.Join(diff, "; ")))
@@ -258,6 +264,28 @@ func overlap(agents []Agent) float64 {
 		return 1
 	}
 	return max(0, float64(hi.Sub(lo))/float64(union))
+}
+
+// spread returns how far apart the agents' starts and their ends are.
+func spread(agents []Agent) (starts, ends time.Duration) {
+	s0, s1 := agents[0].Result.Start, agents[0].Result.Start
+	e0, e1 := agents[0].Result.End, agents[0].Result.End
+	for _, a := range agents[1:] {
+		r := a.Result
+		if r.Start.Before(s0) {
+			s0 = r.Start
+		}
+		if r.Start.After(s1) {
+			s1 = r.Start
+		}
+		if r.End.Before(e0) {
+			e0 = r.End
+		}
+		if r.End.After(e1) {
+			e1 = r.End
+		}
+	}
+	return s1.Sub(s0), e1.Sub(e0)
 }
 
 // settingsDiff lists the settings in which an agent differs from the

@@ -139,3 +139,32 @@ func TestSegmentsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentsOpenLoop: agents of an open loop split the rate as they
+// split the requests: each keeps the whole run's schedule for its
+// connections, so each takes as long as the whole run would, and
+// together they send at the configured rate.
+func TestSegmentsOpenLoop(t *testing.T) {
+	rd := redisTarget(t)
+	const rate, requests = 20000.0, 4000 // 0.2 s
+	cfg := fill(Config{Addr: rd.addr, Mode: ModeGet, Requests: requests, Rate: rate, Keyspace: 1000, Pipeline: 8, Connections: 4, Threads: 1})
+	cfg.StartAt = time.Now().Add(200 * time.Millisecond)
+	res := runSegments(t, cfg, 2, Run)
+	first, last := res[0].Start, res[0].End
+	var total int64
+	for i, r := range res {
+		total += r.Requests
+		if d := r.Elapsed.Seconds(); d < 0.8*requests/rate || d > 1.5*requests/rate {
+			t.Errorf("segment %d: %d requests in %.3f s; want about %.3f s, the whole run's schedule", i, r.Requests, d, requests/rate)
+		}
+		if r.Start.Before(first) {
+			first = r.Start
+		}
+		if r.End.After(last) {
+			last = r.End
+		}
+	}
+	if qps := float64(total) / last.Sub(first).Seconds(); total != requests || qps < 0.7*rate || qps > 1.1*rate {
+		t.Errorf("together: %d requests at %.0f req/s; want %d at about %.0f", total, qps, requests, rate)
+	}
+}
