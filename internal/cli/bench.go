@@ -22,6 +22,10 @@ type benchOptions struct {
 	mode    string
 	pattern string
 	warmup  string
+	segment string
+	startAt string
+	// Prefill writes this agent's share of the keyspace before the run.
+	Prefill bool
 	// Output is loadgen.FormatText or loadgen.FormatJSON.
 	Output string
 	// Config is the load generator's run, complete once validate has run.
@@ -49,11 +53,17 @@ reply (with --rate, from the request's intended send time). Keys are
 <prefix><index zero-padded to the keyspace's width>; the value of a key is a
 function of (seed, key, value size), so --verify-get checks every byte.
 
+Several agents (processes, perhaps on several hosts) share one load with
+--segment I/N: together they do exactly what one run would, and
+"kvbench merge" adds up their --output json results; --start-at makes them
+start at once (see docs/distributed.md).
+
 Exit status: 0 on success, 1 when the run fails (connection, error reply,
 verification), 2 for a usage error.`,
 		Example: `  kvbench bench --mode set --pipeline 128 --keyspace 1000000 --requests 3000000
   kvbench bench --port 8888 --mode get --set-cmd RSET --get-cmd RGET --verify-get
-  kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json`,
+  kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json
+  kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(cmd.Flags()); err != nil {
@@ -70,7 +80,7 @@ verification), 2 for a usage error.`,
 	c := &o.Config
 	f.StringVar(&o.host, "host", loadgen.DefaultHost, "server host")
 	f.IntVar(&o.port, "port", loadgen.DefaultPort, "server port")
-	f.StringVar(&c.Password, "password", "", "password sent with AUTH on each connection")
+	f.StringVar(&c.Password, "password", "", "password sent with AUTH on each connection (default $"+PasswordEnv+")")
 	f.StringVar(&o.mode, "mode", string(loadgen.DefaultMode), "request mix: set, get or mixed")
 	f.Int64Var(&c.Requests, "requests", c.Requests, "total measured requests over all connections (not per second)")
 	f.DurationVar(&c.Duration, "duration", 0, "measure for this long instead of --requests (e.g. 10s)")
@@ -95,6 +105,9 @@ verification), 2 for a usage error.`,
 	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")
 	f.DurationVar(&c.Timeout, "timeout", c.Timeout, "fail when a connection waits this long for a reply")
 	f.StringVar(&o.Output, "output", loadgen.FormatText, "report format: text or json")
+	f.StringVar(&o.segment, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
+	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
+	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	return cmd
 }
 
@@ -120,6 +133,25 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 			return fmt.Errorf("--warmup %q: want a duration (5s) or a number of requests", o.warmup)
 		}
 	}
+	if !f.Changed("password") {
+		if p, ok := os.LookupEnv(PasswordEnv); ok {
+			c.Password = p
+		}
+	}
+	if o.segment != "" {
+		i, n, err := parseSegment(o.segment, os.LookupEnv)
+		if err != nil {
+			return err
+		}
+		c.Segment, c.Segments = i, n
+	}
+	if o.startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.startAt)
+		if err != nil {
+			return fmt.Errorf("--start-at %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", o.startAt)
+		}
+		c.StartAt = t
+	}
 	if o.Output != loadgen.FormatText && o.Output != loadgen.FormatJSON {
 		return fmt.Errorf("--output %q: want text or json", o.Output)
 	}
@@ -127,8 +159,57 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	return err
 }
 
-// runBench runs the load generator once and prints its report.
+// Environment variables of bench.
+const (
+	// PasswordEnv holds the password when --password is not given (a
+	// Kubernetes Secret reaches an agent this way).
+	PasswordEnv = "KVBENCH_PASSWORD"
+	// JobIndexEnv is the index of a pod of a Kubernetes Indexed Job, the
+	// I of --segment auto/N.
+	JobIndexEnv = "JOB_COMPLETION_INDEX"
+)
+
+// parseSegment parses --segment: "I/N" or "auto/N", I from lookup.
+func parseSegment(s string, lookup func(string) (string, bool)) (i, n int, err error) {
+	is, ns, ok := strings.Cut(s, "/")
+	n, nerr := strconv.Atoi(ns)
+	if !ok || nerr != nil || n < 1 {
+		return 0, 0, fmt.Errorf("--segment %q: want I/N with 0 <= I < N, or auto/N", s)
+	}
+	if is == "auto" {
+		v, ok := lookup(JobIndexEnv)
+		if !ok {
+			return 0, 0, fmt.Errorf("--segment %s: %s is not set (a Kubernetes Indexed Job sets it)", s, JobIndexEnv)
+		}
+		if i, err = strconv.Atoi(v); err != nil || i < 0 || i >= n {
+			return 0, 0, fmt.Errorf("--segment %s: %s=%q: want 0 to %d", s, JobIndexEnv, v, n-1)
+		}
+		return i, n, nil
+	}
+	if i, err = strconv.Atoi(is); err != nil || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--segment %q: want I/N with 0 <= I < N, or auto/N", s)
+	}
+	return i, n, nil
+}
+
+// runBench runs the load generator once and prints its report; with
+// --prefill it first writes the keyspace (or its segment's share).
 func runBench(ctx context.Context, o *benchOptions) error {
-	_, err := loadgen.Bench(ctx, o.Config, o.Out, loadgen.Output{Format: o.Output, Live: o.Live})
+	c := o.Config
+	if !c.StartAt.IsZero() && time.Until(c.StartAt) < -loadgen.MaxStartLate {
+		return fmt.Errorf("--start-at %s: %w", c.StartAt.Format(time.RFC3339Nano), loadgen.ErrLateStart)
+	}
+	if o.Prefill {
+		res, err := loadgen.Prefill(ctx, c)
+		for _, w := range res.Warnings {
+			fmt.Fprintln(o.ErrOut, "warning:", w)
+		}
+		if err != nil {
+			return err
+		}
+		lo, hi := loadgen.PrefillRange(res.Config)
+		fmt.Fprintf(o.ErrOut, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, res.Elapsed.Seconds())
+	}
+	_, err := loadgen.Bench(ctx, c, o.Out, loadgen.Output{Format: o.Output, Live: o.Live})
 	return err
 }

@@ -67,14 +67,14 @@ func docExamples(t *testing.T, root string) []example {
 }
 
 // quick reports whether an example finishes in a moment and can be run:
-// report, version, help, and run's dry run. The others (a whole run, a
+// report, version, merge, help, and run's dry run. The others (a whole run, a
 // server, a load) are only parsed.
 func quick(args []string) bool {
 	has := func(s string) bool { return slices.Contains(args, s) }
 	switch {
 	case len(args) == 0, has("--help"), has("-h"):
 		return true
-	case args[0] == "report", args[0] == "version":
+	case args[0] == "report", args[0] == "version", args[0] == "merge":
 		return true
 	case args[0] == "run" && has("--dry-run"):
 		return true

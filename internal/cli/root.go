@@ -88,6 +88,8 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 	root.AddCommand(
 		newBenchCmd(nil),
 		newCompareCmd(nil),
+		newK8sCmd(nil),
+		newMergeCmd(nil),
 		newReportCmd(nil),
 		newRunCmd(nil),
 		newServeCmd(nil),

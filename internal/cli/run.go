@@ -106,6 +106,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.GetCmd, "get-cmd", o.GetCmd, "kvstore read command; Redis uses GET (env GET_CMD)")
 	f.IntVar(&o.Connections, "connections", o.Connections, "client connections")
 	f.IntVar(&o.Threads, "threads", o.Threads, "load generator threads (0: one per CPU, at most one per connection)")
+	f.IntVar(&o.Agents, "agents", o.Agents, "measure through this many local agent processes (bench --segment), merged; 0: in this process")
 	f.IntVar(&o.SetRatio, "set-ratio", o.SetRatio, "percentage of writes in mixed mode")
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: names from --config, kvstore, redis (default: the --config file's targets; without --config, kvstore, and redis when redis-server is found)")
 	f.StringSliceVar(&o.Strategies, "strategies", nil, `strategies to run, or "all" (default: each target's defaults)`)

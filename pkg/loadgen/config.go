@@ -76,6 +76,8 @@ const (
 	DefaultTimeout = 10 * time.Second
 	// DefaultProgressInterval is how often Config.Progress is called.
 	DefaultProgressInterval = time.Second
+	// MaxStartLate is how far past Config.StartAt a run may still start.
+	MaxStartLate = time.Second
 )
 
 // DefaultThreads is the default number of worker threads: one per CPU.
@@ -130,9 +132,29 @@ type Config struct {
 	// most requests in flight per connection (open loop).
 	Pipeline int
 	// Connections is the number of connections, spread over Threads worker
-	// threads (never more threads than connections).
+	// threads (never more threads than connections). With Segments > 1 it
+	// is the total over all agents (raised to Segments if smaller), and
+	// this run opens its share (see Segment).
 	Connections int
 	Threads     int
+
+	// Segment and Segments make this run agent Segment (0-based) of
+	// Segments that together do exactly the work of one run with this
+	// Config; 0 or 1 Segments is the whole run. Connection g of the
+	// Connections (global index) belongs to agent g mod Segments, and it
+	// keeps its global index for everything it does: its key stripe
+	// (positions g, g+C, ...), its share of Requests (and of
+	// WarmupRequests), its open-loop schedule (offset g/Rate, interval
+	// C/Rate) and its random streams. So the agents' requests add up to
+	// Requests, their rates to Rate, and in ModeSet with a permutation
+	// they write disjoint keys. Threads is capped at this agent's
+	// connections.
+	Segment, Segments int
+	// StartAt, when set, is the wall-clock time at which the run starts
+	// its warmup or measured phase, after connecting: agents given the
+	// same StartAt measure overlapping windows. Run fails with
+	// ErrLateStart when it is reached more than MaxStartLate after it.
+	StartAt time.Time
 
 	// Keyspace is the number of distinct keys, 0 to Keyspace-1.
 	Keyspace int64
@@ -219,8 +241,14 @@ func DefaultConfig() Config {
 
 // derive fills in what derives from other fields.
 func (c Config) derive() Config {
-	if c.Threads > c.Connections && c.Connections > 0 {
-		c.Threads = c.Connections
+	if c.Segments == 0 {
+		c.Segments = 1
+	}
+	if c.Connections >= 1 && c.Connections < c.Segments {
+		c.Connections = c.Segments
+	}
+	if local := c.LocalConnections(); c.Threads > local && local > 0 {
+		c.Threads = local
 	}
 	if c.KeyPattern == "" {
 		if c.Zipf > 0 {
@@ -285,6 +313,11 @@ func (c Config) Normalize() (Config, error) {
 	if c.Connections < 1 || c.Connections > 1<<16 {
 		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
 	}
+	if c.Segments < 1 || c.Segments > 1<<16 {
+		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
+	} else if c.Segment < 0 || c.Segment >= c.Segments {
+		bad("segment %d/%d: want 0 to %d", c.Segment, c.Segments, c.Segments-1)
+	}
 	if c.Threads < 1 {
 		bad("threads %d: want >= 1", c.Threads)
 	}
@@ -301,4 +334,14 @@ func (c Config) Normalize() (Config, error) {
 		bad("no write or read command")
 	}
 	return c, errors.Join(errs...)
+}
+
+// LocalConnections is the number of connections this run opens: the
+// global indices g < Connections with g mod Segments == Segment.
+func (c Config) LocalConnections() int {
+	n := max(c.Segments, 1)
+	if c.Segment < 0 || c.Segment >= n || c.Connections <= c.Segment {
+		return 0
+	}
+	return (c.Connections - c.Segment + n - 1) / n
 }

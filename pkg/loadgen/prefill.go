@@ -44,6 +44,7 @@ func PrefillConfig(cfg Config) Config {
 	cfg.Requests = cfg.Keyspace
 	cfg.Duration, cfg.Warmup, cfg.WarmupRequests, cfg.Rate = 0, 0, 0, 0
 	cfg.VerifyGet = false
+	cfg.StartAt = time.Time{}
 	return cfg
 }
 
@@ -60,6 +61,11 @@ func PrefillConfig(cfg Config) Config {
 // finding the key there) are counted as conflicts. One connection sends
 // cfg.Pipeline keys per round trip, the next batch encoded while the
 // server works on the last; cfg.Connections and cfg.Threads are not used.
+//
+// With cfg.Segments > 1, Prefill writes segment cfg.Segment's contiguous
+// share of the keyspace, PrefillRange, and checks no DBSIZE: the other
+// agents write theirs at the same time, so no one of them sees the server
+// empty before or full after.
 //
 // The Result counts keys (Requests, Sent and Sets) and measures no latency
 // (its Histogram is empty). Progress reports the phase "prefill", in keys.
@@ -78,20 +84,27 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	defer unix.Close(fd)
 	defer lendProcs(1)()
 	f := newFiller(ctx, fd, &cfg)
+	f.lo, f.hi = PrefillRange(cfg)
 
-	before, checked, err := f.dbsize()
-	if err != nil {
-		return res, fmt.Errorf("prefill: DBSIZE on %s: %w", cfg.Addr, err)
+	var before int64
+	checked := cfg.Segments <= 1
+	if checked {
+		before, checked, err = f.dbsize()
+		if err != nil {
+			return res, fmt.Errorf("prefill: DBSIZE on %s: %w", cfg.Addr, err)
+		}
 	}
-	if !checked {
+	switch {
+	case cfg.Segments > 1:
+	case !checked:
 		res.Warnings = append(res.Warnings, fmt.Errorf("prefill: %s does not answer DBSIZE: the keyspace was not checked to be empty before and full after", cfg.Addr))
-	} else if before != 0 {
+	case before != 0:
 		return res, fmt.Errorf("prefill: %w: DBSIZE on %s is %d before the prefill, want 0", ErrNotEmpty, cfg.Addr, before)
 	}
 
 	err = f.fill(&res)
 	if cfg.Progress != nil {
-		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: cfg.Keyspace, Elapsed: res.Elapsed, Final: true})
+		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: f.hi - f.lo, Elapsed: res.Elapsed, Final: true})
 	}
 	if err != nil {
 		return res, fmt.Errorf("prefill: %w", err)
@@ -124,6 +137,8 @@ type filler struct {
 	cmdHead, keyHead, mid []byte
 	width                 int
 	perCmd, perBatch      int64
+
+	lo, hi int64 // the keys written: [lo, hi)
 
 	rbuf []byte // received, unparsed: rbuf[r:]
 	r    int
@@ -169,10 +184,26 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 	return dst
 }
 
-// fill writes the whole keyspace, counting into res.
+// PrefillRange is the keys [lo, hi) Prefill writes: the whole keyspace,
+// or with cfg.Segments > 1 segment cfg.Segment's contiguous share, so
+// that the segments together write every key once.
+func PrefillRange(cfg Config) (lo, hi int64) {
+	n := int64(max(cfg.Segments, 1))
+	i := int64(cfg.Segment)
+	if n == 1 || i < 0 || i >= n {
+		return 0, cfg.Keyspace
+	}
+	share := func(i int64) int64 { // i*Keyspace/n without overflow
+		q, r := cfg.Keyspace/n, cfg.Keyspace%n
+		return i*q + i*r/n
+	}
+	return share(i), share(i + 1)
+}
+
+// fill writes keys [f.lo, f.hi), counting into res.
 func (f *filler) fill(res *Result) error {
 	cfg := f.cfg
-	n := cfg.Keyspace
+	n := f.hi
 	t0 := time.Now()
 	lastReport := t0
 	defer func() {
@@ -186,7 +217,7 @@ func (f *filler) fill(res *Result) error {
 	// batch, the server has the next one queued (about 1.1 times the rate
 	// of waiting for the replies first; BenchmarkPrefill).
 	var buf []byte
-	for start, sent := int64(0), int64(0); start < n; {
+	for start, sent := f.lo, f.lo; start < n; {
 		for sent < min(start+2*f.perBatch, n) {
 			next := min(sent+f.perBatch, n)
 			buf = f.build(buf[:0], sent, next)
@@ -204,7 +235,7 @@ func (f *filler) fill(res *Result) error {
 		if cfg.Progress != nil && start < n {
 			if now := time.Now(); now.Sub(lastReport) >= cfg.ProgressInterval {
 				lastReport = now
-				cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: n, Elapsed: now.Sub(t0)})
+				cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: n - f.lo, Elapsed: now.Sub(t0)})
 			}
 		}
 	}

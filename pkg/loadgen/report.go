@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // ErrBehindSchedule is wrapped by the warning of an open-loop run whose
@@ -71,7 +74,11 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 	}
 	var werr error
 	if out.Format == FormatJSON {
-		werr = WriteJSON(w, res)
+		j := res.JSON()
+		if err != nil {
+			j.Error = err.Error()
+		}
+		werr = writeJSON(w, j)
 	} else {
 		werr = WriteText(w, res)
 	}
@@ -113,6 +120,9 @@ func WriteText(w io.Writer, r Result) error {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
 	}
 	fmt.Fprintf(&b, "\nload: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))
+	if c.Segments > 1 {
+		fmt.Fprintf(&b, "segment: %d/%d (%d of the %d connections)\n", c.Segment, c.Segments, c.LocalConnections(), c.Connections)
+	}
 	fmt.Fprintf(&b, "seed: %d\n", c.Seed)
 	fmt.Fprintf(&b, "requests: %d\n", r.Requests)
 	if r.Sent != r.Requests {
@@ -184,6 +194,19 @@ type JSONResult struct {
 	Warnings       []string         `json:"warnings"`
 	Seed           int64            `json:"seed"`
 	Settings       JSONSettings     `json:"settings"`
+	// StartUnixNs and EndUnixNs are the measured window (Result.Start and
+	// Result.End) in Unix nanoseconds.
+	StartUnixNs int64 `json:"start_unix_ns"`
+	EndUnixNs   int64 `json:"end_unix_ns"`
+	// LatencyHistogram is Result.Histogram whole, in HdrHistogram's
+	// compressed base64 encoding (V2, as hdrhistogram.Histogram.Encode
+	// writes it); SendLagHistogram is Result.SendLagHistogram, absent in a
+	// closed loop.
+	LatencyHistogram string `json:"latency_histogram"`
+	SendLagHistogram string `json:"send_lag_histogram,omitempty"`
+	// Error is why the run failed (Bench's error, the counts being those
+	// so far); absent when it completed.
+	Error string `json:"error,omitempty"`
 }
 
 // JSONLatency is Latency with JSON names, in microseconds.
@@ -220,6 +243,12 @@ type JSONSettings struct {
 	VerifyGet       bool    `json:"verify_get"`
 	AllowMisses     bool    `json:"allow_misses"`
 	ContinueOnError bool    `json:"continue_on_error"`
+	// Segment and Segments are Config.Segment and Config.Segments (0 and 1
+	// for a whole run).
+	Segment  int `json:"segment"`
+	Segments int `json:"segments"`
+	// StartAt is Config.StartAt in RFC 3339, empty when not set.
+	StartAt string `json:"start_at,omitempty"`
 }
 
 // JSON returns r in its JSON form.
@@ -239,7 +268,18 @@ func (r Result) JSON() JSONResult {
 			Keyspace: c.Keyspace, KeyPrefix: c.KeyPrefix, KeyPattern: string(c.KeyPattern), Zipf: c.Zipf,
 			ValueSize: c.ValueSize, SetRatio: c.SetRatio, SetCmd: c.SetCmd, GetCmd: c.GetCmd,
 			VerifyGet: c.VerifyGet, AllowMisses: c.AllowMisses, ContinueOnError: c.ContinueOnError,
+			Segment: c.Segment, Segments: max(c.Segments, 1),
 		},
+	}
+	if !c.StartAt.IsZero() {
+		j.Settings.StartAt = c.StartAt.Format(time.RFC3339Nano)
+	}
+	if !r.Start.IsZero() {
+		j.StartUnixNs, j.EndUnixNs = r.Start.UnixNano(), r.End.UnixNano()
+	}
+	j.LatencyHistogram = encodeHistogram(r.Histogram)
+	if r.SendLagHistogram != nil {
+		j.SendLagHistogram = encodeHistogram(r.SendLagHistogram)
 	}
 	if r.SendLagHistogram != nil {
 		lag := JSONLatency(r.SendLag)
@@ -256,9 +296,90 @@ func (r Result) JSON() JSONResult {
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
+// encodeHistogram returns h in HdrHistogram's compressed base64 encoding,
+// an empty histogram for nil.
+func encodeHistogram(h *hdrhistogram.Histogram) string {
+	if h == nil {
+		h = newHistogram()
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		// Only an unknown encoding version fails.
+		panic(fmt.Sprintf("encode histogram: %v", err))
+	}
+	return string(b)
+}
+
+// Result turns j back into a Result: the histograms decoded, the
+// settings into Config, the window into Start and End. It fails, naming
+// the field, when a histogram does not decode or the settings are not
+// valid.
+func (j JSONResult) Result() (Result, error) {
+	s := j.Settings
+	c := Config{
+		Addr: s.Addr, Mode: s.Mode, Requests: s.Requests, Duration: fromSeconds(s.DurationS),
+		WarmupRequests: s.WarmupRequests, Warmup: fromSeconds(s.WarmupS), Rate: s.Rate,
+		Pipeline: s.Pipeline, Connections: s.Connections, Threads: s.Threads,
+		Keyspace: s.Keyspace, KeyPrefix: s.KeyPrefix, KeyPattern: KeyPattern(s.KeyPattern), Zipf: s.Zipf,
+		ValueSize: s.ValueSize, SetRatio: s.SetRatio, SetCmd: s.SetCmd, GetCmd: s.GetCmd,
+		VerifyGet: s.VerifyGet, AllowMisses: s.AllowMisses, ContinueOnError: s.ContinueOnError,
+		Segment: s.Segment, Segments: s.Segments, Seed: j.Seed,
+	}
+	if s.StartAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, s.StartAt)
+		if err != nil {
+			return Result{}, fmt.Errorf("settings.start_at: %w", err)
+		}
+		c.StartAt = t
+	}
+	c, err := c.Normalize()
+	if err != nil {
+		return Result{}, fmt.Errorf("settings: %w", err)
+	}
+	r := Result{
+		Config: c, Requests: j.Requests, Sent: j.Sent, Sets: j.Sets, Gets: j.Gets,
+		Elapsed: fromSeconds(j.ElapsedS), QPS: j.QPS, UsPerOp: j.UsPerOp,
+		Latency: Latency(j.LatencyUs), Errors: maps.Clone(j.Errors),
+		Conflicts: j.Conflicts, Misses: j.Misses, VerifyFailures: j.VerifyFailures,
+	}
+	if r.Errors == nil {
+		r.Errors = map[string]int64{}
+	}
+	if j.StartUnixNs != 0 || j.EndUnixNs != 0 {
+		r.Start, r.End = time.Unix(0, j.StartUnixNs), time.Unix(0, j.EndUnixNs)
+	}
+	if r.Histogram, err = hdrhistogram.Decode([]byte(j.LatencyHistogram)); err != nil {
+		return Result{}, fmt.Errorf("latency_histogram: %w", err)
+	}
+	if j.SendLagHistogram != "" {
+		if r.SendLagHistogram, err = hdrhistogram.Decode([]byte(j.SendLagHistogram)); err != nil {
+			return Result{}, fmt.Errorf("send_lag_histogram: %w", err)
+		}
+		if j.SendLagUs != nil {
+			r.SendLag = Latency(*j.SendLagUs)
+		}
+	}
+	for _, w := range j.Warnings {
+		r.Warnings = append(r.Warnings, errors.New(w))
+	}
+	return r, nil
+}
+
+func fromSeconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// Summarize returns the percentiles of a latency histogram of nanoseconds
+// in microseconds, as Result.Latency holds them; zero when it is empty.
+func Summarize(h *hdrhistogram.Histogram) Latency { return summarize(h) }
+
+// BehindSchedule returns the warning wrapping ErrBehindSchedule for an
+// open loop's send lag summary (Result.SendLag), or nil.
+func BehindSchedule(lag Latency) error { return behindSchedule(lag) }
+
 // WriteJSON writes r.JSON() as one indented JSON object.
-func WriteJSON(w io.Writer, r Result) error {
+func WriteJSON(w io.Writer, r Result) error { return writeJSON(w, r.JSON()) }
+
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r.JSON())
+	return enc.Encode(v)
 }

@@ -18,6 +18,10 @@ import (
 // the expected value (see Config.VerifyGet and Config.AllowMisses).
 var ErrVerify = errors.New("verify-get failed")
 
+// ErrLateStart is wrapped by the error of a run that reached its
+// Config.StartAt more than MaxStartLate after it.
+var ErrLateStart = errors.New("start time already passed")
+
 // Result is the outcome of a measured phase. On error, Run returns the
 // counts so far.
 type Result struct {
@@ -32,6 +36,9 @@ type Result struct {
 	// Elapsed is the time from the start of the measured phase to its last
 	// reply.
 	Elapsed time.Duration
+	// Start and End are that window in wall-clock time: End is Start plus
+	// Elapsed.
+	Start, End time.Time
 	// QPS is Requests per second of Elapsed.
 	QPS float64
 	// UsPerOp is Elapsed in microseconds divided by Requests.
@@ -82,6 +89,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{Config: cfg}, err
 	}
 	defer r.close()
+	if err := WaitStart(ctx, cfg.StartAt); err != nil {
+		return Result{Config: cfg}, err
+	}
 	if n, d := cfg.WarmupRequests, cfg.Warmup; n > 0 || d > 0 {
 		if n > 0 {
 			d = 0
@@ -99,6 +109,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	return res, verifyError(res)
+}
+
+// WaitStart waits until t (nothing when t is zero), or fails with
+// ErrLateStart when t is more than MaxStartLate past.
+func WaitStart(ctx context.Context, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	wait := time.Until(t)
+	if wait < -MaxStartLate {
+		return fmt.Errorf("%w: it was %s, %v ago", ErrLateStart, t.Format(time.RFC3339Nano), -wait.Round(time.Millisecond))
+	}
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // verifyError fails a run with wrong values, or with misses in ModeGet,
@@ -154,14 +187,17 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 		w.epoch = r.epoch
 		r.workers = append(r.workers, w)
 	}
-	for i := range cfg.Connections {
+	// This run's connections are the global indices g = Segment,
+	// Segment+Segments, ...; each keeps g and the global count for its
+	// keys, quota and schedule (see Config.Segment).
+	for i, g := 0, cfg.Segment; g < cfg.Connections; i, g = i+1, g+cfg.Segments {
 		fd, err := dial(ctx, cfg.Addr, cfg.Password, cfg.ConnectTimeout)
 		if err != nil {
 			r.close()
 			return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 		}
 		w := r.workers[i%len(r.workers)]
-		if err := w.add(newConn(r.plan, i, cfg.Connections, w.hist), fd); err != nil {
+		if err := w.add(newConn(r.plan, g, cfg.Connections, w.hist), fd); err != nil {
 			unix.Close(fd)
 			r.close()
 			return nil, err
@@ -219,27 +255,32 @@ func (r *runner) abort(err error) {
 	}
 }
 
-// phase runs requests requests (split over the connections), or for d
-// when requests is 0.
+// phase runs requests requests (split over the connections of all
+// segments), or for d when requests is 0.
 func (r *runner) phase(ctx context.Context, name string, requests int64, d time.Duration) (Result, error) {
 	cfg := r.cfg
 	ph := &phase{start: r.now()}
 	if requests == 0 {
 		ph.deadline = ph.start + int64(d)
 	}
-	nc := int64(len(r.conns))
+	nc := int64(cfg.Connections) // over all segments
 	if cfg.Rate > 0 {
 		ph.interval = float64(nc) * 1e9 / cfg.Rate
 	}
-	for i, s := range r.conns {
+	for _, s := range r.conns {
+		g := int64(s.id) // the global index
 		s.quota = -1
 		if requests > 0 {
 			s.quota = requests / nc
-			if int64(i) < requests%nc {
+			if g < requests%nc {
 				s.quota++
 			}
 		}
-		s.offset = float64(i) * 1e9 / math.Max(cfg.Rate, 1)
+		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
+	}
+	total := int64(0) // this segment's requests
+	for _, s := range r.conns {
+		total += max(s.quota, 0)
 	}
 
 	finished := make(chan struct{})
@@ -262,7 +303,7 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 			for _, w := range r.workers {
 				done += w.done.Load()
 			}
-			cfg.Progress(Progress{Phase: name, Done: done, Total: requests, Elapsed: time.Duration(r.now() - ph.start), Duration: planned, Final: final})
+			cfg.Progress(Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(r.now() - ph.start), Duration: planned, Final: final})
 		}
 		progress.Add(1)
 		go func() {
@@ -328,6 +369,8 @@ func (r *runner) collect(ph *phase) Result {
 	}
 	res.Warnings = c.warnings
 	res.Elapsed = time.Duration(end - ph.start)
+	res.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)
+	res.End = res.Start.Add(res.Elapsed)
 	if res.Requests > 0 && res.Elapsed > 0 {
 		res.QPS = float64(res.Requests) / res.Elapsed.Seconds()
 		res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100

@@ -126,6 +126,10 @@ type Row struct {
 	// (hdrhistogram-go's Encode, Decode to read it), from which any
 	// percentile, or a merge with other attempts, can be derived.
 	LatencyHist string `csv:"latency_hist" json:"latency_hist,omitempty"`
+	// Agents is the number of load-generator processes that shared the
+	// measurement (kvbench run --agents), their results merged; 1 when
+	// it ran in kvbench's own process, 0 in files written before.
+	Agents int `csv:"agents" json:"agents,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

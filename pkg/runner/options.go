@@ -150,9 +150,14 @@ type Options struct {
 	KVPort int
 	// SetCmd and GetCmd are the kvstore's commands (Redis uses SET/GET).
 	SetCmd, GetCmd string
-	// KvstoreBin is the kvbench binary that serves the kvstore; the
-	// running executable when empty.
+	// KvstoreBin is the kvbench binary that serves the kvstore (and runs
+	// the agents); the running executable when empty.
 	KvstoreBin string
+	// Agents, when above 1, runs each measurement through that many
+	// local agent processes of KvstoreBin ("kvbench bench --segment i/N
+	// --start-at ... --output json"), merged into one row
+	// (agents.RunLocal); 0 or 1 measures in this process.
+	Agents int
 	// RedisBin is redis-server; looked up on PATH when empty.
 	RedisBin string
 	// ConfigFile, when set, is a YAML file listing the targets (see
@@ -294,6 +299,9 @@ func (o Options) normalize() (Options, error) {
 		if c.value < c.least {
 			bad("%s %d: want at least %d", c.name, c.value, c.least)
 		}
+	}
+	if o.Agents < 0 || o.Agents > 1024 {
+		bad("agents %d: want 0 to 1024", o.Agents)
 	}
 	if o.SetRatio < 0 || o.SetRatio > 100 {
 		bad("set ratio %d: want 0 to 100", o.SetRatio)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -372,12 +373,11 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		}
 	}
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
-	cpu0 := processCPU()
 	t1 := time.Now()
-	res, err := loadgen.Run(ctx, cfg)
+	res, clientCPU, err := r.measure(ctx, cfg, sc.Name(), e.Round)
 	t.Measure = time.Since(t1)
-	clientCPU := processCPU() - cpu0
 	fillRow(&row, res)
+	row.Agents = max(o.Agents, 1)
 	if err != nil {
 		if serr == nil { // a restart is the reason to give, if there was one
 			if after, aerr := target.SampleServer(ctx, info, sc.Desc.Password); aerr == nil {
@@ -408,6 +408,33 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		fillCPU(&row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
 	}
 	return row, t, nil
+}
+
+// measure runs cfg in this process, or with Options.Agents > 1 through
+// local agent processes, and returns the result and the load generator's
+// CPU time.
+func (r *run) measure(ctx context.Context, cfg loadgen.Config, scenario string, round int) (loadgen.Result, time.Duration, error) {
+	o := r.o
+	if o.Agents <= 1 {
+		cpu0 := processCPU()
+		res, err := loadgen.Run(ctx, cfg)
+		return res, processCPU() - cpu0, err
+	}
+	bin := o.KvstoreBin
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return loadgen.Result{Config: cfg}, 0, fmt.Errorf("agents: the kvbench binary: %w", err)
+		}
+	}
+	l, err := agents.RunLocal(ctx, bin, cfg, o.Agents)
+	for _, w := range l.Result.Warnings {
+		r.log("%s round %d: warning: %v", scenario, round, w)
+	}
+	if l.Result.Histogram == nil {
+		l.Result.Config = cfg
+	}
+	return l.Result, l.CPU, err
 }
 
 // processCPU is this process's CPU time so far (user + system): during a

@@ -1,0 +1,152 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// Local agents' timing.
+const (
+	// LocalLead is the time RunLocal gives its agents, from starting their
+	// processes to the common start, plus LocalLeadPerAgent for each.
+	LocalLead         = 500 * time.Millisecond
+	LocalLeadPerAgent = 100 * time.Millisecond
+	// localGrace is how long an agent gets to exit after SIGTERM.
+	localGrace = 2 * time.Second
+)
+
+// BenchArgs returns the "kvbench bench" arguments that run cfg (without
+// its password, Progress, segment and start: RunLocal adds those). It is
+// the inverse of bench's flag parsing for every Config field a flag sets.
+func BenchArgs(cfg loadgen.Config) ([]string, error) {
+	host, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("address %q: %w", cfg.Addr, err)
+	}
+	a := []string{"bench", "--host", host, "--port", port, "--mode", string(cfg.Mode)}
+	add := func(name string, v any) { a = append(a, "--"+name, fmt.Sprint(v)) }
+	if cfg.Duration > 0 {
+		add("duration", cfg.Duration)
+	} else {
+		add("requests", cfg.Requests)
+	}
+	if cfg.WarmupRequests > 0 {
+		add("warmup", cfg.WarmupRequests)
+	} else if cfg.Warmup > 0 {
+		add("warmup", cfg.Warmup)
+	}
+	add("rate", strconv.FormatFloat(cfg.Rate, 'g', -1, 64))
+	add("pipeline", cfg.Pipeline)
+	add("connections", cfg.Connections)
+	add("threads", cfg.Threads)
+	add("keyspace", cfg.Keyspace)
+	add("value-size", cfg.ValueSize)
+	add("set-ratio", cfg.SetRatio)
+	add("set-cmd", cfg.SetCmd)
+	add("get-cmd", cfg.GetCmd)
+	add("key-prefix", cfg.KeyPrefix)
+	if cfg.KeyPattern != "" {
+		add("key-pattern", cfg.KeyPattern)
+	}
+	if cfg.Zipf > 0 {
+		add("zipf", strconv.FormatFloat(cfg.Zipf, 'g', -1, 64))
+	}
+	add("seed", cfg.Seed)
+	add("connect-timeout", cfg.ConnectTimeout)
+	add("timeout", cfg.Timeout)
+	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError} {
+		if on {
+			a = append(a, "--"+name)
+		}
+	}
+	return a, nil
+}
+
+// Local is the outcome of RunLocal.
+type Local struct {
+	Merged
+	// CPU is the agents' processes' CPU time (user + system), summed.
+	CPU time.Duration
+}
+
+// RunLocal runs cfg as n agent processes of the kvbench binary bin
+// ("kvbench bench --segment i/n --start-at T --output json"), on this
+// host, started together at T = now + LocalLead + n·LocalLeadPerAgent,
+// and merges their results. The password goes to them in their
+// environment (KVBENCH_PASSWORD), not on their command line. Each runs
+// in its own process group and is stopped (SIGTERM, then SIGKILL) when
+// ctx ends. The error names the agents that failed, with their stderr.
+func RunLocal(ctx context.Context, bin string, cfg loadgen.Config, n int) (Local, error) {
+	cfg, err := cfg.Normalize()
+	if err != nil {
+		return Local{}, fmt.Errorf("invalid configuration: %w", err)
+	}
+	args, err := BenchArgs(cfg)
+	if err != nil {
+		return Local{}, err
+	}
+	start := time.Now().Add(LocalLead + time.Duration(n)*LocalLeadPerAgent)
+	type proc struct {
+		cmd            *exec.Cmd
+		stdout, stderr bytes.Buffer
+	}
+	procs := make([]*proc, n)
+	for i := range procs {
+		p := &proc{}
+		a := append(append([]string{}, args...), "--segment", fmt.Sprintf("%d/%d", i, n),
+			"--start-at", start.UTC().Format(time.RFC3339Nano), "--output", "json")
+		p.cmd = exec.CommandContext(ctx, bin, a...)
+		p.cmd.Env = append(os.Environ(), "KVBENCH_PASSWORD="+cfg.Password)
+		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		p.cmd.Cancel = func() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM) }
+		p.cmd.WaitDelay = localGrace
+		if err := p.cmd.Start(); err != nil {
+			for _, q := range procs[:i] {
+				_ = syscall.Kill(-q.cmd.Process.Pid, syscall.SIGKILL)
+				_ = q.cmd.Wait()
+			}
+			return Local{}, fmt.Errorf("start agent %d/%d: %w", i, n, err)
+		}
+		procs[i] = p
+	}
+	var l Local
+	var all []Agent
+	var errs []error
+	for i, p := range procs {
+		werr := p.cmd.Wait()
+		if st := p.cmd.ProcessState; st != nil {
+			l.CPU += st.UserTime() + st.SystemTime()
+		}
+		if werr != nil {
+			errs = append(errs, fmt.Errorf("agent %d/%d: %w: %s", i, n, werr, strings.TrimSpace(p.stderr.String())))
+		}
+		as, _, rerr := Read(&p.stdout, fmt.Sprintf("agent %d/%d", i, n))
+		if rerr != nil && werr == nil {
+			errs = append(errs, rerr)
+		}
+		all = append(all, as...)
+	}
+	if len(errs) > 0 {
+		if len(all) > 0 {
+			if m, err := Merge(all, 0); err == nil {
+				l.Merged = m // the counts so far
+			}
+		}
+		return l, errors.Join(errs...)
+	}
+	m, err := Merge(all, n)
+	l.Merged = m
+	return l, err
+}

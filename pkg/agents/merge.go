@@ -1,0 +1,384 @@
+// Package agents spreads one load over several load-generator processes,
+// the agents, and merges what they report. Each agent runs one segment of
+// the load (loadgen.Config.Segment) and prints its result as JSON
+// (loadgen.JSONResult, with its whole latency histogram and its measured
+// window); Merge adds the histograms bucket by bucket (percentiles are
+// never averaged), sums the counters and measures throughput over the
+// union of the agents' windows. RunLocal starts the agents as local
+// processes of the kvbench binary.
+package agents
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// MinOverlap is the share of the union of the agents' measured windows
+// that their intersection must cover; below it Merge warns (ErrNoOverlap)
+// that the agents did not load the server at the same time.
+const MinOverlap = 0.9
+
+// Errors wrapped by Merge's warnings and errors.
+var (
+	// ErrNoOverlap: the agents' windows overlap less than MinOverlap.
+	ErrNoOverlap = errors.New("agents' windows overlap too little")
+	// ErrSettingsDiffer: the agents ran with different settings.
+	ErrSettingsDiffer = errors.New("agents' settings differ")
+	// ErrMissing: fewer agents than expected reported.
+	ErrMissing = errors.New("agents missing")
+)
+
+// Agent is one agent's result, as read from its JSON document.
+type Agent struct {
+	// Source is where it was read from, "file:line".
+	Source string
+	// JSON is the document; Result the same, decoded.
+	JSON   loadgen.JSONResult
+	Result loadgen.Result
+}
+
+// Read reads a stream of JSON result documents (kvbench bench --output
+// json, one after the other, as "kubectl logs" concatenates them) from r,
+// named name in messages. Lines between documents that do not start one
+// (a log line, an error message on stderr) are skipped, and each is
+// returned as a note naming its line.
+func Read(r io.Reader, name string) (agents []Agent, notes []error, err error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	line := 1
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data) - off
+		}
+		text := bytes.TrimSpace(data[off : off+end])
+		if !bytes.HasPrefix(text, []byte("{")) {
+			if len(text) > 0 {
+				notes = append(notes, fmt.Errorf("%s:%d: skipped, not a JSON result: %.80s", name, line, text))
+			}
+			off += end + 1
+			line++
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(data[off:]))
+		dec.DisallowUnknownFields()
+		var j loadgen.JSONResult
+		pos := fmt.Sprintf("%s:%d", name, line)
+		if err := dec.Decode(&j); err != nil {
+			return nil, notes, fmt.Errorf("%s: %w", pos, err)
+		}
+		res, err := j.Result()
+		if err != nil {
+			return nil, notes, fmt.Errorf("%s: %w", pos, err)
+		}
+		agents = append(agents, Agent{Source: pos, JSON: j, Result: res})
+		n := int(dec.InputOffset())
+		line += bytes.Count(data[off:off+n], []byte("\n"))
+		off += n
+		// The rest of the document's last line.
+		if rest := bytes.IndexByte(data[off:], '\n'); rest >= 0 && len(bytes.TrimSpace(data[off:off+rest])) == 0 {
+			off += rest + 1
+			line++
+		}
+	}
+	return agents, notes, nil
+}
+
+// Merged is the merge of the agents' results.
+type Merged struct {
+	// Result is the whole load's: counters summed, histograms added,
+	// Start the earliest start, End the latest end, Elapsed between them
+	// and QPS the requests over Elapsed. Its Config is the agents'
+	// (the first one's where they differ) as one run: no segment, the
+	// threads summed. Its Warnings hold Merge's findings and then each
+	// agent's warnings, prefixed with its segment.
+	Result loadgen.Result
+	// Agents are the agents merged, by segment.
+	Agents []Agent
+	// Overlap is the intersection of the agents' measured windows over
+	// their union, 0 to 1.
+	Overlap float64
+}
+
+// Merge merges the agents' results. want, when positive, is the number
+// of agents expected: the segment count they must have run with, and an
+// error wrapping ErrMissing names the segments absent. A segment that
+// reports twice is an error too. Windows that overlap less than
+// MinOverlap and settings that differ are warnings in the Result.
+func Merge(agents []Agent, want int) (Merged, error) {
+	if len(agents) == 0 {
+		return Merged{}, errors.New("no agent results")
+	}
+	agents = slices.Clone(agents)
+	sort.SliceStable(agents, func(a, b int) bool {
+		return agents[a].Result.Config.Segment < agents[b].Result.Config.Segment
+	})
+	segs := agents[0].Result.Config.Segments
+	bySeg := map[int]string{}
+	for _, a := range agents {
+		c := a.Result.Config
+		if c.Segments != segs {
+			return Merged{}, fmt.Errorf("%s: segment %d/%d, but %s ran as segment %d/%d: not parts of one load",
+				a.Source, c.Segment, c.Segments, agents[0].Source, agents[0].Result.Config.Segment, segs)
+		}
+		if prev, dup := bySeg[c.Segment]; dup && segs > 1 {
+			return Merged{}, fmt.Errorf("segment %d/%d reported twice: %s and %s", c.Segment, segs, prev, a.Source)
+		}
+		bySeg[c.Segment] = a.Source
+	}
+	if want > 0 {
+		if segs != want && segs > 1 {
+			return Merged{}, fmt.Errorf("the agents ran as segments of %d, not of %d", segs, want)
+		}
+		var missing []string
+		for i := range want {
+			if _, ok := bySeg[i]; !ok {
+				missing = append(missing, fmt.Sprint(i))
+			}
+		}
+		if len(missing) > 0 || (segs <= 1 && len(agents) != want) {
+			if len(missing) == 0 {
+				return Merged{}, fmt.Errorf("%w: %d results of whole runs, want %d agents", ErrMissing, len(agents), want)
+			}
+			return Merged{}, fmt.Errorf("%w: %d of %d reported; no result from segment %s", ErrMissing, len(agents), want, strings.Join(missing, ", "))
+		}
+	}
+
+	m := Merged{Agents: agents}
+	r := &m.Result
+	first := agents[0].Result
+	r.Config = first.Config
+	r.Config.Segment, r.Config.Segments, r.Config.Threads = 0, 1, 0
+	r.Histogram = newLike(first.Histogram)
+	r.Errors = map[string]int64{}
+	var warnings []error
+	for _, a := range agents {
+		x := a.Result
+		r.Config.Threads += x.Config.Threads
+		r.Requests += x.Requests
+		r.Sent += x.Sent
+		r.Sets += x.Sets
+		r.Gets += x.Gets
+		r.Conflicts += x.Conflicts
+		r.Misses += x.Misses
+		r.VerifyFailures += x.VerifyFailures
+		for k, v := range x.Errors {
+			r.Errors[k] += v
+		}
+		if dropped := r.Histogram.Merge(x.Histogram); dropped > 0 {
+			return Merged{}, fmt.Errorf("%s: %d latencies out of the histogram's range", a.Source, dropped)
+		}
+		if x.SendLagHistogram != nil {
+			if r.SendLagHistogram == nil {
+				r.SendLagHistogram = newLike(x.SendLagHistogram)
+			}
+			r.SendLagHistogram.Merge(x.SendLagHistogram)
+		}
+		if r.Start.IsZero() || x.Start.Before(r.Start) {
+			r.Start = x.Start
+		}
+		if x.End.After(r.End) {
+			r.End = x.End
+		}
+		if a.JSON.Error != "" {
+			warnings = append(warnings, fmt.Errorf("agent %s (%s) failed: %s", segName(x.Config), a.Source, a.JSON.Error))
+		}
+	}
+	r.Elapsed = r.End.Sub(r.Start)
+	if r.Requests > 0 && r.Elapsed > 0 {
+		r.QPS = float64(r.Requests) / r.Elapsed.Seconds()
+		r.UsPerOp = math.Round(float64(r.Elapsed)/10/float64(r.Requests)) / 100
+	}
+	r.Latency = loadgen.Summarize(r.Histogram)
+	if r.SendLagHistogram != nil {
+		r.SendLag = loadgen.Summarize(r.SendLagHistogram)
+		if w := loadgen.BehindSchedule(r.SendLag); w != nil {
+			warnings = append(warnings, w)
+		}
+	}
+
+	m.Overlap = overlap(agents)
+	if len(agents) > 1 && m.Overlap < MinOverlap {
+		starts, ends := spread(agents)
+		hint := "start them together with --start-at"
+		if ends > starts {
+			hint = "with --requests each ends when its share is done: --duration gives them one window"
+		}
+		warnings = append(warnings, fmt.Errorf("%w: they share %.0f%% of the time from the first start to the last end (want %.0f%%), "+
+			"their starts %v apart, their ends %v: the QPS understates what they did at once; %s",
+			ErrNoOverlap, 100*m.Overlap, 100*MinOverlap, starts.Round(time.Millisecond), ends.Round(time.Millisecond), hint))
+	}
+	if diff := settingsDiff(agents); len(diff) > 0 {
+		warnings = append(warnings, fmt.Errorf("%w: %s", ErrSettingsDiffer, strings.Join(diff, "; ")))
+	}
+	for _, a := range agents {
+		for _, w := range a.Result.Warnings {
+			warnings = append(warnings, fmt.Errorf("agent %s: %w", segName(a.Result.Config), w))
+		}
+	}
+	r.Warnings = warnings
+	return m, nil
+}
+
+// newLike returns an empty histogram with h's range and precision.
+func newLike(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	return hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+}
+
+// overlap is the intersection of the agents' windows over their union.
+func overlap(agents []Agent) float64 {
+	lo, hi := agents[0].Result.Start, agents[0].Result.End // the intersection
+	ulo, uhi := lo, hi                                     // the union
+	for _, a := range agents[1:] {
+		s, e := a.Result.Start, a.Result.End
+		if s.After(lo) {
+			lo = s
+		}
+		if e.Before(hi) {
+			hi = e
+		}
+		if s.Before(ulo) {
+			ulo = s
+		}
+		if e.After(uhi) {
+			uhi = e
+		}
+	}
+	union := uhi.Sub(ulo)
+	if union <= 0 {
+		return 1
+	}
+	return max(0, float64(hi.Sub(lo))/float64(union))
+}
+
+// spread returns how far apart the agents' starts and their ends are.
+func spread(agents []Agent) (starts, ends time.Duration) {
+	s0, s1 := agents[0].Result.Start, agents[0].Result.Start
+	e0, e1 := agents[0].Result.End, agents[0].Result.End
+	for _, a := range agents[1:] {
+		r := a.Result
+		if r.Start.Before(s0) {
+			s0 = r.Start
+		}
+		if r.Start.After(s1) {
+			s1 = r.Start
+		}
+		if r.End.Before(e0) {
+			e0 = r.End
+		}
+		if r.End.After(e1) {
+			e1 = r.End
+		}
+	}
+	return s1.Sub(s0), e1.Sub(e0)
+}
+
+// settingsDiff lists the settings in which an agent differs from the
+// first: "value_size: 32 (segment 0) vs 64 (segment 1)". The segment and
+// the thread count (one per CPU of each agent) may differ.
+func settingsDiff(agents []Agent) []string {
+	norm := func(a Agent) map[string]any {
+		s := a.JSON.Settings
+		s.Segment, s.Threads = 0, 0
+		b, _ := json.Marshal(s)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		m["seed"] = a.JSON.Seed
+		return m
+	}
+	base := norm(agents[0])
+	var diff []string
+	seen := map[string]bool{}
+	for _, a := range agents[1:] {
+		m := norm(a)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if fmt.Sprint(m[k]) != fmt.Sprint(base[k]) && !seen[k] {
+				seen[k] = true
+				diff = append(diff, fmt.Sprintf("%s: %v (segment %d) vs %v (segment %d)",
+					k, base[k], agents[0].Result.Config.Segment, m[k], a.Result.Config.Segment))
+			}
+		}
+	}
+	return diff
+}
+
+func segName(c loadgen.Config) string { return fmt.Sprintf("%d/%d", c.Segment, c.Segments) }
+
+// JSONMerged is the JSON form of a Merged: the whole load's result, as
+// "kvbench bench --output json" writes one, plus the agents.
+type JSONMerged struct {
+	loadgen.JSONResult
+	// Overlap is Merged.Overlap.
+	Overlap float64 `json:"overlap"`
+	// Agents is one summary per agent, by segment.
+	Agents []JSONAgent `json:"agents"`
+}
+
+// JSONAgent summarizes one agent's result.
+type JSONAgent struct {
+	Source      string              `json:"source"`
+	Segment     int                 `json:"segment"`
+	Segments    int                 `json:"segments"`
+	Requests    int64               `json:"requests"`
+	QPS         float64             `json:"qps"`
+	LatencyUs   loadgen.JSONLatency `json:"latency_us"`
+	StartUnixNs int64               `json:"start_unix_ns"`
+	EndUnixNs   int64               `json:"end_unix_ns"`
+	Threads     int                 `json:"threads"`
+	Error       string              `json:"error,omitempty"`
+}
+
+// JSON returns m in its JSON form.
+func (m Merged) JSON() JSONMerged {
+	j := JSONMerged{JSONResult: m.Result.JSON(), Overlap: m.Overlap}
+	for _, a := range m.Agents {
+		x := a.Result
+		j.Agents = append(j.Agents, JSONAgent{
+			Source: a.Source, Segment: x.Config.Segment, Segments: x.Config.Segments,
+			Requests: x.Requests, QPS: x.QPS, LatencyUs: loadgen.JSONLatency(x.Latency),
+			StartUnixNs: a.JSON.StartUnixNs, EndUnixNs: a.JSON.EndUnixNs,
+			Threads: x.Config.Threads, Error: a.JSON.Error,
+		})
+	}
+	return j
+}
+
+// WriteJSON writes m.JSON() as one indented JSON object.
+func WriteJSON(w io.Writer, m Merged) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m.JSON())
+}
+
+// WriteText writes the whole load's result as "kvbench bench" does, then
+// one line per agent: its segment, requests, QPS, p99 and its window
+// relative to the earliest start.
+func WriteText(w io.Writer, m Merged) error {
+	bw := bufio.NewWriter(w)
+	if err := loadgen.WriteText(bw, m.Result); err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "agents: %d, windows overlapping %.1f%%\n", len(m.Agents), 100*m.Overlap)
+	for _, a := range m.Agents {
+		x := a.Result
+		rel := func(t time.Time) float64 { return t.Sub(m.Result.Start).Seconds() }
+		fmt.Fprintf(bw, "agent %s: %d requests, QPS %.2f, p99 %.2f us, window +%.3f s to +%.3f s, %d threads (%s)\n",
+			segName(x.Config), x.Requests, x.QPS, x.Latency.P99, rel(x.Start), rel(x.End), x.Config.Threads, a.Source)
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,70 @@
+package agents
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// agent makes segment i of n's JSON document: requests latencies of lat
+// ns each, measured from start for d.
+func agent(t *testing.T, i, n int, requests, lat int64, start time.Time, d time.Duration) string {
+	t.Helper()
+	cfg, err := loadgen.Config{Addr: "127.0.0.1:6379", Mode: loadgen.ModeGet, Requests: 1000, Pipeline: 1, Connections: n, Threads: 1,
+		Keyspace: 10, KeyPrefix: "k:", SetCmd: "SET", GetCmd: "GET", Segment: i, Segments: n}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hdrhistogram.New(1, 3600e9, 3)
+	if err := h.RecordValues(lat, requests); err != nil {
+		t.Fatal(err)
+	}
+	r := loadgen.Result{Config: cfg, Requests: requests, Sent: requests, Gets: requests, Histogram: h,
+		Start: start, End: start.Add(d), Elapsed: d, Errors: map[string]int64{"ERR": 1}}
+	var b bytes.Buffer
+	if err := loadgen.WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestMerge: histograms add (the merged p50 is a value no agent's mean
+// would give), counters sum, QPS is over the union of the windows, and
+// the overlap is the intersection over the union.
+func TestMerge(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	stream := agent(t, 1, 2, 3000, 100_000, t0.Add(time.Second), 2*time.Second) + "log line\n" +
+		agent(t, 0, 2, 1000, 1_000, t0, 2*time.Second)
+	as, notes, err := Read(strings.NewReader(stream), "logs")
+	if err != nil || len(as) != 2 || len(notes) != 1 || !strings.HasPrefix(notes[0].Error(), "logs:") {
+		t.Fatalf("Read: %d agents, notes %v, %v", len(as), notes, err)
+	}
+	m, err := Merge(as, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Result
+	if r.Requests != 4000 || r.Errors["ERR"] != 2 || r.Elapsed != 3*time.Second || r.QPS != 4000.0/3 || r.Config.Segments != 1 {
+		t.Errorf("merged: %d requests, errors %v, elapsed %v, QPS %g, segments %d", r.Requests, r.Errors, r.Elapsed, r.QPS, r.Config.Segments)
+	}
+	if r.Histogram.TotalCount() != 4000 || r.Latency.P50 < 99 || r.Latency.P50 > 101 {
+		t.Errorf("merged histogram: %d values, p50 %g us; want 4000 and 100 us", r.Histogram.TotalCount(), r.Latency.P50)
+	}
+	if m.Overlap != 1.0/3 || len(r.Warnings) == 0 || !errors.Is(r.Warnings[0], ErrNoOverlap) {
+		t.Errorf("overlap %g, warnings %v; want 1/3 and ErrNoOverlap", m.Overlap, r.Warnings)
+	}
+	if m.Agents[0].Result.Config.Segment != 0 {
+		t.Error("agents not in segment order")
+	}
+	if _, err := Merge(as[:1], 2); !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "segment 0") {
+		t.Errorf("one of two: %v", err)
+	}
+	if _, _, err := Read(strings.NewReader(`{"requests": "many"}`), "bad.json"); err == nil || !strings.HasPrefix(err.Error(), "bad.json:1:") {
+		t.Errorf("a bad document: %v, want its position", err)
+	}
+}
