@@ -159,10 +159,19 @@ const portTries = 3
 // answering PING or another process answers there: the port was taken
 // between choosing and binding.
 func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, argv func(port int) ([]string, error)) (Instance, error) {
+	inst, err := spawnOnPort(ctx, name, s, env, params, own, discard, freePort, argv)
+	if err != nil {
+		return nil, err
+	}
+	return inst, nil
+}
+
+// spawnOnPort is spawnOnFreePort with the port chosen by pick.
+func spawnOnPort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, pick func() (int, error), argv func(port int) ([]string, error)) (*instance, error) {
 	started := time.Now()
 	var err error
 	for range portTries {
-		port, perr := freePort()
+		port, perr := pick()
 		if perr != nil {
 			return nil, fmt.Errorf("%s: find a free port: %w", name, perr)
 		}

@@ -24,6 +24,8 @@ const (
 	KindCommand Kind = "command"
 	// KindAttach is a running server kvbench does not start.
 	KindAttach Kind = "attach"
+	// KindRedisCluster is a Redis Cluster of redis-server nodes.
+	KindRedisCluster Kind = "redis-cluster"
 )
 
 // DefaultReadyTimeout bounds how long a started server may take to answer
@@ -186,8 +188,11 @@ type Strategy struct {
 
 // Info describes a running instance.
 type Info struct {
-	// Addr is the server's host:port.
+	// Addr is the server's host:port (a cluster's: its first master's).
 	Addr string
+	// Nodes lists a cluster's masters, host:port, in slot order; empty
+	// for a single server.
+	Nodes []string
 	// PID is the process started (0 for an attached server).
 	PID int
 	// Version is the server's version from INFO server (kvstore_version

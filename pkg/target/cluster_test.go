@@ -1,0 +1,125 @@
+package target
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+)
+
+func TestSlotRange(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		next := 0
+		for i := range n {
+			lo, hi := SlotRange(i, n)
+			if lo != next || hi < lo {
+				t.Fatalf("SlotRange(%d, %d) = %d, %d; want to start at %d", i, n, lo, hi, next)
+			}
+			next = hi + 1
+		}
+		if next != ClusterSlots {
+			t.Errorf("%d shards cover %d slots, want %d", n, next, ClusterSlots)
+		}
+	}
+}
+
+func TestRedisClusterBadShape(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	for _, tt := range []struct {
+		cfg  RedisClusterConfig
+		want string
+	}{
+		{RedisClusterConfig{Shards: -1}, "shards -1: want at least 1"},
+		{RedisClusterConfig{Replicas: -2}, "replicas -2: want 0 or more"},
+		{RedisClusterConfig{Shards: 40, Replicas: 1}, "make 80 nodes: at most 64"},
+	} {
+		tt.cfg.Bin = bin
+		_, err := NewRedisCluster(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+}
+
+// TestRedisCluster starts real clusters, checks what every node reports,
+// and that Stop leaves no process.
+func TestRedisCluster(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	for _, tt := range []struct {
+		name             string
+		shards, replicas int
+		strategy         string
+	}{
+		{"3x0", 3, 0, "aof_everysec"},
+		{"2x1", 2, 1, "none"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewRedisCluster(RedisClusterConfig{RedisConfig: RedisConfig{Bin: bin}, Shards: tt.shards, Replicas: tt.replicas})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Desc().Kind != KindRedisCluster || c.Desc().Name != DefaultRedisClusterName {
+				t.Errorf("desc %+v", c.Desc())
+			}
+			inst, env := start(t, c, tt.strategy)
+			defer stopAndCheck(t, inst, env)
+			info := inst.Info()
+			if len(info.Nodes) != tt.shards || info.Addr != info.Nodes[0] {
+				t.Errorf("nodes %v, addr %s: want %d masters, the first the address", info.Nodes, info.Addr, tt.shards)
+			}
+			if !strings.Contains(info.Config, "cluster-enabled=yes") {
+				t.Errorf("config %q lacks cluster-enabled=yes", info.Config)
+			}
+			cl, err := dialClient(context.Background(), info.Addr, "", time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.close()
+			ci, err := cl.clusterInfo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := tt.shards * (1 + tt.replicas)
+			if ci["cluster_state"] != "ok" || ci["cluster_known_nodes"] != itoa(total) ||
+				ci["cluster_size"] != itoa(tt.shards) || ci["cluster_slots_assigned"] != "16384" {
+				t.Errorf("CLUSTER INFO: %v", ci)
+			}
+			slots, err := cl.clusterNodesMap()
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := strings.Fields(slots)
+			if len(entries) != tt.shards {
+				t.Fatalf("CLUSTER SLOTS %q: want %d ranges", slots, tt.shards)
+			}
+			for i, e := range entries {
+				lo, hi := SlotRange(i, tt.shards)
+				want := itoa(lo) + "-" + itoa(hi) + ":" + info.Nodes[i]
+				if !strings.HasPrefix(e, want) || strings.Count(e, ",") != tt.replicas {
+					t.Errorf("slot range %d: %q, want %s with %d replicas", i, e, want, tt.replicas)
+				}
+			}
+			masters, err := cl.clusterSlots()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range strings.Fields(masters) {
+				lo, hi := SlotRange(i, tt.shards)
+				if want := itoa(lo) + "-" + itoa(hi) + ":" + info.Nodes[i]; !strings.HasPrefix(e, want) {
+					t.Errorf("CLUSTER SLOTS range %d: %q, want %s", i, e, want)
+				}
+			}
+			// Every node runs the strategy's persistence settings.
+			for _, nd := range inst.(*clusterInstance).nodes {
+				if nd.inst.info.Config != info.Config {
+					t.Errorf("node %s: config %q, want %q", nd.inst.info.Addr, nd.inst.info.Config, info.Config)
+				}
+			}
+		})
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
