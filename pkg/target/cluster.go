@@ -139,6 +139,8 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 				`logfile ""`,
 				"cluster-enabled yes",
 				"cluster-config-file nodes.conf",
+				// A replica's first sync starts at once, not 5 s later.
+				"repl-diskless-sync-delay 0",
 			}, lines, c.cfg.Config), "\n") + "\n"
 			if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)

@@ -53,7 +53,7 @@ type Defaults struct {
 //
 //	targets:
 //	  - name: valkey            # the target column; required for command and attach
-//	    kind: command           # kvstore, redis, command or attach
+//	    kind: command           # kvstore, redis, redis-cluster, command or attach
 //	    command: ["valkey-server", "--port", "{port}", "--dir", "{dir}"]
 //	    set_cmd: SET            # default SET (kvstore: RSET)
 //	    get_cmd: GET            # default GET (kvstore: RGET)
@@ -71,6 +71,9 @@ type Defaults struct {
 //	    strategies: [persist_no, nopersist]   # run by default
 //	  - kind: redis             # bin, config (more redis.conf lines)
 //	    strategies: [none, aof_always]
+//	  - kind: redis-cluster     # bin, config, shards (default 3), replicas (default 0)
+//	    shards: 3
+//	    replicas: 1
 //	  - name: remote
 //	    kind: attach            # addr, password, allow_flush
 //	    addr: 10.0.0.5:6379
@@ -146,6 +149,8 @@ type targetYAML struct {
 	Defaults []string  `yaml:"defaults"`
 	Strats   yaml.Node `yaml:"strategies"`
 	Flush    bool      `yaml:"allow_flush"`
+	Shards   int       `yaml:"shards"`
+	Replicas int       `yaml:"replicas"`
 }
 
 // strategyYAML is the long form of a command or attach strategy.
@@ -159,10 +164,11 @@ type strategyYAML struct {
 var (
 	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies"}
 	kindKeys   = map[Kind][]string{
-		KindKvstore: {"bin", "alloc", "port", "args"},
-		KindRedis:   {"bin", "config"},
-		KindCommand: {"command", "password", "baseline", "defaults"},
-		KindAttach:  {"addr", "password", "baseline", "defaults", "allow_flush"},
+		KindKvstore:      {"bin", "alloc", "port", "args"},
+		KindRedis:        {"bin", "config"},
+		KindRedisCluster: {"bin", "config", "shards", "replicas"},
+		KindCommand:      {"command", "password", "baseline", "defaults"},
+		KindAttach:       {"addr", "password", "baseline", "defaults", "allow_flush"},
 	}
 )
 
@@ -235,7 +241,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 	kind := Kind(t.Kind)
 	extra, ok := kindKeys[kind]
 	if !ok {
-		return nil, p.at(n, "kind %q: want kvstore, redis, command or attach", t.Kind)
+		return nil, p.at(n, "kind %q: want kvstore, redis, redis-cluster, command or attach", t.Kind)
 	}
 	if err := p.keys(n, "a "+t.Kind+" target", append(slices.Clone(commonKeys), extra...)...); err != nil {
 		return nil, err
@@ -272,6 +278,20 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		r, err := NewRedis(c)
+		return r, wrap(err)
+	case KindRedisCluster:
+		c := RedisClusterConfig{RedisConfig: d.Redis, Shards: t.Shards, Replicas: t.Replicas}
+		c.Name = or(t.Name, DefaultRedisClusterName)
+		c.Bin = or(p.path(t.Bin), c.Bin)
+		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
+		c.Config = append(slices.Clone(c.Config), t.Config...)
+		if err := p.defaults(strats, &c.Defaults); err != nil {
+			return nil, err
+		}
+		if n := mapValue(n, "shards"); n != nil && t.Shards < 1 {
+			return nil, p.at(n, "shards: want at least 1")
+		}
+		r, err := NewRedisCluster(c)
 		return r, wrap(err)
 	case KindCommand:
 		list, err := p.strategies(strats, true)

@@ -60,6 +60,26 @@ func requireRedisTargets(t *testing.T) {
 	}
 }
 
+func TestParseConfigCluster(t *testing.T) {
+	y := "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    shards: 2\n    replicas: 1\n    strategies: [aof_always]\n"
+	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := targets[0].(*RedisCluster)
+	if !ok {
+		t.Fatalf("target %T, want *RedisCluster", targets[0])
+	}
+	d := c.Desc()
+	if d.Name != DefaultRedisClusterName || d.Kind != KindRedisCluster || c.shards != 2 || c.replicas != 1 || !slices.Equal(d.Defaults, []string{"aof_always"}) {
+		t.Errorf("%+v: shards %d replicas %d", d, c.shards, c.replicas)
+	}
+	s, _ := d.Strategy("aof_always")
+	if s.Expect["cluster-enabled"] != "yes" || s.Expect["appendfsync"] != "always" {
+		t.Errorf("aof_always expects %v", s.Expect)
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
@@ -85,6 +105,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"duplicate name", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n  - name: a\n    kind: attach\n    addr: h:2\n", "t.yaml:5: target a is already defined on line 2"},
 		{"allow_flush not attach", "targets:\n  - kind: redis\n    allow_flush: true\n", `t.yaml:3: a redis target: unknown key "allow_flush"`},
 		{"allow_flush not a bool", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    allow_flush: maybe\n", "t.yaml:5: cannot unmarshal !!str `maybe` into bool"},
+		{"cluster shards zero", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    shards: 0\n", "t.yaml:4: shards: want at least 1"},
+		{"cluster negative replicas", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    replicas: -1\n", "t.yaml:2: redis-cluster: replicas -1: want 0 or more"},
+		{"cluster key of another kind", "targets:\n  - kind: redis\n    shards: 3\n", `t.yaml:3: a redis target: unknown key "shards"`},
 		{"duplicate default", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    defaults: [zz]\n", "unknown strategy zz"},
 	}
 	for _, tt := range tests {
