@@ -104,6 +104,13 @@ type Config struct {
 	Addr string
 	// Password, when set, is sent with AUTH on every connection.
 	Password string
+	// Cluster drives a Redis Cluster: the slot map is read from Addr (or
+	// ClusterSeeds), Connections is per master, and every request goes to
+	// its key's master (see cluster.go).
+	Cluster bool
+	// ClusterSeeds are the addresses the slot map is read from, the first
+	// that answers; Addr when empty.
+	ClusterSeeds []string
 
 	// Mode is the request mix.
 	Mode Mode

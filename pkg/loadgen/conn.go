@@ -132,6 +132,8 @@ type conn struct {
 	inflight int
 	pre      int
 
+	route *connRoute // a cluster run's routing (cluster.go); nil otherwise
+
 	hist *hdrhistogram.Histogram // the worker's
 	runV int64                   // a run of runN equal latencies not yet recorded
 	runN int64
@@ -157,7 +159,7 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 	mask := len(c.ring) - 1
 	i := c.head + c.inflight + c.pre
 	for range n {
-		key := c.keys.next()
+		key := c.nextKey()
 		op := opGet
 		if p.setRatio == 100 || (p.setRatio > 0 && c.ops.below(100) < p.setRatio) {
 			op = opSet
@@ -276,6 +278,14 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		word := r.Data
 		if i := bytes.IndexByte(word, ' '); i >= 0 {
 			word = word[:i]
+		}
+		if c.route != nil && isRedirect(word) {
+			reply, err := c.resend(s, r.Data)
+			if err != nil {
+				return n, fmt.Errorf("connection %d: %w", c.id, err)
+			}
+			_, err = c.otherReply(reply, s)
+			return n, err
 		}
 		if !isGet && string(word) == "EXIST" {
 			c.conflicts++

@@ -191,9 +191,14 @@ type JSONResult struct {
 	Conflicts      int64            `json:"conflicts"`
 	Misses         int64            `json:"misses"`
 	VerifyFailures int64            `json:"verify_failures"`
-	Warnings       []string         `json:"warnings"`
-	Seed           int64            `json:"seed"`
-	Settings       JSONSettings     `json:"settings"`
+	// Shards, Moved and Ask are Result's: a cluster run's masters and
+	// redirects.
+	Shards   int          `json:"shards,omitempty"`
+	Moved    int64        `json:"moved"`
+	Ask      int64        `json:"ask"`
+	Warnings []string     `json:"warnings"`
+	Seed     int64        `json:"seed"`
+	Settings JSONSettings `json:"settings"`
 	// StartUnixNs and EndUnixNs are the measured window (Result.Start and
 	// Result.End) in Unix nanoseconds.
 	StartUnixNs int64 `json:"start_unix_ns"`
@@ -259,6 +264,7 @@ func (r Result) JSON() JSONResult {
 		ElapsedS: r.Elapsed.Seconds(), QPS: r.QPS, UsPerOp: r.UsPerOp,
 		LatencyUs: JSONLatency(r.Latency),
 		Errors:    r.Errors, Conflicts: r.Conflicts, Misses: r.Misses, VerifyFailures: r.VerifyFailures,
+		Shards: r.Shards, Moved: r.Moved, Ask: r.Ask,
 		Warnings: []string{},
 		Seed:     c.Seed,
 		Settings: JSONSettings{

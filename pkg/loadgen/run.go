@@ -67,6 +67,13 @@ type Result struct {
 	// time to the write(2) that sent it. Latency includes it. Nil in a
 	// closed loop, where a request is sent when built.
 	SendLagHistogram *hdrhistogram.Histogram
+	// Shards is the number of masters of a cluster run (Config.Cluster),
+	// 0 otherwise.
+	Shards int
+	// Moved and Ask count the cluster's redirects: MOVED (the slot map
+	// changed) and ASK (a slot being migrated) replies, each request
+	// resent to the node named.
+	Moved, Ask int64
 	// Warnings describes the first few verify failures, misses in a
 	// verified ModeGet run, and a client that fell behind its open-loop
 	// schedule (ErrBehindSchedule).
@@ -157,6 +164,9 @@ type runner struct {
 
 	release func() // gives back the Ps lent to the workers
 
+	route  *route // a cluster run's slot map; nil otherwise
+	shards int    // a cluster run's masters; 0 otherwise
+
 	stop    atomic.Bool
 	errOnce sync.Once
 	err     error
@@ -187,6 +197,13 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 		w.epoch = r.epoch
 		r.workers = append(r.workers, w)
 	}
+	if cfg.Cluster {
+		if err := r.dialCluster(ctx); err != nil {
+			r.close()
+			return nil, err
+		}
+		return r, nil
+	}
 	// This run's connections are the global indices g = Segment,
 	// Segment+Segments, ...; each keeps g and the global count for its
 	// keys, quota and schedule (see Config.Segment).
@@ -208,6 +225,9 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 }
 
 func (r *runner) close() {
+	if r.route != nil {
+		r.route.close()
+	}
 	for _, w := range r.workers {
 		w.close()
 	}
@@ -263,7 +283,7 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	if requests == 0 {
 		ph.deadline = ph.start + int64(d)
 	}
-	nc := int64(cfg.Connections) // over all segments
+	nc := int64(cfg.Connections * max(r.shards, 1)) // over all segments
 	if cfg.Rate > 0 {
 		ph.interval = float64(nc) * 1e9 / cfg.Rate
 	}
@@ -368,6 +388,10 @@ func (r *runner) collect(ph *phase) Result {
 		res.Errors = map[string]int64{}
 	}
 	res.Warnings = c.warnings
+	if r.route != nil {
+		res.Shards = r.shards
+		res.Moved, res.Ask = r.route.moved.Swap(0), r.route.ask.Swap(0)
+	}
 	res.Elapsed = time.Duration(end - ph.start)
 	res.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)
 	res.End = res.Start.Add(res.Elapsed)

@@ -1,0 +1,487 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/resp"
+	"golang.org/x/sys/unix"
+)
+
+// ClusterSlots is the number of hash slots of a Redis Cluster.
+const ClusterSlots = 16384
+
+// Redirect handling bounds: a request redirected more often than
+// maxRedirects times, or refused with TRYAGAIN or CLUSTERDOWN that often
+// (backing off clusterBackoff, doubling, between tries), fails the run.
+const (
+	maxRedirects   = 16
+	clusterBackoff = 10 * time.Millisecond
+)
+
+// crc16tab is CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0),
+// the checksum of the Redis Cluster specification.
+var crc16tab = func() (t [256]uint16) {
+	for i := range t {
+		c := uint16(i) << 8
+		for range 8 {
+			if c&0x8000 != 0 {
+				c = c<<1 ^ 0x1021
+			} else {
+				c <<= 1
+			}
+		}
+		t[i] = c
+	}
+	return t
+}()
+
+// CRC16 is the CRC16 (XMODEM) of b.
+func CRC16(b []byte) uint16 {
+	var crc uint16
+	for _, c := range b {
+		crc = crc<<8 ^ crc16tab[byte(crc>>8)^c]
+	}
+	return crc
+}
+
+// KeySlot returns the hash slot of key: CRC16 mod 16384 of the key, or of
+// its hash tag, the part between the first "{" and the first "}" after
+// it, when that part is not empty.
+func KeySlot(key []byte) int {
+	if i := bytes.IndexByte(key, '{'); i >= 0 {
+		if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	return int(CRC16(key)) & (ClusterSlots - 1)
+}
+
+// Topology is a cluster's slot map: its masters and which owns each slot.
+type Topology struct {
+	// Masters are the masters' addresses, host:port, in slot order.
+	Masters []string
+	// Owner is the index in Masters of each slot's master; -1 for a slot
+	// no master serves.
+	Owner [ClusterSlots]int16
+}
+
+// FetchTopology reads the slot map with CLUSTER SLOTS from the first of
+// seeds that answers.
+func FetchTopology(ctx context.Context, seeds []string, password string, timeout time.Duration) (*Topology, error) {
+	if len(seeds) == 0 {
+		return nil, errors.New("cluster: no seed address")
+	}
+	var errs []error
+	for _, seed := range seeds {
+		t, err := fetchTopology(ctx, seed, password, timeout)
+		if err == nil {
+			return t, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", seed, err))
+	}
+	return nil, fmt.Errorf("cluster topology: %w", errors.Join(errs...))
+}
+
+func fetchTopology(ctx context.Context, addr, password string, timeout time.Duration) (*Topology, error) {
+	cl, err := dialNode(ctx, addr, password, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.close()
+	raw, err := cl.do(resp.AppendCommandString(nil, "CLUSTER", "SLOTS"), timeout)
+	if err != nil {
+		return nil, err
+	}
+	return parseClusterSlots(raw, addr)
+}
+
+// parseClusterSlots reads a CLUSTER SLOTS reply: an array of [start, end,
+// [host, port, ...] of the master, replicas...]. An empty host is seed's.
+func parseClusterSlots(b []byte, seed string) (*Topology, error) {
+	bad := func(what string) error { return fmt.Errorf("CLUSTER SLOTS: %s", what) }
+	r, n, err := resp.ParseReply(b, 0)
+	if err != nil {
+		return nil, err
+	}
+	if r.Type == resp.TypeError {
+		return nil, fmt.Errorf("CLUSTER SLOTS: %s", r.Data)
+	}
+	if r.Type != resp.TypeArray || r.Int <= 0 {
+		return nil, bad("no slot is served (is cluster mode enabled?)")
+	}
+	seedHost, _, _ := net.SplitHostPort(seed)
+	t := &Topology{}
+	for i := range t.Owner {
+		t.Owner[i] = -1
+	}
+	next := func() (resp.Reply, error) {
+		r, m, err := resp.ParseReply(b[n:], 0)
+		if err == nil && m == 0 {
+			err = bad("truncated reply")
+		}
+		n += m
+		return r, err
+	}
+	for range r.Int {
+		e, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if e.Type != resp.TypeArray || e.Int < 3 {
+			return nil, bad("malformed entry")
+		}
+		lo, err1 := next()
+		hi, err2 := next()
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		if lo.Type != resp.TypeInt || hi.Type != resp.TypeInt || lo.Int < 0 || hi.Int < lo.Int || hi.Int >= ClusterSlots {
+			return nil, bad("malformed slot range")
+		}
+		master := ""
+		for k := range e.Int - 2 {
+			nd, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if nd.Type != resp.TypeArray || nd.Int < 2 {
+				return nil, bad("malformed node")
+			}
+			host, err1 := next()
+			port, err2 := next()
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, err
+			}
+			for range nd.Int - 2 {
+				m, err := resp.SkipReply(b[n:], 0)
+				if err != nil || m == 0 {
+					return nil, bad("malformed node")
+				}
+				n += m
+			}
+			if k == 0 {
+				h := string(host.Data)
+				if h == "" || h == "?" {
+					h = seedHost
+				}
+				master = net.JoinHostPort(h, strconv.FormatInt(port.Int, 10))
+			}
+		}
+		idx := slices.Index(t.Masters, master)
+		if idx < 0 {
+			idx = len(t.Masters)
+			t.Masters = append(t.Masters, master)
+		}
+		for s := lo.Int; s <= hi.Int; s++ {
+			t.Owner[s] = int16(idx)
+		}
+	}
+	return t, nil
+}
+
+// nodeClient is a blocking connection to one cluster node, for the
+// topology and for the rare requests resent after a redirect.
+type nodeClient struct {
+	conn net.Conn
+	in   []byte
+}
+
+func dialNode(ctx context.Context, addr, password string, timeout time.Duration) (*nodeClient, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	cl := &nodeClient{conn: conn}
+	if password != "" {
+		raw, err := cl.do(resp.AppendCommandString(nil, "AUTH", password), timeout)
+		if err == nil && len(raw) > 0 && raw[0] == '-' {
+			err = fmt.Errorf("AUTH: %s", bytes.TrimSpace(raw[1:]))
+		}
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return cl, nil
+}
+
+func (cl *nodeClient) close() { cl.conn.Close() }
+
+// do writes req (one or more requests) and returns the raw last reply.
+func (cl *nodeClient) do(req []byte, timeout time.Duration) ([]byte, error) {
+	if err := cl.conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if _, err := cl.conn.Write(req); err != nil {
+		return nil, err
+	}
+	want := 0 // replies expected: one per request
+	for off := 0; off < len(req); want++ {
+		m, err := resp.SkipReply(req[off:], 0)
+		if err != nil || m == 0 {
+			return nil, errors.New("malformed request")
+		}
+		off += m
+	}
+	var chunk [16 << 10]byte
+	for {
+		n, err := resp.SkipReply(cl.in, 0)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			reply := slices.Clone(cl.in[:n])
+			cl.in = append(cl.in[:0], cl.in[n:]...)
+			if want--; want == 0 {
+				return reply, nil
+			}
+			continue
+		}
+		m, err := cl.conn.Read(chunk[:])
+		cl.in = append(cl.in, chunk[:m]...)
+		if err != nil && m == 0 {
+			return nil, err
+		}
+	}
+}
+
+// route is a cluster run's shared slot map and redirect counts. Slots
+// move during a run: a MOVED reply updates the map for every connection.
+type route struct {
+	mu    sync.Mutex
+	addrs []string // node addresses; an index never changes
+	owner [ClusterSlots]atomic.Int32
+	moved atomic.Int64
+	ask   atomic.Int64
+	sides []*nodeClient // every side connection, closed with the run
+}
+
+func newRoute(t *Topology) *route {
+	rt := &route{addrs: slices.Clone(t.Masters)}
+	for i, o := range t.Owner {
+		rt.owner[i].Store(int32(o))
+	}
+	return rt
+}
+
+// node returns the index of addr, adding it when new.
+func (rt *route) node(addr string) int32 {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	i := slices.Index(rt.addrs, addr)
+	if i < 0 {
+		i = len(rt.addrs)
+		rt.addrs = append(rt.addrs, addr)
+	}
+	return int32(i)
+}
+
+func (rt *route) addr(i int32) string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if i < 0 || int(i) >= len(rt.addrs) {
+		return ""
+	}
+	return rt.addrs[i]
+}
+
+func (rt *route) close() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, cl := range rt.sides {
+		cl.close()
+	}
+	rt.sides = nil
+}
+
+// connRoute is one connection's place in a cluster run: the master it is
+// connected to, and its side connections to other nodes.
+type connRoute struct {
+	rt    *route
+	node  int32
+	sides map[string]*nodeClient
+	buf   []byte
+}
+
+// maxSkip bounds how many keys of other masters a connection skips
+// before taking one anyway (and being redirected): a master that lost all
+// its slots still makes progress.
+const maxSkip = 1 << 12
+
+// nextKey returns the connection's next key that its master serves.
+func (c *conn) nextKey() uint64 {
+	if c.route == nil {
+		return c.keys.next()
+	}
+	cr := c.route
+	for range maxSkip {
+		key := c.keys.next()
+		cr.buf = AppendKey(cr.buf[:0], c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key))
+		if cr.rt.owner[KeySlot(cr.buf)].Load() == cr.node {
+			return key
+		}
+	}
+	return c.keys.next()
+}
+
+// isRedirect reports whether an error reply's first word asks for the
+// request to be sent again.
+func isRedirect(word []byte) bool {
+	switch string(word) {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
+		return true
+	}
+	return false
+}
+
+// resend sends request s again after the error reply msg (MOVED, ASK,
+// TRYAGAIN or CLUSTERDOWN), on a blocking side connection, following
+// further redirects, and returns the final raw reply. Redirects are rare
+// (a slot being moved), so their cost stays off the epoll loop's path; the
+// request's latency includes them.
+func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
+	cr := c.route
+	req := c.appendRequest(nil, s)
+	key := c.keyName(s.key)
+	backoff := clusterBackoff
+	for try := 0; ; try++ {
+		if try >= maxRedirects {
+			return nil, fmt.Errorf("%s %s: still refused after %d tries: %s", c.cmdName(s.op), key, try, msg)
+		}
+		word, rest, _ := bytes.Cut(msg, []byte(" "))
+		var addr string
+		asking := false
+		switch string(word) {
+		case "MOVED", "ASK":
+			slotStr, a, ok := bytes.Cut(rest, []byte(" "))
+			slot, err := strconv.Atoi(string(slotStr))
+			if !ok || err != nil || slot < 0 || slot >= ClusterSlots {
+				return nil, fmt.Errorf("%s %s: malformed redirect %q", c.cmdName(s.op), key, msg)
+			}
+			addr = string(a)
+			if word[0] == 'M' {
+				cr.rt.moved.Add(1)
+				cr.rt.owner[slot].Store(cr.rt.node(addr))
+			} else {
+				cr.rt.ask.Add(1)
+				asking = true
+			}
+		default: // TRYAGAIN, CLUSTERDOWN
+			time.Sleep(backoff)
+			backoff *= 2
+			addr = cr.rt.addr(cr.rt.owner[KeySlot([]byte(key))].Load())
+			if addr == "" {
+				addr = cr.rt.addr(cr.node)
+			}
+		}
+		cl, err := c.side(addr)
+		if err != nil {
+			return nil, err
+		}
+		out := req
+		if asking {
+			out = append(resp.AppendCommandString(nil, "ASKING"), req...)
+		}
+		reply, err := cl.do(out, c.p.cfg.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("resend %s %s to %s: %w", c.cmdName(s.op), key, addr, err)
+		}
+		if len(reply) > 0 && reply[0] == '-' {
+			m := bytes.TrimRight(reply[1:], "\r\n")
+			w, _, _ := bytes.Cut(m, []byte(" "))
+			if isRedirect(w) {
+				msg = m
+				continue
+			}
+		}
+		return reply, nil
+	}
+}
+
+// side returns the connection's side connection to addr, dialing it
+// the first time.
+func (c *conn) side(addr string) (*nodeClient, error) {
+	cr := c.route
+	if cl := cr.sides[addr]; cl != nil {
+		return cl, nil
+	}
+	cl, err := dialNode(context.Background(), addr, c.p.cfg.Password, c.p.cfg.ConnectTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	if cr.sides == nil {
+		cr.sides = make(map[string]*nodeClient)
+	}
+	cr.sides[addr] = cl
+	cr.rt.mu.Lock()
+	cr.rt.sides = append(cr.rt.sides, cl)
+	cr.rt.mu.Unlock()
+	return cl, nil
+}
+
+// appendRequest appends request s as build wrote it.
+func (c *conn) appendRequest(dst []byte, s *slot) []byte {
+	p := c.p
+	if s.op == opSet {
+		dst = append(dst, p.setHead...)
+		dst = appendDigits(dst, s.key, p.width)
+		dst = append(dst, p.setMid...)
+		dst = appendValueFrom(dst, p.block, p.seed, s.key, p.vsize)
+		return append(dst, '\r', '\n')
+	}
+	dst = append(dst, p.getHead...)
+	dst = appendDigits(dst, s.key, p.width)
+	return append(dst, '\r', '\n')
+}
+
+// dialCluster opens a cluster run's connections: for each of this run's
+// connections g, one to every master, which takes the keys of g's stripe
+// that its master serves. The quota, schedule and random streams are
+// those of connection g*shards+m of connections*shards.
+func (r *runner) dialCluster(ctx context.Context) error {
+	cfg := r.cfg
+	seeds := cfg.ClusterSeeds
+	if len(seeds) == 0 {
+		seeds = []string{cfg.Addr}
+	}
+	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.ConnectTimeout)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(topo.Owner[:], -1) {
+		return errors.New("cluster: some slots are served by no master")
+	}
+	r.route = newRoute(topo)
+	r.shards = len(topo.Masters)
+	S := r.shards
+	i := 0
+	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
+		for m, addr := range topo.Masters {
+			fd, err := dial(ctx, addr, cfg.Password, cfg.ConnectTimeout)
+			if err != nil {
+				return fmt.Errorf("connect to %s: %w", addr, err)
+			}
+			w := r.workers[i%len(r.workers)]
+			i++
+			c := newConn(r.plan, g*S+m, cfg.Connections*S, w.hist)
+			c.keys = newKeyGen(&r.cfg, g, cfg.Connections)
+			c.route = &connRoute{rt: r.route, node: int32(m)}
+			if err := w.add(c, fd); err != nil {
+				unix.Close(fd)
+				return err
+			}
+			r.conns = append(r.conns, w.socks[len(w.socks)-1])
+		}
+	}
+	return nil
+}

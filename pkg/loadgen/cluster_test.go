@@ -1,0 +1,243 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	kvtarget "github.com/kvbench/kvbench/pkg/target"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestKeySlot checks the Redis Cluster specification's examples.
+func TestKeySlot(t *testing.T) {
+	if got := CRC16([]byte("123456789")); got != 0x31C3 {
+		t.Errorf("CRC16(123456789) = %#x, want 0x31c3", got)
+	}
+	a, b := KeySlot([]byte("{user1000}.following")), KeySlot([]byte("{user1000}.followers"))
+	if a != b || a != KeySlot([]byte("user1000")) {
+		t.Errorf("hash tags: slots %d and %d, want both %d", a, b, KeySlot([]byte("user1000")))
+	}
+	for _, tt := range []struct {
+		key, hashed string
+	}{
+		{"foo{}{bar}", "foo{}{bar}"}, // an empty tag: the whole key
+		{"foo{{bar}}zap", "{bar"},    // up to the first }
+		{"foo{bar}{zap}", "bar"},     // the first tag only
+		{"{", "{"},
+		{"}{", "}{"},
+	} {
+		if got, want := KeySlot([]byte(tt.key)), int(CRC16([]byte(tt.hashed)))%ClusterSlots; got != want {
+			t.Errorf("KeySlot(%q) = %d, want %d (the slot of %q)", tt.key, got, want, tt.hashed)
+		}
+	}
+	// Known slots, as CLUSTER KEYSLOT reports them.
+	for key, want := range map[string]int{"foo": 12182, "bar": 5061, "": 0} {
+		if got := KeySlot([]byte(key)); got != want {
+			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
+		}
+	}
+}
+
+// startCluster starts a Redis Cluster of shards masters for the test.
+func startCluster(t *testing.T, shards int) kvtarget.Info {
+	t.Helper()
+	bin := testutil.RequireRedisServer(t)
+	c, err := kvtarget.NewRedisCluster(kvtarget.RedisClusterConfig{RedisConfig: kvtarget.RedisConfig{Bin: bin}, Shards: shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c.Desc().Strategy("none")
+	tr := &kvtarget.Tracker{}
+	dir := t.TempDir()
+	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: dir, Tracker: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := inst.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		if n := tr.Live(); n != 0 {
+			t.Errorf("%d nodes left running", n)
+		}
+		if ps := testutil.Processes(dir); len(ps) > 0 {
+			testutil.KillProcesses(ps)
+			t.Errorf("processes left: %+v", ps)
+		}
+	})
+	return inst.Info()
+}
+
+func redisNode(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestClusterSetGet writes the keyspace through a 3-shard cluster and
+// reads it back verified: every key lands on its slot's master.
+func TestClusterSetGet(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	topo, err := FetchTopology(ctx, []string{info.Addr}, "", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topo.Masters) != 3 || topo.Masters[0] != info.Nodes[0] {
+		t.Fatalf("masters %v, want %v", topo.Masters, info.Nodes)
+	}
+	const keyspace = 3000
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, keyspace, 3*keyspace
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 16
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != cfg.Requests || res.Shards != 3 || len(res.Errors) != 0 || res.Moved != 0 || res.Ask != 0 {
+		t.Errorf("set: %d requests (want %d), %d shards, errors %v, moved %d, ask %d", res.Requests, cfg.Requests, res.Shards, res.Errors, res.Moved, res.Ask)
+	}
+	var total int64
+	for i, addr := range info.Nodes {
+		c := redisNode(t, addr)
+		n, err := c.DBSize(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("master %d (%s) holds no key", i, addr)
+		}
+		// Every key a master holds is in its slots.
+		keys, err := c.Keys(ctx, "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if o := topo.Owner[KeySlot([]byte(k))]; int(o) != i {
+				t.Errorf("%s on master %d, its slot's master is %d", k, i, o)
+			}
+		}
+		total += n
+	}
+	if total != keyspace {
+		t.Errorf("the masters hold %d keys, want %d", total, keyspace)
+	}
+	cfg.Mode, cfg.Requests, cfg.VerifyGet = ModeGet, keyspace, true
+	res, err = Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != keyspace || res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
+		t.Errorf("get: %d requests, %d misses, %d verify failures, errors %v", res.Requests, res.Misses, res.VerifyFailures, res.Errors)
+	}
+	if j := res.JSON(); j.Shards != 3 || j.Settings.Connections != 2 {
+		t.Errorf("JSON: shards %d connections %d", j.Shards, j.Settings.Connections)
+	}
+}
+
+// TestClusterResharding moves a slot while a verified mixed run goes on:
+// the redirects are counted and followed, and nothing fails.
+func TestClusterResharding(t *testing.T) {
+	info := startCluster(t, 2)
+	ctx := context.Background()
+	const keyspace = 2000
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, keyspace, 4*keyspace
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 8
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	src, dst := redisNode(t, info.Nodes[0]), redisNode(t, info.Nodes[1])
+	srcID, _ := src.Do(ctx, "CLUSTER", "MYID").Text()
+	dstID, _ := dst.Do(ctx, "CLUSTER", "MYID").Text()
+	// The slot of the most keys among master 0's.
+	counts := map[int]int{}
+	for i := range int64(keyspace) {
+		s := KeySlot(AppendKey(nil, cfg.KeyPrefix, keyspace, i))
+		if s < ClusterSlots/2 {
+			counts[s]++
+		}
+	}
+	slot, most := 0, 0
+	for s, n := range counts {
+		if n > most {
+			slot, most = s, n
+		}
+	}
+	cfg.Mode, cfg.Requests, cfg.Duration, cfg.VerifyGet = ModeGet, 0, 1500*time.Millisecond, true
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		done <- migrateSlot(ctx, src, dst, srcID, dstID, info.Nodes[1], slot)
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("slot %d (%d keys): %d requests, moved %d, ask %d", slot, most, res.Requests, res.Moved, res.Ask)
+	if res.Moved == 0 {
+		t.Errorf("no MOVED counted")
+	}
+	if res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
+		t.Errorf("%d misses, %d verify failures, errors %v", res.Misses, res.VerifyFailures, res.Errors)
+	}
+	if n, _ := dst.Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", slot).Int(); n != most {
+		t.Errorf("the new master holds %d keys of slot %d, want %d", n, slot, most)
+	}
+}
+
+// migrateSlot moves slot from src to dst as redis-cli --cluster reshard
+// does: IMPORTING, MIGRATING, MIGRATE key by key, then NODE on both.
+func migrateSlot(ctx context.Context, src, dst *redis.Client, srcID, dstID, dstAddr string, slot int) error {
+	if err := dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err(); err != nil {
+		return err
+	}
+	if err := src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err(); err != nil {
+		return err
+	}
+	host, port := dstAddr[:len(dstAddr)-len(portOf(dstAddr))-1], portOf(dstAddr)
+	for {
+		keys, err := src.Do(ctx, "CLUSTER", "GETKEYSINSLOT", slot, 10).StringSlice()
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			break
+		}
+		for _, k := range keys {
+			if err := src.Do(ctx, "MIGRATE", host, port, k, 0, 5000).Err(); err != nil {
+				return fmt.Errorf("MIGRATE %s: %w", k, err)
+			}
+			time.Sleep(time.Millisecond) // keep the slot half-moved a while: ASK replies
+		}
+	}
+	for _, c := range []*redis.Client{dst, src} {
+		if err := c.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func portOf(addr string) string {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == ':' {
+			p := addr[i+1:]
+			if _, err := strconv.Atoi(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
