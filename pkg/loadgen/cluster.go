@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,6 +220,15 @@ func (cl *nodeClient) close() { cl.conn.Close() }
 
 // do writes req (one or more requests) and returns the raw last reply.
 func (cl *nodeClient) do(req []byte, timeout time.Duration) ([]byte, error) {
+	all, err := cl.doAll(req, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return all[len(all)-1], nil
+}
+
+// doAll writes req (one or more requests) and returns every raw reply.
+func (cl *nodeClient) doAll(req []byte, timeout time.Duration) ([][]byte, error) {
 	if err := cl.conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, err
 	}
@@ -234,16 +244,18 @@ func (cl *nodeClient) do(req []byte, timeout time.Duration) ([]byte, error) {
 		off += m
 	}
 	var chunk [16 << 10]byte
-	for {
-		n, err := resp.SkipReply(cl.in, 0)
+	var replies [][]byte
+	for off := 0; ; {
+		n, err := resp.SkipReply(cl.in[off:], 0)
 		if err != nil {
 			return nil, err
 		}
 		if n > 0 {
-			reply := slices.Clone(cl.in[:n])
-			cl.in = append(cl.in[:0], cl.in[n:]...)
+			replies = append(replies, slices.Clone(cl.in[off:off+n]))
+			off += n
 			if want--; want == 0 {
-				return reply, nil
+				cl.in = append(cl.in[:0], cl.in[off:]...)
+				return replies, nil
 			}
 			continue
 		}
@@ -442,6 +454,128 @@ func (c *conn) appendRequest(dst []byte, s *slot) []byte {
 	dst = append(dst, p.getHead...)
 	dst = appendDigits(dst, s.key, p.width)
 	return append(dst, '\r', '\n')
+}
+
+// prefillCluster is Prefill for a cluster: each key is written with the
+// write command to its slot's master (an MSET may only name keys of one
+// slot), cfg.Pipeline keys per round trip to a master, and the masters'
+// DBSIZE must sum to 0 before and to the keyspace after.
+func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
+	res := Result{Config: cfg, Histogram: newHistogram(), Errors: map[string]int64{}}
+	seeds := cfg.ClusterSeeds
+	if len(seeds) == 0 {
+		seeds = []string{cfg.Addr}
+	}
+	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.ConnectTimeout)
+	if err != nil {
+		return res, fmt.Errorf("prefill: %w", err)
+	}
+	res.Shards = len(topo.Masters)
+	nodes := make([]*nodeClient, len(topo.Masters))
+	defer func() {
+		for _, cl := range nodes {
+			if cl != nil {
+				cl.close()
+			}
+		}
+	}()
+	dbsize := func() (int64, error) {
+		var sum int64
+		for i, cl := range nodes {
+			raw, err := cl.do(resp.AppendCommandString(nil, "DBSIZE"), cfg.Timeout)
+			if err != nil {
+				return 0, fmt.Errorf("DBSIZE on %s: %w", topo.Masters[i], err)
+			}
+			r, _, err := resp.ParseReply(raw, 0)
+			if err != nil || r.Type != resp.TypeInt {
+				return 0, fmt.Errorf("DBSIZE on %s: got %s", topo.Masters[i], quote(raw))
+			}
+			sum += r.Int
+		}
+		return sum, nil
+	}
+	for i, addr := range topo.Masters {
+		if nodes[i], err = dialNode(ctx, addr, cfg.Password, cfg.ConnectTimeout); err != nil {
+			return res, fmt.Errorf("prefill: connect to %s: %w", addr, err)
+		}
+	}
+	lo, hi := PrefillRange(cfg)
+	checked := cfg.Segments <= 1
+	if checked {
+		before, err := dbsize()
+		if err != nil {
+			return res, fmt.Errorf("prefill: %w", err)
+		}
+		if before != 0 {
+			return res, fmt.Errorf("prefill: %w: the masters' DBSIZE sums to %d before the prefill, want 0", ErrNotEmpty, before)
+		}
+	}
+	p := newPlan(cfg)
+	c := &conn{p: p}
+	bufs := make([][]byte, len(nodes))
+	pending := make([]int, len(nodes))
+	start := time.Now()
+	send := func(i int) error {
+		if pending[i] == 0 {
+			return nil
+		}
+		replies, err := nodes[i].doAll(bufs[i], cfg.Timeout)
+		if err != nil {
+			return fmt.Errorf("prefill: %s: %w", topo.Masters[i], err)
+		}
+		for _, raw := range replies {
+			res.Requests++
+			res.Sent++
+			res.Sets++
+			if len(raw) > 0 && raw[0] == '-' {
+				msg := string(bytes.TrimRight(raw[1:], "\r\n"))
+				word, _, _ := strings.Cut(msg, " ")
+				if word == "EXIST" {
+					res.Conflicts++
+					continue
+				}
+				res.Errors[word]++
+				if !cfg.ContinueOnError {
+					return fmt.Errorf("prefill: %w", &ReplyError{Command: cfg.SetCmd, Key: "(on " + topo.Masters[i] + ")", Msg: msg})
+				}
+			}
+		}
+		bufs[i], pending[i] = bufs[i][:0], 0
+		return nil
+	}
+	var key []byte
+	for k := lo; k < hi; k++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		key = AppendKey(key[:0], cfg.KeyPrefix, cfg.Keyspace, k)
+		i := int(topo.Owner[KeySlot(key)])
+		bufs[i] = c.appendRequest(bufs[i], &slot{key: uint64(k), op: opSet})
+		if pending[i]++; pending[i] >= cfg.Pipeline {
+			if err := send(i); err != nil {
+				return res, err
+			}
+		}
+	}
+	for i := range nodes {
+		if err := send(i); err != nil {
+			return res, err
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: hi - lo, Elapsed: res.Elapsed, Final: true})
+	}
+	if checked {
+		after, err := dbsize()
+		if err != nil {
+			return res, fmt.Errorf("prefill: %w", err)
+		}
+		if after != cfg.Keyspace {
+			return res, fmt.Errorf("prefill: the masters' DBSIZE sums to %d after writing %d keys, want %d", after, res.Sets, cfg.Keyspace)
+		}
+	}
+	return res, nil
 }
 
 // dialCluster opens a cluster run's connections: for each of this run's

@@ -241,3 +241,29 @@ func portOf(addr string) string {
 	}
 	return ""
 }
+
+// TestClusterPrefill fills a cluster exactly, each key on its master,
+// and refuses to fill it again.
+func TestClusterPrefill(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster, cfg.Keyspace, cfg.Pipeline = info.Addr, true, 5000, 64
+	pre, err := Prefill(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pre.Sets != 5000 || pre.Shards != 3 || len(pre.Errors) != 0 {
+		t.Errorf("prefill: %d sets, %d shards, errors %v", pre.Sets, pre.Shards, pre.Errors)
+	}
+	cfg.Mode, cfg.Requests, cfg.VerifyGet, cfg.Connections = ModeGet, 20000, true, 2
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 20000 || res.Misses != 0 || res.VerifyFailures != 0 {
+		t.Errorf("get: %d requests, %d misses, %d verify failures", res.Requests, res.Misses, res.VerifyFailures)
+	}
+	_, err = Prefill(ctx, cfg)
+	testutil.CheckError(t, err, "prefill: server not empty: the masters' DBSIZE sums to 5000 before the prefill, want 0", ErrNotEmpty)
+}

@@ -77,6 +77,9 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("invalid configuration: %w", err)
 	}
+	if cfg.Cluster {
+		return prefillCluster(ctx, cfg)
+	}
 	fd, err := dial(ctx, cfg.Addr, cfg.Password, cfg.ConnectTimeout)
 	if err != nil {
 		return res, fmt.Errorf("prefill: connect to %s: %w", cfg.Addr, err)
