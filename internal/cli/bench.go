@@ -81,6 +81,7 @@ verification), 2 for a usage error.`,
 	f.StringVar(&o.host, "host", loadgen.DefaultHost, "server host")
 	f.IntVar(&o.port, "port", loadgen.DefaultPort, "server port")
 	f.StringVar(&c.Password, "password", "", "password sent with AUTH on each connection (default $"+PasswordEnv+")")
+	f.BoolVar(&c.Cluster, "cluster", false, "drive a Redis Cluster: the slot map read from --host/--port, --connections per master, each request to its key's master")
 	f.StringVar(&o.mode, "mode", string(loadgen.DefaultMode), "request mix: set, get or mixed")
 	f.Int64Var(&c.Requests, "requests", c.Requests, "total measured requests over all connections (not per second)")
 	f.DurationVar(&c.Duration, "duration", 0, "measure for this long instead of --requests (e.g. 10s)")

@@ -24,4 +24,22 @@
 // (see BenchmarkHotPath). The latency clock follows from this: a batch is
 // stamped once before its write(2), and every reply in a chunk once when
 // its read(2) returns.
+//
+// # Clusters: one connection layer
+//
+// With Config.Cluster the slot map comes from CLUSTER SLOTS, and each
+// connection g of Connections becomes one socket per master, each taking
+// the keys of g's stripe (the seeded permutation over the whole keyspace)
+// that its master serves, by CRC16 of the key or its hash tag: so every
+// request goes to its key's master, and the epoll loop, batches and reply
+// parsing are those of a single server. The redirects are rare (a slot
+// being moved): a MOVED, ASK, TRYAGAIN or CLUSTERDOWN reply is resent on a
+// blocking side connection to the node named, following further
+// redirects up to a bound, and counted (Result.Moved, Result.Ask); MOVED
+// also updates the slot map every connection filters by. A socket's keys
+// are a filtered share of its stripe, so a ModeSet permutation run no
+// longer writes each key exactly once; Prefill writes each key to its
+// master, and DBSIZE is summed over the masters. Dialing (dial.go for the
+// sockets, dialNode for the side connections) is the one place a TLS
+// handshake would plug in.
 package loadgen

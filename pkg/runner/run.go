@@ -332,6 +332,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
 	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
+	cfg.Cluster = sc.Desc.Kind == target.KindRedisCluster
 	if o.Threads > 0 {
 		cfg.Threads = o.Threads
 	}
