@@ -173,6 +173,9 @@ type Config struct {
 	// commands, e.g. RSET/RGET or HSET/HGET on the kvstore.
 	SetCmd string
 	GetCmd string
+	// Commands, when set, replaces Mode, SetRatio, SetCmd and GetCmd: each
+	// request is one of these commands, chosen by their ratios.
+	Commands []Command
 
 	// Seed drives key choice and values: the same seed and settings give
 	// the same key sequence on every connection and the same values.
@@ -333,6 +336,7 @@ func (c Config) Normalize() (Config, error) {
 	if c.SetCmd == "" || c.GetCmd == "" {
 		bad("no write or read command")
 	}
+	errs = append(errs, c.commandErrors()...)
 	return c, errors.Join(errs...)
 }
 

@@ -68,6 +68,11 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 			}
 		}
 	}
+	if len(cfg.Commands) > 0 {
+		if err := CheckCommands(cfg, commandNames(cfg.Commands)); err != nil {
+			return Result{Config: cfg}, err
+		}
+	}
 	res, err := Run(ctx, cfg)
 	if res.Histogram == nil && err != nil {
 		return res, err // nothing ran
