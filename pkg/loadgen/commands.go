@@ -531,3 +531,58 @@ func Query(addr, password string, timeout time.Duration, args ...string) ([]byte
 		buf = append(buf, chunk[:m]...)
 	}
 }
+
+// writeMix writes the mix line of a text report.
+func writeMix(b *strings.Builder, c Config) {
+	var sum int
+	for _, cmd := range c.Commands {
+		sum += max(cmd.Ratio, 1)
+	}
+	fmt.Fprintf(b, "mix:")
+	for i, cmd := range c.Commands {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		p := c.KeyPattern
+		if cmd.KeyPattern != "" {
+			p = cmd.KeyPattern
+		}
+		fmt.Fprintf(b, " %q %.1f%% %s", cmd.String(), 100*float64(max(cmd.Ratio, 1))/float64(sum), p)
+	}
+	b.WriteString("\n")
+}
+
+// writeCommands writes the per-command table of a text report.
+func writeCommands(b *strings.Builder, cmds []CommandResult) {
+	if len(cmds) == 0 {
+		return
+	}
+	w := len("command")
+	for _, c := range cmds {
+		w = max(w, len(c.Name))
+	}
+	fmt.Fprintf(b, "%-*s %10s %12s %9s %9s %9s %9s %9s %7s\n", w, "command", "requests", "QPS", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us", "errors")
+	for _, c := range cmds {
+		l := c.Latency
+		fmt.Fprintf(b, "%-*s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", w, c.Name, c.Requests, c.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, c.Errors)
+	}
+}
+
+// JSONCommand is a CommandResult in JSON.
+type JSONCommand struct {
+	Command   string      `json:"command"`
+	Args      string      `json:"args"`
+	Requests  int64       `json:"requests"`
+	QPS       float64     `json:"qps"`
+	LatencyUs JSONLatency `json:"latency_us"`
+	Errors    int64       `json:"errors"`
+}
+
+func jsonCommands(cmds []CommandResult) []JSONCommand {
+	var out []JSONCommand
+	for _, c := range cmds {
+		out = append(out, JSONCommand{Command: c.Name, Args: c.Command, Requests: c.Requests, QPS: c.QPS,
+			LatencyUs: JSONLatency(c.Latency), Errors: c.Errors})
+	}
+	return out
+}
