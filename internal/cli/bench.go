@@ -24,6 +24,7 @@ type benchOptions struct {
 	warmup  string
 	segment string
 	startAt string
+
 	tests    string
 	commands commandList
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
