@@ -24,6 +24,11 @@ type benchOptions struct {
 	warmup  string
 	segment string
 	startAt string
+
+	tests    string
+	commands commandList
+	// Tests are redis-benchmark's tests to run (--tests), in its order.
+	Tests []loadgen.Test
 	// Prefill writes this agent's share of the keyspace before the run.
 	Prefill bool
 	// Output is loadgen.FormatText or loadgen.FormatJSON.
@@ -63,6 +68,8 @@ verification), 2 for a usage error.`,
 		Example: `  kvbench bench --mode set --pipeline 128 --keyspace 1000000 --requests 3000000
   kvbench bench --port 8888 --mode get --set-cmd RSET --get-cmd RGET --verify-get
   kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json
+  kvbench bench --tests set,get,lpush,lrange_100 --connections 50 --pipeline 16
+  kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -109,6 +116,7 @@ verification), 2 for a usage error.`,
 	f.StringVar(&o.segment, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
+	addWorkloadFlags(f, o)
 	return cmd
 }
 
@@ -155,6 +163,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	}
 	if o.Output != loadgen.FormatText && o.Output != loadgen.FormatJSON {
 		return fmt.Errorf("--output %q: want text or json", o.Output)
+	}
+	if err := o.validateWorkload(f); err != nil {
+		return err
 	}
 	_, err := c.Normalize()
 	return err
@@ -210,6 +221,9 @@ func runBench(ctx context.Context, o *benchOptions) error {
 		}
 		lo, hi := loadgen.PrefillRange(res.Config)
 		fmt.Fprintf(o.ErrOut, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, res.Elapsed.Seconds())
+	}
+	if len(o.Tests) > 0 {
+		return runTests(ctx, o)
 	}
 	_, err := loadgen.Bench(ctx, c, o.Out, loadgen.Output{Format: o.Output, Live: o.Live})
 	return err

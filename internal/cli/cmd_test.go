@@ -81,6 +81,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--keyspace", "0"}, "keyspace 0"},
 		{[]string{"bench", "--threads", "0"}, "threads 0"},
 		{[]string{"bench", "--output", "xml"}, "--output"},
+		{[]string{"bench", "--cluster", "--tests", "get"}, "--cluster"},
+		{[]string{"bench", "--cluster", "--command", "GET __key__"}, "cluster mode"},
 		{[]string{"bench", "--pipeline", "x"}, "--pipeline"},
 		{[]string{"serve", "--alloc", "foo"}, "--alloc"},
 		{[]string{"serve", "--persist", "sometimes"}, "--persist"},

@@ -180,6 +180,9 @@ type Config struct {
 	// commands, e.g. RSET/RGET or HSET/HGET on the kvstore.
 	SetCmd string
 	GetCmd string
+	// Commands, when set, replaces Mode, SetRatio, SetCmd and GetCmd: each
+	// request is one of these commands, chosen by their ratios.
+	Commands []Command
 
 	// Seed drives key choice and values: the same seed and settings give
 	// the same key sequence on every connection and the same values.
@@ -320,6 +323,9 @@ func (c Config) Normalize() (Config, error) {
 	if c.Connections < 1 || c.Connections > 1<<16 {
 		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
 	}
+	if c.Cluster && len(c.Commands) > 0 {
+		bad("command mixes do not run in cluster mode yet: its routing knows the write and read commands only")
+	}
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
@@ -340,6 +346,7 @@ func (c Config) Normalize() (Config, error) {
 	if c.SetCmd == "" || c.GetCmd == "" {
 		bad("no write or read command")
 	}
+	errs = append(errs, c.commandErrors()...)
 	return c, errors.Join(errs...)
 }
 

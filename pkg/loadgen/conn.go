@@ -45,6 +45,10 @@ type plan struct {
 	block    []byte // values' shared block (see blockFor)
 	setRatio uint64 // writes per 100 requests
 	verify   bool
+	// cmds is Config.Commands compiled, mix their cumulative ratios.
+	cmds   []cmdPlan
+	mix    []uint64
+	mixSum uint64
 }
 
 func newPlan(c Config) *plan {
@@ -76,6 +80,10 @@ func newPlan(c Config) *plan {
 	p.setMid = append([]byte("\r\n$"), strconv.Itoa(c.ValueSize)+"\r\n"...)
 	p.getHead = head(2, c.GetCmd)
 	p.getHdr = []byte("$" + strconv.Itoa(c.ValueSize) + "\r\n")
+	if len(c.Commands) > 0 {
+		p.cmds, p.mix = compileCommands(c), mixTable(c.Commands)
+		p.mixSum = p.mix[len(p.mix)-1]
+	}
 	return p
 }
 
@@ -90,6 +98,8 @@ type slot struct {
 // counts is what a connection tallies; the worker sums them.
 type counts struct {
 	sent, sets, gets                int64
+	others                          int64 // replies to a command mix
+	cmd                             []cmdCount
 	conflicts, misses, verifyFailed int64
 	errors                          map[string]int64
 	warnings                        []error
@@ -99,6 +109,7 @@ func (a *counts) add(b *counts) {
 	a.sent += b.sent
 	a.sets += b.sets
 	a.gets += b.gets
+	a.others += b.others
 	a.conflicts += b.conflicts
 	a.misses += b.misses
 	a.verifyFailed += b.verifyFailed
@@ -134,15 +145,17 @@ type conn struct {
 
 	route *connRoute // a cluster run's routing (cluster.go); nil otherwise
 
-	hist *hdrhistogram.Histogram // the worker's
-	runV int64                   // a run of runN equal latencies not yet recorded
-	runN int64
+	hist    *hdrhistogram.Histogram   // the worker's
+	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
+	cmdKeys []*keyGen                 // per command of a mix
+	runV    int64                     // a run of runN equal latencies not yet recorded
+	runN    int64
 	counts
 }
 
 func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 	size := 1 << bits.Len(uint(2*p.cfg.Pipeline-1))
-	return &conn{
+	c := &conn{
 		p:    p,
 		id:   id,
 		keys: newKeyGen(&p.cfg, id, conns),
@@ -150,12 +163,19 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 		ring: make([]slot, size),
 		hist: hist,
 	}
+	if p.cmds != nil {
+		c.cmdKeys = newCmdKeys(p, id, conns)
+	}
+	return c
 }
 
 // build appends n requests to dst and queues their slots after those in
 // flight and already built, all stamped t.
 func (c *conn) build(dst []byte, n int, t int64) []byte {
 	p := c.p
+	if p.cmds != nil {
+		return c.buildCmds(dst, n, t)
+	}
 	mask := len(c.ring) - 1
 	i := c.head + c.inflight + c.pre
 	for range n {
@@ -203,6 +223,9 @@ func (c *conn) stamp(n int, t int64) {
 // else goes through resp.ParseReply.
 func (c *conn) consume(b []byte, now int64) (int, error) {
 	p := c.p
+	if p.cmds != nil {
+		return c.consumeCmds(b, now)
+	}
 	mask := len(c.ring) - 1
 	total := len(b)
 	hdr := len(p.getHdr)
@@ -368,5 +391,8 @@ type ReplyError struct {
 }
 
 func (e *ReplyError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("server replied %q to %s", e.Msg, e.Command)
+	}
 	return fmt.Sprintf("server replied %q to %s %s", e.Msg, e.Command, e.Key)
 }

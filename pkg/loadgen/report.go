@@ -68,6 +68,11 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 			}
 		}
 	}
+	if len(cfg.Commands) > 0 {
+		if err := CheckCommands(cfg, commandNames(cfg.Commands)); err != nil {
+			return Result{Config: cfg}, err
+		}
+	}
 	res, err := Run(ctx, cfg)
 	if res.Histogram == nil && err != nil {
 		return res, err // nothing ran
@@ -110,11 +115,15 @@ func WriteText(w io.Writer, r Result) error {
 	c := r.Config
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s\n", c.Addr)
-	fmt.Fprintf(&b, "mode: %s (set %s, get %s", c.Mode, c.SetCmd, c.GetCmd)
-	if c.Mode == ModeMixed {
-		fmt.Fprintf(&b, ", %d%% sets", c.SetRatio)
+	if len(c.Commands) > 0 {
+		writeMix(&b, c)
+	} else {
+		fmt.Fprintf(&b, "mode: %s (set %s, get %s", c.Mode, c.SetCmd, c.GetCmd)
+		if c.Mode == ModeMixed {
+			fmt.Fprintf(&b, ", %d%% sets", c.SetRatio)
+		}
+		fmt.Fprintf(&b, ")\n")
 	}
-	fmt.Fprintf(&b, ")\n")
 	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %d bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), c.ValueSize)
 	if c.KeyPattern == KeyZipf {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
@@ -128,7 +137,7 @@ func WriteText(w io.Writer, r Result) error {
 	if r.Sent != r.Requests {
 		fmt.Fprintf(&b, "sent: %d\n", r.Sent)
 	}
-	if c.Mode == ModeMixed {
+	if c.Mode == ModeMixed && len(c.Commands) == 0 {
 		fmt.Fprintf(&b, "sets: %d\ngets: %d\n", r.Sets, r.Gets)
 	}
 	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
@@ -140,6 +149,7 @@ func WriteText(w io.Writer, r Result) error {
 		l := r.SendLag
 		fmt.Fprintf(&b, "send lag us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
 	}
+	writeCommands(&b, r.Commands)
 	fmt.Fprintf(&b, "errors: %s\n", errorList(r.Errors))
 	fmt.Fprintf(&b, "conflicts: %d\n", r.Conflicts)
 	fmt.Fprintf(&b, "misses: %d\n", r.Misses)
@@ -209,6 +219,9 @@ type JSONResult struct {
 	// closed loop.
 	LatencyHistogram string `json:"latency_histogram"`
 	SendLagHistogram string `json:"send_lag_histogram,omitempty"`
+	// Commands is each command's share of a command mix
+	// (Result.Commands); absent otherwise.
+	Commands []JSONCommand `json:"commands,omitempty"`
 	// Error is why the run failed (Bench's error, the counts being those
 	// so far); absent when it completed.
 	Error string `json:"error,omitempty"`
@@ -294,6 +307,7 @@ func (r Result) JSON() JSONResult {
 	if j.Errors == nil {
 		j.Errors = map[string]int64{}
 	}
+	j.Commands = jsonCommands(r.Commands)
 	for _, w := range r.Warnings {
 		j.Warnings = append(j.Warnings, w.Error())
 	}

@@ -74,6 +74,8 @@ type Result struct {
 	// changed) and ASK (a slot being migrated) replies, each request
 	// resent to the node named.
 	Moved, Ask int64
+	// Commands is each command's share, with Config.Commands.
+	Commands []CommandResult
 	// Warnings describes the first few verify failures, misses in a
 	// verified ModeGet run, and a client that fell behind its open-loop
 	// schedule (ErrBehindSchedule).
@@ -194,6 +196,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			return nil, err
 		}
 		w.raw = rawSyscalls
+		w.cmdHist = newCmdHists(r.plan)
 		w.epoch = r.epoch
 		r.workers = append(r.workers, w)
 	}
@@ -381,7 +384,7 @@ func (r *runner) collect(ph *phase) Result {
 		c.add(&s.counts)
 	}
 	res.Sent, res.Sets, res.Gets = c.sent, c.sets, c.gets
-	res.Requests = c.sets + c.gets
+	res.Requests = c.sets + c.gets + c.others
 	res.Conflicts, res.Misses, res.VerifyFailures = c.conflicts, c.misses, c.verifyFailed
 	res.Errors = c.errors
 	if res.Errors == nil {
@@ -400,6 +403,7 @@ func (r *runner) collect(ph *phase) Result {
 		res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100
 	}
 	res.Latency = summarize(res.Histogram)
+	res.Commands = r.commandResults(&res)
 	if h := res.SendLagHistogram; h != nil {
 		res.SendLag = summarize(h)
 		if w := behindSchedule(res.SendLag); w != nil {

@@ -73,6 +73,8 @@ type worker struct {
 	done       atomic.Int64 // replies this phase, for progress
 	last       int64        // time of the last reply this phase
 	_          [64]byte     // keep workers' counters off each other's cache lines
+
+	cmdHist []*hdrhistogram.Histogram // per command of a mix (commands.go)
 }
 
 func newWorker() (*worker, error) {
@@ -96,6 +98,7 @@ func newWorker() (*worker, error) {
 
 func (w *worker) add(c *conn, fd int) error {
 	s := &sock{conn: c, fd: fd, w: w, idx: int32(len(w.socks)), rbuf: make([]byte, readBufSize)}
+	c.cmdHist = w.cmdHist
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
 	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
@@ -136,6 +139,9 @@ func (w *worker) run(r *runner, ph *phase) error {
 	}
 	w.hist.Reset()
 	w.lag.Reset()
+	for _, h := range w.cmdHist {
+		h.Reset()
+	}
 	w.done.Store(0)
 	w.last = ph.start
 	active := 0

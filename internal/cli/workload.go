@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/spf13/pflag"
+)
+
+// commandList collects --command, --command-ratio and
+// --command-key-pattern in command-line order: the last two apply to the
+// --command before them.
+type commandList struct {
+	cmds []loadgen.Command
+	err  error // the first bad value, reported by validate
+}
+
+// commandFlag is --command.
+type commandFlag struct{ l *commandList }
+
+func (f commandFlag) String() string { return "" }
+func (f commandFlag) Type() string   { return "command" }
+func (f commandFlag) Set(s string) error {
+	argv, err := resp.SplitInline(nil, []byte(s))
+	if err != nil {
+		return fmt.Errorf("%q: unbalanced quotes", s)
+	}
+	if len(argv) == 0 {
+		return fmt.Errorf("%q: empty command", s)
+	}
+	c := loadgen.Command{}
+	for _, a := range argv {
+		c.Args = append(c.Args, string(a))
+	}
+	f.l.cmds = append(f.l.cmds, c)
+	return nil
+}
+
+// commandRatioFlag is --command-ratio.
+type commandRatioFlag struct{ l *commandList }
+
+func (f commandRatioFlag) String() string { return "" }
+func (f commandRatioFlag) Type() string   { return "int" }
+func (f commandRatioFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q: want a whole number >= 1", s)
+	}
+	last, err := f.l.last("--command-ratio")
+	if err != nil {
+		return err
+	}
+	last.Ratio = n
+	return nil
+}
+
+// commandPatternFlag is --command-key-pattern.
+type commandPatternFlag struct{ l *commandList }
+
+func (f commandPatternFlag) String() string { return "" }
+func (f commandPatternFlag) Type() string   { return "pattern" }
+func (f commandPatternFlag) Set(s string) error {
+	p, err := parseKeyPattern(s)
+	if err != nil {
+		return err
+	}
+	last, err := f.l.last("--command-key-pattern")
+	if err != nil {
+		return err
+	}
+	last.KeyPattern = p
+	return nil
+}
+
+func (l *commandList) last(flag string) (*loadgen.Command, error) {
+	if len(l.cmds) == 0 {
+		return nil, fmt.Errorf("%s must follow a --command", flag)
+	}
+	return &l.cmds[len(l.cmds)-1], nil
+}
+
+// parseKeyPattern takes memtier_benchmark's letters (R, S, P; Z for zipf)
+// or kvbench's names.
+func parseKeyPattern(s string) (loadgen.KeyPattern, error) {
+	switch strings.ToLower(s) {
+	case "r", "random":
+		return loadgen.KeyRandom, nil
+	case "s", "sequential":
+		return loadgen.KeySequential, nil
+	case "p", "permutation":
+		return loadgen.KeyPermutation, nil
+	case "z", "zipf":
+		return loadgen.KeyZipf, nil
+	case "g", "gaussian":
+		return "", fmt.Errorf("%q: the gaussian pattern is not supported: use Z (zipf) for skewed keys", s)
+	}
+	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation) or Z (zipf)", s)
+}
+
+// addWorkloadFlags adds --tests and the --command flags.
+func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
+	f.StringVar(&o.tests, "tests", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
+	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
+	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
+	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf (default --key-pattern)")
+}
+
+// validateWorkload checks that at most one of --mode, --tests and
+// --command is given, and completes the mix or the tests.
+func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
+	var given []string
+	for _, n := range []string{"mode", "tests", "command"} {
+		if f.Changed(n) {
+			given = append(given, "--"+n)
+		}
+	}
+	if len(given) > 1 {
+		return fmt.Errorf("%s and %s cannot be used together", given[0], given[1])
+	}
+	if o.tests != "" {
+		t, err := loadgen.ParseTests(o.tests)
+		if err != nil {
+			return fmt.Errorf("--tests: %w", err)
+		}
+		o.Tests = t
+		if o.Config.Segments > 1 || o.Prefill || o.Config.Cluster {
+			return fmt.Errorf("--tests cannot be used with --segment, --prefill or --cluster")
+		}
+	}
+	cmds := o.commands.cmds
+	seen := map[string]int{}
+	for i := range cmds {
+		name := strings.ToUpper(cmds[i].Args[0])
+		seen[name]++
+		if seen[name] > 1 {
+			name += "#" + strconv.Itoa(seen[name])
+		}
+		cmds[i].Name = name
+	}
+	o.Config.Commands = cmds
+	return nil
+}
+
+// runTests runs --tests and prints one line (or JSON object) per test;
+// the tests that ran are printed even when one failed.
+func runTests(ctx context.Context, o *benchOptions) error {
+	c, err := o.Config.Normalize()
+	if err != nil {
+		return err
+	}
+	res, err := loadgen.RunTests(ctx, c, o.Tests)
+	if res == nil && err != nil {
+		return err
+	}
+	var werr error
+	if o.Output == loadgen.FormatJSON {
+		werr = loadgen.WriteTestsJSON(o.Out, c, res, err)
+	} else {
+		werr = loadgen.WriteTestsText(o.Out, c, res)
+	}
+	if err == nil {
+		err = werr
+	}
+	return err
+}

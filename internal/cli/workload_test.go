@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	kvstore "github.com/kvbench/kvbench/embedded-server"
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// TestBenchTests: --tests runs each named test in redis-benchmark's order
+// and reports them in JSON.
+func TestBenchTests(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	code, stdout, stderr := execute(t, "bench", "--port", port, "--tests", "LPOP,set,get,lrange_100",
+		"--requests", "3000", "--connections", "3", "--pipeline", "8", "--keyspace", "100", "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var j loadgen.JSONTests
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, x := range j.Tests {
+		names = append(names, x.Test)
+		if x.Requests != 3000 || x.QPS <= 0 || x.LatencyUs.P50 <= 0 || x.Errors != 0 {
+			t.Errorf("%+v", x)
+		}
+	}
+	if strings.Join(names, ",") != "set,get,lpop,lrange_100" {
+		t.Errorf("tests %v", names)
+	}
+}
+
+// TestBenchCommandMix: --command with ratios and key patterns reports
+// each command and the whole mix, in text.
+func TestBenchCommandMix(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	code, stdout, stderr := execute(t, "bench", "--port", port, "--requests", "20000", "--pipeline", "16",
+		"--command", `SET __key__ "__data__"`, "--command-ratio", "1", "--command-key-pattern", "S",
+		"--command", "GET __key__", "--command-ratio", "3", "--command", "get __key__")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{`mix: "SET __key__ __data__" 20.0% sequential, "GET __key__" 60.0% random, "get __key__" 20.0% random`,
+		"\nSET ", "\nGET ", "\nGET#2 ", "requests: 20000"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+}
+
+// TestBenchUnsupportedCommands: a target without a command is refused
+// before the run with one line naming what it lacks (exit 1).
+func TestBenchUnsupportedCommands(t *testing.T) {
+	srv, err := kvstore.Start(kvstore.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, port, _ := strings.Cut(srv.Addr(), ":")
+	for _, args := range [][]string{
+		{"--tests", "set,lpush,sadd,zadd"},
+		{"--command", "SET __key__ __data__", "--command", "LPUSH l __data__", "--command", "SADD s __key__", "--command", "ZADD z 1 __key__"},
+	} {
+		code, stdout, stderr := execute(t, append([]string{"bench", "--port", port, "--requests", "100"}, args...)...)
+		if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "has no LPUSH, SADD, ZADD") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestWorkloadUsageErrors: clashing or bad workload flags are usage
+// errors naming what is wrong.
+func TestWorkloadUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "set", "--tests", "get"}, "--mode and --tests cannot be used together"},
+		{[]string{"--tests", "get", "--command", "GET x"}, "--tests and --command cannot be used together"},
+		{[]string{"--mode", "get", "--command", "GET x"}, "--mode and --command cannot be used together"},
+		{[]string{"--tests", "set,gett"}, `"gett"`},
+		{[]string{"--command-ratio", "2"}, "--command-ratio must follow a --command"},
+		{[]string{"--command", "GET x", "--command-ratio", "0"}, `"0": want a whole number >= 1`},
+		{[]string{"--command", "GET x", "--command-key-pattern", "G"}, "gaussian pattern is not supported"},
+		{[]string{"--command", "GET 'x"}, "unbalanced quotes"},
+	} {
+		code, _, stderr := execute(t, append([]string{"bench"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, firstLine(stderr), tc.want)
+		}
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

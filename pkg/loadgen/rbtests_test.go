@@ -1,0 +1,212 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+)
+
+// monitor records what a server receives (MONITOR) until stop is called,
+// which returns each command as its normalized shape: the name and every
+// argument, a 12-digit number written #, a value of dataLen bytes <data>.
+func monitor(t *testing.T, addr string, dataLen int) (stop func() []string) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write([]byte("MONITOR\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(nc)
+	if l, err := rd.ReadString('\n'); err != nil || l != "+OK\r\n" {
+		t.Fatalf("MONITOR: %q %v", l, err)
+	}
+	lines := make(chan []string, 1)
+	go func() {
+		var got []string
+		for {
+			l, err := rd.ReadString('\n')
+			if err != nil {
+				lines <- got
+				return
+			}
+			got = append(got, l)
+		}
+	}()
+	return func() []string {
+		time.Sleep(100 * time.Millisecond)
+		nc.Close()
+		return shapes(<-lines, dataLen)
+	}
+}
+
+var (
+	quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	digits = regexp.MustCompile(`[0-9]{12}`)
+)
+
+func shapes(lines []string, dataLen int) []string {
+	var out []string
+	for _, l := range lines {
+		var args []string
+		for _, q := range quoted.FindAllString(l, -1) {
+			a, err := strconv.Unquote(q)
+			if err != nil {
+				a = q
+			}
+			if len(a) == dataLen {
+				a = "<data>"
+			}
+			args = append(args, digits.ReplaceAllString(a, "#"))
+		}
+		if len(args) > 0 {
+			out = append(out, strings.Join(args, " "))
+		}
+	}
+	return out
+}
+
+// distinct returns the distinct shapes, sorted, without the commands of
+// the tools themselves (redis-benchmark's CONFIG GET, kvbench's COMMAND
+// INFO and container lengths).
+func distinct(s []string) []string {
+	var out []string
+	for _, x := range s {
+		name, _, _ := strings.Cut(x, " ")
+		switch name {
+		case "CONFIG", "COMMAND", "LLEN", "SCARD", "ZCARD":
+			continue
+		}
+		out = append(out, x)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestTestsMatchRedisBenchmark: every test sends the commands of
+// redis-benchmark's test of the same name with the same arguments (key
+// names, argument counts and value sizes), as MONITOR on a real
+// redis-server sees them; and every test runs its requests without an
+// error reply.
+func TestTestsMatchRedisBenchmark(t *testing.T) {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		if os.Getenv(testutil.RequireRedisEnv) == "1" {
+			t.Fatal(err)
+		}
+		t.Skip("redis-benchmark not installed")
+	}
+	r := testutil.StartRedis(t)
+	host, port, _ := net.SplitHostPort(r.Addr)
+	const dataLen = 7
+	for _, test := range Tests {
+		t.Run(test.Name, func(t *testing.T) {
+			stop := monitor(t, r.Addr, dataLen)
+			out, err := exec.Command(bin, "-h", host, "-p", port, "-t", test.Name, "-n", "300", "-r", "1000",
+				"-d", strconv.Itoa(dataLen), "-c", "2", "-q").CombinedOutput()
+			if err != nil {
+				t.Fatalf("redis-benchmark: %v\n%s", err, out)
+			}
+			want := distinct(stop())
+			if len(want) == 0 {
+				t.Fatalf("MONITOR saw nothing of redis-benchmark:\n%s", out)
+			}
+			// redis-benchmark measures the fill of the LRANGE tests.
+			want = slices.DeleteFunc(want, func(s string) bool {
+				return strings.HasPrefix(test.Name, "lrange") && strings.HasPrefix(s, "LPUSH")
+			})
+
+			stop = monitor(t, r.Addr, dataLen)
+			cfg := fill(Config{Addr: r.Addr, Requests: 300, Keyspace: 1000, ValueSize: dataLen, Connections: 2, Pipeline: 4, Seed: 3})
+			res, err := RunTests(context.Background(), cfg, []Test{test})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The fill of a read test are other commands: compare only
+			// those of the measured phase (the last 300).
+			all := stop()
+			got := distinct(all[len(all)-300:])
+			if !slices.Equal(got, want) {
+				t.Errorf("kvbench sent %q\nredis-benchmark sent %q", got, want)
+			}
+			if len(res) != 1 || res[0].Requests != 300 || errorCount(res[0].Errors) != 0 {
+				t.Errorf("results %+v", res)
+			}
+		})
+	}
+}
+
+// TestTestsPrepare: a test that reads gets its state first: GET without
+// SET finds every key, the pops never find an empty container.
+func TestTestsPrepare(t *testing.T) {
+	r := testutil.StartRedis(t)
+	tg := newTarget(t, r.Addr)
+	tests, err := ParseTests("GET,lpop,SPOP,zpopmin,lrange_600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fill(Config{Addr: r.Addr, Requests: 2000, Keyspace: 500, ValueSize: 10, Connections: 4, Pipeline: 16, Seed: 1})
+	res, err := RunTests(context.Background(), cfg, tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tg.client.DBSize(context.Background()).Val(); n < 500 {
+		t.Errorf("DBSIZE %d after GET's fill: want >= 500", n)
+	}
+	for _, x := range res {
+		if x.Requests != 2000 {
+			t.Errorf("%s: %d requests", x.Test, x.Requests)
+		}
+	}
+	if n := tg.client.LLen(context.Background(), "mylist").Val(); n != LRangeFill {
+		t.Errorf("LLEN mylist %d: want %d (emptied by LPOP, then filled for LRANGE)", n, LRangeFill)
+	}
+	if n := tg.client.SCard(context.Background(), "myset").Val(); n != 0 {
+		t.Errorf("SCARD myset %d: want 0, SPOP taking exactly what was added", n)
+	}
+}
+
+// TestParseTests: case-insensitive names in redis-benchmark's order, and
+// an unknown name refused by name.
+func TestParseTests(t *testing.T) {
+	got, err := ParseTests("GET, set,Lrange")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, x := range got {
+		names = append(names, x.Name)
+	}
+	if want := []string{"set", "get", "lrange_100", "lrange_300", "lrange_500", "lrange_600"}; !slices.Equal(names, want) {
+		t.Errorf("got %v, want %v", names, want)
+	}
+	if _, err := ParseTests("set,sett"); err == nil || !strings.Contains(err.Error(), `"sett"`) {
+		t.Errorf("unknown test: %v", err)
+	}
+}
+
+// TestCheckCommands: the kvstore, which has no lists, is refused with one
+// error naming what it lacks; redis-server passes.
+func TestCheckCommands(t *testing.T) {
+	tg, _ := kvstoreTarget(t)
+	err := CheckCommands(Config{Addr: tg.addr}, []string{"set", "LPUSH", "get", "sadd", "lpush"})
+	if !errors.Is(err, ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no LPUSH, SADD") {
+		t.Errorf("kvstore: %v", err)
+	}
+	r := testutil.StartRedis(t)
+	if err := CheckCommands(Config{Addr: r.Addr}, []string{"LPUSH", "zpopmin"}); err != nil {
+		t.Errorf("redis-server: %v", err)
+	}
+}
