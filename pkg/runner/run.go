@@ -381,10 +381,8 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	row.Agents = max(o.Agents, 1)
 	if err != nil {
 		if serr == nil { // a restart is the reason to give, if there was one
-			if after, aerr := target.SampleServer(ctx, info, sc.Desc.Password); aerr == nil {
-				if rerr := target.Restarted(before, after); rerr != nil {
-					return row, t, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
-				}
+			if rerr := restartReason(ctx, info, sc.Desc.Password, before); rerr != nil {
+				return row, t, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
 			}
 		}
 		return row, t, serverError(inst, err)
@@ -437,6 +435,29 @@ func (r *run) measure(ctx context.Context, cfg loadgen.Config, scenario string, 
 	}
 	return l.Result, l.CPU, err
 }
+
+// restartReason tells, after a failed measurement, whether the server
+// restarted meanwhile: a supervisor that restarts a crashed server makes
+// the load generator see only a lost connection. The server gets a little
+// time to come back (restartWait); nil when it did not restart, or is not
+// back to say.
+func restartReason(ctx context.Context, info target.Info, password string, before target.Sample) error {
+	deadline := time.Now().Add(restartWait)
+	for {
+		after, err := target.SampleServer(ctx, info, password)
+		if err == nil {
+			return target.Restarted(before, after)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond) // bounded by restartWait
+	}
+}
+
+// restartWait bounds how long a failed attempt waits for its server to
+// answer again, to tell a restart from a crash.
+const restartWait = 2 * time.Second
 
 // processCPU is this process's CPU time so far (user + system): during a
 // measurement, the load generator's.
