@@ -2,8 +2,10 @@ package kvstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -32,28 +34,35 @@ import (
 // keeps its shape and only the fingerprints are recomputed, once.
 type poolTree struct {
 	poolHash // the records and their index: get and len come from it
-	nodes    nodePool
+	nodes    nodePools
 	root     nodeID // 0 when the tree is empty
 	height   int    // levels: every leaf is at depth height-1
 	n        int
 	prefix   []byte // shared by every key in the tree; never modified in place
 }
 
-// A node is one nodeSize slot of the node pool. A leaf holds up to leafMax
-// items (fingerprints, then refs); an inner node up to innerMax items and
-// one child more, the children's numbers after the refs. Fingerprints
-// are kept apart from refs so that a binary search reads few cache lines.
+// A node is a slot of a node pool: innerSize bytes for an inner node,
+// leafSize for a leaf. A leaf holds up to leafMax items (fingerprints,
+// then refs); an inner node up to innerMax items and one child more, the
+// children's numbers after the refs. Fingerprints are kept apart from refs
+// so that a binary search reads few cache lines.
 const (
-	nodeSize  = 512
-	leafMax   = (nodeSize - 8) / 16
-	innerMax  = (nodeSize - 8 - 4) / 20
+	innerSize = 512
+	leafSize  = 4096
+	leafMax   = (leafSize - 8) / 16
+	innerMax  = (innerSize - 8 - 4) / 20
 	leafMin   = leafMax / 2
 	innerMin  = innerMax / 2
-	nodeWords = (nodeSize - 8) / 8
+	nodeWords = (leafSize - 8) / 8
 )
 
+// nodeID numbers a node: leaves have leafBit set.
 type nodeID = uint32
 
+const leafBit = 1 << 31
+
+// node is either kind of node; an inner node's slot is the first
+// innerSize bytes of it.
 type node struct {
 	n    uint32
 	leaf uint32 // 1 for a leaf
@@ -79,32 +88,22 @@ func (nd *node) kids() []nodeID {
 	return unsafe.Slice((*nodeID)(unsafe.Pointer(&nd.w[2*innerMax])), innerMax+1)
 }
 
-// nodePool hands out node slots from chunks mapped outside the heap (the
-// arena's chunks, prepared ahead by takeChunk). Node ids start at 1.
-type nodePool struct {
-	chunks [][]byte
-	free   []nodeID
-	next   uint32 // slots handed out so far
+// nodePools are the inner nodes' pool and the leaves'.
+type nodePools struct{ inner, leaves nodePool }
+
+func (p *nodePools) at(id nodeID) *node {
+	if id&leafBit != 0 {
+		return p.leaves.at(id&^leafBit, leafSize)
+	}
+	return p.inner.at(id, innerSize)
 }
 
-const nodesPerChunk = chunkSize / nodeSize
-
-func (p *nodePool) at(id nodeID) *node {
-	i := id - 1
-	return (*node)(unsafe.Pointer(&p.chunks[i/nodesPerChunk][(i%nodesPerChunk)*nodeSize]))
-}
-
-func (p *nodePool) alloc(leaf bool) nodeID {
+func (p *nodePools) alloc(leaf bool) nodeID {
 	var id nodeID
-	if k := len(p.free); k > 0 {
-		id = p.free[k-1]
-		p.free = p.free[:k-1]
+	if leaf {
+		id = p.leaves.alloc(leafSize) | leafBit
 	} else {
-		if p.next%nodesPerChunk == 0 {
-			p.chunks = append(p.chunks, takeChunk())
-		}
-		p.next++
-		id = p.next
+		id = p.inner.alloc(innerSize)
 	}
 	nd := p.at(id)
 	nd.n, nd.leaf = 0, 0
@@ -114,7 +113,49 @@ func (p *nodePool) alloc(leaf bool) nodeID {
 	return id
 }
 
-func (p *nodePool) release(id nodeID) { p.free = append(p.free, id) }
+func (p *nodePools) release(id nodeID) {
+	if id&leafBit != 0 {
+		p.leaves.free = append(p.leaves.free, id&^leafBit)
+	} else {
+		p.inner.free = append(p.inner.free, id)
+	}
+}
+
+func (p *nodePools) reset() {
+	p.inner.reset()
+	p.leaves.reset()
+}
+
+func (p *nodePools) bytes() int64 {
+	return int64(len(p.inner.chunks)+len(p.leaves.chunks)) * chunkSize
+}
+
+// nodePool hands out slots of one size from chunks mapped outside the heap
+// (the arena's chunks, prepared ahead by takeChunk). Slot numbers start at
+// 1.
+type nodePool struct {
+	chunks [][]byte
+	free   []nodeID
+	next   uint32 // slots handed out so far
+}
+
+func (p *nodePool) at(id nodeID, size uint32) *node {
+	i, per := id-1, chunkSize/size
+	return (*node)(unsafe.Pointer(&p.chunks[i/per][(i%per)*size]))
+}
+
+func (p *nodePool) alloc(size uint32) nodeID {
+	if k := len(p.free); k > 0 {
+		id := p.free[k-1]
+		p.free = p.free[:k-1]
+		return id
+	}
+	if p.next%(chunkSize/size) == 0 {
+		p.chunks = append(p.chunks, takeChunk())
+	}
+	p.next++
+	return p.next
+}
 
 func (p *nodePool) reset() {
 	for _, c := range p.chunks {
@@ -122,8 +163,6 @@ func (p *nodePool) reset() {
 	}
 	*p = nodePool{}
 }
-
-func (p *nodePool) bytes() int64 { return int64(len(p.chunks)) * chunkSize }
 
 func newPoolTree() *poolTree { return &poolTree{poolHash: *newPoolHash()} }
 
@@ -138,9 +177,12 @@ func (t *poolTree) has(key []byte) bool {
 	return t.root != 0 && bytes.HasPrefix(key, t.prefix)
 }
 
-// search finds key (with fingerprint fp) in nd: the index of its item, or
-// of the first greater one.
+// search finds key (with fingerprint fp) in nd: the index of its item, or,
+// in an inner node, of the first greater one, and in a leaf, n.
 func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
+	if nd.leaf != 0 {
+		return t.leafSearch(nd, key, fp)
+	}
 	fps := nd.fps()[:nd.n]
 	lo := lowerBound(fps, fp)
 	if lo == len(fps) || fps[lo] != fp {
@@ -164,6 +206,68 @@ func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
 		}
 	}
 	return lo, false
+}
+
+// leafSearch finds key in the unsorted leaf nd: the index of its item, or n.
+func (t *poolTree) leafSearch(nd *node, key []byte, fp uint64) (int, bool) {
+	fps, refs := nd.fps()[:nd.n], nd.refs()
+	for i, f := range fps {
+		if f == fp && bytes.Equal(t.ar.key(refs[i]), key) {
+			return i, true
+		}
+	}
+	return len(fps), false
+}
+
+// less orders items (fp a, ref ra) and (fp b, ref rb) as their keys.
+func (t *poolTree) less(a uint64, ra ref, b uint64, rb ref) bool {
+	if a != b {
+		return a < b
+	}
+	return bytes.Compare(t.ar.key(ra), t.ar.key(rb)) < 0
+}
+
+// sortItems sorts fps and refs together by key.
+func (t *poolTree) sortItems(fps, refs []uint64) {
+	var buf [leafMax + 1]item
+	items := buf[:len(fps)]
+	for i := range items {
+		items[i] = item{fps[i], refs[i]}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.fp != b.fp {
+			return cmp.Compare(a.fp, b.fp)
+		}
+		return bytes.Compare(t.ar.key(a.r), t.ar.key(b.r))
+	})
+	for i, it := range items {
+		fps[i], refs[i] = it.fp, it.r
+	}
+}
+
+type item struct {
+	fp uint64
+	r  ref
+}
+
+// extreme returns the index of the greatest item of the leaf nd, or of its
+// least if !max.
+func (t *poolTree) extreme(nd *node, max bool) int {
+	fps, refs := nd.fps()[:nd.n], nd.refs()
+	best := 0
+	for i := 1; i < len(fps); i++ {
+		if t.less(fps[best], refs[best], fps[i], refs[i]) == max {
+			best = i
+		}
+	}
+	return best
+}
+
+// leafRemove removes item i of the leaf nd, the last one taking its place.
+func leafRemove(nd *node, i int) {
+	n := int(nd.n) - 1
+	nd.fps()[i], nd.refs()[i] = nd.fps()[n], nd.refs()[n]
+	nd.n--
 }
 
 // lowerBound returns the index of the first of fps not below fp. It makes
@@ -199,14 +303,18 @@ type descent struct {
 }
 
 // find descends to key. If found, the last level of p is its item;
-// otherwise it is the leaf position where key would go.
-func (t *poolTree) find(key []byte, p *descent) bool {
+// otherwise it is the leaf position where key would go. If absent, key is
+// known not to be in the tree, and its leaf is not searched.
+func (t *poolTree) find(key []byte, p *descent, absent bool) bool {
 	fp := t.fingerprint(key)
 	id := t.root
 	p.n = 0
 	for {
 		nd := t.nodes.at(id)
-		i, found := t.search(nd, key, fp)
+		i, found := int(nd.n), false
+		if !absent || nd.leaf == 0 {
+			i, found = t.search(nd, key, fp)
+		}
 		p.ids[p.n], p.idx[p.n] = id, i
 		p.n++
 		if found || nd.leaf != 0 {
@@ -249,27 +357,29 @@ func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
 		return 0, false
 	}
 	nd := t.nodes.at(id)
+	n := int(nd.n)
+	if nd.leaf != 0 {
+		// The lines an append to the leaf writes.
+		return touchLines(nd, 8+8*n, 8+8*n+1) + touchLines(nd, 8+8*leafMax+8*n, 8+8*leafMax+8*n+1), false
+	}
 	fp := t.fingerprint(key)
-	fps := nd.fps()[:nd.n]
+	fps := nd.fps()[:n]
 	i := lowerBound(fps, fp)
 	if i < len(fps) && fps[i] == fp {
 		return 0, false
-	}
-	if nd.leaf != 0 {
-		return touchLines(nd, 8+8*leafMax+8*i, 8+8*leafMax+8*len(fps)), false
 	}
 	next := nd.kids()[i]
 	*cur = uint64(next)
 	c := t.nodes.at(next)
 	if pass+1 == t.height-1 {
-		return touchLines(c, 0, 8+8*leafMax), true
+		return touchLines(c, 0, 8), true // the leaf's count
 	}
-	return touchLines(c, 0, 8+8*innerMax) + touchLines(c, 8+16*innerMax, nodeSize), true
+	return touchLines(c, 0, 8+8*innerMax) + touchLines(c, 8+16*innerMax, innerSize), true
 }
 
 // touchLines loads the cache lines of bytes [from, to) of nd.
 func touchLines(nd *node, from, to int) uint64 {
-	b := (*[nodeSize]byte)(unsafe.Pointer(nd))
+	b := (*[leafSize]byte)(unsafe.Pointer(nd))
 	var sink uint64
 	for off := from &^ 63; off < to; off += 64 {
 		sink += uint64(b[off])
@@ -319,7 +429,7 @@ func (t *poolTree) appendVal(key, suffix []byte) int {
 // item's record is still the old one, for the comparisons on the way.
 func (t *poolTree) setRef(key []byte, r ref) {
 	var p descent
-	if !t.find(key, &p) {
+	if !t.find(key, &p, false) {
 		panic("kvstore: ordered engine: indexed key missing from the tree")
 	}
 	t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]] = r
@@ -329,7 +439,7 @@ func (t *poolTree) setRef(key []byte, r ref) {
 func (t *poolTree) add(key []byte, r ref) {
 	var p descent
 	if t.has(key) {
-		t.find(key, &p)
+		t.find(key, &p, true)
 	}
 	t.insert(key, r, &p)
 }
@@ -347,7 +457,7 @@ func (t *poolTree) insert(key []byte, r ref, p *descent) {
 	}
 	if !bytes.HasPrefix(key, t.prefix) {
 		t.shrinkPrefix(key)
-		t.find(key, p)
+		t.find(key, p, true)
 	}
 	fp, kid := t.fingerprint(key), nodeID(0)
 	for level := p.n - 1; level >= 0; level-- {
@@ -372,6 +482,11 @@ func (t *poolTree) insert(key []byte, r ref, p *descent) {
 func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (uint64, ref, nodeID, bool) {
 	nd := t.nodes.at(id)
 	n := int(nd.n)
+	if nd.leaf != 0 && n < leafMax {
+		nd.fps()[n], nd.refs()[n] = fp, r
+		nd.n++
+		return 0, 0, 0, false
+	}
 	if n < nd.max() {
 		fps, refs := nd.fps(), nd.refs()
 		copy(fps[i+1:n+1], fps[i:n])
@@ -395,7 +510,9 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 	copy(fps[i+1:n+1], nd.fps()[i:n])
 	copy(refs[i+1:n+1], nd.refs()[i:n])
 	leaf := nd.leaf != 0
-	if !leaf {
+	if leaf {
+		t.sortItems(fps[:n+1], refs[:n+1])
+	} else {
 		copy(kids[:i+1], nd.kids()[:i+1])
 		kids[i+1] = right
 		copy(kids[i+2:n+2], nd.kids()[i+1:n+1])
@@ -422,7 +539,7 @@ func (t *poolTree) del(key []byte) bool {
 		return false
 	}
 	var p descent
-	if !t.find(key, &p) {
+	if !t.find(key, &p, false) {
 		panic("kvstore: ordered engine: indexed key missing from the tree")
 	}
 	t.remove(&p)
@@ -436,8 +553,8 @@ func (t *poolTree) remove(p *descent) {
 	nd := t.nodes.at(p.ids[level])
 	i := p.idx[level]
 	if nd.leaf == 0 {
-		// An inner item is replaced by its predecessor, the last item of
-		// the rightmost leaf of the subtree on its left, which is then
+		// An inner item is replaced by its predecessor, the greatest item
+		// of the rightmost leaf of the subtree on its left, which is then
 		// removed from that leaf instead.
 		id := nd.kids()[i]
 		for {
@@ -445,8 +562,9 @@ func (t *poolTree) remove(p *descent) {
 			c := t.nodes.at(id)
 			p.ids[p.n-1] = id
 			if c.leaf != 0 {
-				p.idx[p.n-1] = int(c.n) - 1
-				nd.fps()[i], nd.refs()[i] = c.fps()[c.n-1], c.refs()[c.n-1]
+				j := t.extreme(c, true)
+				p.idx[p.n-1] = j
+				nd.fps()[i], nd.refs()[i] = c.fps()[j], c.refs()[j]
 				break
 			}
 			p.idx[p.n-1] = int(c.n)
@@ -454,11 +572,7 @@ func (t *poolTree) remove(p *descent) {
 		}
 		level, nd, i = p.n-1, t.nodes.at(p.ids[p.n-1]), p.idx[p.n-1]
 	}
-	fps, refs := nd.fps(), nd.refs()
-	n := int(nd.n)
-	copy(fps[i:n-1], fps[i+1:n])
-	copy(refs[i:n-1], refs[i+1:n])
-	nd.n--
+	leafRemove(nd, i)
 	t.n--
 	t.rebalance(p, level)
 }
@@ -513,6 +627,14 @@ func (t *poolTree) rebalance(p *descent, level int) {
 // rotateRight moves the parent's item k down to the front of r and l's last
 // item up in its place (l and r are children k and k+1).
 func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
+	if r.leaf != 0 {
+		j := t.extreme(l, true)
+		r.fps()[r.n], r.refs()[r.n] = parent.fps()[k], parent.refs()[k]
+		parent.fps()[k], parent.refs()[k] = l.fps()[j], l.refs()[j]
+		leafRemove(l, j)
+		r.n++
+		return
+	}
 	n := int(r.n)
 	copy(r.fps()[1:n+1], r.fps()[:n])
 	copy(r.refs()[1:n+1], r.refs()[:n])
@@ -530,6 +652,14 @@ func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
 // rotateLeft moves the parent's item k down to the end of l and r's first
 // item up in its place.
 func (t *poolTree) rotateLeft(parent *node, k int, l, r *node) {
+	if l.leaf != 0 {
+		j := t.extreme(r, false)
+		l.fps()[l.n], l.refs()[l.n] = parent.fps()[k], parent.refs()[k]
+		parent.fps()[k], parent.refs()[k] = r.fps()[j], r.refs()[j]
+		leafRemove(r, j)
+		l.n++
+		return
+	}
 	ln := int(l.n)
 	l.fps()[ln], l.refs()[ln] = parent.fps()[k], parent.refs()[k]
 	parent.fps()[k], parent.refs()[k] = r.fps()[0], r.refs()[0]
@@ -608,6 +738,13 @@ func (t *poolTree) scan(fn func(key, val []byte) bool) {
 func (t *poolTree) scanNode(id nodeID, fn func(key, val []byte) bool) bool {
 	nd := t.nodes.at(id)
 	refs := nd.refs()
+	if nd.leaf != 0 {
+		var fs, rs [leafMax]uint64
+		copy(fs[:], nd.fps()[:nd.n])
+		copy(rs[:], refs[:nd.n])
+		t.sortItems(fs[:nd.n], rs[:nd.n])
+		refs = rs[:]
+	}
 	for i := range int(nd.n) {
 		if nd.leaf == 0 && !t.scanNode(nd.kids()[i], fn) {
 			return false
