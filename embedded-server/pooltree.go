@@ -245,6 +245,48 @@ func (t *poolTree) sortItems(fps, refs []uint64) {
 	}
 }
 
+// selectItem puts at index k of fps and refs (moved together) the item
+// that sorting them would put there, the lesser ones before it and the
+// greater after, in no order: a split needs no more than that (a
+// quickselect; a sort took 10% of an RSET load).
+func (t *poolTree) selectItem(fps, refs []uint64, k int) {
+	lo, hi := 0, len(fps)-1
+	swap := func(i, j int) {
+		fps[i], fps[j] = fps[j], fps[i]
+		refs[i], refs[j] = refs[j], refs[i]
+	}
+	for lo < hi {
+		// The median of three as the pivot, moved to hi.
+		m := int(uint(lo+hi) >> 1)
+		if t.less(fps[m], refs[m], fps[lo], refs[lo]) {
+			swap(m, lo)
+		}
+		if t.less(fps[hi], refs[hi], fps[lo], refs[lo]) {
+			swap(hi, lo)
+		}
+		if t.less(fps[m], refs[m], fps[hi], refs[hi]) {
+			swap(m, hi)
+		}
+		pf, pr := fps[hi], refs[hi]
+		j := lo
+		for i := lo; i < hi; i++ {
+			if t.less(fps[i], refs[i], pf, pr) {
+				swap(i, j)
+				j++
+			}
+		}
+		swap(j, hi)
+		switch {
+		case j == k:
+			return
+		case j < k:
+			lo = j + 1
+		default:
+			hi = j - 1
+		}
+	}
+}
+
 type item struct {
 	fp uint64
 	r  ref
@@ -511,7 +553,7 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 	copy(refs[i+1:n+1], nd.refs()[i:n])
 	leaf := nd.leaf != 0
 	if leaf {
-		t.sortItems(fps[:n+1], refs[:n+1])
+		t.selectItem(fps[:n+1], refs[:n+1], (n+1)/2)
 	} else {
 		copy(kids[:i+1], nd.kids()[:i+1])
 		kids[i+1] = right
