@@ -39,7 +39,31 @@ type poolTree struct {
 	height   int    // levels: every leaf is at depth height-1
 	n        int
 	prefix   []byte // shared by every key in the tree; never modified in place
+
+	// The leaves that touch found for a batch's inserts, so that an
+	// insert into a leaf with room need not descend again. An entry holds
+	// while gen and its leaf's split count do: a change of the tree that
+	// may send keys to other leaves (a delete, a shrunk prefix) moves gen
+	// on; the split of a leaf changes only that leaf's entries.
+	memo [memoSize]memoEntry
+	gen  uint32
 }
+
+const (
+	memoBits = 10
+	memoSize = 1 << memoBits // 8 times a pipelined batch of 128: few collide
+)
+
+// memoEntry says that a key with fingerprint fp, no separator's, goes to
+// leaf, whose node.leaf was ver.
+type memoEntry struct {
+	fp   uint64
+	leaf nodeID
+	gen  uint32
+	ver  uint32
+}
+
+func memoSlot(fp uint64) int { return int(fp * 0x9e3779b97f4a7c15 >> (64 - memoBits)) }
 
 // A node is a slot of a node pool: innerSize bytes for an inner node,
 // leafSize for a leaf. A leaf holds up to leafMax items (fingerprints,
@@ -65,7 +89,7 @@ const leafBit = 1 << 31
 // innerSize bytes of it.
 type node struct {
 	n    uint32
-	leaf uint32 // 1 for a leaf
+	leaf uint32 // nonzero for a leaf: 1 + the times it split (see memoEntry)
 	w    [nodeWords]uint64
 }
 
@@ -414,6 +438,7 @@ func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
 	*cur = uint64(next)
 	c := t.nodes.at(next)
 	if pass+1 == t.height-1 {
+		t.memo[memoSlot(fp)] = memoEntry{fp, next, t.gen, c.leaf}
 		return touchLines(c, 0, 8), true // the leaf's count
 	}
 	return touchLines(c, 0, 8+8*innerMax) + touchLines(c, 8+16*innerMax, innerSize), true
@@ -481,6 +506,15 @@ func (t *poolTree) setRef(key []byte, r ref) {
 func (t *poolTree) add(key []byte, r ref) {
 	var p descent
 	if t.has(key) {
+		fp := t.fingerprint(key)
+		if e := t.memo[memoSlot(fp)]; e.fp == fp && e.gen == t.gen && e.leaf != 0 {
+			if nd := t.nodes.at(e.leaf); nd.leaf == e.ver && nd.n < leafMax {
+				nd.fps()[nd.n], nd.refs()[nd.n] = fp, r
+				nd.n++
+				t.n++
+				return
+			}
+		}
 		t.find(key, &p, true)
 	}
 	t.insert(key, r, &p)
@@ -554,6 +588,9 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 	leaf := nd.leaf != 0
 	if leaf {
 		t.selectItem(fps[:n+1], refs[:n+1], (n+1)/2)
+		if nd.leaf++; nd.leaf == 0 {
+			nd.leaf = 1
+		}
 	} else {
 		copy(kids[:i+1], nd.kids()[:i+1])
 		kids[i+1] = right
@@ -591,6 +628,7 @@ func (t *poolTree) del(key []byte) bool {
 
 // remove deletes the item that p found.
 func (t *poolTree) remove(p *descent) {
+	t.gen++
 	level := p.n - 1
 	nd := t.nodes.at(p.ids[level])
 	i := p.idx[level]
@@ -746,6 +784,7 @@ func (t *poolTree) shrinkPrefix(key []byte) {
 		n++
 	}
 	t.prefix = t.prefix[:n:n]
+	t.gen++
 	t.walk(t.root, func(nd *node) {
 		fps, refs := nd.fps(), nd.refs()
 		for i := range int(nd.n) {
@@ -769,6 +808,7 @@ func (t *poolTree) clear() {
 	t.nodes.reset()
 	t.poolHash.clear()
 	t.root, t.height, t.n, t.prefix = 0, 0, 0, nil
+	t.gen++
 }
 
 func (t *poolTree) scan(fn func(key, val []byte) bool) {
