@@ -424,11 +424,15 @@ func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
 	}
 	nd := t.nodes.at(id)
 	n := int(nd.n)
-	if nd.leaf != 0 {
-		// The lines an append to the leaf writes.
-		return touchLines(nd, 8+8*n, 8+8*n+1) + touchLines(nd, 8+8*leafMax+8*n, 8+8*leafMax+8*n+1), false
-	}
 	fp := t.fingerprint(key)
+	if nd.leaf != 0 {
+		// The leaf's header is loaded now: remember the leaf, and load
+		// the lines an append to it writes.
+		t.memo[memoSlot(fp)] = memoEntry{fp, id, t.gen, nd.leaf}
+		prefetchLines(nd, 8+8*n, 8+8*n+1)
+		prefetchLines(nd, 8+8*leafMax+8*n, 8+8*leafMax+8*n+1)
+		return 0, false
+	}
 	fps := nd.fps()[:n]
 	i := lowerBound(fps, fp)
 	if i < len(fps) && fps[i] == fp {
@@ -438,20 +442,19 @@ func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
 	*cur = uint64(next)
 	c := t.nodes.at(next)
 	if pass+1 == t.height-1 {
-		t.memo[memoSlot(fp)] = memoEntry{fp, next, t.gen, c.leaf}
-		return touchLines(c, 0, 8), true // the leaf's count
+		prefetchLines(c, 0, 8) // the leaf's header
+		return 0, true
 	}
-	return touchLines(c, 0, 8+8*innerMax) + touchLines(c, 8+16*innerMax, innerSize), true
+	prefetchLines(c, 0, 8+8*innerMax)
+	prefetchLines(c, 8+16*innerMax, innerSize)
+	return 0, true
 }
 
-// touchLines loads the cache lines of bytes [from, to) of nd.
-func touchLines(nd *node, from, to int) uint64 {
-	b := (*[leafSize]byte)(unsafe.Pointer(nd))
-	var sink uint64
+// prefetchLines prefetches the cache lines of bytes [from, to) of nd.
+func prefetchLines(nd *node, from, to int) {
 	for off := from &^ 63; off < to; off += 64 {
-		sink += uint64(b[off])
+		prefetch(uintptr(unsafe.Pointer(nd)) + uintptr(off))
 	}
-	return sink
 }
 
 func (t *poolTree) put(key, val []byte, mode putMode) bool {
