@@ -17,10 +17,11 @@ import (
 )
 
 // checkTree checks the B-tree's invariants: every leaf at one depth, every
-// node but the root at least half full, items in strictly increasing key
+// node but the root at least half full (once the pending inserts are in), items in strictly increasing key
 // order (a leaf's once sorted), each fingerprint that of its key, and the count.
 func checkTree(t *testing.T, what string, pt *poolTree) {
 	t.Helper()
+	pt.flush()
 	if pt.root == 0 {
 		if pt.n != 0 {
 			t.Fatalf("%s: empty tree counts %d keys", what, pt.n)
@@ -145,84 +146,53 @@ func threadCPU() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// TestTreeOrder inserts and deletes random keys, many of which share their
-// fingerprint (they differ only past the eight bytes after the prefix), and
-// checks the tree's invariants and its order against a sorted model along
-// the way; deletes dominate the last quarter, so that the tree shrinks.
-// Batched, the keys of every 64 operations are first touched as
-// conn.prefetch does, which lets inserts use the leaves touch found.
+// TestTreeOrder inserts, replaces (with values of other sizes, which moves
+// records) and deletes random keys, many of which share their fingerprint
+// (they differ only past the eight bytes after the prefix), and checks
+// the tree's order (with inserts pending) and then its invariants (with
+// none) against a sorted model along the way. Deletes dominate the last
+// quarter, so that the tree shrinks.
 func TestTreeOrder(t *testing.T) {
 	const ops = 200000
-	for _, batch := range []int{1, 64} {
-		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(3, 4))
-			pt, model := newPoolTree(), map[string]string{}
-			var keys [][]byte
-			var dels []bool
-			cur := make([]uint64, batch)
-			for op := range ops {
-				var k string
-				switch rng.IntN(3) {
-				case 0:
-					k = fmt.Sprintf("user:%08d", rng.IntN(50000))
-				case 1:
-					k = fmt.Sprintf("user:00000001:%d", rng.IntN(30000)) // one fingerprint
-				default:
-					k = fmt.Sprintf("user:%d:x", rng.IntN(30000))
-				}
-				if op == ops/2 {
-					k = "a" // the prefix shrinks to nothing
-				}
-				keys = append(keys, []byte(k))
-				dels = append(dels, rng.IntN(3) == 0 || op > ops*3/4 && rng.IntN(3) > 0)
-				if len(keys) < batch && op%20000 != 19999 {
-					continue
-				}
-				clear(cur)
-				for pass, more := 0, true; more; pass++ {
-					more = false
-					for i, k := range keys {
-						if pass > 0 && cur[i] == doneTouching {
-							continue
-						}
-						if _, m := pt.touch(k, pass, &cur[i], true); m {
-							more = true
-						} else {
-							cur[i] = doneTouching
-						}
-					}
-				}
-				for i, k := range keys {
-					if dels[i] {
-						_, in := model[string(k)]
-						if pt.del(k) != in {
-							t.Fatalf("op %d: del %q, present %v", op, k, in)
-						}
-						delete(model, string(k))
-					} else {
-						v := fmt.Sprint(op, i)
-						pt.put(k, []byte(v), putAny)
-						model[string(k)] = v
-					}
-				}
-				keys, dels = keys[:0], dels[:0]
-				if op%20000 == 19999 {
-					checkTree(t, fmt.Sprintf("op %d", op), pt)
-					checkOrder(t, pt, model)
-					if op == ops/2-1 && pt.height < 3 {
-						t.Fatalf("op %d: %d keys make a tree of height %d only", op, pt.n, pt.height)
-					}
-				}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pt, model := newPoolTree(), map[string]string{}
+	for op := range ops {
+		var k string
+		switch rng.IntN(3) {
+		case 0:
+			k = fmt.Sprintf("user:%08d", rng.IntN(50000))
+		case 1:
+			k = fmt.Sprintf("user:00000001:%d", rng.IntN(30000)) // one fingerprint
+		default:
+			k = fmt.Sprintf("user:%d:x", rng.IntN(30000))
+		}
+		if op == ops/2 {
+			k = "a" // the prefix shrinks to nothing
+		}
+		if rng.IntN(3) == 0 || op > ops*3/4 && rng.IntN(3) > 0 {
+			_, in := model[k]
+			if pt.del([]byte(k)) != in {
+				t.Fatalf("op %d: del %q, present %v", op, k, in)
 			}
-		})
+			delete(model, k)
+		} else {
+			v := strings.Repeat("v", rng.IntN(100))
+			pt.put([]byte(k), []byte(v), putAny)
+			model[k] = v
+		}
+		if op%20000 == 19999 {
+			checkOrder(t, pt, model) // with inserts pending
+			checkTree(t, fmt.Sprintf("op %d", op), pt)
+			if op == ops/2-1 && pt.height < 3 {
+				t.Fatalf("op %d: %d keys make a tree of height %d only", op, pt.n, pt.height)
+			}
+		}
 	}
 }
 
-// TestTreeTouchThenDelete touches a key as a batch's prefetch does, then
-// deletes the keys around it, as the batch's earlier commands may (which
-// merges leaves and moves separators), and then inserts it: the leaf touch
-// found must not be used.
-func TestTreeTouchThenDelete(t *testing.T) {
+// TestTreePendingDelete deletes keys whose inserts are still pending,
+// beside keys already in the tree.
+func TestTreePendingDelete(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	pt, model := newPoolTree(), map[string]string{}
 	key := func(i int) []byte { return fmt.Appendf(nil, "k:%06d", i) }
@@ -231,36 +201,28 @@ func TestTreeTouchThenDelete(t *testing.T) {
 		model[string(key(i))] = "v"
 	}
 	for trial := range 300 {
-		k := key(rng.IntN(10000)*2 + 1) // odd: not in the tree
-		var cur uint64
-		for pass, more := 0, true; more; pass++ {
-			_, more = pt.touch(k, pass, &cur, true)
+		for range rng.IntN(2 * pendMax) {
+			i := rng.IntN(20000)
+			if pt.put(key(i), []byte("w"), putNew) {
+				model[string(key(i))] = "w"
+			}
+		}
+		if trial%30 == 29 {
+			checkOrder(t, pt, model)
 		}
 		lo := rng.IntN(20000)
 		for i := lo; i < lo+600 && i < 20000; i++ {
-			if pt.del(key(i)) {
-				delete(model, string(key(i)))
+			_, in := model[string(key(i))]
+			if pt.del(key(i)) != in {
+				t.Fatalf("trial %d: del %q, present %v", trial, key(i), in)
 			}
-		}
-		_, in := model[string(k)] // a refill may have added it
-		if pt.put(k, []byte("w"), putNew) == in {
-			t.Fatalf("trial %d: insert %q, present %v", trial, k, in)
-		}
-		if !in {
-			model[string(k)] = "w"
+			delete(model, string(key(i)))
 		}
 		if trial%30 == 29 {
-			checkTree(t, fmt.Sprint("trial ", trial), pt)
 			checkOrder(t, pt, model)
-		}
-		for len(model) < 8000 { // refill
-			i := rng.IntN(20000)
-			if pt.put(key(i), []byte("v"), putNew) {
-				model[string(key(i))] = "v"
-			}
+			checkTree(t, fmt.Sprint("trial ", trial), pt)
 		}
 	}
-	checkTree(t, "end", pt)
 }
 
 // checkOrder walks tab in order and compares it with model's sorted keys.
