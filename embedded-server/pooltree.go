@@ -99,22 +99,30 @@ func (nd *node) kids() []nodeID {
 	return unsafe.Slice((*nodeID)(unsafe.Pointer(&nd.w[2*innerMax])), innerMax+1)
 }
 
-// nodePools are the inner nodes' pool and the leaves'.
+// nodePools are the leaves' pool, whose chunks are mapped outside the heap
+// (the arena's chunks, prepared ahead by takeChunk), and the inner nodes',
+// whose chunks are leaf slots: a tree of a million keys has a few hundred
+// inner nodes, and a chunk of their own would hold 4 MiB for 200 KiB.
 type nodePools struct{ inner, leaves nodePool }
+
+const innerPerLeaf = leafSize / innerSize
 
 func (p *nodePools) at(id nodeID) *node {
 	if id&leafBit != 0 {
-		return p.leaves.at(id&^leafBit, leafSize)
+		return p.leaves.at(id&^leafBit, leafSize, chunkSize/leafSize)
 	}
-	return p.inner.at(id, innerSize)
+	return p.inner.at(id, innerSize, innerPerLeaf)
 }
 
 func (p *nodePools) alloc(leaf bool) nodeID {
 	var id nodeID
 	if leaf {
-		id = p.leaves.alloc(leafSize) | leafBit
+		id = p.leaves.alloc(chunkSize/leafSize, takeChunk) | leafBit
 	} else {
-		id = p.inner.alloc(innerSize)
+		id = p.inner.alloc(innerPerLeaf, func() []byte {
+			nd := p.leaves.at(p.leaves.alloc(chunkSize/leafSize, takeChunk), leafSize, chunkSize/leafSize)
+			return unsafe.Slice((*byte)(unsafe.Pointer(nd)), leafSize)
+		})
 	}
 	nd := p.at(id)
 	nd.n, nd.leaf = 0, 0
@@ -133,46 +141,38 @@ func (p *nodePools) release(id nodeID) {
 }
 
 func (p *nodePools) reset() {
-	p.inner.reset()
-	p.leaves.reset()
+	for _, c := range p.leaves.chunks {
+		unix.Munmap(c)
+	}
+	*p = nodePools{}
 }
 
-func (p *nodePools) bytes() int64 {
-	return int64(len(p.inner.chunks)+len(p.leaves.chunks)) * chunkSize
-}
+func (p *nodePools) bytes() int64 { return int64(len(p.leaves.chunks)) * chunkSize }
 
-// nodePool hands out slots of one size from chunks mapped outside the heap
-// (the arena's chunks, prepared ahead by takeChunk). Slot numbers start at
-// 1.
+// nodePool hands out slots of one size, per a chunk, from chunks that
+// more provides. Slot numbers start at 1.
 type nodePool struct {
 	chunks [][]byte
 	free   []nodeID
 	next   uint32 // slots handed out so far
 }
 
-func (p *nodePool) at(id nodeID, size uint32) *node {
-	i, per := id-1, chunkSize/size
+func (p *nodePool) at(id nodeID, size, per uint32) *node {
+	i := id - 1
 	return (*node)(unsafe.Pointer(&p.chunks[i/per][(i%per)*size]))
 }
 
-func (p *nodePool) alloc(size uint32) nodeID {
+func (p *nodePool) alloc(per uint32, more func() []byte) nodeID {
 	if k := len(p.free); k > 0 {
 		id := p.free[k-1]
 		p.free = p.free[:k-1]
 		return id
 	}
-	if p.next%(chunkSize/size) == 0 {
-		p.chunks = append(p.chunks, takeChunk())
+	if p.next%per == 0 {
+		p.chunks = append(p.chunks, more())
 	}
 	p.next++
 	return p.next
-}
-
-func (p *nodePool) reset() {
-	for _, c := range p.chunks {
-		unix.Munmap(c)
-	}
-	*p = nodePool{}
 }
 
 func newPoolTree() *poolTree { return &poolTree{poolHash: *newPoolHash()} }
