@@ -53,14 +53,16 @@ type poolTree struct {
 const pendMax = 1024
 
 // A node is a slot of a node pool: innerSize bytes for an inner node,
-// leafSize for a leaf. A leaf holds up to leafMax items (fingerprints,
-// then refs); an inner node up to innerMax items and one child more, the
-// children's numbers after the refs. Fingerprints are kept apart from refs
-// so that a binary search reads few cache lines.
+// leafSize for a leaf. An inner node holds up to innerMax items
+// (fingerprints, then refs, kept apart so that a binary search reads few
+// cache lines) and one child more, the children's numbers after the refs.
+// A leaf holds up to leafMax refs alone, in no order: nothing searches a
+// leaf by key (an insert appends, a delete looks for the ref), so the keys
+// in the records are read only to split it (see splitLeaf) or walk it.
 const (
 	innerSize = 512
 	leafSize  = 4096
-	leafMax   = (leafSize - 8) / 16
+	leafMax   = (leafSize - 8) / 8
 	innerMax  = (innerSize - 8 - 4) / 20
 	leafMin   = leafMax / 2
 	innerMin  = innerMax / 2
@@ -87,11 +89,14 @@ func (nd *node) max() int {
 	return innerMax
 }
 
-func (nd *node) fps() []uint64 { return nd.w[:nd.max():nd.max()] }
+// fps are an inner node's fingerprints; a leaf has none (see leaf).
+func (nd *node) fps() []uint64 { return nd.w[:innerMax:innerMax] }
 
 func (nd *node) refs() []uint64 {
-	m := nd.max()
-	return nd.w[m : 2*m : 2*m]
+	if nd.leaf != 0 {
+		return nd.w[:leafMax:leafMax]
+	}
+	return nd.w[innerMax : 2*innerMax : 2*innerMax]
 }
 
 // kids are an inner node's children, innerMax+1 of them.
@@ -188,12 +193,9 @@ func (t *poolTree) has(key []byte) bool {
 	return t.root != 0 && bytes.HasPrefix(key, t.prefix)
 }
 
-// search finds key (with fingerprint fp) in nd: the index of its item, or,
-// in an inner node, of the first greater one, and in a leaf, n.
+// search finds key (with fingerprint fp) in the inner node nd: the index
+// of its item, or of the first greater one.
 func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
-	if nd.leaf != 0 {
-		return t.leafSearch(nd, key, fp)
-	}
 	fps := nd.fps()[:nd.n]
 	lo := lowerBound(fps, fp)
 	if lo == len(fps) || fps[lo] != fp {
@@ -217,17 +219,6 @@ func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
 		}
 	}
 	return lo, false
-}
-
-// leafSearch finds key in the unsorted leaf nd: the index of its item, or n.
-func (t *poolTree) leafSearch(nd *node, key []byte, fp uint64) (int, bool) {
-	fps, refs := nd.fps()[:nd.n], nd.refs()
-	for i, f := range fps {
-		if f == fp && bytes.Equal(t.ar.key(refs[i]), key) {
-			return i, true
-		}
-	}
-	return len(fps), false
 }
 
 // less orders items (fp a, ref ra) and (fp b, ref rb) as their keys.
@@ -309,20 +300,23 @@ type item struct {
 // extreme returns the index of the greatest item of the leaf nd, or of its
 // least if !max.
 func (t *poolTree) extreme(nd *node, max bool) int {
-	fps, refs := nd.fps()[:nd.n], nd.refs()
+	refs := nd.refs()[:nd.n]
 	best := 0
-	for i := 1; i < len(fps); i++ {
-		if t.less(fps[best], refs[best], fps[i], refs[i]) == max {
+	for i := 1; i < len(refs); i++ {
+		if (bytes.Compare(t.ar.key(refs[best]), t.ar.key(refs[i])) < 0) == max {
 			best = i
 		}
 	}
 	return best
 }
 
+// lift returns a leaf's item r as a separator: with its fingerprint.
+func (t *poolTree) lift(r ref) (uint64, ref) { return t.fingerprint(t.ar.key(r)), r }
+
 // leafRemove removes item i of the leaf nd, the last one taking its place.
 func leafRemove(nd *node, i int) {
 	n := int(nd.n) - 1
-	nd.fps()[i], nd.refs()[i] = nd.fps()[n], nd.refs()[n]
+	nd.refs()[i] = nd.refs()[n]
 	nd.n--
 }
 
@@ -358,23 +352,32 @@ type descent struct {
 	n   int
 }
 
-// find descends to key. If found, the last level of p is its item;
-// otherwise it is the leaf position where key would go. If absent, key is
-// known not to be in the tree, and its leaf is not searched.
-func (t *poolTree) find(key []byte, p *descent, absent bool) bool {
+// find descends to key, whose record is r unless absent. If found, the
+// last level of p is its item; otherwise it is the leaf position where key
+// would go. A leaf is searched for r, not for key: its items' keys are in
+// their records.
+func (t *poolTree) find(key []byte, r ref, p *descent, absent bool) bool {
 	fp := t.fingerprint(key)
 	id := t.root
 	p.n = 0
 	for {
 		nd := t.nodes.at(id)
-		i, found := int(nd.n), false
-		if !absent || nd.leaf == 0 {
-			i, found = t.search(nd, key, fp)
+		if nd.leaf != 0 {
+			i := int(nd.n)
+			if !absent {
+				if j := slices.Index(nd.refs()[:nd.n], r); j >= 0 {
+					i = j
+				}
+			}
+			p.ids[p.n], p.idx[p.n] = id, i
+			p.n++
+			return i < int(nd.n)
 		}
+		i, found := t.search(nd, key, fp)
 		p.ids[p.n], p.idx[p.n] = id, i
 		p.n++
-		if found || nd.leaf != 0 {
-			return found
+		if found {
+			return true
 		}
 		id = nd.kids()[i]
 	}
@@ -397,7 +400,7 @@ func (t *poolTree) put(key, val []byte, mode putMode) bool {
 	case found:
 		old := s.r
 		s.r = t.ar.newRecord(key, val)
-		t.setRef(key, s.r)
+		t.setRef(key, old, s.r)
 		t.ar.free(old)
 	default:
 		r := t.ar.newRecord(key, val)
@@ -419,18 +422,18 @@ func (t *poolTree) appendVal(key, suffix []byte) int {
 	if r != s.r {
 		old := s.r
 		s.r = r
-		t.setRef(key, r)
+		t.setRef(key, old, r)
 		t.ar.free(old)
 	}
 	return n
 }
 
-// setRef points key's item, which must be in the tree, at record r; the
-// item's record is still the old one, for the comparisons on the way.
-func (t *poolTree) setRef(key []byte, r ref) {
+// setRef points key's item, which must be in the tree with record old, at
+// record r; old is still readable, for the comparisons on the way.
+func (t *poolTree) setRef(key []byte, old, r ref) {
 	t.flush()
 	var p descent
-	if !t.find(key, &p, false) {
+	if !t.find(key, old, &p, false) {
 		panic("kvstore: ordered engine: indexed key missing from the tree")
 	}
 	t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]] = r
@@ -474,14 +477,13 @@ func (t *poolTree) flush() {
 			nd := t.nodes.at(id)
 			vers[i] = nd.leaf
 			n := int(nd.n)
-			prefetchLines(nd, 8+8*n, 8+8*n+1)
-			prefetchLines(nd, 8+8*leafMax+8*n, 8+8*leafMax+8*n+1)
+			prefetchLines(nd, 8+8*n, 8+8*n+1) // where the append writes
 		}
 	}
 	for i, it := range items {
 		if id := leaves[i]; id != 0 {
 			if nd := t.nodes.at(id); nd.leaf == vers[i] && nd.n < leafMax {
-				nd.fps()[nd.n], nd.refs()[nd.n] = it.fp, it.r
+				nd.refs()[nd.n] = it.r
 				nd.n++
 				t.n++
 				continue
@@ -489,7 +491,7 @@ func (t *poolTree) flush() {
 		}
 		key := t.ar.key(it.r)
 		var p descent
-		t.find(key, &p, true)
+		t.find(key, 0, &p, true)
 		t.insert(key, it.r, &p)
 	}
 	t.pend = items[:0]
@@ -521,12 +523,12 @@ func (t *poolTree) insert(key []byte, r ref, p *descent) {
 		t.prefix = bytes.Clone(key)
 		t.root, t.height = t.nodes.alloc(true), 1
 		nd := t.nodes.at(t.root)
-		nd.fps()[0], nd.refs()[0], nd.n = t.fingerprint(key), r, 1
+		nd.refs()[0], nd.n = r, 1
 		return
 	}
 	if !bytes.HasPrefix(key, t.prefix) {
 		t.shrinkPrefix(key)
-		t.find(key, p, true)
+		t.find(key, 0, p, true)
 	}
 	fp, kid := t.fingerprint(key), nodeID(0)
 	for level := p.n - 1; level >= 0; level-- {
@@ -551,10 +553,13 @@ func (t *poolTree) insert(key []byte, r ref, p *descent) {
 func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (uint64, ref, nodeID, bool) {
 	nd := t.nodes.at(id)
 	n := int(nd.n)
-	if nd.leaf != 0 && n < leafMax {
-		nd.fps()[n], nd.refs()[n] = fp, r
-		nd.n++
-		return 0, 0, 0, false
+	if nd.leaf != 0 {
+		if n < leafMax {
+			nd.refs()[n] = r
+			nd.n++
+			return 0, 0, 0, false
+		}
+		return t.splitLeaf(nd, fp, r)
 	}
 	if n < nd.max() {
 		fps, refs := nd.fps(), nd.refs()
@@ -569,28 +574,20 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 		nd.n++
 		return 0, 0, 0, false
 	}
-	// Gather the n+1 items (and n+2 children) in order, then deal them out.
-	var fps [leafMax + 1]uint64
-	var refs [leafMax + 1]uint64
+	// Gather the n+1 items and n+2 children in order, then deal them out.
+	var fps [innerMax + 1]uint64
+	var refs [innerMax + 1]uint64
 	var kids [innerMax + 2]nodeID
 	copy(fps[:i], nd.fps()[:i])
 	copy(refs[:i], nd.refs()[:i])
 	fps[i], refs[i] = fp, r
 	copy(fps[i+1:n+1], nd.fps()[i:n])
 	copy(refs[i+1:n+1], nd.refs()[i:n])
-	leaf := nd.leaf != 0
-	if leaf {
-		t.selectItem(fps[:n+1], refs[:n+1], (n+1)/2)
-		if nd.leaf++; nd.leaf == 0 { // see flush
-			nd.leaf = 1
-		}
-	} else {
-		copy(kids[:i+1], nd.kids()[:i+1])
-		kids[i+1] = right
-		copy(kids[i+2:n+2], nd.kids()[i+1:n+1])
-	}
+	copy(kids[:i+1], nd.kids()[:i+1])
+	kids[i+1] = right
+	copy(kids[i+2:n+2], nd.kids()[i+1:n+1])
 	h := (n + 1) / 2
-	sib := t.nodes.alloc(leaf)
+	sib := t.nodes.alloc(false)
 	sd := t.nodes.at(sib)
 	copy(nd.fps(), fps[:h])
 	copy(nd.refs(), refs[:h])
@@ -598,10 +595,39 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 	copy(sd.fps(), fps[h+1:n+1])
 	copy(sd.refs(), refs[h+1:n+1])
 	sd.n = uint32(n - h)
-	if !leaf {
-		copy(nd.kids(), kids[:h+1])
-		copy(sd.kids(), kids[h+1:n+2])
+	copy(nd.kids(), kids[:h+1])
+	copy(sd.kids(), kids[h+1:n+2])
+	return fps[h], refs[h], sib, true
+}
+
+// splitLeaf splits the full leaf nd, with item (fp, r) added, around the
+// median of its keys, read from the records (prefetched together first),
+// and returns the median and the new leaf on its right, for the parent.
+// A split comes once every leafMax/2 inserts into a leaf, so a leaf
+// spends two record reads an insert on them, against the eight bytes of
+// memory per key that a fingerprint beside each item would take.
+func (t *poolTree) splitLeaf(nd *node, fp uint64, r ref) (uint64, ref, nodeID, bool) {
+	n := int(nd.n)
+	var fps, refs [leafMax + 1]uint64
+	copy(refs[:n], nd.refs()[:n])
+	for _, x := range refs[:n] {
+		prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(t.ar.record(x)))))
 	}
+	for i, x := range refs[:n] {
+		fps[i] = t.fingerprint(t.ar.key(x))
+	}
+	fps[n], refs[n] = fp, r
+	h := (n + 1) / 2
+	t.selectItem(fps[:n+1], refs[:n+1], h)
+	if nd.leaf++; nd.leaf == 0 { // see flush
+		nd.leaf = 1
+	}
+	sib := t.nodes.alloc(true)
+	sd := t.nodes.at(sib)
+	copy(nd.refs(), refs[:h])
+	nd.n = uint32(h)
+	copy(sd.refs(), refs[h+1:n+1])
+	sd.n = uint32(n - h)
 	return fps[h], refs[h], sib, true
 }
 
@@ -612,7 +638,7 @@ func (t *poolTree) del(key []byte) bool {
 	}
 	t.flush()
 	var p descent
-	if !t.find(key, &p, false) {
+	if !t.find(key, r, &p, false) {
 		panic("kvstore: ordered engine: indexed key missing from the tree")
 	}
 	t.remove(&p)
@@ -637,7 +663,7 @@ func (t *poolTree) remove(p *descent) {
 			if c.leaf != 0 {
 				j := t.extreme(c, true)
 				p.idx[p.n-1] = j
-				nd.fps()[i], nd.refs()[i] = c.fps()[j], c.refs()[j]
+				nd.fps()[i], nd.refs()[i] = t.lift(c.refs()[j])
 				break
 			}
 			p.idx[p.n-1] = int(c.n)
@@ -702,8 +728,8 @@ func (t *poolTree) rebalance(p *descent, level int) {
 func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
 	if r.leaf != 0 {
 		j := t.extreme(l, true)
-		r.fps()[r.n], r.refs()[r.n] = parent.fps()[k], parent.refs()[k]
-		parent.fps()[k], parent.refs()[k] = l.fps()[j], l.refs()[j]
+		r.refs()[r.n] = parent.refs()[k]
+		parent.fps()[k], parent.refs()[k] = t.lift(l.refs()[j])
 		leafRemove(l, j)
 		r.n++
 		return
@@ -727,8 +753,8 @@ func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
 func (t *poolTree) rotateLeft(parent *node, k int, l, r *node) {
 	if l.leaf != 0 {
 		j := t.extreme(r, false)
-		l.fps()[l.n], l.refs()[l.n] = parent.fps()[k], parent.refs()[k]
-		parent.fps()[k], parent.refs()[k] = r.fps()[j], r.refs()[j]
+		l.refs()[l.n] = parent.refs()[k]
+		parent.fps()[k], parent.refs()[k] = t.lift(r.refs()[j])
 		leafRemove(r, j)
 		l.n++
 		return
@@ -754,10 +780,11 @@ func (t *poolTree) merge(parent *node, k int) {
 	lid, rid := pk[k], pk[k+1]
 	l, r := t.nodes.at(lid), t.nodes.at(rid)
 	ln, rn := int(l.n), int(r.n)
-	l.fps()[ln], l.refs()[ln] = parent.fps()[k], parent.refs()[k]
-	copy(l.fps()[ln+1:], r.fps()[:rn])
+	l.refs()[ln] = parent.refs()[k]
 	copy(l.refs()[ln+1:], r.refs()[:rn])
 	if l.leaf == 0 {
+		l.fps()[ln] = parent.fps()[k]
+		copy(l.fps()[ln+1:], r.fps()[:rn])
 		copy(l.kids()[ln+1:], r.kids()[:rn+1])
 	}
 	l.n = uint32(ln + 1 + rn)
@@ -770,7 +797,7 @@ func (t *poolTree) merge(parent *node, k int) {
 }
 
 // shrinkPrefix shrinks the shared prefix to what key has in common with it
-// and recomputes every fingerprint.
+// and recomputes the inner nodes' fingerprints.
 func (t *poolTree) shrinkPrefix(key []byte) {
 	n := 0
 	for n < len(key) && n < len(t.prefix) && key[n] == t.prefix[n] {
@@ -778,6 +805,9 @@ func (t *poolTree) shrinkPrefix(key []byte) {
 	}
 	t.prefix = t.prefix[:n:n]
 	t.walk(t.root, func(nd *node) {
+		if nd.leaf != 0 {
+			return
+		}
 		fps, refs := nd.fps(), nd.refs()
 		for i := range int(nd.n) {
 			fps[i] = t.fingerprint(t.ar.key(refs[i]))
@@ -833,13 +863,17 @@ func (t *poolTree) scan(fn func(key, val []byte) bool) {
 // fn returns false.
 func (t *poolTree) scanNode(id nodeID, fn func(fp uint64, r ref) bool) bool {
 	nd := t.nodes.at(id)
-	fps, refs := nd.fps(), nd.refs()
+	var fps, refs []uint64
 	if nd.leaf != 0 {
 		var fs, rs [leafMax]uint64
-		copy(fs[:], fps[:nd.n])
-		copy(rs[:], refs[:nd.n])
+		copy(rs[:], nd.refs()[:nd.n])
+		for i, r := range rs[:nd.n] {
+			fs[i] = t.fingerprint(t.ar.key(r))
+		}
 		t.sortItems(fs[:nd.n], rs[:nd.n])
 		fps, refs = fs[:], rs[:]
+	} else {
+		fps, refs = nd.fps(), nd.refs()
 	}
 	for i := range int(nd.n) {
 		if nd.leaf == 0 && !t.scanNode(nd.kids()[i], fn) {

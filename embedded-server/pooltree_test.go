@@ -46,10 +46,15 @@ func checkTree(t *testing.T, what string, pt *poolTree) {
 			}
 			leafDepth = depth
 		}
-		fps, refs := nd.fps()[:nd.n], nd.refs()[:nd.n]
-		if nd.leaf != 0 { // a leaf's items are in no order
-			fps, refs = slices.Clone(fps), slices.Clone(refs)
+		var fps, refs []uint64
+		if nd.leaf != 0 { // a leaf's items are in no order, their fingerprints in their keys
+			refs = slices.Clone(nd.refs()[:nd.n])
+			for _, r := range refs {
+				fps = append(fps, pt.fingerprint(pt.ar.key(r)))
+			}
 			pt.sortItems(fps, refs)
+		} else {
+			fps, refs = nd.fps()[:nd.n], nd.refs()[:nd.n]
 		}
 		for i := range int(nd.n) {
 			if nd.leaf == 0 {
