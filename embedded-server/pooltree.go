@@ -501,11 +501,8 @@ func (t *poolTree) flush() {
 // has it.
 func (t *poolTree) route(fp uint64) nodeID {
 	id := t.root
-	for {
+	for id&leafBit == 0 { // not the leaf's header: the caller prefetches it
 		nd := t.nodes.at(id)
-		if nd.leaf != 0 {
-			return id
-		}
 		fps := nd.fps()[:nd.n]
 		i := lowerBound(fps, fp)
 		if i < len(fps) && fps[i] == fp {
@@ -513,6 +510,7 @@ func (t *poolTree) route(fp uint64) nodeID {
 		}
 		id = nd.kids()[i]
 	}
+	return id
 }
 
 // insert adds record r for key, which is not in the tree; p is the failed
