@@ -11,6 +11,12 @@
 #   bench/ordered.sh [rounds]       (default 5; make bench-ordered)
 #   PROFILE=1 bench/ordered.sh 0    (only a CPU profile of one RSET load)
 #   KVBENCH=/path/to/old/kvbench bench/ordered.sh   (another build)
+#   REPLAY=/path/to/old/kvbench bench/ordered.sh [rounds]
+#       startup and compaction instead, this build against the old one,
+#       alternating (default 3 rounds): each loads the keys with RSET under
+#       --persist everysec, restarts (replaying the log), compacts it
+#       (BGREWRITEAOF) and restarts again (replaying the base); the times
+#       are the server's own log lines.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,6 +49,62 @@ run() { # ordered|strings|redis
 	R[$1,get]+=" $(qps "$port" --mode get --get-cmd $get)"
 	stop "$port"
 }
+
+# took LOG MSG prints, in milliseconds, the took= of LOG's last MSG line.
+took() {
+	grep "msg=\"$2\"" "$1" | tail -n 1 | sed 's/.* took=\([^ ]*\).*/\1/' |
+		awk '/ms$/ { print $0 + 0; next } /s$/ { print $0 * 1000; next } { print $0 * 1000 }'
+}
+
+replay() { # BUILD
+	local port dir flags
+	port=$(free_port)
+	dir=$(mktemp -d "$WORK/replay.XXXXXX")
+	flags=(--alloc "$ALLOC" --persist everysec --dir "$dir" --auto-aof-rewrite-percentage -1 --log-level info)
+	KVBENCH=$1 start_kvstore "$port" "${flags[@]}"
+	qps "$port" --mode set --set-cmd RSET >/dev/null
+	stop "$port"
+	KVBENCH=$1 start_kvstore "$port" "${flags[@]}"
+	R[$1,log]+=" $(took "$WORK/kvstore.log" "operation log loaded")"
+	redis-cli -p "$port" bgrewriteaof >/dev/null
+	for _ in $(seq 600); do
+		grep -q 'msg="log rewritten"' "$WORK/kvstore.log" && break
+		sleep 0.05
+	done
+	R[$1,rewrite]+=" $(took "$WORK/kvstore.log" "log rewritten")"
+	stop "$port"
+	KVBENCH=$1 start_kvstore "$port" "${flags[@]}"
+	R[$1,base]+=" $(took "$WORK/kvstore.log" "operation log loaded")"
+	stop "$port"
+	: >"$WORK/kvstore.log"
+	rm -rf "$dir"
+}
+
+if [ "${REPLAY:-}" ]; then
+	[ -x "$REPLAY" ] || die "REPLAY=$REPLAY is not an executable kvbench"
+	for i in $(seq "${1:-3}"); do
+		for b in $(alternate "$i" "$KVBENCH" "$REPLAY"); do
+			echo "round $i: $b" >&2
+			replay "$b"
+		done
+	done
+	echo
+	echo "Startup and compaction of $KEYS RSET keys (--persist everysec), ${1:-3} rounds, medians (ms)"
+	echo
+	echo "| | this build | $REPLAY | ratio |"
+	echo "|---|---:|---:|---:|"
+	for k in log rewrite base; do
+		case $k in
+		log) what="replaying the log" ;;
+		rewrite) what="BGREWRITEAOF" ;;
+		base) what="replaying the rewritten base" ;;
+		esac
+		echo "| $what | $(median ${R[$KVBENCH,$k]}) | $(median ${R[$REPLAY,$k]}) | $(ratio "$(median ${R[$KVBENCH,$k]})" "$(median ${R[$REPLAY,$k]})") |"
+	done
+	echo
+	for b in "$KVBENCH" "$REPLAY"; do echo "samples $b: log${R[$b,log]} | rewrite${R[$b,rewrite]} | base${R[$b,base]}"; done
+	exit 0
+fi
 
 if [ "${PROFILE:-}" ]; then
 	port=$(free_port)

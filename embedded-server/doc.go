@@ -60,10 +60,11 @@
 // a goroutine; records are found through hashIndex (hashindex.go), open
 // addressing over plain integers in shards that grow independently, whose
 // large arrays also live off the heap (offheap.go). The ordered engine adds
-// a B-tree over the same records whose 512-byte nodes are mapped off the
-// heap too and hold only integers (fingerprints, record references, child
-// numbers; pooltree.go); lookups go through the hash index beside it, and
-// a pipelined batch's descents are prefetched a level at a time. So
+// a B-tree over the same records whose nodes (512-byte inner nodes, 4 KiB
+// leaves whose items are in no order) are mapped off the heap too and hold
+// only integers (fingerprints, record references, child numbers;
+// pooltree.go); lookups go through the hash index beside it, and inserts
+// wait in a buffer to go into the tree together, prefetched. So
 // the collector has almost nothing to trace, and a snapshot freezes the
 // arena instead of copying it. AllocGo (the reference script's "malloc")
 // keeps one Go allocation per key and value in Go maps and a B-tree of Go

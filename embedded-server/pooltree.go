@@ -2,8 +2,10 @@ package kvstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,8 +18,11 @@ import (
 // a skiplist with a dict for its sorted sets. The tree's nodes live
 // outside the Go heap too and hold plain integers (key fingerprints,
 // record refs, child numbers), so the collector never scans them; an
-// insert or a delete descends the tree, and a batch's descents are
-// prefetched a level at a time (see touch). The profile of a million
+// insert waits in a buffer with others (pend), which go into the tree
+// together, their cache misses overlapping (see flush); RSET's check that
+// the key is new goes through the index. A leaf's items are in no order,
+// so that an insert appends to it: it writes two cache lines, where
+// inserting in order reads and moves about six. The profile of a million
 // RSETs put half the time in the B-tree of Go objects this replaced
 // (BENCHMARKS.md).
 //
@@ -32,31 +37,48 @@ import (
 // keeps its shape and only the fingerprints are recomputed, once.
 type poolTree struct {
 	poolHash // the records and their index: get and len come from it
-	nodes    nodePool
+	nodes    nodePools
 	root     nodeID // 0 when the tree is empty
 	height   int    // levels: every leaf is at depth height-1
 	n        int
 	prefix   []byte // shared by every key in the tree; never modified in place
+
+	// Inserts wait here, in no order, to be put into the tree together
+	// (see flush); everything else that reads or changes the tree puts
+	// them in first, or (scan) merges them in.
+	pend []item
 }
 
-// A node is one nodeSize slot of the node pool. A leaf holds up to leafMax
-// items (fingerprints, then refs); an inner node up to innerMax items and
-// one child more, the children's numbers after the refs. Fingerprints
-// are kept apart from refs so that a binary search reads few cache lines.
+// pendMax is the inserts that wait for a flush.
+const pendMax = 1024
+
+// A node is a slot of a node pool: innerSize bytes for an inner node,
+// leafSize for a leaf. An inner node holds up to innerMax items
+// (fingerprints, then refs, kept apart so that a binary search reads few
+// cache lines) and one child more, the children's numbers after the refs.
+// A leaf holds up to leafMax refs alone, in no order: nothing searches a
+// leaf by key (an insert appends, a delete looks for the ref), so the keys
+// in the records are read only to split it (see splitLeaf) or walk it.
 const (
-	nodeSize  = 512
-	leafMax   = (nodeSize - 8) / 16
-	innerMax  = (nodeSize - 8 - 4) / 20
+	innerSize = 512
+	leafSize  = 4096
+	leafMax   = (leafSize - 8) / 8
+	innerMax  = (innerSize - 8 - 4) / 20
 	leafMin   = leafMax / 2
 	innerMin  = innerMax / 2
-	nodeWords = (nodeSize - 8) / 8
+	nodeWords = (leafSize - 8) / 8
 )
 
+// nodeID numbers a node: leaves have leafBit set.
 type nodeID = uint32
 
+const leafBit = 1 << 31
+
+// node is either kind of node; an inner node's slot is the first
+// innerSize bytes of it.
 type node struct {
 	n    uint32
-	leaf uint32 // 1 for a leaf
+	leaf uint32 // nonzero for a leaf: 1 + the times it split (see flush)
 	w    [nodeWords]uint64
 }
 
@@ -67,11 +89,14 @@ func (nd *node) max() int {
 	return innerMax
 }
 
-func (nd *node) fps() []uint64 { return nd.w[:nd.max():nd.max()] }
+// fps are an inner node's fingerprints; a leaf has none (see leaf).
+func (nd *node) fps() []uint64 { return nd.w[:innerMax:innerMax] }
 
 func (nd *node) refs() []uint64 {
-	m := nd.max()
-	return nd.w[m : 2*m : 2*m]
+	if nd.leaf != 0 {
+		return nd.w[:leafMax:leafMax]
+	}
+	return nd.w[innerMax : 2*innerMax : 2*innerMax]
 }
 
 // kids are an inner node's children, innerMax+1 of them.
@@ -79,32 +104,30 @@ func (nd *node) kids() []nodeID {
 	return unsafe.Slice((*nodeID)(unsafe.Pointer(&nd.w[2*innerMax])), innerMax+1)
 }
 
-// nodePool hands out node slots from chunks mapped outside the heap (the
-// arena's chunks, prepared ahead by takeChunk). Node ids start at 1.
-type nodePool struct {
-	chunks [][]byte
-	free   []nodeID
-	next   uint32 // slots handed out so far
+// nodePools are the leaves' pool, whose chunks are mapped outside the heap
+// (the arena's chunks, prepared ahead by takeChunk), and the inner nodes',
+// whose chunks are leaf slots: a tree of a million keys has a few hundred
+// inner nodes, and a chunk of their own would hold 4 MiB for 200 KiB.
+type nodePools struct{ inner, leaves nodePool }
+
+const innerPerLeaf = leafSize / innerSize
+
+func (p *nodePools) at(id nodeID) *node {
+	if id&leafBit != 0 {
+		return p.leaves.at(id&^leafBit, leafSize, chunkSize/leafSize)
+	}
+	return p.inner.at(id, innerSize, innerPerLeaf)
 }
 
-const nodesPerChunk = chunkSize / nodeSize
-
-func (p *nodePool) at(id nodeID) *node {
-	i := id - 1
-	return (*node)(unsafe.Pointer(&p.chunks[i/nodesPerChunk][(i%nodesPerChunk)*nodeSize]))
-}
-
-func (p *nodePool) alloc(leaf bool) nodeID {
+func (p *nodePools) alloc(leaf bool) nodeID {
 	var id nodeID
-	if k := len(p.free); k > 0 {
-		id = p.free[k-1]
-		p.free = p.free[:k-1]
+	if leaf {
+		id = p.leaves.alloc(chunkSize/leafSize, takeChunk) | leafBit
 	} else {
-		if p.next%nodesPerChunk == 0 {
-			p.chunks = append(p.chunks, takeChunk())
-		}
-		p.next++
-		id = p.next
+		id = p.inner.alloc(innerPerLeaf, func() []byte {
+			nd := p.leaves.at(p.leaves.alloc(chunkSize/leafSize, takeChunk), leafSize, chunkSize/leafSize)
+			return unsafe.Slice((*byte)(unsafe.Pointer(nd)), leafSize)
+		})
 	}
 	nd := p.at(id)
 	nd.n, nd.leaf = 0, 0
@@ -114,16 +137,48 @@ func (p *nodePool) alloc(leaf bool) nodeID {
 	return id
 }
 
-func (p *nodePool) release(id nodeID) { p.free = append(p.free, id) }
-
-func (p *nodePool) reset() {
-	for _, c := range p.chunks {
-		unix.Munmap(c)
+func (p *nodePools) release(id nodeID) {
+	if id&leafBit != 0 {
+		p.leaves.free = append(p.leaves.free, id&^leafBit)
+	} else {
+		p.inner.free = append(p.inner.free, id)
 	}
-	*p = nodePool{}
 }
 
-func (p *nodePool) bytes() int64 { return int64(len(p.chunks)) * chunkSize }
+func (p *nodePools) reset() {
+	for _, c := range p.leaves.chunks {
+		unix.Munmap(c)
+	}
+	*p = nodePools{}
+}
+
+func (p *nodePools) bytes() int64 { return int64(len(p.leaves.chunks)) * chunkSize }
+
+// nodePool hands out slots of one size, per a chunk, from chunks that
+// more provides. Slot numbers start at 1.
+type nodePool struct {
+	chunks [][]byte
+	free   []nodeID
+	next   uint32 // slots handed out so far
+}
+
+func (p *nodePool) at(id nodeID, size, per uint32) *node {
+	i := id - 1
+	return (*node)(unsafe.Pointer(&p.chunks[i/per][(i%per)*size]))
+}
+
+func (p *nodePool) alloc(per uint32, more func() []byte) nodeID {
+	if k := len(p.free); k > 0 {
+		id := p.free[k-1]
+		p.free = p.free[:k-1]
+		return id
+	}
+	if p.next%per == 0 {
+		p.chunks = append(p.chunks, more())
+	}
+	p.next++
+	return p.next
+}
 
 func newPoolTree() *poolTree { return &poolTree{poolHash: *newPoolHash()} }
 
@@ -138,8 +193,8 @@ func (t *poolTree) has(key []byte) bool {
 	return t.root != 0 && bytes.HasPrefix(key, t.prefix)
 }
 
-// search finds key (with fingerprint fp) in nd: the index of its item, or
-// of the first greater one.
+// search finds key (with fingerprint fp) in the inner node nd: the index
+// of its item, or of the first greater one.
 func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
 	fps := nd.fps()[:nd.n]
 	lo := lowerBound(fps, fp)
@@ -164,6 +219,105 @@ func (t *poolTree) search(nd *node, key []byte, fp uint64) (int, bool) {
 		}
 	}
 	return lo, false
+}
+
+// less orders items (fp a, ref ra) and (fp b, ref rb) as their keys.
+func (t *poolTree) less(a uint64, ra ref, b uint64, rb ref) bool {
+	if a != b {
+		return a < b
+	}
+	return bytes.Compare(t.ar.key(ra), t.ar.key(rb)) < 0
+}
+
+// sortItems sorts fps and refs together by key.
+func (t *poolTree) sortItems(fps, refs []uint64) {
+	var buf [leafMax + 1]item
+	items := buf[:0]
+	if len(fps) > len(buf) {
+		items = make([]item, 0, len(fps))
+	}
+	for i := range fps {
+		items = append(items, item{fps[i], refs[i]})
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.fp != b.fp {
+			return cmp.Compare(a.fp, b.fp)
+		}
+		return bytes.Compare(t.ar.key(a.r), t.ar.key(b.r))
+	})
+	for i, it := range items {
+		fps[i], refs[i] = it.fp, it.r
+	}
+}
+
+// selectItem puts at index k of fps and refs (moved together) the item
+// that sorting them would put there, the lesser ones before it and the
+// greater after, in no order: a split needs no more than that (a
+// quickselect; a sort took 10% of an RSET load).
+func (t *poolTree) selectItem(fps, refs []uint64, k int) {
+	lo, hi := 0, len(fps)-1
+	swap := func(i, j int) {
+		fps[i], fps[j] = fps[j], fps[i]
+		refs[i], refs[j] = refs[j], refs[i]
+	}
+	for lo < hi {
+		// The median of three as the pivot, moved to hi.
+		m := int(uint(lo+hi) >> 1)
+		if t.less(fps[m], refs[m], fps[lo], refs[lo]) {
+			swap(m, lo)
+		}
+		if t.less(fps[hi], refs[hi], fps[lo], refs[lo]) {
+			swap(hi, lo)
+		}
+		if t.less(fps[m], refs[m], fps[hi], refs[hi]) {
+			swap(m, hi)
+		}
+		pf, pr := fps[hi], refs[hi]
+		j := lo
+		for i := lo; i < hi; i++ {
+			if t.less(fps[i], refs[i], pf, pr) {
+				swap(i, j)
+				j++
+			}
+		}
+		swap(j, hi)
+		switch {
+		case j == k:
+			return
+		case j < k:
+			lo = j + 1
+		default:
+			hi = j - 1
+		}
+	}
+}
+
+type item struct {
+	fp uint64
+	r  ref
+}
+
+// extreme returns the index of the greatest item of the leaf nd, or of its
+// least if !max.
+func (t *poolTree) extreme(nd *node, max bool) int {
+	refs := nd.refs()[:nd.n]
+	best := 0
+	for i := 1; i < len(refs); i++ {
+		if (bytes.Compare(t.ar.key(refs[best]), t.ar.key(refs[i])) < 0) == max {
+			best = i
+		}
+	}
+	return best
+}
+
+// lift returns a leaf's item r as a separator: with its fingerprint.
+func (t *poolTree) lift(r ref) (uint64, ref) { return t.fingerprint(t.ar.key(r)), r }
+
+// leafRemove removes item i of the leaf nd, the last one taking its place.
+func leafRemove(nd *node, i int) {
+	n := int(nd.n) - 1
+	nd.refs()[i] = nd.refs()[n]
+	nd.n--
 }
 
 // lowerBound returns the index of the first of fps not below fp. It makes
@@ -198,83 +352,42 @@ type descent struct {
 	n   int
 }
 
-// find descends to key. If found, the last level of p is its item;
-// otherwise it is the leaf position where key would go.
-func (t *poolTree) find(key []byte, p *descent) bool {
+// find descends to key, whose record is r unless absent. If found, the
+// last level of p is its item; otherwise it is the leaf position where key
+// would go. A leaf is searched for r, not for key: its items' keys are in
+// their records.
+func (t *poolTree) find(key []byte, r ref, p *descent, absent bool) bool {
 	fp := t.fingerprint(key)
 	id := t.root
 	p.n = 0
 	for {
 		nd := t.nodes.at(id)
+		if nd.leaf != 0 {
+			i := int(nd.n)
+			if !absent {
+				if j := slices.Index(nd.refs()[:nd.n], r); j >= 0 {
+					i = j
+				}
+			}
+			p.ids[p.n], p.idx[p.n] = id, i
+			p.n++
+			return i < int(nd.n)
+		}
 		i, found := t.search(nd, key, fp)
 		p.ids[p.n], p.idx[p.n] = id, i
 		p.n++
-		if found || nd.leaf != 0 {
-			return found
+		if found {
+			return true
 		}
 		id = nd.kids()[i]
 	}
 }
 
-// touch prefetches the index's slot and record for key (see
-// hashIndex.touch) and, for a write, which may insert or delete, the tree's
-// path to key, a level a pass over the batch: each pass searches the node
-// the previous one loaded (cur) and loads the lines of the child that the
-// next search will read, and in the leaf, the items an insert will move.
-// A batch's descents thus wait for memory together, a level at a time,
-// where one descent after another would wait for each of their nodes in
-// turn. Fingerprint ties are not resolved: a prefetch needs no exact
-// answer.
-func (t *poolTree) touch(key []byte, pass int, cur *uint64, write bool) (uint64, bool) {
-	var sink uint64
-	if pass < 2 {
-		sink = t.idx.touch(t.ar, key, pass)
-	}
-	if !write {
-		return sink, pass == 0
-	}
-	s, more := t.touchPath(key, pass, cur)
-	return sink + s, more || pass == 0
-}
-
-// touchPath is touch's descent: cur is the node to search in this pass,
-// 0 once the descent is done.
-func (t *poolTree) touchPath(key []byte, pass int, cur *uint64) (uint64, bool) {
-	id := t.root
-	if pass > 0 {
-		id = nodeID(*cur)
-	}
-	*cur = 0
-	if id == 0 || !t.has(key) {
-		return 0, false
-	}
-	nd := t.nodes.at(id)
-	fp := t.fingerprint(key)
-	fps := nd.fps()[:nd.n]
-	i := lowerBound(fps, fp)
-	if i < len(fps) && fps[i] == fp {
-		return 0, false
-	}
-	if nd.leaf != 0 {
-		return touchLines(nd, 8+8*leafMax+8*i, 8+8*leafMax+8*len(fps)), false
-	}
-	next := nd.kids()[i]
-	*cur = uint64(next)
-	c := t.nodes.at(next)
-	if pass+1 == t.height-1 {
-		return touchLines(c, 0, 8+8*leafMax), true
-	}
-	return touchLines(c, 0, 8+8*innerMax) + touchLines(c, 8+16*innerMax, nodeSize), true
-}
-
-// touchLines loads the cache lines of bytes [from, to) of nd.
-func touchLines(nd *node, from, to int) uint64 {
-	b := (*[nodeSize]byte)(unsafe.Pointer(nd))
-	var sink uint64
+// prefetchLines prefetches the cache lines of bytes [from, to) of nd.
+func prefetchLines(nd *node, from, to int) {
 	for off := from &^ 63; off < to; off += 64 {
-		sink += uint64(b[off])
+		prefetch(uintptr(unsafe.Pointer(nd)) + uintptr(off))
 	}
-	return sink
 }
 
 func (t *poolTree) put(key, val []byte, mode putMode) bool {
@@ -287,7 +400,7 @@ func (t *poolTree) put(key, val []byte, mode putMode) bool {
 	case found:
 		old := s.r
 		s.r = t.ar.newRecord(key, val)
-		t.setRef(key, s.r)
+		t.setRef(key, old, s.r)
 		t.ar.free(old)
 	default:
 		r := t.ar.newRecord(key, val)
@@ -309,29 +422,95 @@ func (t *poolTree) appendVal(key, suffix []byte) int {
 	if r != s.r {
 		old := s.r
 		s.r = r
-		t.setRef(key, r)
+		t.setRef(key, old, r)
 		t.ar.free(old)
 	}
 	return n
 }
 
-// setRef points key's item, which must be in the tree, at record r; the
-// item's record is still the old one, for the comparisons on the way.
-func (t *poolTree) setRef(key []byte, r ref) {
+// setRef points key's item, which must be in the tree with record old, at
+// record r; old is still readable, for the comparisons on the way.
+func (t *poolTree) setRef(key []byte, old, r ref) {
+	t.flush()
 	var p descent
-	if !t.find(key, &p) {
+	if !t.find(key, old, &p, false) {
 		panic("kvstore: ordered engine: indexed key missing from the tree")
 	}
 	t.nodes.at(p.ids[p.n-1]).refs()[p.idx[p.n-1]] = r
 }
 
-// add inserts key's new record r into the tree.
+// add inserts key's new record r into the tree: into the pending inserts
+// if it has the tree's prefix, so that its fingerprint is known.
 func (t *poolTree) add(key []byte, r ref) {
-	var p descent
 	if t.has(key) {
-		t.find(key, &p)
+		t.pend = append(t.pend, item{t.fingerprint(key), r})
+		if len(t.pend) == pendMax {
+			t.flush()
+		}
+		return
 	}
-	t.insert(key, r, &p)
+	t.flush()
+	t.insert(key, r, &descent{})
+}
+
+// flush puts the pending inserts into the tree, in three passes over them
+// as conn.prefetch makes over a batch: each pass loads what the next one
+// will read, so that their cache misses overlap. The first finds each
+// key's leaf, the second reads the leaf's header, the third appends to the
+// leaf, unless it has split since or is full, or a separator has the key's
+// fingerprint: then the insert descends again, with the key.
+func (t *poolTree) flush() {
+	items := t.pend
+	if len(items) == 0 {
+		return
+	}
+	var leaves [pendMax]nodeID
+	var vers [pendMax]uint32
+	for i, it := range items {
+		if id := t.route(it.fp); id != 0 {
+			leaves[i] = id
+			prefetch(uintptr(unsafe.Pointer(t.nodes.at(id))))
+		}
+	}
+	for i := range items {
+		if id := leaves[i]; id != 0 {
+			nd := t.nodes.at(id)
+			vers[i] = nd.leaf
+			n := int(nd.n)
+			prefetchLines(nd, 8+8*n, 8+8*n+1) // where the append writes
+		}
+	}
+	for i, it := range items {
+		if id := leaves[i]; id != 0 {
+			if nd := t.nodes.at(id); nd.leaf == vers[i] && nd.n < leafMax {
+				nd.refs()[nd.n] = it.r
+				nd.n++
+				t.n++
+				continue
+			}
+		}
+		key := t.ar.key(it.r)
+		var p descent
+		t.find(key, 0, &p, true)
+		t.insert(key, it.r, &p)
+	}
+	t.pend = items[:0]
+}
+
+// route returns the leaf where fingerprint fp goes, or 0 if a separator
+// has it.
+func (t *poolTree) route(fp uint64) nodeID {
+	id := t.root
+	for id&leafBit == 0 { // not the leaf's header: the caller prefetches it
+		nd := t.nodes.at(id)
+		fps := nd.fps()[:nd.n]
+		i := lowerBound(fps, fp)
+		if i < len(fps) && fps[i] == fp {
+			return 0
+		}
+		id = nd.kids()[i]
+	}
+	return id
 }
 
 // insert adds record r for key, which is not in the tree; p is the failed
@@ -342,12 +521,12 @@ func (t *poolTree) insert(key []byte, r ref, p *descent) {
 		t.prefix = bytes.Clone(key)
 		t.root, t.height = t.nodes.alloc(true), 1
 		nd := t.nodes.at(t.root)
-		nd.fps()[0], nd.refs()[0], nd.n = t.fingerprint(key), r, 1
+		nd.refs()[0], nd.n = r, 1
 		return
 	}
 	if !bytes.HasPrefix(key, t.prefix) {
 		t.shrinkPrefix(key)
-		t.find(key, p)
+		t.find(key, 0, p, true)
 	}
 	fp, kid := t.fingerprint(key), nodeID(0)
 	for level := p.n - 1; level >= 0; level-- {
@@ -372,6 +551,14 @@ func (t *poolTree) insert(key []byte, r ref, p *descent) {
 func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (uint64, ref, nodeID, bool) {
 	nd := t.nodes.at(id)
 	n := int(nd.n)
+	if nd.leaf != 0 {
+		if n < leafMax {
+			nd.refs()[n] = r
+			nd.n++
+			return 0, 0, 0, false
+		}
+		return t.splitLeaf(nd, fp, r)
+	}
 	if n < nd.max() {
 		fps, refs := nd.fps(), nd.refs()
 		copy(fps[i+1:n+1], fps[i:n])
@@ -385,23 +572,20 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 		nd.n++
 		return 0, 0, 0, false
 	}
-	// Gather the n+1 items (and n+2 children) in order, then deal them out.
-	var fps [leafMax + 1]uint64
-	var refs [leafMax + 1]uint64
+	// Gather the n+1 items and n+2 children in order, then deal them out.
+	var fps [innerMax + 1]uint64
+	var refs [innerMax + 1]uint64
 	var kids [innerMax + 2]nodeID
 	copy(fps[:i], nd.fps()[:i])
 	copy(refs[:i], nd.refs()[:i])
 	fps[i], refs[i] = fp, r
 	copy(fps[i+1:n+1], nd.fps()[i:n])
 	copy(refs[i+1:n+1], nd.refs()[i:n])
-	leaf := nd.leaf != 0
-	if !leaf {
-		copy(kids[:i+1], nd.kids()[:i+1])
-		kids[i+1] = right
-		copy(kids[i+2:n+2], nd.kids()[i+1:n+1])
-	}
+	copy(kids[:i+1], nd.kids()[:i+1])
+	kids[i+1] = right
+	copy(kids[i+2:n+2], nd.kids()[i+1:n+1])
 	h := (n + 1) / 2
-	sib := t.nodes.alloc(leaf)
+	sib := t.nodes.alloc(false)
 	sd := t.nodes.at(sib)
 	copy(nd.fps(), fps[:h])
 	copy(nd.refs(), refs[:h])
@@ -409,10 +593,39 @@ func (t *poolTree) insertAt(id nodeID, i int, fp uint64, r ref, right nodeID) (u
 	copy(sd.fps(), fps[h+1:n+1])
 	copy(sd.refs(), refs[h+1:n+1])
 	sd.n = uint32(n - h)
-	if !leaf {
-		copy(nd.kids(), kids[:h+1])
-		copy(sd.kids(), kids[h+1:n+2])
+	copy(nd.kids(), kids[:h+1])
+	copy(sd.kids(), kids[h+1:n+2])
+	return fps[h], refs[h], sib, true
+}
+
+// splitLeaf splits the full leaf nd, with item (fp, r) added, around the
+// median of its keys, read from the records (prefetched together first),
+// and returns the median and the new leaf on its right, for the parent.
+// A split comes once every leafMax/2 inserts into a leaf, so a leaf
+// spends two record reads an insert on them, against the eight bytes of
+// memory per key that a fingerprint beside each item would take.
+func (t *poolTree) splitLeaf(nd *node, fp uint64, r ref) (uint64, ref, nodeID, bool) {
+	n := int(nd.n)
+	var fps, refs [leafMax + 1]uint64
+	copy(refs[:n], nd.refs()[:n])
+	for _, x := range refs[:n] {
+		prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(t.ar.record(x)))))
 	}
+	for i, x := range refs[:n] {
+		fps[i] = t.fingerprint(t.ar.key(x))
+	}
+	fps[n], refs[n] = fp, r
+	h := (n + 1) / 2
+	t.selectItem(fps[:n+1], refs[:n+1], h)
+	if nd.leaf++; nd.leaf == 0 { // see flush
+		nd.leaf = 1
+	}
+	sib := t.nodes.alloc(true)
+	sd := t.nodes.at(sib)
+	copy(nd.refs(), refs[:h])
+	nd.n = uint32(h)
+	copy(sd.refs(), refs[h+1:n+1])
+	sd.n = uint32(n - h)
 	return fps[h], refs[h], sib, true
 }
 
@@ -421,8 +634,9 @@ func (t *poolTree) del(key []byte) bool {
 	if !ok {
 		return false
 	}
+	t.flush()
 	var p descent
-	if !t.find(key, &p) {
+	if !t.find(key, r, &p, false) {
 		panic("kvstore: ordered engine: indexed key missing from the tree")
 	}
 	t.remove(&p)
@@ -436,8 +650,8 @@ func (t *poolTree) remove(p *descent) {
 	nd := t.nodes.at(p.ids[level])
 	i := p.idx[level]
 	if nd.leaf == 0 {
-		// An inner item is replaced by its predecessor, the last item of
-		// the rightmost leaf of the subtree on its left, which is then
+		// An inner item is replaced by its predecessor, the greatest item
+		// of the rightmost leaf of the subtree on its left, which is then
 		// removed from that leaf instead.
 		id := nd.kids()[i]
 		for {
@@ -445,8 +659,9 @@ func (t *poolTree) remove(p *descent) {
 			c := t.nodes.at(id)
 			p.ids[p.n-1] = id
 			if c.leaf != 0 {
-				p.idx[p.n-1] = int(c.n) - 1
-				nd.fps()[i], nd.refs()[i] = c.fps()[c.n-1], c.refs()[c.n-1]
+				j := t.extreme(c, true)
+				p.idx[p.n-1] = j
+				nd.fps()[i], nd.refs()[i] = t.lift(c.refs()[j])
 				break
 			}
 			p.idx[p.n-1] = int(c.n)
@@ -454,11 +669,7 @@ func (t *poolTree) remove(p *descent) {
 		}
 		level, nd, i = p.n-1, t.nodes.at(p.ids[p.n-1]), p.idx[p.n-1]
 	}
-	fps, refs := nd.fps(), nd.refs()
-	n := int(nd.n)
-	copy(fps[i:n-1], fps[i+1:n])
-	copy(refs[i:n-1], refs[i+1:n])
-	nd.n--
+	leafRemove(nd, i)
 	t.n--
 	t.rebalance(p, level)
 }
@@ -513,6 +724,14 @@ func (t *poolTree) rebalance(p *descent, level int) {
 // rotateRight moves the parent's item k down to the front of r and l's last
 // item up in its place (l and r are children k and k+1).
 func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
+	if r.leaf != 0 {
+		j := t.extreme(l, true)
+		r.refs()[r.n] = parent.refs()[k]
+		parent.fps()[k], parent.refs()[k] = t.lift(l.refs()[j])
+		leafRemove(l, j)
+		r.n++
+		return
+	}
 	n := int(r.n)
 	copy(r.fps()[1:n+1], r.fps()[:n])
 	copy(r.refs()[1:n+1], r.refs()[:n])
@@ -530,6 +749,14 @@ func (t *poolTree) rotateRight(parent *node, k int, l, r *node) {
 // rotateLeft moves the parent's item k down to the end of l and r's first
 // item up in its place.
 func (t *poolTree) rotateLeft(parent *node, k int, l, r *node) {
+	if l.leaf != 0 {
+		j := t.extreme(r, false)
+		l.refs()[l.n] = parent.refs()[k]
+		parent.fps()[k], parent.refs()[k] = t.lift(r.refs()[j])
+		leafRemove(r, j)
+		l.n++
+		return
+	}
 	ln := int(l.n)
 	l.fps()[ln], l.refs()[ln] = parent.fps()[k], parent.refs()[k]
 	parent.fps()[k], parent.refs()[k] = r.fps()[0], r.refs()[0]
@@ -551,10 +778,11 @@ func (t *poolTree) merge(parent *node, k int) {
 	lid, rid := pk[k], pk[k+1]
 	l, r := t.nodes.at(lid), t.nodes.at(rid)
 	ln, rn := int(l.n), int(r.n)
-	l.fps()[ln], l.refs()[ln] = parent.fps()[k], parent.refs()[k]
-	copy(l.fps()[ln+1:], r.fps()[:rn])
+	l.refs()[ln] = parent.refs()[k]
 	copy(l.refs()[ln+1:], r.refs()[:rn])
 	if l.leaf == 0 {
+		l.fps()[ln] = parent.fps()[k]
+		copy(l.fps()[ln+1:], r.fps()[:rn])
 		copy(l.kids()[ln+1:], r.kids()[:rn+1])
 	}
 	l.n = uint32(ln + 1 + rn)
@@ -567,7 +795,7 @@ func (t *poolTree) merge(parent *node, k int) {
 }
 
 // shrinkPrefix shrinks the shared prefix to what key has in common with it
-// and recomputes every fingerprint.
+// and recomputes the inner nodes' fingerprints.
 func (t *poolTree) shrinkPrefix(key []byte) {
 	n := 0
 	for n < len(key) && n < len(t.prefix) && key[n] == t.prefix[n] {
@@ -575,6 +803,9 @@ func (t *poolTree) shrinkPrefix(key []byte) {
 	}
 	t.prefix = t.prefix[:n:n]
 	t.walk(t.root, func(nd *node) {
+		if nd.leaf != 0 {
+			return
+		}
 		fps, refs := nd.fps(), nd.refs()
 		for i := range int(nd.n) {
 			fps[i] = t.fingerprint(t.ar.key(refs[i]))
@@ -597,22 +828,56 @@ func (t *poolTree) clear() {
 	t.nodes.reset()
 	t.poolHash.clear()
 	t.root, t.height, t.n, t.prefix = 0, 0, 0, nil
+	t.pend = t.pend[:0]
 }
 
 func (t *poolTree) scan(fn func(key, val []byte) bool) {
-	if t.root != 0 {
-		t.scanNode(t.root, fn)
+	// The pending inserts, sorted, are merged into the tree's order.
+	fps, refs := make([]uint64, len(t.pend)), make([]uint64, len(t.pend))
+	for i, it := range t.pend {
+		fps[i], refs[i] = it.fp, it.r
+	}
+	t.sortItems(fps, refs)
+	j := 0
+	emit := func(fp uint64, r ref) bool {
+		for ; j < len(fps) && t.less(fps[j], refs[j], fp, r); j++ {
+			if !fn(t.ar.key(refs[j]), t.ar.val(refs[j])) {
+				return false
+			}
+		}
+		return fn(t.ar.key(r), t.ar.val(r))
+	}
+	if t.root != 0 && !t.scanNode(t.root, emit) {
+		return
+	}
+	for ; j < len(fps); j++ {
+		if !fn(t.ar.key(refs[j]), t.ar.val(refs[j])) {
+			return
+		}
 	}
 }
 
-func (t *poolTree) scanNode(id nodeID, fn func(key, val []byte) bool) bool {
+// scanNode calls fn with the items below and including id in order, until
+// fn returns false.
+func (t *poolTree) scanNode(id nodeID, fn func(fp uint64, r ref) bool) bool {
 	nd := t.nodes.at(id)
-	refs := nd.refs()
+	var fps, refs []uint64
+	if nd.leaf != 0 {
+		var fs, rs [leafMax]uint64
+		copy(rs[:], nd.refs()[:nd.n])
+		for i, r := range rs[:nd.n] {
+			fs[i] = t.fingerprint(t.ar.key(r))
+		}
+		t.sortItems(fs[:nd.n], rs[:nd.n])
+		fps, refs = fs[:], rs[:]
+	} else {
+		fps, refs = nd.fps(), nd.refs()
+	}
 	for i := range int(nd.n) {
 		if nd.leaf == 0 && !t.scanNode(nd.kids()[i], fn) {
 			return false
 		}
-		if !fn(t.ar.key(refs[i]), t.ar.val(refs[i])) {
+		if !fn(fps[i], refs[i]) {
 			return false
 		}
 	}

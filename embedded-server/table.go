@@ -39,8 +39,9 @@ type table interface {
 	// the lock while the table goes on changing, and released (with the
 	// lock held) when done.
 	snapshot() snapshot
-	// touch prefetches what a lookup of key will read (see poolHash and
-	// poolTree), in passes over a batch, each of which loads one more
+	// touch prefetches what a lookup of key will read (see poolHash; the
+	// ordered engine's inserts prefetch the tree themselves, see
+	// poolTree.flush), in passes over a batch, each of which loads one more
 	// step of every lookup, so that the batch's cache misses overlap. cur
 	// is the lookup's place between passes, zero before the first; more
 	// says whether it needs another pass. write says the command changes
