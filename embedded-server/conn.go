@@ -221,10 +221,10 @@ func (c *conn) exec() {
 const prefetchMin = 4
 
 // prefetch touches what the lookup of every key of the batch will read,
-// one step of every lookup a pass (index slots, then records; or tree
-// nodes, a level a pass, then records), so that their cache misses overlap
-// instead of queueing one behind the other as the commands run (see
-// table.touch). The caller holds the lock.
+// one step of every lookup a pass (index slots, then records), so that
+// their cache misses overlap instead of queueing one behind the other as
+// the commands run (see table.touch; the ordered engine's tree prefetches
+// its own buffered inserts). The caller holds the lock.
 func (c *conn) prefetch() {
 	var sink uint64
 	for i := range c.batch {
