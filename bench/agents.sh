@@ -4,47 +4,22 @@
 # --appendonly no, alternated A B A B: the merged QPS and each process's
 # CPU (user+sys from /usr/bin/time), medians and ratios.
 #
-# Usage: bench/agents.sh            (from the repository root)
+# Usage: make build && bench/agents.sh
 # Environment:
 #   PAIRS=5          A/B pairs per scenario (at least 3)
 #   N=500000         requests per run (the same total for 1 or 2 agents)
-#   KVBENCH=path     a kvbench binary (default: built into the temp dir)
+#   KVBENCH=path     a kvbench binary (default: bin/kvbench; make build)
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+command -v /usr/bin/time >/dev/null || die "agents.sh: /usr/bin/time is required (apt-get install time)"
 
 PAIRS=${PAIRS:-5}
 N=${N:-500000}
 KEYSPACE=1000000
+tmp=$WORK
 
-for tool in redis-server redis-cli python3 /usr/bin/time; do
-	command -v "$tool" >/dev/null || { echo "agents.sh: $tool is required" >&2; exit 1; }
-done
-
-tmp=$(mktemp -d)
-redis_pid=
-cleanup() {
-	if [[ -n $redis_pid ]]; then
-		kill "$redis_pid" 2>/dev/null || true
-		wait "$redis_pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [[ -z ${KVBENCH:-} ]]; then
-	go build -o "$tmp/kvbench" ./cmd/kvbench
-	KVBENCH=$tmp/kvbench
-fi
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp" \
-	--daemonize no --logfile "$tmp/redis.log" &
-redis_pid=$!
-for _ in $(seq 200); do
-	[[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break
-	kill -0 "$redis_pid" 2>/dev/null || { echo "redis-server exited" >&2; exit 1; }
-	sleep 0.05
-done
+port=$(free_port)
+start_redis "$port" --bind 127.0.0.1 --save "" --appendonly no
 
 rows=$tmp/rows.csv
 echo "scenario,agents,pair,requests,qps,cpu_s" >"$rows"
