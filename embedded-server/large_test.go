@@ -32,6 +32,9 @@ func randomValue(seed uint64, n int) []byte {
 // differently (empty, tiny, copied into the reply, copied into a block,
 // written from the table) byte for byte, under both allocators.
 func TestValueSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (make test)")
+	}
 	sizes := []int{0, 1, 16 << 10, zeroCopyMin - 1, zeroCopyMin, 256 << 10, 64 << 20}
 	for _, alloc := range []string{AllocPool, AllocGo} {
 		t.Run(alloc, func(t *testing.T) {

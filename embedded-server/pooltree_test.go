@@ -198,6 +198,9 @@ func TestTreeOrder(t *testing.T) {
 // TestTreePendingDelete deletes keys whose inserts are still pending,
 // beside keys already in the tree.
 func TestTreePendingDelete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (make test)")
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	pt, model := newPoolTree(), map[string]string{}
 	key := func(i int) []byte { return fmt.Appendf(nil, "k:%06d", i) }

@@ -29,6 +29,9 @@ var tableKinds = map[string]func() table{
 // (several out at once, and a clear while they are), released before the
 // last stretch of operations reuses what was freed meanwhile.
 func TestTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (make test)")
+	}
 	for name, mk := range tableKinds {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(len(name))))

@@ -145,6 +145,9 @@ func TestClusterSetGet(t *testing.T) {
 // TestClusterResharding moves a slot while a verified mixed run goes on:
 // the redirects are counted and followed, and nothing fails.
 func TestClusterResharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (make test)")
+	}
 	info := startCluster(t, 2)
 	ctx := context.Background()
 	const keyspace = 100_000 // some 12 keys a slot

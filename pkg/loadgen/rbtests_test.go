@@ -101,6 +101,9 @@ func distinct(s []string) []string {
 // redis-server sees them; and every test runs its requests without an
 // error reply.
 func TestTestsMatchRedisBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (make test)")
+	}
 	bin, err := exec.LookPath("redis-benchmark")
 	if err != nil {
 		if os.Getenv(testutil.RequireRedisEnv) == "1" {

@@ -165,6 +165,9 @@ func TestOverlap(t *testing.T) {
 // fonts of whoever opens it. Without Chromium it is skipped, unless
 // KVBENCH_REQUIRE_CHROMIUM is set (make chart-check sets it).
 func TestChartInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a browser: runs in the full suite (make test)")
+	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("KVBENCH_REQUIRE_CHROMIUM") != "" {

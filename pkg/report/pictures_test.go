@@ -274,6 +274,9 @@ func TestHTMLSelfContained(t *testing.T) {
 // check sees requests), and a screenshot shows the plots' colours.
 // Without Chromium it is skipped, unless KVBENCH_REQUIRE_CHROMIUM is set.
 func TestHTMLInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a browser: runs in the full suite (make test)")
+	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("KVBENCH_REQUIRE_CHROMIUM") != "" {
