@@ -246,6 +246,11 @@ func newCmdKeys(p *plan, id, conns int) []*keyGen {
 	g := make([]*keyGen, len(p.cmds))
 	for i := range p.cmds {
 		g[i] = newKeyGen(&p.cmds[i].cfg, id, conns)
+		if g[i].pattern == KeyZipf {
+			// One ranking for the whole mix: the hot keys a mix reads
+			// are those it writes, as in YCSB's workloads.
+			g[i].perm = newPerm(g[i].n, p.cfg.Seed)
+		}
 	}
 	return g
 }

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -120,5 +121,44 @@ func TestKeyGenDeterministic(t *testing.T) {
 		if !differ && pattern != KeySequential {
 			t.Errorf("%s: seeds 42 and 43 give the same sequence", pattern)
 		}
+	}
+}
+
+// TestMixZipfSharesRanking: the commands of a mix draw zipf keys from one
+// ranking, so the key a mix reads most is the one it writes most; their
+// draws are still independent streams.
+func TestMixZipfSharesRanking(t *testing.T) {
+	c, err := fill(Config{Keyspace: 10_000, Seed: 11, KeyPattern: KeyZipf, Requests: 1, Commands: []Command{
+		{Args: []string{"GET", "__key__"}}, {Args: []string{"SET", "__key__", "__data__"}},
+	}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newCmdKeys(newPlan(c), 0, 1)
+	top := func(k *keyGen) (uint64, []uint64) {
+		n := map[uint64]int{}
+		var first []uint64
+		for i := range 50_000 {
+			x := k.next()
+			n[x]++
+			if i < 20 {
+				first = append(first, x)
+			}
+		}
+		best := uint64(0)
+		for x, m := range n {
+			if m > n[best] {
+				best = x
+			}
+		}
+		return best, first
+	}
+	get, getFirst := top(g[0])
+	set, setFirst := top(g[1])
+	if get != set {
+		t.Errorf("most read key %d, most written %d: want the same", get, set)
+	}
+	if fmt.Sprint(getFirst) == fmt.Sprint(setFirst) {
+		t.Errorf("GET and SET draw the same keys %v", getFirst)
 	}
 }
