@@ -25,8 +25,10 @@ type benchOptions struct {
 	segment string
 	startAt string
 
-	tests    string
-	commands commandList
+	tests         string
+	commands      commandList
+	workload      string
+	listWorkloads bool
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []loadgen.Test
 	// Prefill writes this agent's share of the keyspace before the run.
@@ -70,9 +72,13 @@ verification), 2 for a usage error.`,
   kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json
   kvbench bench --tests set,get,lpush,lrange_100 --connections 50 --pipeline 16
   kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
+  kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.listWorkloads {
+				return listWorkloads(cmd.OutOrStdout())
+			}
 			if err := o.validate(cmd.Flags()); err != nil {
 				return &usageError{err}
 			}

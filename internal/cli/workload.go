@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/workload"
 	"github.com/spf13/pflag"
 )
 
@@ -101,19 +103,21 @@ func parseKeyPattern(s string) (loadgen.KeyPattern, error) {
 	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation) or Z (zipf)", s)
 }
 
-// addWorkloadFlags adds --tests and the --command flags.
+// addWorkloadFlags adds --tests, the --command flags and --workload.
 func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
+	f.StringVar(&o.workload, "workload", "", "run a workload: a named one (see --list-workloads) or a YAML file (see docs/bench.md)")
+	f.BoolVar(&o.listWorkloads, "list-workloads", false, "list the named workloads and exit")
 	f.StringVar(&o.tests, "tests", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
 	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
 	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
 	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf (default --key-pattern)")
 }
 
-// validateWorkload checks that at most one of --mode, --tests and
-// --command is given, and completes the mix or the tests.
+// validateWorkload checks that at most one of --mode, --tests, --command
+// and --workload is given, and completes the mix or the tests.
 func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 	var given []string
-	for _, n := range []string{"mode", "tests", "command"} {
+	for _, n := range []string{"mode", "tests", "command", "workload"} {
 		if f.Changed(n) {
 			given = append(given, "--"+n)
 		}
@@ -142,6 +146,25 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 		cmds[i].Name = name
 	}
 	o.Config.Commands = cmds
+	if o.workload != "" {
+		w, err := workload.Load(o.workload)
+		if err != nil {
+			return fmt.Errorf("--workload: %w", err)
+		}
+		w.Apply(&o.Config, f.Changed)
+	}
+	return nil
+}
+
+// listWorkloads prints the named workloads, one a line.
+func listWorkloads(w io.Writer) error {
+	list, err := workload.List()
+	if err != nil {
+		return err
+	}
+	for _, i := range list {
+		fmt.Fprintf(w, "%-18s %s\n", i.Name, i.Description)
+	}
 	return nil
 }
 

@@ -1,0 +1,138 @@
+package workload
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// config is a short run against addr with the workload w applied.
+func config(addr string, w *Workload, requests int64) loadgen.Config {
+	c := loadgen.DefaultConfig()
+	c.Addr, c.Requests, c.Keyspace, c.Connections, c.Pipeline, c.Seed = addr, requests, 1000, 4, 16, 3
+	c.ContinueOnError = false
+	w.Apply(&c, func(string) bool { return false })
+	return c
+}
+
+// TestBuiltinRun: every named workload parses, has a description, and
+// runs against redis-server without an error reply, every command of its
+// mix getting requests.
+func TestBuiltinRun(t *testing.T) {
+	r := testutil.StartRedis(t)
+	list, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, i := range list {
+		names = append(names, i.Name)
+	}
+	if got := strings.Join(names, ","); got != "rb-six,set-get-hset-hget,ycsb-a,ycsb-b,ycsb-c" {
+		t.Errorf("workloads %s", got)
+	}
+	for _, i := range list {
+		t.Run(i.Name, func(t *testing.T) {
+			if i.Description == "" {
+				t.Error("no description")
+			}
+			w, err := Load(i.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := loadgen.Run(context.Background(), config(r.Addr, w, 20_000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != 20_000 || len(res.Commands) != len(w.Commands) {
+				t.Fatalf("%d requests, %d commands", res.Requests, len(res.Commands))
+			}
+			for _, c := range res.Commands {
+				if c.Requests == 0 || c.Errors != 0 {
+					t.Errorf("%s: %d requests, %d errors", c.Name, c.Requests, c.Errors)
+				}
+			}
+		})
+	}
+}
+
+// TestYCSBB: ycsb-b's reads and updates are 95% and 5% of 100,000
+// requests within 1 point, on 1000-byte values and zipfian keys.
+func TestYCSBB(t *testing.T) {
+	r := testutil.StartRedis(t)
+	w, err := Load("ycsb-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config(r.Addr, w, 100_000)
+	if c.KeyPattern != loadgen.KeyZipf || c.ValueSize != 1000 {
+		t.Errorf("key pattern %s, value size %d: want zipf, 1000", c.KeyPattern, c.ValueSize)
+	}
+	res, err := loadgen.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"READ": 95, "UPDATE": 5}
+	for _, x := range res.Commands {
+		share := 100 * float64(x.Requests) / float64(res.Requests)
+		if math.Abs(share-want[x.Name]) > 1 {
+			t.Errorf("%s: %.2f%% of requests, want %.0f%% ± 1", x.Name, share, want[x.Name])
+		}
+	}
+	if len(res.Commands) != 2 {
+		t.Errorf("%d commands", len(res.Commands))
+	}
+}
+
+// TestParseErrors: a bad file fails naming its file and line.
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"commands:\n  - command: GET __key__\n    ratio: -1\n", "w.yaml:3: \"-1\": want a whole number"},
+		{"key-pattern: zipf\nzipf: 0.9\nvalue-size: big\ncommands:\n  - command: GET x\n", "w.yaml:3: \"big\""},
+		{"commands:\n  - command: GET x\n  - comand: SET x y\n", `w.yaml:3: unknown key "comand"`},
+		{"colour: red\ncommands:\n  - command: GET x\n", `w.yaml:1: unknown key "colour"`},
+		{"key-pattern: gaussian\ncommands:\n  - command: GET x\n", `w.yaml:1: key-pattern "gaussian"`},
+		{"description: x\n", "w.yaml:1: no commands"},
+		{"commands:\n  - command: GET 'x\n", `w.yaml:2: command "GET 'x": unbalanced quotes`},
+		{"commands:\n  - command: GET x\n    ratio: 2: 3\n", "w.yaml:3: mapping values are not allowed"},
+		{"commands:\n  - command: GET x\n    command: SET x y\n", `w.yaml:3: key "command" given twice`},
+		{"commands:\n  - ratio: 2\n", "w.yaml:2: no command"},
+		{"- GET x\n", "w.yaml:1: want a mapping"},
+	} {
+		_, err := Parse("w.yaml", []byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestLoadFile: a path loads the file; the user's settings are kept.
+func TestLoadFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mine.yaml")
+	text := "value-size: 7\nkeyspace: 50\nkey-pattern: zipf\nzipf: 1.2\ncommands:\n  - command: SET __key__ __data__\n    ratio: 3\n    key-pattern: sequential\n  - command: set x __data__\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := loadgen.DefaultConfig()
+	w.Apply(&c, func(s string) bool { return s == "keyspace" })
+	if c.ValueSize != 7 || c.Keyspace != loadgen.DefaultKeyspace || c.KeyPattern != loadgen.KeyZipf || c.Zipf != 1.2 {
+		t.Errorf("%+v", c)
+	}
+	if len(c.Commands) != 2 || c.Commands[0].Name != "SET" || c.Commands[1].Name != "SET#2" ||
+		c.Commands[0].Ratio != 3 || c.Commands[0].KeyPattern != loadgen.KeySequential {
+		t.Errorf("%+v", c.Commands)
+	}
+	if _, err := c.Normalize(); err != nil {
+		t.Error(err)
+	}
+}
