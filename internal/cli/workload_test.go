@@ -2,8 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
@@ -90,12 +94,78 @@ func TestWorkloadUsageErrors(t *testing.T) {
 		{[]string{"--command", "GET x", "--command-ratio", "0"}, `"0": want a whole number >= 1`},
 		{[]string{"--command", "GET x", "--command-key-pattern", "G"}, "gaussian pattern is not supported"},
 		{[]string{"--command", "GET 'x"}, "unbalanced quotes"},
+		{[]string{"--mode", "set", "--workload", "ycsb-a"}, "--mode and --workload cannot be used together"},
+		{[]string{"--tests", "get", "--workload", "ycsb-a"}, "--tests and --workload cannot be used together"},
+		{[]string{"--command", "GET x", "--workload", "ycsb-a"}, "--command and --workload cannot be used together"},
+		{[]string{"--workload", "ycsb-z"}, `no workload named "ycsb-z": want one of rb-six,`},
+		{[]string{"--workload", "testdata/no-such.yaml"}, "no-such.yaml: no such file"},
 	} {
 		code, _, stderr := execute(t, append([]string{"bench"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, firstLine(stderr), tc.want)
 		}
 	}
+}
+
+// TestBenchWorkload: --workload runs a named workload or a file, the
+// flags given win over the workload's settings, and a bad file is a usage
+// error naming its line before anything runs.
+func TestBenchWorkload(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	code, stdout, stderr := execute(t, "bench", "--port", port, "--workload", "ycsb-a", "--requests", "20000",
+		"--keyspace", "1000", "--value-size", "10", "--pipeline", "16")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{`mix: "GET __key__" 50.0% zipf, "SET __key__ __data__" 50.0% zipf`, "\nREAD ", "\nUPDATE ", "requests: 20000"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	if n := dbsize(t, r.Addr); n < 1 || n > 1000 {
+		t.Errorf("%d keys written, want 1 to 1000 (--keyspace wins)", n)
+	}
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("commands:\n  - command: LPUSH l __data__\n    ratio: lots\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = execute(t, "bench", "--port", port, "--workload", bad)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, bad+`:3: "lots": want a whole number`) {
+		t.Errorf("bad file: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if b, err := loadgen.Query(r.Addr, "", time.Second, "EXISTS", "l"); err != nil || string(b) != ":0\r\n" {
+		t.Errorf("EXISTS l: %q %v: the bad file's LPUSH ran", b, err)
+	}
+}
+
+// TestBenchListWorkloads: --list-workloads prints one line per named
+// workload and runs nothing.
+func TestBenchListWorkloads(t *testing.T) {
+	code, stdout, stderr := execute(t, "bench", "--list-workloads", "--port", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[3], "ycsb-b ") || !strings.Contains(lines[3], "95% read") {
+		t.Errorf("%q", stdout)
+	}
+}
+
+// dbsize is the number of keys of the server at addr.
+func dbsize(t *testing.T, addr string) int {
+	t.Helper()
+	b, err := loadgen.Query(addr, "", time.Second, "DBSIZE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(b), ":")))
+	if err != nil {
+		t.Fatalf("DBSIZE: %q", b)
+	}
+	return n
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -136,3 +136,23 @@ func TestLoadFile(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDocExample: the workload file shown in docs/bench.md parses.
+func TestDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/bench.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	block, _, _ := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("no yaml block in docs/bench.md")
+	}
+	w, err := Parse("docs/bench.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Commands) != 2 || w.Commands[0].Name != "READ" || *w.ValueSize != 1000 || w.Keyspace != 1000000 {
+		t.Errorf("%+v", w)
+	}
+}
