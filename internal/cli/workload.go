@@ -85,7 +85,7 @@ func (l *commandList) last(flag string) (*loadgen.Command, error) {
 	return &l.cmds[len(l.cmds)-1], nil
 }
 
-// parseKeyPattern takes memtier_benchmark's letters (R, S, P; Z for zipf)
+// parseKeyPattern takes memtier_benchmark's letters (R, S, P, G; Z for zipf)
 // or kvbench's names.
 func parseKeyPattern(s string) (loadgen.KeyPattern, error) {
 	switch strings.ToLower(s) {
@@ -98,9 +98,9 @@ func parseKeyPattern(s string) (loadgen.KeyPattern, error) {
 	case "z", "zipf":
 		return loadgen.KeyZipf, nil
 	case "g", "gaussian":
-		return "", fmt.Errorf("%q: the gaussian pattern is not supported: use Z (zipf) for skewed keys", s)
+		return loadgen.KeyGaussian, nil
 	}
-	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation) or Z (zipf)", s)
+	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation), Z (zipf) or G (gaussian)", s)
 }
 
 // addWorkloadFlags adds --tests, the --command flags and --workload.
@@ -110,7 +110,7 @@ func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.StringVar(&o.tests, "tests", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
 	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
 	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
-	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf (default --key-pattern)")
+	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf, G gaussian (default --key-pattern)")
 }
 
 // validateWorkload checks that at most one of --mode, --tests, --command

@@ -92,7 +92,9 @@ func TestWorkloadUsageErrors(t *testing.T) {
 		{[]string{"--tests", "set,gett"}, `"gett"`},
 		{[]string{"--command-ratio", "2"}, "--command-ratio must follow a --command"},
 		{[]string{"--command", "GET x", "--command-ratio", "0"}, `"0": want a whole number >= 1`},
-		{[]string{"--command", "GET x", "--command-key-pattern", "G"}, "gaussian pattern is not supported"},
+		{[]string{"--command", "GET x", "--command-key-pattern", "X"}, `"X": want R (random), S (sequential), P (permutation), Z (zipf) or G (gaussian)`},
+		{[]string{"--key-pattern", "gaussian", "--key-median", "-3"}, "key median -3: want 0 to 99999"},
+		{[]string{"--key-stddev", "10"}, "key median and stddev need key pattern gaussian, not random"},
 		{[]string{"--command", "GET 'x"}, "unbalanced quotes"},
 		{[]string{"--mode", "set", "--workload", "ycsb-a"}, "--mode and --workload cannot be used together"},
 		{[]string{"--tests", "get", "--workload", "ycsb-a"}, "--tests and --workload cannot be used together"},
@@ -138,6 +140,30 @@ func TestBenchWorkload(t *testing.T) {
 	}
 	if b, err := loadgen.Query(r.Addr, "", time.Second, "EXISTS", "l"); err != nil || string(b) != ":0\r\n" {
 		t.Errorf("EXISTS l: %q %v: the bad file's LPUSH ran", b, err)
+	}
+}
+
+// TestBenchGaussianKeys: --key-pattern gaussian with --key-median and
+// --key-stddev writes keys near the median only (2000 SETs with stddev 2
+// land within 10 keys of it).
+func TestBenchGaussianKeys(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	code, stdout, stderr := execute(t, "bench", "--port", port, "--mode", "set", "--key-pattern", "gaussian",
+		"--key-median", "500", "--key-stddev", "2", "--keyspace", "1000", "--requests", "2000", "--key-prefix", "g:")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "keys: gaussian over 1000 keys g:NNN, values 32 bytes, gaussian median 500 stddev 2") {
+		t.Errorf("no keys line in\n%s", stdout)
+	}
+	if n := dbsize(t, r.Addr); n < 5 || n > 21 {
+		t.Errorf("%d keys written, want 5 to 21", n)
+	}
+	for _, k := range []string{"g:490", "g:510"} {
+		if b, err := loadgen.Query(r.Addr, "", time.Second, "EXISTS", k); err != nil || string(b) != ":0\r\n" {
+			t.Errorf("EXISTS %s: %q %v, want :0", k, b, err)
+		}
 	}
 }
 

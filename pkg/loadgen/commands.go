@@ -128,9 +128,9 @@ func (c Config) commandErrors() []error {
 			bad("command %q: ratio %d: want >= 0", cmd.String(), cmd.Ratio)
 		}
 		switch cmd.KeyPattern {
-		case "", KeyRandom, KeySequential, KeyPermutation, KeyZipf:
+		case "", KeyRandom, KeySequential, KeyPermutation, KeyZipf, KeyGaussian:
 		default:
-			bad("command %q: key pattern %q: want random, sequential, permutation or zipf", cmd.String(), cmd.KeyPattern)
+			bad("command %q: key pattern %q: want random, sequential, permutation, zipf or gaussian", cmd.String(), cmd.KeyPattern)
 		}
 		if cmd.Inline {
 			for _, a := range cmd.Args {

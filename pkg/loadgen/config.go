@@ -38,6 +38,12 @@ const (
 	// the rank-r key (r from 1) has probability proportional to 1/r^s. Ranks
 	// are spread over the keyspace by the seeded permutation.
 	KeyZipf KeyPattern = "zipf"
+	// KeyGaussian picks keys with a normal distribution of mean
+	// Config.KeyMedian and standard deviation Config.KeyStddev, rounded,
+	// drawn again when outside the keyspace (memtier_benchmark's G
+	// pattern). Keys are not permuted: the hot keys are the indices near
+	// the median.
+	KeyGaussian KeyPattern = "gaussian"
 )
 
 // Defaults, shared with the command line so help text cannot drift.
@@ -172,6 +178,10 @@ type Config struct {
 	// Zipf is the exponent of KeyZipf (> 0); setting it with an empty
 	// KeyPattern selects KeyZipf.
 	Zipf float64
+	// KeyMedian and KeyStddev shape KeyGaussian: 0 means the middle of
+	// the keyspace, (Keyspace-1)/2, and Keyspace/6, as
+	// memtier_benchmark's --key-median and --key-stddev.
+	KeyMedian, KeyStddev float64
 	// ValueSize is the length of written values in bytes.
 	ValueSize int
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
@@ -270,6 +280,14 @@ func (c Config) derive() Config {
 	if c.KeyPattern == KeyZipf && c.Zipf == 0 {
 		c.Zipf = DefaultZipf
 	}
+	if c.usesPattern(KeyGaussian) {
+		if c.KeyMedian == 0 {
+			c.KeyMedian = float64(c.Keyspace-1) / 2
+		}
+		if c.KeyStddev == 0 {
+			c.KeyStddev = float64(c.Keyspace) / 6
+		}
+	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}
@@ -302,8 +320,22 @@ func (c Config) Normalize() (Config, error) {
 		if c.Zipf <= 0 {
 			bad("zipf exponent %g: want > 0", c.Zipf)
 		}
+	case KeyGaussian:
+		if c.Zipf != 0 {
+			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
+		}
 	default:
-		bad("key pattern %q: want random, sequential, permutation or zipf", c.KeyPattern)
+		bad("key pattern %q: want random, sequential, permutation, zipf or gaussian", c.KeyPattern)
+	}
+	if c.usesPattern(KeyGaussian) {
+		if c.KeyMedian < 0 || c.KeyMedian > float64(c.Keyspace-1) {
+			bad("key median %g: want 0 to %d (the keyspace)", c.KeyMedian, c.Keyspace-1)
+		}
+		if c.KeyStddev <= 0 || c.KeyStddev > MaxKeyStddev*float64(c.Keyspace) {
+			bad("key stddev %g: want > 0 and at most %d times the keyspace", c.KeyStddev, MaxKeyStddev)
+		}
+	} else if c.KeyMedian != 0 || c.KeyStddev != 0 {
+		bad("key median and stddev need key pattern gaussian, not %s", c.KeyPattern)
 	}
 	if c.Addr == "" {
 		bad("no server address")
@@ -348,6 +380,23 @@ func (c Config) Normalize() (Config, error) {
 	}
 	errs = append(errs, c.commandErrors()...)
 	return c, errors.Join(errs...)
+}
+
+// MaxKeyStddev bounds KeyStddev in keyspaces: a draw lands in the
+// keyspace at least once in 300 tries on average.
+const MaxKeyStddev = 100
+
+// usesPattern reports whether the run or a command of its mix uses p.
+func (c Config) usesPattern(p KeyPattern) bool {
+	if c.KeyPattern == p {
+		return true
+	}
+	for _, cmd := range c.Commands {
+		if cmd.KeyPattern == p {
+			return true
+		}
+	}
+	return false
 }
 
 // LocalConnections is the number of connections this run opens: the

@@ -180,7 +180,7 @@ func (z *zipf) sample(r *rng) uint64 {
 // keyGen is one connection's key sequence. Sequential and permutation
 // positions are striped over the connections (connection c of C takes
 // positions c, c+C, c+2C, ...), so that together the connections walk each
-// pass of the keyspace exactly once; random and zipf draw from a stream
+// pass of the keyspace exactly once; random, zipf and gaussian draw from a stream
 // seeded by (seed, c).
 type keyGen struct {
 	pattern KeyPattern
@@ -190,6 +190,8 @@ type keyGen struct {
 	r       rng
 	perm    *perm
 	zipf    *zipf
+	// median and stddev shape KeyGaussian.
+	median, stddev float64
 }
 
 // newKeyGen returns connection conn's (of conns) key sequence.
@@ -209,7 +211,22 @@ func newKeyGen(c *Config, conn, conns int) *keyGen {
 	if g.pattern == KeyZipf {
 		g.zipf = newZipf(n, c.Zipf)
 	}
+	g.median, g.stddev = c.KeyMedian, c.KeyStddev
 	return g
+}
+
+// gaussian returns a key index drawn from the normal distribution of
+// mean g.median and deviation g.stddev, rounded, drawn again until it is
+// in the keyspace (Box-Muller, one of the pair).
+func (g *keyGen) gaussian() uint64 {
+	for {
+		u1 := 1 - g.r.float() // (0, 1]: the log is finite
+		z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*g.r.float())
+		x := math.Round(g.median + g.stddev*z)
+		if x >= 0 && x < float64(g.n) {
+			return uint64(x)
+		}
+	}
 }
 
 // next returns the next key index.
@@ -219,6 +236,8 @@ func (g *keyGen) next() uint64 {
 		return g.r.below(g.n)
 	case KeyZipf:
 		return g.perm.at(g.zipf.sample(&g.r) - 1)
+	case KeyGaussian:
+		return g.gaussian()
 	}
 	p := g.pos
 	g.pos += g.stride

@@ -128,6 +128,9 @@ func WriteText(w io.Writer, r Result) error {
 	if c.KeyPattern == KeyZipf {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
 	}
+	if c.usesPattern(KeyGaussian) {
+		fmt.Fprintf(&b, ", gaussian median %g stddev %g", c.KeyMedian, c.KeyStddev)
+	}
 	fmt.Fprintf(&b, "\nload: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))
 	if c.Segments > 1 {
 		fmt.Fprintf(&b, "segment: %d/%d (%d of the %d connections)\n", c.Segment, c.Segments, c.LocalConnections(), c.Connections)
@@ -254,6 +257,8 @@ type JSONSettings struct {
 	KeyPrefix       string  `json:"key_prefix"`
 	KeyPattern      string  `json:"key_pattern"`
 	Zipf            float64 `json:"zipf"`
+	KeyMedian       float64 `json:"key_median,omitempty"`
+	KeyStddev       float64 `json:"key_stddev,omitempty"`
 	ValueSize       int     `json:"value_size"`
 	SetRatio        int     `json:"set_ratio"`
 	SetCmd          string  `json:"set_cmd"`
@@ -285,6 +290,7 @@ func (r Result) JSON() JSONResult {
 			WarmupRequests: c.WarmupRequests, WarmupS: seconds(c.Warmup), Rate: c.Rate,
 			Pipeline: c.Pipeline, Connections: c.Connections, Threads: c.Threads,
 			Keyspace: c.Keyspace, KeyPrefix: c.KeyPrefix, KeyPattern: string(c.KeyPattern), Zipf: c.Zipf,
+			KeyMedian: c.KeyMedian, KeyStddev: c.KeyStddev,
 			ValueSize: c.ValueSize, SetRatio: c.SetRatio, SetCmd: c.SetCmd, GetCmd: c.GetCmd,
 			VerifyGet: c.VerifyGet, AllowMisses: c.AllowMisses, ContinueOnError: c.ContinueOnError,
 			Segment: c.Segment, Segments: max(c.Segments, 1),
@@ -341,6 +347,7 @@ func (j JSONResult) Result() (Result, error) {
 		WarmupRequests: s.WarmupRequests, Warmup: fromSeconds(s.WarmupS), Rate: s.Rate,
 		Pipeline: s.Pipeline, Connections: s.Connections, Threads: s.Threads,
 		Keyspace: s.Keyspace, KeyPrefix: s.KeyPrefix, KeyPattern: KeyPattern(s.KeyPattern), Zipf: s.Zipf,
+		KeyMedian: s.KeyMedian, KeyStddev: s.KeyStddev,
 		ValueSize: s.ValueSize, SetRatio: s.SetRatio, SetCmd: s.SetCmd, GetCmd: s.GetCmd,
 		VerifyGet: s.VerifyGet, AllowMisses: s.AllowMisses, ContinueOnError: s.ContinueOnError,
 		Segment: s.Segment, Segments: s.Segments, Seed: j.Seed,

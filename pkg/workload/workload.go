@@ -6,8 +6,9 @@
 // A workload file is a mapping with these keys (only commands is required):
 //
 //	description: one line shown by --list-workloads
-//	key-pattern: random, sequential, permutation or zipf (every command's default)
+//	key-pattern: random, sequential, permutation, zipf or gaussian (every command's default)
 //	zipf: the exponent of the zipf pattern (default loadgen.DefaultZipf)
+//	key-median, key-stddev: the gaussian pattern's (default the keyspace's middle and sixth)
 //	value-size: bytes of __data__
 //	keyspace: number of distinct keys
 //	commands:
@@ -25,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"regexp"
@@ -54,6 +56,8 @@ type Workload struct {
 	// without its own.
 	KeyPattern loadgen.KeyPattern
 	Zipf       float64
+	// KeyMedian and KeyStddev shape the gaussian pattern.
+	KeyMedian, KeyStddev float64
 	// ValueSize is the length of __data__ in bytes; nil when not set.
 	ValueSize *int
 	// Keyspace is the number of distinct keys; 0 when not set.
@@ -157,11 +161,11 @@ func Parse(file string, b []byte) (*Workload, error) {
 		case "key-pattern":
 			w.KeyPattern = p.pattern(v)
 		case "zipf":
-			f, err := strconv.ParseFloat(p.str(v), 64)
-			if err != nil || f <= 0 {
-				p.fail(v, "zipf %q: want a number > 0", v.Value)
-			}
-			w.Zipf = f
+			w.Zipf = p.float(v, math.SmallestNonzeroFloat64)
+		case "key-median":
+			w.KeyMedian = p.float(v, 0)
+		case "key-stddev":
+			w.KeyStddev = p.float(v, math.SmallestNonzeroFloat64)
 		case "value-size":
 			n := p.int(v, 0, 512<<20)
 			w.ValueSize = &n
@@ -170,7 +174,7 @@ func Parse(file string, b []byte) (*Workload, error) {
 		case "commands":
 			cmdsNode = v
 		default:
-			p.fail(k, "unknown key %q: want description, key-pattern, zipf, value-size, keyspace or commands", k.Value)
+			p.fail(k, "unknown key %q: want description, key-pattern, zipf, key-median, key-stddev, value-size, keyspace or commands", k.Value)
 		}
 	}
 	if w.Zipf > 0 && w.KeyPattern != "" && w.KeyPattern != loadgen.KeyZipf {
@@ -239,13 +243,26 @@ func (p *parser) int(n *yaml.Node, lo, hi int) int {
 	return v
 }
 
+// float is a number >= lo.
+func (p *parser) float(n *yaml.Node, lo float64) float64 {
+	f, err := strconv.ParseFloat(p.str(n), 64)
+	if err != nil || f < lo || math.IsInf(f, 0) {
+		if lo > 0 {
+			p.fail(n, "%q: want a number > 0", n.Value)
+		} else {
+			p.fail(n, "%q: want a number >= %g", n.Value, lo)
+		}
+	}
+	return f
+}
+
 func (p *parser) pattern(n *yaml.Node) loadgen.KeyPattern {
 	s := loadgen.KeyPattern(p.str(n))
 	switch s {
-	case loadgen.KeyRandom, loadgen.KeySequential, loadgen.KeyPermutation, loadgen.KeyZipf:
+	case loadgen.KeyRandom, loadgen.KeySequential, loadgen.KeyPermutation, loadgen.KeyZipf, loadgen.KeyGaussian:
 		return s
 	}
-	p.fail(n, "key-pattern %q: want random, sequential, permutation or zipf", n.Value)
+	p.fail(n, "key-pattern %q: want random, sequential, permutation, zipf or gaussian", n.Value)
 	return ""
 }
 
@@ -290,8 +307,9 @@ func (p *parser) command(n *yaml.Node) (loadgen.Command, bool) {
 
 // Apply sets what the workload sets on c: its commands (each named, with
 // "#2" on the second of a name), and its key pattern, Zipf exponent, value
-// size and keyspace unless keep says the user set them
-// ("key-pattern", "zipf", "value-size", "keyspace").
+// size, keyspace and gaussian median and stddev unless keep says the user
+// set them ("key-pattern", "zipf", "value-size", "keyspace", "key-median",
+// "key-stddev").
 func (w *Workload) Apply(c *loadgen.Config, keep func(setting string) bool) {
 	cmds := append([]loadgen.Command(nil), w.Commands...)
 	seen := map[string]int{}
@@ -312,6 +330,12 @@ func (w *Workload) Apply(c *loadgen.Config, keep func(setting string) bool) {
 	}
 	if w.Zipf > 0 && !keep("zipf") {
 		c.Zipf = w.Zipf
+	}
+	if w.KeyMedian > 0 && !keep("key-median") {
+		c.KeyMedian = w.KeyMedian
+	}
+	if w.KeyStddev > 0 && !keep("key-stddev") {
+		c.KeyStddev = w.KeyStddev
 	}
 	if w.ValueSize != nil && !keep("value-size") {
 		c.ValueSize = *w.ValueSize

@@ -97,7 +97,9 @@ func TestParseErrors(t *testing.T) {
 		{"key-pattern: zipf\nzipf: 0.9\nvalue-size: big\ncommands:\n  - command: GET x\n", "w.yaml:3: \"big\""},
 		{"commands:\n  - command: GET x\n  - comand: SET x y\n", `w.yaml:3: unknown key "comand"`},
 		{"colour: red\ncommands:\n  - command: GET x\n", `w.yaml:1: unknown key "colour"`},
-		{"key-pattern: gaussian\ncommands:\n  - command: GET x\n", `w.yaml:1: key-pattern "gaussian"`},
+		{"key-pattern: gauss\ncommands:\n  - command: GET x\n", `w.yaml:1: key-pattern "gauss"`},
+		{"key-pattern: gaussian\nkey-stddev: 0\ncommands:\n  - command: GET x\n", `w.yaml:2: "0": want a number > 0`},
+		{"key-median: -1\ncommands:\n  - command: GET x\n", `w.yaml:1: "-1": want a number >= 0`},
 		{"description: x\n", "w.yaml:1: no commands"},
 		{"commands:\n  - command: GET 'x\n", `w.yaml:2: command "GET 'x": unbalanced quotes`},
 		{"commands:\n  - command: GET x\n    ratio: 2: 3\n", "w.yaml:3: mapping values are not allowed"},
@@ -134,6 +136,16 @@ func TestLoadFile(t *testing.T) {
 	}
 	if _, err := c.Normalize(); err != nil {
 		t.Error(err)
+	}
+
+	g, err := Parse("g.yaml", []byte("key-pattern: gaussian\nkey-median: 10\nkey-stddev: 2.5\ncommands:\n  - command: GET __key__\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = loadgen.DefaultConfig()
+	g.Apply(&c, func(s string) bool { return s == "key-median" })
+	if c.KeyPattern != loadgen.KeyGaussian || c.KeyMedian != 0 || c.KeyStddev != 2.5 {
+		t.Errorf("gaussian: %s median %g stddev %g", c.KeyPattern, c.KeyMedian, c.KeyStddev)
 	}
 }
 
