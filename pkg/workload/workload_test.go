@@ -168,3 +168,24 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("%+v", w)
 	}
 }
+
+// FuzzParse: Parse never panics, and a workload it accepts has commands.
+func FuzzParse(f *testing.F) {
+	ents, _ := builtin.ReadDir("workloads")
+	for _, e := range ents {
+		b, _ := builtin.ReadFile("workloads/" + e.Name())
+		f.Add(b)
+	}
+	f.Add([]byte("commands:\n  - command: GET 'x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := Parse("f.yaml", b)
+		if err != nil {
+			return
+		}
+		c := loadgen.DefaultConfig()
+		w.Apply(&c, func(string) bool { return false })
+		if len(c.Commands) == 0 {
+			t.Fatal("accepted without commands")
+		}
+	})
+}
