@@ -603,3 +603,64 @@ func checkSideBySide(t *testing.T, md string) {
 		t.Errorf("%d side-by-side tables, want 2", tables)
 	}
 }
+
+// TestRunRedisCluster runs a 3-shard redis-cluster target from a YAML file
+// end to end: every row ok with shards 3, the get mode's prefill spread
+// over the masters whose keys sum to the keyspace, every node stopped, and
+// the report built.
+func TestRunRedisCluster(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile = "../../testdata/run/redis-cluster.yaml"
+	o.Rounds, o.Modes, o.Requests, o.Keyspace = 2, []string{"set", "get"}, 5000, 3000
+	var mu sync.Mutex
+	prefilled := make(map[string][]int) // "strategy round": keys per master after the prefill
+	o.Observe = func(e Event) {
+		if e.Kind != EventProgress || e.Progress.Phase != "prefill" || !e.Progress.Final {
+			return
+		}
+		var keys []int
+		for _, addr := range e.Instance.Nodes {
+			var n int
+			if err := redisCmd(addr, "*1\r\n$6\r\nDBSIZE\r\n", &n); err != nil {
+				t.Errorf("DBSIZE on %s: %v", addr, err)
+			}
+			keys = append(keys, n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		prefilled[fmt.Sprintf("%s %d", e.Scenario.Strategy.Name, e.Round)] = keys
+	}
+	res, stdout, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 8 || len(rows) != 8 {
+		t.Errorf("%d rows, ok rounds %v: want 2 strategies × 2 modes × 2 rounds, all ok", len(rows), ok)
+	}
+	for _, r := range rows {
+		if r.Target != "redis-cluster" || r.Shards != 3 {
+			t.Errorf("row %v: target %s shards %d: want redis-cluster, 3 shards", r.Pos, r.Target, r.Shards)
+		}
+	}
+	if len(prefilled) != 4 {
+		t.Errorf("prefills seen %v: want 2 strategies × 2 rounds of get", prefilled)
+	}
+	for k, keys := range prefilled {
+		sum := 0
+		for _, n := range keys {
+			if n == 0 {
+				t.Errorf("%s: a master holds no keys after the prefill: %v", k, keys)
+			}
+			sum += n
+		}
+		if len(keys) != 3 || sum != int(o.Keyspace) {
+			t.Errorf("%s: keys per master %v: want 3 masters holding %d in all", k, keys, o.Keyspace)
+		}
+	}
+	if len(res.Report.Targets) != 1 || !strings.Contains(stdout, "redis-cluster") {
+		t.Errorf("the report does not cover redis-cluster:\n%s", stdout)
+	}
+}

@@ -83,6 +83,7 @@ func NewRedisCluster(cfg RedisClusterConfig) (*RedisCluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Bin = r.cfg.Bin // the executable found on PATH when none was given
 	c := &RedisCluster{redis: r, cfg: cfg, shards: cfg.Shards, replicas: cfg.Replicas}
 	c.desc = r.Desc()
 	c.desc.Kind = KindRedisCluster
