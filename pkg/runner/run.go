@@ -364,7 +364,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		}
 		// The measurement starts once the compaction the prefill may have
 		// set off is done: the reads would share the machine with it.
-		busy, err := target.WaitQuiet(ctx, info.Addr, sc.Desc.Password, QuietLimit)
+		busy, err := target.WaitQuietAll(ctx, info.Masters(), sc.Desc.Password, QuietLimit)
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {
