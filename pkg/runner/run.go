@@ -333,7 +333,8 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
 	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
-	cfg.Cluster = sc.Desc.Kind == target.KindRedisCluster
+	cfg.Cluster = len(info.Nodes) > 0 // a redis-cluster, or an attached cluster
+	cfg.ClusterSeeds = info.Nodes
 	if o.Threads > 0 {
 		cfg.Threads = o.Threads
 	}
