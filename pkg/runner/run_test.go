@@ -664,3 +664,26 @@ func TestRunRedisCluster(t *testing.T) {
 		t.Errorf("the report does not cover redis-cluster:\n%s", stdout)
 	}
 }
+
+// TestRunRedisClusterAgents: with --agents the agents drive the cluster in
+// cluster mode too, and their merged row is ok.
+func TestRunRedisClusterAgents(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile, o.Agents, o.Connections = "../../testdata/run/redis-cluster.yaml", 2, 2
+	o.Rounds, o.Strategies, o.Modes, o.Requests, o.Keyspace = 1, []string{"none"}, []string{"set", "get"}, 5000, 3000
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 2 || len(rows) != 2 {
+		t.Errorf("%d rows, ok rounds %v: want set and get, ok", len(rows), ok)
+	}
+	for _, r := range rows {
+		if r.Agents != 2 || r.Shards != 3 || r.Errors != 0 {
+			t.Errorf("row %v: agents %d shards %d errors %d", r.Pos, r.Agents, r.Shards, r.Errors)
+		}
+	}
+}
