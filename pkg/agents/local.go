@@ -65,7 +65,7 @@ func BenchArgs(cfg loadgen.Config) ([]string, error) {
 	add("seed", cfg.Seed)
 	add("connect-timeout", cfg.ConnectTimeout)
 	add("timeout", cfg.Timeout)
-	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError} {
+	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError, "cluster": cfg.Cluster} {
 		if on {
 			a = append(a, "--"+name)
 		}

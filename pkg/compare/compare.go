@@ -327,7 +327,8 @@ func cmpStr(a, b string) int {
 }
 
 // sameSettings checks that every row of both sides was measured with the
-// same load: requests, pipeline, keyspace, value size and connections.
+// same load: requests, pipeline, keyspace, value size and connections,
+// against the same number of cluster shards.
 func sameSettings(sc Scenario, old, new []results.Row) error {
 	settings := []struct {
 		name string
@@ -338,6 +339,7 @@ func sameSettings(sc Scenario, old, new []results.Row) error {
 		{"keyspace", func(r *results.Row) int64 { return r.Keyspace }},
 		{"value_size", func(r *results.Row) int64 { return int64(r.ValueSize) }},
 		{"connections", func(r *results.Row) int64 { return int64(r.Connections) }},
+		{"shards", func(r *results.Row) int64 { return int64(r.Shards) }},
 	}
 	ref := &old[0]
 	for _, s := range settings {

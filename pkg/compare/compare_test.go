@@ -114,17 +114,26 @@ func TestGate(t *testing.T) {
 	}
 }
 
-// TestSettingsDiffer: a scenario measured with another pipeline is
-// refused, naming the setting and where, unless told to ignore it.
+// TestSettingsDiffer: a scenario measured with another pipeline, or
+// against a cluster of another number of masters, is refused, naming the
+// setting and where, unless told to ignore it.
 func TestSettingsDiffer(t *testing.T) {
-	old := side(t, "old", 1, 100000, 5, nil)
-	other := side(t, "new", 2, 100000, 5, func(r *results.Row) { r.Pipeline = 16 })
-	_, err := Compare(Options{Old: []string{old}, New: []string{other}})
-	if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "column pipeline") || !strings.Contains(err.Error(), "pipeline is 16 here but 128") {
-		t.Errorf("err %v", err)
-	}
-	if _, err := Compare(Options{Old: []string{old}, New: []string{other}, IgnoreSettings: true}); err != nil {
-		t.Errorf("--ignore-settings: %v", err)
+	for _, tt := range []struct {
+		edit func(*results.Row)
+		want []string
+	}{
+		{func(r *results.Row) { r.Pipeline = 16 }, []string{"column pipeline", "pipeline is 16 here but 128"}},
+		{func(r *results.Row) { r.Shards = 3 }, []string{"column shards", "shards is 3 here but 0"}},
+	} {
+		old := side(t, "old", 1, 100000, 5, nil)
+		other := side(t, "new", 2, 100000, 5, tt.edit)
+		_, err := Compare(Options{Old: []string{old}, New: []string{other}})
+		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), tt.want[0]) || !strings.Contains(err.Error(), tt.want[1]) {
+			t.Errorf("err %v, want %q", err, tt.want)
+		}
+		if _, err := Compare(Options{Old: []string{old}, New: []string{other}, IgnoreSettings: true}); err != nil {
+			t.Errorf("--ignore-settings: %v", err)
+		}
 	}
 }
 

@@ -130,6 +130,9 @@ type Row struct {
 	// measurement (kvbench run --agents), their results merged; 1 when
 	// it ran in kvbench's own process, 0 in files written before.
 	Agents int `csv:"agents" json:"agents,omitempty"`
+	// Shards is the number of masters of a cluster target, among which
+	// the keys were spread; 0 for a single server.
+	Shards int `csv:"shards" json:"shards,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -603,3 +603,87 @@ func checkSideBySide(t *testing.T, md string) {
 		t.Errorf("%d side-by-side tables, want 2", tables)
 	}
 }
+
+// TestRunRedisCluster runs a 3-shard redis-cluster target from a YAML file
+// end to end: every row ok with shards 3, the get mode's prefill spread
+// over the masters whose keys sum to the keyspace, every node stopped, and
+// the report built.
+func TestRunRedisCluster(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile = "../../testdata/run/redis-cluster.yaml"
+	o.Rounds, o.Modes, o.Requests, o.Keyspace = 2, []string{"set", "get"}, 5000, 3000
+	var mu sync.Mutex
+	prefilled := make(map[string][]int) // "strategy round": keys per master after the prefill
+	o.Observe = func(e Event) {
+		if e.Kind != EventProgress || e.Progress.Phase != "prefill" || !e.Progress.Final {
+			return
+		}
+		var keys []int
+		for _, addr := range e.Instance.Nodes {
+			var n int
+			if err := redisCmd(addr, "*1\r\n$6\r\nDBSIZE\r\n", &n); err != nil {
+				t.Errorf("DBSIZE on %s: %v", addr, err)
+			}
+			keys = append(keys, n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		prefilled[fmt.Sprintf("%s %d", e.Scenario.Strategy.Name, e.Round)] = keys
+	}
+	res, stdout, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 8 || len(rows) != 8 {
+		t.Errorf("%d rows, ok rounds %v: want 2 strategies × 2 modes × 2 rounds, all ok", len(rows), ok)
+	}
+	for _, r := range rows {
+		if r.Target != "redis-cluster" || r.Shards != 3 {
+			t.Errorf("row %v: target %s shards %d: want redis-cluster, 3 shards", r.Pos, r.Target, r.Shards)
+		}
+	}
+	if len(prefilled) != 4 {
+		t.Errorf("prefills seen %v: want 2 strategies × 2 rounds of get", prefilled)
+	}
+	for k, keys := range prefilled {
+		sum := 0
+		for _, n := range keys {
+			if n == 0 {
+				t.Errorf("%s: a master holds no keys after the prefill: %v", k, keys)
+			}
+			sum += n
+		}
+		if len(keys) != 3 || sum != int(o.Keyspace) {
+			t.Errorf("%s: keys per master %v: want 3 masters holding %d in all", k, keys, o.Keyspace)
+		}
+	}
+	if len(res.Report.Targets) != 1 || !strings.Contains(stdout, "redis-cluster") {
+		t.Errorf("the report does not cover redis-cluster:\n%s", stdout)
+	}
+}
+
+// TestRunRedisClusterAgents: with --agents the agents drive the cluster in
+// cluster mode too, and their merged row is ok.
+func TestRunRedisClusterAgents(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile, o.Agents, o.Connections = "../../testdata/run/redis-cluster.yaml", 2, 2
+	o.Rounds, o.Strategies, o.Modes, o.Requests, o.Keyspace = 1, []string{"none"}, []string{"set", "get"}, 5000, 3000
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 2 || len(rows) != 2 {
+		t.Errorf("%d rows, ok rounds %v: want set and get, ok", len(rows), ok)
+	}
+	for _, r := range rows {
+		if r.Agents != 2 || r.Shards != 3 || r.Errors != 0 {
+			t.Errorf("row %v: agents %d shards %d errors %d", r.Pos, r.Agents, r.Shards, r.Errors)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +16,15 @@ import (
 type AttachConfig struct {
 	// Name is the target's name (required).
 	Name string
-	// Addr is the server's host:port (required).
+	// Addr is the server's host:port (required, unless Cluster is set and
+	// Addrs is not empty).
 	Addr string
+	// Cluster says the server is a Redis Cluster: Addr and Addrs are seed
+	// nodes, the first that answers gives the masters (CLUSTER SLOTS), and
+	// every master is checked, counted and emptied.
+	Cluster bool
+	// Addrs are more seed nodes of a cluster, host:port (Cluster only).
+	Addrs []string
 	// Password, if set, is sent with AUTH.
 	Password string
 	// SetCmd and GetCmd are the load generator's commands; SET and GET
@@ -55,8 +64,16 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 	if cfg.Name == "" {
 		return nil, fmt.Errorf("attach target: a name is required")
 	}
-	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
-		return nil, fmt.Errorf("%s: addr %q: want host:port: %w", cfg.Name, cfg.Addr, err)
+	switch {
+	case len(cfg.Addrs) > 0 && !cfg.Cluster:
+		return nil, fmt.Errorf("%s: addrs: several addresses are a cluster's seeds: set cluster: true, or give one addr", cfg.Name)
+	case cfg.Cluster && cfg.Addr == "" && len(cfg.Addrs) == 0:
+		return nil, fmt.Errorf("%s: a cluster needs a seed address: addr or addrs", cfg.Name)
+	}
+	for _, addr := range cfg.seeds() {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("%s: addr %q: want host:port: %w", cfg.Name, addr, err)
+		}
 	}
 	in := cfg.Strategies
 	if len(in) == 0 {
@@ -76,11 +93,21 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 // Desc describes the target.
 func (a *Attach) Desc() Desc { return a.desc }
 
+// seeds are the addresses to try: Addr, then Addrs.
+func (cfg AttachConfig) seeds() []string {
+	if cfg.Addr == "" {
+		return cfg.Addrs
+	}
+	return append([]string{cfg.Addr}, cfg.Addrs...)
+}
+
 // Start waits for the server to answer PING, checks its configuration
 // against s's expectations, and empties it with FLUSHALL (an error if the
 // server refuses). Before kvbench's first attempt, a server holding keys is
 // refused with an error wrapping ErrNotEmpty unless AllowFlush is set; with
-// it, the instance's Info.Flushed says the keys were deleted.
+// it, the instance's Info.Flushed says the keys were deleted. For a
+// cluster, every master is checked and emptied, and the keys counted are
+// the sum over the masters; Info.Nodes lists them.
 func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -89,37 +116,139 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		return nil, fmt.Errorf("%s: %w %q", a.cfg.Name, ErrUnknownStrategy, s.Name)
 	}
 	started := time.Now()
-	inst, err := ready(ctx, nil, s, a.cfg.Addr, a.cfg.Password, configParams(redisParams, s), env, attached, started)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
+	addrs := []string{a.cfg.Addr}
+	if a.cfg.Cluster {
+		var err error
+		if addrs, err = clusterMasters(ctx, a.cfg.seeds(), a.cfg.Password, started, env.readyTimeout()); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
+		}
 	}
-	c, err := dialClient(ctx, a.cfg.Addr, a.cfg.Password, cmdTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
+	var inst *instance
+	clients := make([]*client, 0, len(addrs))
+	defer func() {
+		for _, c := range clients {
+			c.close()
+		}
+	}()
+	for _, addr := range addrs {
+		in, err := ready(ctx, nil, s, addr, a.cfg.Password, configParams(redisParams, s), env, attached, started)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
+		}
+		if inst == nil {
+			inst = in
+		}
+		c, err := dialClient(ctx, addr, a.cfg.Password, cmdTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
+		}
+		clients = append(clients, c)
 	}
-	defer c.close()
+	where := a.cfg.Addr
+	if a.cfg.Cluster {
+		where = fmt.Sprintf("the cluster's %d masters (%s)", len(addrs), strings.Join(addrs, ", "))
+		inst.info.Nodes = addrs
+	}
 	if !a.started {
-		n, err := c.keys()
+		var n int64
+		var err error
+		for i, c := range clients {
+			k, kerr := c.keys()
+			if kerr != nil {
+				if len(addrs) > 1 {
+					kerr = fmt.Errorf("%s: %w", addrs[i], kerr)
+				}
+				err = kerr
+				break
+			}
+			n += k
+		}
 		switch {
 		case err != nil && !a.cfg.AllowFlush:
 			return nil, fmt.Errorf("%s: %w: cannot tell whether %s holds keys (%v); kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target",
-				a.cfg.Name, ErrNotEmpty, a.cfg.Addr, err)
+				a.cfg.Name, ErrNotEmpty, where, err)
 		case n > 0 && !a.cfg.AllowFlush:
 			keys := " keys"
 			if n == 1 {
 				keys = " key"
 			}
-			return nil, fmt.Errorf("%s: %w: %s holds %s; kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target",
-				a.cfg.Name, ErrNotEmpty, a.cfg.Addr, thousands(n)+keys)
+			verb := " holds "
+			if a.cfg.Cluster {
+				verb = " hold "
+			}
+			return nil, fmt.Errorf("%s: %w: %s%s%s; kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target",
+				a.cfg.Name, ErrNotEmpty, where, verb, thousands(n)+keys)
 		}
 		inst.info.Flushed = n > 0 || err != nil
 	}
-	if _, err := c.do(flushTimeout, "FLUSHALL"); err != nil {
-		return nil, fmt.Errorf("%s: FLUSHALL on %s refused: %w", a.cfg.Name, a.cfg.Addr, err)
+	for i, c := range clients {
+		if _, err := c.do(flushTimeout, "FLUSHALL"); err != nil {
+			return nil, fmt.Errorf("%s: FLUSHALL on %s refused: %w", a.cfg.Name, addrs[i], err)
+		}
 	}
 	a.started = true
 	inst.info.StartedIn = time.Since(started)
 	return inst, nil
+}
+
+// clusterMasters asks the seeds in turn, until one answers or timeout
+// from started has passed, for the cluster's state (it must be ok) and its
+// masters, in slot order. A seed that does not answer costs one dial.
+func clusterMasters(ctx context.Context, seeds []string, password string, started time.Time, timeout time.Duration) ([]string, error) {
+	deadline := started.Add(timeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var errs []error
+		for _, seed := range seeds {
+			masters, err := seedMasters(ctx, seed, password, min(max(time.Until(deadline), time.Millisecond), time.Second))
+			if err == nil {
+				return masters, nil
+			}
+			errs = append(errs, fmt.Errorf("seed %s: %w", seed, err))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: no seed gave the cluster's masters within %v: %w", ErrNotReady, timeout, errors.Join(errs...))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// seedMasters asks seed for the cluster's masters.
+func seedMasters(ctx context.Context, seed, password string, dial time.Duration) ([]string, error) {
+	c, err := dialClient(ctx, seed, password, dial)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	info, err := c.clusterInfo()
+	if err != nil {
+		return nil, fmt.Errorf("CLUSTER INFO: %w", err)
+	}
+	if st := info["cluster_state"]; st != "ok" {
+		return nil, fmt.Errorf("cluster_state is %q, want ok", st)
+	}
+	slots, err := c.clusterSlots()
+	if err != nil {
+		return nil, fmt.Errorf("CLUSTER SLOTS: %w", err)
+	}
+	var masters []string
+	for _, e := range strings.Fields(slots) {
+		_, nodes, _ := strings.Cut(e, ":")
+		m, _, _ := strings.Cut(nodes, ",")
+		if !slices.Contains(masters, m) {
+			masters = append(masters, m)
+		}
+	}
+	if len(masters) == 0 {
+		return nil, errors.New("CLUSTER SLOTS lists no master")
+	}
+	return masters, nil
 }
 
 // keys counts the server's keys: the sum of INFO keyspace's databases, or

@@ -83,6 +83,7 @@ func NewRedisCluster(cfg RedisClusterConfig) (*RedisCluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Bin = r.cfg.Bin // the executable found on PATH when none was given
 	c := &RedisCluster{redis: r, cfg: cfg, shards: cfg.Shards, replicas: cfg.Replicas}
 	c.desc = r.Desc()
 	c.desc.Kind = KindRedisCluster
@@ -161,6 +162,7 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 	ci.info.StartedIn = time.Since(started)
 	for _, nd := range ci.nodes[:c.shards] {
 		ci.info.Nodes = append(ci.info.Nodes, nd.inst.info.Addr)
+		ci.info.NodePIDs = append(ci.info.NodePIDs, nd.inst.info.PID)
 	}
 	return ci, nil
 }
@@ -448,6 +450,7 @@ type clusterInstance struct {
 func (ci *clusterInstance) Info() Info {
 	info := ci.info
 	info.Nodes = slices.Clone(info.Nodes)
+	info.NodePIDs = slices.Clone(info.NodePIDs)
 	return info
 }
 

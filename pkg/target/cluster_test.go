@@ -2,8 +2,13 @@ package target
 
 import (
 	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,3 +128,86 @@ func TestRedisCluster(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestRedisClusterSampled: a cluster's Sample covers every master (its CPU
+// time, the sum of theirs, grows with work any of them does), its idle
+// check asks every master, and a master restarted on its address is told
+// apart by its run_id, the error naming it.
+func TestRedisClusterSampled(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	c, err := NewRedisCluster(RedisClusterConfig{RedisConfig: RedisConfig{Bin: bin}, Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, env := start(t, c, "none")
+	defer stopAndCheck(t, inst, env)
+	info := inst.Info()
+	ctx := context.Background()
+	if len(info.NodePIDs) != 3 || slices.Contains(info.NodePIDs, 0) {
+		t.Fatalf("node pids %v: want the 3 masters' processes", info.NodePIDs)
+	}
+	if busy, err := WaitQuietAll(ctx, info.Masters(), "", time.Minute); busy || err != nil {
+		t.Errorf("WaitQuietAll on an idle cluster: busy %v, %v", busy, err)
+	}
+	before, err := SampleServer(ctx, info, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Nodes) != 3 || before.CPU < 0 {
+		t.Fatalf("sample %+v: want 3 masters' samples and their CPU time", before)
+	}
+	// The last master, alone, burns CPU time in a Lua loop.
+	cl, err := dialClient(ctx, info.Nodes[2], "", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.do(30*time.Second, "EVAL", "local i = 0 while i < 20000000 do i = i + 1 end return i", "0"); err != nil {
+		t.Fatal(err)
+	}
+	cl.close()
+	after, err := SampleServer(ctx, info, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Restarted(before, after); err != nil {
+		t.Errorf("no restart: %v", err)
+	}
+	if grew := after.Nodes[2].CPU - before.Nodes[2].CPU; grew < 20*time.Millisecond || after.CPU-before.CPU < grew {
+		t.Errorf("CPU: the busy master's grew %v, the cluster's %v: want the busy master's counted", grew, after.CPU-before.CPU)
+	}
+
+	// The last master dies; a new process on its port and its files
+	// takes its place in the cluster.
+	if err := syscall.Kill(-info.NodePIDs[2], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); pingAddr(info.Nodes[2]) == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed master still answers PING after 10s")
+		}
+		time.Sleep(20 * time.Millisecond) // bounded poll for the process to go
+	}
+	again := exec.Command(bin, filepath.Join(env.Dir, "node-2", "redis.conf"))
+	again.Dir = filepath.Join(env.Dir, "node-2")
+	again.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-again.Process.Pid, syscall.SIGKILL); _ = again.Wait() }()
+	for deadline := time.Now().Add(10 * time.Second); pingAddr(info.Nodes[2]) != nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the restarted master does not answer PING in 10s")
+		}
+		time.Sleep(20 * time.Millisecond) // bounded poll for the new server
+	}
+	restarted, err := SampleServer(ctx, info, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Restarted(before, restarted); !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "node "+info.Nodes[2]+": its run_id went from") {
+		t.Errorf("a restarted master: %v", err)
+	}
+	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, "", time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("WaitQuietAll with a master gone: %v, want an error naming it", err)
+	}
+}

@@ -75,9 +75,10 @@ type Defaults struct {
 //	    shards: 3
 //	    replicas: 1
 //	  - name: remote
-//	    kind: attach            # addr, password, allow_flush
+//	    kind: attach            # addr, addrs, cluster, password, allow_flush
 //	    addr: 10.0.0.5:6379
 //	    allow_flush: true       # may delete the keys it holds (default false)
+//	    cluster: false          # true: a Redis Cluster, addr and addrs its seeds
 //	    strategies: [as_configured]           # labels, or name: {persistence, expect}
 //
 // A relative executable path (command's first word with a slash, bin) is
@@ -137,6 +138,8 @@ type targetYAML struct {
 	Kind     string    `yaml:"kind"`
 	Command  []string  `yaml:"command"`
 	Addr     string    `yaml:"addr"`
+	Addrs    []string  `yaml:"addrs"`
+	Cluster  bool      `yaml:"cluster"`
 	Password string    `yaml:"password"`
 	Bin      string    `yaml:"bin"`
 	Alloc    string    `yaml:"alloc"`
@@ -168,7 +171,7 @@ var (
 		KindRedis:        {"bin", "config"},
 		KindRedisCluster: {"bin", "config", "shards", "replicas"},
 		KindCommand:      {"command", "password", "baseline", "defaults"},
-		KindAttach:       {"addr", "password", "baseline", "defaults", "allow_flush"},
+		KindAttach:       {"addr", "addrs", "cluster", "password", "baseline", "defaults", "allow_flush"},
 	}
 )
 
@@ -314,7 +317,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Password: t.Password, SetCmd: t.SetCmd,
+		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, SetCmd: t.SetCmd,
 			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush})
 		return a, wrap(err)
 	}

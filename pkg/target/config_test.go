@@ -108,6 +108,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"cluster shards zero", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    shards: 0\n", "t.yaml:4: shards: want at least 1"},
 		{"cluster negative replicas", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    replicas: -1\n", "t.yaml:2: redis-cluster: replicas -1: want 0 or more"},
 		{"cluster key of another kind", "targets:\n  - kind: redis\n    shards: 3\n", `t.yaml:3: a redis target: unknown key "shards"`},
+		{"attach addrs without cluster", "targets:\n  - name: a\n    kind: attach\n    addrs: [h:1, h:2]\n", "t.yaml:2: a: addrs: several addresses are a cluster's seeds: set cluster: true, or give one addr"},
+		{"attach cluster without seed", "targets:\n  - name: a\n    kind: attach\n    cluster: true\n", "a: a cluster needs a seed address: addr or addrs"},
+		{"attach cluster bad seed", "targets:\n  - name: a\n    kind: attach\n    cluster: true\n    addrs: [h:1, nowhere]\n", `addr "nowhere"`},
 		{"duplicate default", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    defaults: [zz]\n", "unknown strategy zz"},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -54,4 +55,25 @@ func WaitQuiet(ctx context.Context, addr, password string, limit time.Duration) 
 		case <-time.After(QuietPoll):
 		}
 	}
+}
+
+// WaitQuietAll waits, as WaitQuiet does, until every server of addrs (a
+// cluster's masters) has no background persistence work under way, within
+// one limit for them all. busy is true if one was still busy when limit
+// ran out.
+func WaitQuietAll(ctx context.Context, addrs []string, password string, limit time.Duration) (busy bool, err error) {
+	deadline := time.Now().Add(limit)
+	for _, addr := range addrs {
+		busy, err := WaitQuiet(ctx, addr, password, max(time.Until(deadline), 0))
+		if err != nil {
+			if len(addrs) > 1 {
+				err = fmt.Errorf("%s: %w", addr, err)
+			}
+			return busy, err
+		}
+		if busy {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -195,6 +195,9 @@ type Info struct {
 	Nodes []string
 	// PID is the process started (0 for an attached server).
 	PID int
+	// NodePIDs are the processes of Nodes' servers, in Nodes' order (0
+	// for a server kvbench did not start); empty for a single server.
+	NodePIDs []int
 	// Version is the server's version from INFO server (kvstore_version
 	// or another server's own version field when present, else
 	// redis_version).
@@ -209,6 +212,15 @@ type Info struct {
 	// Flushed is set when Start emptied a server that held keys kvbench
 	// had not written (an attach target allowed to).
 	Flushed bool
+}
+
+// Masters returns the addresses of the servers holding the keys: a
+// cluster's masters (Nodes), else Addr alone.
+func (i Info) Masters() []string {
+	if len(i.Nodes) > 0 {
+		return slices.Clone(i.Nodes)
+	}
+	return []string{i.Addr}
 }
 
 // formatConfig formats CONFIG GET results in the order of params, as

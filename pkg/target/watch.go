@@ -21,6 +21,8 @@ var ErrRestarted = errors.New("the server restarted during the measurement")
 type Sample struct {
 	// At is when the sample was taken.
 	At time.Time
+	// Addr is the server's host:port; empty for a cluster's Sample.
+	Addr string
 	// RunID is INFO server's run_id; empty when the server has none.
 	RunID string
 	// PID is INFO server's process_id; 0 when it has none.
@@ -30,17 +32,49 @@ type Sample struct {
 	// CPU is the server's CPU time (user + system) so far: for a process
 	// kvbench started, of every process in its process group, from /proc
 	// (so a wrapper script's children count); otherwise INFO cpu's
-	// used_cpu_user + used_cpu_sys. Negative when neither is known.
+	// used_cpu_user + used_cpu_sys. Negative when neither is known. A
+	// cluster's is its masters' sum (replicas are not counted).
 	CPU time.Duration
+	// Nodes are a cluster's masters' samples, in Info.Nodes' order; the
+	// cluster's own Sample then has no RunID, PID or Uptime.
+	Nodes []Sample
 }
 
 // sampleTimeout bounds each INFO of a sample.
 const sampleTimeout = 5 * time.Second
 
-// SampleServer reads a Sample of the server of inst.
+// SampleServer reads a Sample of the server of inst. For a cluster (Nodes
+// not empty) it samples every master: the Sample's Nodes hold theirs and
+// its CPU is their sum (-1 if one's is not known).
 func SampleServer(ctx context.Context, info Info, password string) (Sample, error) {
-	s := Sample{At: time.Now(), Uptime: -1, CPU: -1}
-	c, err := dialClient(ctx, info.Addr, password, sampleTimeout)
+	if len(info.Nodes) == 0 {
+		return sampleOne(ctx, info.Addr, info.PID, password)
+	}
+	s := Sample{At: time.Now(), Uptime: -1}
+	for i, addr := range info.Nodes {
+		pid := 0
+		if i < len(info.NodePIDs) {
+			pid = info.NodePIDs[i]
+		}
+		ns, err := sampleOne(ctx, addr, pid, password)
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", addr, err)
+		}
+		s.Nodes = append(s.Nodes, ns)
+		if ns.CPU < 0 || s.CPU < 0 {
+			s.CPU = -1
+		} else {
+			s.CPU += ns.CPU
+		}
+	}
+	return s, nil
+}
+
+// sampleOne reads a Sample of the server at addr, whose process group is
+// pid's when pid is not 0.
+func sampleOne(ctx context.Context, addr string, pid int, password string) (Sample, error) {
+	s := Sample{At: time.Now(), Addr: addr, Uptime: -1, CPU: -1}
+	c, err := dialClient(ctx, addr, password, sampleTimeout)
 	if err != nil {
 		return s, err
 	}
@@ -56,8 +90,8 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 	if v, err := strconv.ParseInt(srv["uptime_in_seconds"], 10, 64); err == nil {
 		s.Uptime = v
 	}
-	if info.PID > 0 {
-		if cpu, err := groupCPU(info.PID); err == nil {
+	if pid > 0 {
+		if cpu, err := groupCPU(pid); err == nil {
 			s.CPU = cpu
 			return s, nil
 		}
@@ -77,20 +111,40 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 // Restarted returns an error wrapping ErrRestarted when after is not the
 // server of before: its run_id or process id changed, or it has been up
 // for less time than has passed since before (minus a second for the
-// uptime's truncation).
+// uptime's truncation). For a cluster, any master's restart counts, and
+// the error names it.
 func Restarted(before, after Sample) error {
+	if len(before.Nodes) > 0 || len(after.Nodes) > 0 {
+		if len(before.Nodes) != len(after.Nodes) {
+			return fmt.Errorf("%w: it had %d masters, now %d", ErrRestarted, len(before.Nodes), len(after.Nodes))
+		}
+		for i := range before.Nodes {
+			if why := restarted(before.Nodes[i], after.Nodes[i]); why != "" {
+				return fmt.Errorf("%w: node %s: %s", ErrRestarted, before.Nodes[i].Addr, why)
+			}
+		}
+		return nil
+	}
+	if why := restarted(before, after); why != "" {
+		return fmt.Errorf("%w: %s", ErrRestarted, why)
+	}
+	return nil
+}
+
+// restarted says why after is not the server of before; "" if it is.
+func restarted(before, after Sample) string {
 	switch {
 	case before.RunID != "" && before.RunID != after.RunID:
-		return fmt.Errorf("%w: its run_id went from %s to %s", ErrRestarted, before.RunID, after.RunID)
+		return fmt.Sprintf("its run_id went from %s to %s", before.RunID, after.RunID)
 	case before.PID != 0 && before.PID != after.PID:
-		return fmt.Errorf("%w: its process id went from %d to %d", ErrRestarted, before.PID, after.PID)
+		return fmt.Sprintf("its process id went from %d to %d", before.PID, after.PID)
 	case before.Uptime >= 0 && after.Uptime >= 0:
 		passed := int64(after.At.Sub(before.At).Seconds())
 		if after.Uptime < before.Uptime+passed-1 {
-			return fmt.Errorf("%w: it has been up %ds, but %ds were up %s ago", ErrRestarted, after.Uptime, before.Uptime, after.At.Sub(before.At).Round(time.Millisecond))
+			return fmt.Sprintf("it has been up %ds, but %ds were up %s ago", after.Uptime, before.Uptime, after.At.Sub(before.At).Round(time.Millisecond))
 		}
 	}
-	return nil
+	return ""
 }
 
 // clockTicks is the unit of /proc's CPU times: USER_HZ, 100 on every Linux
