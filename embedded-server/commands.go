@@ -99,6 +99,9 @@ var commandList = []command{
 	{name: "flushdb", arity: -1, max: 2, flags: flagWrite, lock: lockWrite, group: "server", summary: "Removes all keys from every keyspace.", fn: cmdFlushAll},
 	{name: "shutdown", arity: -1, max: 2, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Stops the server (SAVE rewrites the log first).", fn: cmdShutdown},
 	{name: "bgrewriteaof", arity: 1, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Compacts the operation log in the background.", fn: cmdBGRewriteAOF},
+	{name: "cluster", arity: -2, group: "cluster", summary: "CLUSTER SLOTS, SHARDS, NODES, INFO, MYID and KEYSLOT, from --cluster-config.", fn: cmdCluster},
+	{name: "readonly", arity: 1, flags: flagFast, group: "cluster", summary: "Accepted for cluster clients; every node is a master.", fn: cmdOK},
+	{name: "readwrite", arity: 1, flags: flagFast, group: "cluster", summary: "Accepted for cluster clients; every node is a master.", fn: cmdOK},
 	{name: "save", arity: 1, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Compacts the operation log and waits for it.", fn: cmdSave},
 
 	// Redis strings.

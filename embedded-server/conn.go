@@ -265,6 +265,7 @@ func (c *conn) call(cl *call) {
 		c.out = resp.AppendError(c.out, wrongArity(cmd.name))
 	case cmd.flags&flagWrite != 0 && c.s.aof != nil && c.s.aof.failing.Load():
 		c.out = resp.AppendError(c.out, errMisconf+c.s.aof.errText())
+	case c.s.cluster != nil && c.route(cmd, args):
 	default:
 		cmd.fn(c, args)
 	}

@@ -28,6 +28,7 @@ var infoSections = []infoSection{
 	{name: "stats", fn: infoStats},
 	{name: "replication", fn: infoReplication},
 	{name: "cpu", fn: infoCPU},
+	{name: "cluster", fn: infoCluster},
 	{name: "keyspace", fn: infoKeyspace},
 	{name: "engines", fn: infoEngines},
 }
@@ -74,7 +75,11 @@ func infoServer(s *Server, b *infoBuilder) {
 	up := time.Since(s.start)
 	b.field("redis_version", redisCompatVersion)
 	b.field("kvstore_version", s.cfg.Version)
-	b.field("redis_mode", "standalone")
+	mode := "standalone"
+	if s.cluster != nil {
+		mode = "cluster"
+	}
+	b.field("redis_mode", mode)
 	b.field("os", runtime.GOOS+" "+runtime.GOARCH)
 	b.field("arch_bits", strconv.IntSize)
 	b.field("go_version", runtime.Version())
@@ -308,4 +313,8 @@ func humanBytes(n uint64) string {
 		v, suffix = v/unit, s
 	}
 	return fmt.Sprintf("%.2f%s", v, suffix)
+}
+
+func infoCluster(s *Server, b *infoBuilder) {
+	b.field("cluster_enabled", b2i(s.cluster != nil))
 }

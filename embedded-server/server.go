@@ -64,6 +64,11 @@ type Config struct {
 	Loops int
 	// Version is reported by INFO as kvstore_version.
 	Version string
+	// Cluster, when set, makes the server the node ClusterID of that
+	// Redis Cluster: it answers CLUSTER and redirects keys of other nodes
+	// with -MOVED.
+	Cluster   *ClusterConfig
+	ClusterID string
 }
 
 func (c Config) withDefaults() Config {
@@ -124,6 +129,8 @@ type Server struct {
 	aof   *aofLog // nil under PersistNone
 	start time.Time
 	runID string // INFO server's run_id: 40 random hex digits, new at each start
+	// cluster is nil outside cluster mode.
+	cluster *cluster
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -164,14 +171,22 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("persistence %q: want none, no, everysec or always", cfg.Persist)
 	}
+	var cl *cluster
+	if cfg.Cluster != nil {
+		var err error
+		if cl, err = newCluster(cfg.Cluster, cfg.ClusterID); err != nil {
+			return nil, err
+		}
+	}
 	s := &Server{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		db:    newDB(cfg.Alloc),
-		start: time.Now(),
-		runID: newRunID(),
-		conns: make(map[*conn]struct{}),
-		done:  make(chan struct{}),
+		cluster: cl,
+		cfg:     cfg,
+		log:     cfg.Logger,
+		db:      newDB(cfg.Alloc),
+		start:   time.Now(),
+		runID:   newRunID(),
+		conns:   make(map[*conn]struct{}),
+		done:    make(chan struct{}),
 	}
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
