@@ -39,6 +39,12 @@ type serveOptions struct {
 	repair      bool
 	yes         bool
 	level       slog.Level
+	// clusterConfig and clusterID make the server a node of a Redis
+	// Cluster; cluster is the parsed file.
+	clusterConfig string
+	clusterID     string
+	cluster       *kvstore.ClusterConfig
+	portSet       bool
 	streams
 }
 
@@ -63,6 +69,11 @@ With --persist other than none it keeps an append-only operation log in
 it at start and acknowledges a write only once its record has reached the
 kernel (no, everysec) or the disk (always).
 
+With --cluster-config and --cluster-id it is one master of a Redis
+Cluster whose nodes and slot ranges the file lists (see docs/serve.md):
+it answers CLUSTER SLOTS, SHARDS, NODES and INFO and redirects keys of
+other nodes with -MOVED. The layout is fixed: no gossip, no failover.
+
 It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 		Example: `  # the port of the reference script run_bench.hash.sh
   kvbench serve --port 8888
@@ -76,11 +87,15 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
   # a log damaged in the middle refuses to start; cut it at the damage
   kvbench serve --repair --dir /var/lib/kvstore
 
+  # node-a of the cluster that cluster.yaml describes
+  kvbench serve --cluster-config cluster.yaml --cluster-id node-a
+
   # then, from another shell
   redis-cli -p 8888 RSET user:1 alice
   redis-benchmark -p 8888 -t set,get -P 16 -q`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.portSet = cmd.Flags().Changed("port")
 			if err := opts.validate(); err != nil {
 				return &usageError{err}
 			}
@@ -107,6 +122,8 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.Int64Var(&opts.rewriteMin, "auto-aof-rewrite-min-size", kvstore.DefaultAutoRewriteMinSize, "... and is at least this many bytes")
 	f.BoolVar(&opts.repair, "repair", false, "check the log in --dir and cut it at the first damaged record, after confirming; then exit")
 	f.BoolVarP(&opts.yes, "yes", "y", false, "with --repair: do not ask for confirmation")
+	f.StringVar(&opts.clusterConfig, "cluster-config", "", "serve as a Redis Cluster node: the YAML file listing every node's id, host, port and slots")
+	f.StringVar(&opts.clusterID, "cluster-id", "", "with --cluster-config: the id of this node in the file")
 	f.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until the server stops")
 	return cmd
@@ -136,6 +153,44 @@ func (o *serveOptions) validate() error {
 	default:
 		return fmt.Errorf("--persist %q: want none, no, everysec or always", o.persist)
 	}
+	return o.validateCluster()
+}
+
+// validateCluster reads --cluster-config and checks that --cluster-id
+// names one of its nodes, whose port is the one served.
+func (o *serveOptions) validateCluster() error {
+	switch {
+	case o.clusterConfig == "" && o.clusterID == "":
+		return nil
+	case o.clusterConfig == "":
+		return errors.New("--cluster-id needs --cluster-config")
+	case o.clusterID == "":
+		return errors.New("--cluster-config needs --cluster-id, the id of this node in the file")
+	}
+	f, err := os.Open(o.clusterConfig)
+	if err != nil {
+		return fmt.Errorf("--cluster-config: %w", err)
+	}
+	defer f.Close()
+	cfg, err := kvstore.ParseClusterConfig(f, o.clusterConfig)
+	if err != nil {
+		return fmt.Errorf("--cluster-config: %w", err)
+	}
+	node := cfg.Node(o.clusterID)
+	if node == nil {
+		ids := make([]string, len(cfg.Nodes))
+		for i, n := range cfg.Nodes {
+			ids[i] = n.ID
+		}
+		return fmt.Errorf("--cluster-id %q: no such node in %s (its nodes: %s)", o.clusterID, o.clusterConfig, strings.Join(ids, ", "))
+	}
+	switch {
+	case !o.portSet:
+		o.port = node.Port
+	case o.port != node.Port:
+		return fmt.Errorf("--port %d: node %q listens on port %d in %s", o.port, node.ID, node.Port, o.clusterConfig)
+	}
+	o.cluster = cfg
 	return nil
 }
 
@@ -169,6 +224,8 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		Version:           buildVersion(),
 		Persist:           opts.persist,
 		Dir:               opts.dir,
+		Cluster:           opts.cluster,
+		ClusterID:         opts.clusterID,
 
 		AutoRewritePercentage: opts.rewritePct,
 		AutoRewriteMinSize:    opts.rewriteMin,
