@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -338,5 +340,39 @@ func TestClusterConfigErrors(t *testing.T) {
 	_, err = New(Config{Cluster: cfg, ClusterID: "z"})
 	if want := `cluster id "z" names no node of the configuration (its nodes: a)`; err == nil || err.Error() != want {
 		t.Errorf("unknown id: %v, want %s", err, want)
+	}
+}
+
+// TestClusterRedisBenchmark: redis-benchmark --cluster reads CLUSTER NODES
+// from one node and spreads SET and GET over the three without errors.
+func TestClusterRedisBenchmark(t *testing.T) {
+	bench, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		if os.Getenv("KVBENCH_REQUIRE_REDIS") == "1" {
+			t.Fatalf("redis-benchmark not found and KVBENCH_REQUIRE_REDIS=1: %v", err)
+		}
+		t.Skipf("redis-benchmark not found (apt-get install redis-tools): %v", err)
+	}
+	srvs, cfg := startCluster(t)
+	out, err := exec.Command(bench, "--cluster", "-h", "127.0.0.1", "-p", strconv.Itoa(cfg.Nodes[0].Port),
+		"-t", "set,get", "-n", "10000", "-r", "10000", "-q").CombinedOutput()
+	text := string(out)
+	if err != nil {
+		t.Fatalf("redis-benchmark --cluster: %v\n%s", err, text)
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(text, "\r", "\n"), "\n") {
+		if l := strings.ToLower(line); strings.Contains(l, "error") || strings.Contains(l, "moved") || strings.Contains(line, "WARN") {
+			t.Errorf("redis-benchmark: %s", line)
+		}
+	}
+	for _, test := range []string{"SET:", "GET:"} {
+		if !strings.Contains(text, test+" ") {
+			t.Errorf("redis-benchmark printed no result for %s\n%s", test, text)
+		}
+	}
+	for i, srv := range srvs {
+		if n := srv.stats.commands.Load(); n < 1000 {
+			t.Errorf("node %d served %d commands: the load was not spread", i, n)
+		}
 	}
 }
