@@ -112,27 +112,14 @@ func TestClusterClient(t *testing.T) {
 	}
 	for i := range n {
 		k, want := "key:"+strconv.Itoa(i), strconv.Itoa(i)
-		for _, get := range []struct {
-			what string
-			cmd  *redis.StringCmd
-		}{
-			{"GET", rdb.Get(ctx, "s"+k)},
-			{"HGET field", rdb.HGet(ctx, "h"+k, "f")},
-			{"RGET", redis.NewStringCmd(ctx)},
-			{"HGET engine", redis.NewStringCmd(ctx)},
+		for what, cmd := range map[string]*redis.Cmd{
+			"GET":         rdb.Do(ctx, "GET", "s"+k),
+			"HGET field":  rdb.Do(ctx, "HGET", "h"+k, "f"),
+			"RGET":        rdb.Do(ctx, "RGET", "r"+k),
+			"HGET engine": rdb.Do(ctx, "HGET", "e"+k),
 		} {
-			var got string
-			var err error
-			switch get.what {
-			case "RGET":
-				got, err = rdb.Do(ctx, "RGET", "r"+k).Text()
-			case "HGET engine":
-				got, err = rdb.Do(ctx, "HGET", "e"+k).Text()
-			default:
-				got, err = get.cmd.Result()
-			}
-			if err != nil || got != want {
-				t.Fatalf("%s %s = %q, %v; want %q", get.what, k, got, err, want)
+			if got, err := cmd.Text(); err != nil || got != want {
+				t.Fatalf("%s %s = %q, %v; want %q", what, k, got, err, want)
 			}
 		}
 	}
