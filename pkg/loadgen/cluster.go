@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"golang.org/x/sys/unix"
 )
@@ -276,6 +277,29 @@ type route struct {
 	moved atomic.Int64
 	ask   atomic.Int64
 	sides []*nodeClient // every side connection, closed with the run
+	// redirects counts, under mu, the MOVED and ASK replies of each node
+	// (by index) this phase.
+	redirects [][2]int64
+}
+
+// redirected counts a MOVED (or, with ask, an ASK) reply of node i.
+func (rt *route) redirected(i int32, ask bool) {
+	k := 0
+	if ask {
+		rt.ask.Add(1)
+		k = 1
+	} else {
+		rt.moved.Add(1)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if i < 0 {
+		return
+	}
+	for int(i) >= len(rt.redirects) {
+		rt.redirects = append(rt.redirects, [2]int64{})
+	}
+	rt.redirects[i][k]++
 }
 
 func newRoute(t *Topology) *route {
@@ -366,6 +390,7 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 	req := c.appendRequest(nil, s)
 	key := c.keyName(s.key)
 	backoff := clusterBackoff
+	from := cr.node // the node that replied msg
 	for try := 0; ; try++ {
 		if try >= maxRedirects {
 			return nil, fmt.Errorf("%s %s: still refused after %d tries: %s", c.cmdName(s.op), key, try, msg)
@@ -381,11 +406,10 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 				return nil, fmt.Errorf("%s %s: malformed redirect %q", c.cmdName(s.op), key, msg)
 			}
 			addr = string(a)
+			cr.rt.redirected(from, word[0] == 'A')
 			if word[0] == 'M' {
-				cr.rt.moved.Add(1)
 				cr.rt.owner[slot].Store(cr.rt.node(addr))
 			} else {
-				cr.rt.ask.Add(1)
 				asking = true
 			}
 		default: // TRYAGAIN, CLUSTERDOWN
@@ -400,6 +424,7 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		from = cr.rt.node(addr)
 		out := req
 		if asking {
 			out = append(resp.AppendCommandString(nil, "ASKING"), req...)
@@ -607,7 +632,15 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			}
 			w := r.workers[i%len(r.workers)]
 			i++
-			c := newConn(r.plan, g*S+m, cfg.Connections*S, w.hist)
+			if w.nodeHist == nil {
+				w.nodeHist = make([]*hdrhistogram.Histogram, S)
+				for k := range w.nodeHist {
+					w.nodeHist[k] = newHistogram()
+				}
+			}
+			// The connection records into its master's histogram; collect
+			// merges them into the total.
+			c := newConn(r.plan, g*S+m, cfg.Connections*S, w.nodeHist[m])
 			c.keys = newKeyGen(&r.cfg, g, cfg.Connections)
 			c.route = &connRoute{rt: r.route, node: int32(m)}
 			if err := w.add(c, fd); err != nil {
@@ -618,4 +651,41 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// collectNodes returns each master's share of the phase: its
+// connections' counts and the workers' histograms of it, its slots now,
+// its redirects (reset for the next phase). QPS is left to the caller.
+func (r *runner) collectNodes() []NodeResult {
+	rt := r.route
+	rt.mu.Lock()
+	addrs := slices.Clone(rt.addrs)
+	redirects := rt.redirects
+	rt.redirects = nil
+	rt.mu.Unlock()
+	nodes := make([]NodeResult, len(addrs))
+	for i, a := range addrs {
+		nodes[i] = NodeResult{Addr: a, Role: "master", Histogram: newHistogram()}
+		if i < len(redirects) {
+			nodes[i].Moved, nodes[i].Ask = redirects[i][0], redirects[i][1]
+		}
+	}
+	for s := range rt.owner {
+		if o := rt.owner[s].Load(); o >= 0 && int(o) < len(nodes) {
+			nodes[o].Slots++
+		}
+	}
+	for _, w := range r.workers {
+		for m, h := range w.nodeHist {
+			nodes[m].Histogram.Merge(h)
+		}
+	}
+	for _, s := range r.conns {
+		n := &nodes[s.route.node]
+		n.Requests += s.sets + s.gets + s.others
+	}
+	for i := range nodes {
+		nodes[i].Latency = summarize(nodes[i].Histogram)
+	}
+	return nodes
 }

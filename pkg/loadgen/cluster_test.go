@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +193,10 @@ func TestClusterResharding(t *testing.T) {
 	if res.Moved == 0 || res.Ask == 0 {
 		t.Errorf("moved %d, ask %d: want both counted", res.Moved, res.Ask)
 	}
+	// The redirects are the old master's, and the slot the new one's.
+	if n := res.Nodes; len(n) != 2 || n[0].Moved != res.Moved || n[0].Ask != res.Ask || n[1].Slots != n[0].Slots+2 {
+		t.Errorf("nodes %+v: want master 0's moved %d and ask %d, master 1 two slots more than master 0", n, res.Moved, res.Ask)
+	}
 	if res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
 		t.Errorf("%d misses, %d verify failures, errors %v", res.Misses, res.VerifyFailures, res.Errors)
 	}
@@ -269,4 +274,64 @@ func TestClusterPrefill(t *testing.T) {
 	}
 	_, err = Prefill(ctx, cfg)
 	testutil.CheckError(t, err, "prefill: server not empty: the masters' DBSIZE sums to 5000 before the prefill, want 0", ErrNotEmpty)
+}
+
+// TestClusterNodes checks each master's share of a cluster run: every
+// master appears, with all the slots between them, and their requests
+// and histograms add up to the run's, in the Result, its JSON and its
+// text.
+func TestClusterNodes(t *testing.T) {
+	info := startCluster(t, 3)
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, 3000, 9000
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 16
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, res Result) {
+		t.Helper()
+		if len(res.Nodes) != len(info.Nodes) {
+			t.Fatalf("%s: %d nodes, want %d", what, len(res.Nodes), len(info.Nodes))
+		}
+		var requests, count int64
+		slots := 0
+		for i, n := range res.Nodes {
+			if n.Addr != info.Nodes[i] || n.Role != "master" {
+				t.Errorf("%s: node %d is %s (%s), want the master %s", what, i, n.Addr, n.Role, info.Nodes[i])
+			}
+			if n.Requests == 0 || n.Histogram.TotalCount() != n.Requests || n.Latency.P50 <= 0 {
+				t.Errorf("%s: node %s: %d requests, %d latencies, p50 %v us", what, n.Addr, n.Requests, n.Histogram.TotalCount(), n.Latency.P50)
+			}
+			if n.QPS <= 0 || n.QPS > res.QPS {
+				t.Errorf("%s: node %s: QPS %.0f of %.0f", what, n.Addr, n.QPS, res.QPS)
+			}
+			requests += n.Requests
+			count += n.Histogram.TotalCount()
+			slots += n.Slots
+		}
+		if requests != res.Requests || count != res.Histogram.TotalCount() || requests != cfg.Requests {
+			t.Errorf("%s: the nodes' requests sum to %d, their latencies to %d; the run's %d and %d, want %d",
+				what, requests, count, res.Requests, res.Histogram.TotalCount(), cfg.Requests)
+		}
+		if slots != ClusterSlots {
+			t.Errorf("%s: the nodes serve %d slots, want %d", what, slots, ClusterSlots)
+		}
+	}
+	check("result", res)
+	back, err := res.JSON().Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("JSON", back)
+	var text strings.Builder
+	if err := WriteText(&text, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range res.Nodes {
+		if want := fmt.Sprintf("node %s (master, %d slots): %d requests,", n.Addr, n.Slots, n.Requests); !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
 }

@@ -153,6 +153,14 @@ func WriteText(w io.Writer, r Result) error {
 		fmt.Fprintf(&b, "send lag us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
 	}
 	writeCommands(&b, r.Commands)
+	if r.Shards > 0 {
+		fmt.Fprintf(&b, "redirects: moved %d, ask %d\n", r.Moved, r.Ask)
+	}
+	for _, n := range r.Nodes {
+		l := n.Latency
+		fmt.Fprintf(&b, "node %s (%s, %d slots): %d requests, QPS %.2f, latency us p50 %.2f  p99 %.2f  max %.2f, moved %d, ask %d\n",
+			n.Addr, n.Role, n.Slots, n.Requests, n.QPS, l.P50, l.P99, l.Max, n.Moved, n.Ask)
+	}
 	fmt.Fprintf(&b, "errors: %s\n", errorList(r.Errors))
 	fmt.Fprintf(&b, "conflicts: %d\n", r.Conflicts)
 	fmt.Fprintf(&b, "misses: %d\n", r.Misses)
@@ -206,9 +214,12 @@ type JSONResult struct {
 	VerifyFailures int64            `json:"verify_failures"`
 	// Shards, Moved and Ask are Result's: a cluster run's masters and
 	// redirects.
-	Shards   int          `json:"shards,omitempty"`
-	Moved    int64        `json:"moved"`
-	Ask      int64        `json:"ask"`
+	Shards int   `json:"shards,omitempty"`
+	Moved  int64 `json:"moved"`
+	Ask    int64 `json:"ask"`
+	// Nodes is Result.Nodes: each master's share of a cluster run; absent
+	// otherwise.
+	Nodes    []JSONNode   `json:"nodes,omitempty"`
 	Warnings []string     `json:"warnings"`
 	Seed     int64        `json:"seed"`
 	Settings JSONSettings `json:"settings"`
@@ -228,6 +239,20 @@ type JSONResult struct {
 	// Error is why the run failed (Bench's error, the counts being those
 	// so far); absent when it completed.
 	Error string `json:"error,omitempty"`
+}
+
+// JSONNode is a NodeResult with JSON names; LatencyHistogram is its
+// Histogram in the encoding of JSONResult.LatencyHistogram.
+type JSONNode struct {
+	Addr             string      `json:"addr"`
+	Role             string      `json:"role"`
+	Slots            int         `json:"slots"`
+	Requests         int64       `json:"requests"`
+	QPS              float64     `json:"qps"`
+	LatencyUs        JSONLatency `json:"latency_us"`
+	Moved            int64       `json:"moved"`
+	Ask              int64       `json:"ask"`
+	LatencyHistogram string      `json:"latency_histogram"`
 }
 
 // JSONLatency is Latency with JSON names, in microseconds.
@@ -314,6 +339,13 @@ func (r Result) JSON() JSONResult {
 		j.Errors = map[string]int64{}
 	}
 	j.Commands = jsonCommands(r.Commands)
+	for _, n := range r.Nodes {
+		j.Nodes = append(j.Nodes, JSONNode{
+			Addr: n.Addr, Role: n.Role, Slots: n.Slots, Requests: n.Requests, QPS: n.QPS,
+			LatencyUs: JSONLatency(n.Latency), Moved: n.Moved, Ask: n.Ask,
+			LatencyHistogram: encodeHistogram(n.Histogram),
+		})
+	}
 	for _, w := range r.Warnings {
 		j.Warnings = append(j.Warnings, w.Error())
 	}
@@ -368,6 +400,17 @@ func (j JSONResult) Result() (Result, error) {
 		Elapsed: fromSeconds(j.ElapsedS), QPS: j.QPS, UsPerOp: j.UsPerOp,
 		Latency: Latency(j.LatencyUs), Errors: maps.Clone(j.Errors),
 		Conflicts: j.Conflicts, Misses: j.Misses, VerifyFailures: j.VerifyFailures,
+		Shards: j.Shards, Moved: j.Moved, Ask: j.Ask,
+	}
+	for i, n := range j.Nodes {
+		h, err := hdrhistogram.Decode([]byte(n.LatencyHistogram))
+		if err != nil {
+			return Result{}, fmt.Errorf("nodes[%d].latency_histogram: %w", i, err)
+		}
+		r.Nodes = append(r.Nodes, NodeResult{
+			Addr: n.Addr, Role: n.Role, Slots: n.Slots, Requests: n.Requests, QPS: n.QPS,
+			Latency: Latency(n.LatencyUs), Histogram: h, Moved: n.Moved, Ask: n.Ask,
+		})
 	}
 	if r.Errors == nil {
 		r.Errors = map[string]int64{}

@@ -74,12 +74,35 @@ type Result struct {
 	// changed) and ASK (a slot being migrated) replies, each request
 	// resent to the node named.
 	Moved, Ask int64
+	// Nodes is each master's share of a cluster run, in slot order; nil
+	// otherwise. Their Requests sum to Requests and their histograms to
+	// Histogram.
+	Nodes []NodeResult
 	// Commands is each command's share, with Config.Commands.
 	Commands []CommandResult
 	// Warnings describes the first few verify failures, misses in a
 	// verified ModeGet run, and a client that fell behind its open-loop
 	// schedule (ErrBehindSchedule).
 	Warnings []error
+}
+
+// NodeResult is one master's share of a cluster run: the requests sent
+// on the connections to it, whatever node a redirect resent them to.
+type NodeResult struct {
+	// Addr is the master's address, host:port; Role is "master".
+	Addr, Role string
+	// Slots is the number of hash slots it served at the end of the run.
+	Slots int
+	// Requests is the number of replies received on its connections; QPS
+	// is Requests per second of the run's Elapsed.
+	Requests int64
+	QPS      float64
+	// Latency summarizes Histogram in microseconds.
+	Latency Latency
+	// Histogram holds the latencies of its requests in nanoseconds.
+	Histogram *hdrhistogram.Histogram
+	// Moved and Ask count the redirects it replied.
+	Moved, Ask int64
 }
 
 // Latency is a latency summary in microseconds.
@@ -383,6 +406,12 @@ func (r *runner) collect(ph *phase) Result {
 	for _, s := range r.conns {
 		c.add(&s.counts)
 	}
+	if r.route != nil {
+		res.Nodes = r.collectNodes()
+		for _, n := range res.Nodes {
+			res.Histogram.Merge(n.Histogram)
+		}
+	}
 	res.Sent, res.Sets, res.Gets = c.sent, c.sets, c.gets
 	res.Requests = c.sets + c.gets + c.others
 	res.Conflicts, res.Misses, res.VerifyFailures = c.conflicts, c.misses, c.verifyFailed
@@ -403,6 +432,12 @@ func (r *runner) collect(ph *phase) Result {
 		res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100
 	}
 	res.Latency = summarize(res.Histogram)
+	for i := range res.Nodes {
+		n := &res.Nodes[i]
+		if res.Elapsed > 0 {
+			n.QPS = float64(n.Requests) / res.Elapsed.Seconds()
+		}
+	}
 	res.Commands = r.commandResults(&res)
 	if h := res.SendLagHistogram; h != nil {
 		res.SendLag = summarize(h)

@@ -74,7 +74,8 @@ type worker struct {
 	last       int64        // time of the last reply this phase
 	_          [64]byte     // keep workers' counters off each other's cache lines
 
-	cmdHist []*hdrhistogram.Histogram // per command of a mix (commands.go)
+	cmdHist  []*hdrhistogram.Histogram // per command of a mix (commands.go)
+	nodeHist []*hdrhistogram.Histogram // a cluster run's, per master (cluster.go)
 }
 
 func newWorker() (*worker, error) {
@@ -140,6 +141,9 @@ func (w *worker) run(r *runner, ph *phase) error {
 	w.hist.Reset()
 	w.lag.Reset()
 	for _, h := range w.cmdHist {
+		h.Reset()
+	}
+	for _, h := range w.nodeHist {
 		h.Reset()
 	}
 	w.done.Store(0)

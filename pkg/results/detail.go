@@ -133,6 +133,11 @@ type Row struct {
 	// Shards is the number of masters of a cluster target, among which
 	// the keys were spread; 0 for a single server.
 	Shards int `csv:"shards" json:"shards,omitempty"`
+	// Moved and Ask count a cluster target's redirects: MOVED (the slot
+	// map changed) and ASK (a slot being migrated) replies; 0 for a
+	// single server.
+	Moved int64 `csv:"moved" json:"moved,omitempty"`
+	Ask   int64 `csv:"ask" json:"ask,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

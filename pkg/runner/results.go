@@ -14,6 +14,9 @@ import (
 type Files struct {
 	// Detail is the detail CSV: one row per attempt.
 	Detail string
+	// Nodes is the nodes CSV: one row per attempt and master of a cluster
+	// target (results.NodeRow); written only when a cluster target ran.
+	Nodes string
 	// Summary and Trimmed are the report's summary and trimmed CSVs.
 	Summary, Trimmed string
 	// Report is the markdown report; Chart the chart it links to (empty
@@ -30,6 +33,7 @@ func newFiles(dir, prefix, ts, chart string) Files {
 	}
 	f := Files{
 		Detail:  name("detail", "csv"),
+		Nodes:   name("nodes", "csv"),
 		Summary: name("summary", "csv"),
 		Trimmed: name("trimmed", "csv"),
 		Report:  name("report", "md"),

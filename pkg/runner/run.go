@@ -66,6 +66,9 @@ type Result struct {
 	Files Files
 	// Rows are the detail rows, as written to Files.Detail.
 	Rows []results.Row
+	// Nodes are the node rows of cluster targets, as written to
+	// Files.Nodes.
+	Nodes []results.NodeRow
 	// Report is the end-of-run report (nil when no row was written).
 	Report *report.Report
 	// Failed names the scenarios that ran out of retries.
@@ -104,16 +107,19 @@ func Run(ctx context.Context, opts Options, stdout, stderr io.Writer) (*Result, 
 
 // run is one execution of a plan.
 type run struct {
-	plan    *Plan
-	o       Options
-	stderr  io.Writer
-	res     *Result
-	disp    *display
-	detail  *results.Writer
-	tmp     string
-	failed  map[*Scenario]bool
-	started time.Time
-	machine machine // the load generator's machine, read once
+	plan   *Plan
+	o      Options
+	stderr io.Writer
+	res    *Result
+	disp   *display
+	detail *results.Writer
+	nodes  *results.NodeWriter // created with the first cluster attempt
+	// attemptNodes are the node rows of the attempt that just ended.
+	attemptNodes []results.NodeRow
+	tmp          string
+	failed       map[*Scenario]bool
+	started      time.Time
+	machine      machine // the load generator's machine, read once
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
@@ -164,6 +170,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 
 	errs := []error{runErr}
 	errs = append(errs, r.detail.Close())
+	if r.nodes != nil {
+		errs = append(errs, r.nodes.Close())
+	}
 	if err := tmp.remove(); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
@@ -194,12 +203,29 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 func (r *run) writtenFiles() []string {
 	f := r.res.Files
 	var out []string
-	for _, p := range []string{f.Detail, f.Summary, f.Trimmed, f.Report, f.HTML, f.Chart} {
+	for _, p := range []string{f.Detail, f.Nodes, f.Summary, f.Trimmed, f.Report, f.HTML, f.Chart} {
 		if _, err := os.Stat(p); p != "" && err == nil {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// writeNodes appends an attempt's node rows to the nodes CSV, creating
+// it with the first.
+func (r *run) writeNodes(rows []results.NodeRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if r.nodes == nil {
+		w, err := results.CreateNodes(r.res.Files.Nodes)
+		if err != nil {
+			return err
+		}
+		r.nodes = w
+		r.log("nodes CSV: %s", r.res.Files.Nodes)
+	}
+	return r.nodes.Write(rows)
 }
 
 // log writes a line through the display.
@@ -234,11 +260,16 @@ func (r *run) steps(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			e := base
 			e.Attempt = attempt
+			r.attemptNodes = nil
 			row, timing, err := r.attempt(ctx, e)
 			r.res.Timing.add(timing)
 			if werr := r.detail.Write(&row); werr != nil {
 				return werr // without a detail CSV there is no point going on
 			}
+			if werr := r.writeNodes(r.attemptNodes); werr != nil {
+				return werr
+			}
+			r.res.Nodes = append(r.res.Nodes, r.attemptNodes...)
 			r.res.Rows = append(r.res.Rows, row)
 			interrupted := row.Status == results.StatusInterrupted
 			refused := errors.Is(err, target.ErrNotEmpty)
@@ -380,6 +411,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	res, clientCPU, err := r.measure(ctx, cfg, sc.Name(), e.Round)
 	t.Measure = time.Since(t1)
 	fillRow(&row, res)
+	r.attemptNodes = nodeRows(&row, res)
 	row.Agents = max(o.Agents, 1)
 	if err != nil {
 		if serr == nil { // a restart is the reason to give, if there was one
@@ -540,11 +572,27 @@ func fillRow(row *results.Row, res loadgen.Result) {
 		row.Errors += n
 	}
 	row.Conflicts, row.Misses, row.VerifyFailures = res.Conflicts, res.Misses, res.VerifyFailures
+	row.Moved, row.Ask = res.Moved, res.Ask
 	if res.Histogram != nil && res.Histogram.TotalCount() > 0 {
 		if b, err := res.Histogram.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 			row.LatencyHist = string(b)
 		}
 	}
+}
+
+// nodeRows returns the rows of the nodes CSV of a measurement: one per
+// master of a cluster target, none otherwise.
+func nodeRows(row *results.Row, res loadgen.Result) []results.NodeRow {
+	var rows []results.NodeRow
+	for _, n := range res.Nodes {
+		rows = append(rows, results.NodeRow{
+			RunID: row.RunID, Target: row.Target, Strategy: row.Strategy, Mode: row.Mode,
+			Round: row.Round, Attempt: row.Attempt, Node: n.Addr, Slots: n.Slots,
+			Requests: n.Requests, QPS: n.QPS, LatP50Us: n.Latency.P50, LatP99Us: n.Latency.P99,
+			Moved: n.Moved, Ask: n.Ask,
+		})
+	}
+	return rows
 }
 
 // safeName keeps letters, digits, - and _ for a directory name.

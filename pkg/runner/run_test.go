@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -643,6 +644,39 @@ func TestRunRedisCluster(t *testing.T) {
 	for _, r := range rows {
 		if r.Target != "redis-cluster" || r.Shards != 3 {
 			t.Errorf("row %v: target %s shards %d: want redis-cluster, 3 shards", r.Pos, r.Target, r.Shards)
+		}
+	}
+	// The nodes CSV: each attempt's three masters, their requests summing
+	// to the attempt's, their slots to the cluster's.
+	f, err := os.Open(res.Files.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	nodes, err := results.ReadNodesCSV(f, res.Files.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 3*len(rows) {
+		t.Errorf("%d node rows, want 3 per attempt (%d)", len(nodes), 3*len(rows))
+	}
+	for _, r := range rows {
+		var requests int64
+		var slots int
+		addrs := map[string]bool{}
+		for _, n := range nodes {
+			if n.RunID == r.RunID && n.Strategy == r.Strategy && n.Mode == r.Mode && n.Round == r.Round && n.Attempt == r.Attempt {
+				requests += n.Requests
+				slots += n.Slots
+				addrs[n.Node] = true
+				if n.Target != r.Target || n.Requests == 0 || n.QPS <= 0 || n.LatP99Us < n.LatP50Us || n.LatP50Us <= 0 {
+					t.Errorf("row %v: node %+v", r.Pos, n)
+				}
+			}
+		}
+		if requests != r.Requests || slots != loadgen.ClusterSlots || len(addrs) != 3 {
+			t.Errorf("row %v: %d nodes with %d requests and %d slots; want 3 with the row's %d requests and %d slots",
+				r.Pos, len(addrs), requests, slots, r.Requests, loadgen.ClusterSlots)
 		}
 	}
 	if len(prefilled) != 4 {

@@ -1,0 +1,96 @@
+package results
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gocarina/gocsv"
+)
+
+// NodeRow is one node's share of one attempt on a cluster target: a row
+// of the nodes CSV ("<prefix>_nodes_<ts>.csv", beside the detail CSV),
+// which an attempt's detail row joins on RunID, Target, Strategy, Mode,
+// Round and Attempt.
+type NodeRow struct {
+	RunID    string `csv:"run_id" json:"run_id"`
+	Target   string `csv:"target" json:"target"`
+	Strategy string `csv:"strategy" json:"strategy"`
+	Mode     string `csv:"mode" json:"mode"`
+	Round    int    `csv:"round" json:"round"`
+	Attempt  int    `csv:"attempt" json:"attempt"`
+	// Node is the master's address, host:port.
+	Node string `csv:"node" json:"node"`
+	// Slots is the number of hash slots it served at the end of the
+	// attempt.
+	Slots int `csv:"slots" json:"slots"`
+	// Requests counts the replies on the connections to it; QPS is
+	// Requests per second of the attempt's elapsed time.
+	Requests int64   `csv:"requests" json:"requests"`
+	QPS      float64 `csv:"qps" json:"qps"`
+	// LatP50Us and LatP99Us are its requests' latency percentiles, in µs.
+	LatP50Us float64 `csv:"lat_p50_us" json:"lat_p50_us"`
+	LatP99Us float64 `csv:"lat_p99_us" json:"lat_p99_us"`
+	// Moved and Ask count the redirects it replied.
+	Moved int64 `csv:"moved" json:"moved"`
+	Ask   int64 `csv:"ask" json:"ask"`
+}
+
+// NodeWriter appends rows to a nodes CSV, flushing each attempt's.
+type NodeWriter struct {
+	f    *os.File
+	csv  *gocsv.SafeCSVWriter
+	path string
+}
+
+// CreateNodes creates the nodes CSV at path (it must not exist) and
+// writes its header.
+func CreateNodes(path string) (*NodeWriter, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create the nodes CSV: %w", err)
+	}
+	w := &NodeWriter{f: f, csv: gocsv.NewSafeCSVWriter(csv.NewWriter(f)), path: path}
+	if err := gocsv.MarshalCSV([]NodeRow{}, w.csv); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return w, w.flush()
+}
+
+// Write appends rows.
+func (w *NodeWriter) Write(rows []NodeRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := gocsv.MarshalCSVWithoutHeaders(rows, w.csv); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return w.flush()
+}
+
+func (w *NodeWriter) flush() error {
+	w.csv.Flush()
+	if err := w.csv.Error(); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (w *NodeWriter) Close() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// ReadNodesCSV reads a nodes CSV; name is the file's, for errors.
+func ReadNodesCSV(r io.Reader, name string) ([]NodeRow, error) {
+	var rows []NodeRow
+	if err := gocsv.Unmarshal(r, &rows); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return rows, nil
+}
