@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -36,7 +36,7 @@ import (
 // The ranges of all the nodes must cover the 16384 slots exactly once.
 
 // ClusterSlots is the number of hash slots of a Redis Cluster.
-const ClusterSlots = 16384
+const ClusterSlots = keyslot.Count
 
 // SlotRange is an inclusive range of hash slots.
 type SlotRange struct{ Start, End int }
@@ -222,43 +222,6 @@ func newCluster(cfg *ClusterConfig, myID string) (*cluster, error) {
 	return cl, nil
 }
 
-// KeySlot is the hash slot of key: CRC16 (XMODEM) of the key, or of its
-// hash tag (the part between the first '{' and the next '}' when that is
-// not empty), modulo 16384.
-func KeySlot(key []byte) int {
-	if i := bytes.IndexByte(key, '{'); i >= 0 {
-		if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return int(crc16(key)) & (ClusterSlots - 1)
-}
-
-// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), the
-// checksum Redis Cluster hashes keys with.
-func crc16(b []byte) uint16 {
-	var crc uint16
-	for _, ch := range b {
-		crc = crc<<8 ^ crc16Table[byte(crc>>8)^ch]
-	}
-	return crc
-}
-
-var crc16Table = func() (t [256]uint16) {
-	for i := range t {
-		crc := uint16(i) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-		t[i] = crc
-	}
-	return t
-}()
-
 // Redis Cluster's error replies.
 const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
 const errNoCluster = "ERR This instance has cluster support disabled"
@@ -277,7 +240,7 @@ func (c *conn) route(cmd *command, args [][]byte) bool {
 	last = min(last, len(args)-1)
 	slot := -1
 	for i := cmd.first; i <= last; i += cmd.step {
-		s := KeySlot(args[i])
+		s := keyslot.Of(args[i])
 		if slot >= 0 && s != slot {
 			c.out = resp.AppendError(c.out, errCrossSlot)
 			return true

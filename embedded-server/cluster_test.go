@@ -11,31 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/redis/go-redis/v9"
 )
-
-func TestKeySlot(t *testing.T) {
-	if got := crc16([]byte("123456789")); got != 0x31C3 {
-		t.Fatalf("crc16(123456789) = %#x, want 0x31c3", got)
-	}
-	for _, tc := range []struct {
-		a, b string
-		same bool
-	}{
-		{"{user1000}.following", "{user1000}.followers", true},
-		{"{user1000}.following", "user1000", true},
-		{"foo{}{bar}", "foo{}{bar}x", false}, // empty first tag: whole key
-		{"foo{{bar}}zap", "{bar", true},      // tag is "{bar"
-		{"a", "b", false},
-	} {
-		if got := KeySlot([]byte(tc.a)) == KeySlot([]byte(tc.b)); got != tc.same {
-			t.Errorf("KeySlot(%q)=%d, KeySlot(%q)=%d: same %v, want %v", tc.a, KeySlot([]byte(tc.a)), tc.b, KeySlot([]byte(tc.b)), got, tc.same)
-		}
-	}
-	if got := KeySlot([]byte("foo")); got != 12182 { // redis-cli CLUSTER KEYSLOT foo
-		t.Errorf("KeySlot(foo) = %d, want 12182", got)
-	}
-}
 
 // threeNodeYAML is a cluster configuration of three nodes on ports.
 func threeNodeYAML(ports [3]int) string {
@@ -152,7 +130,7 @@ func TestClusterClient(t *testing.T) {
 func keyOn(prefix string, r SlotRange) (string, int) {
 	for i := 0; ; i++ {
 		k := prefix + strconv.Itoa(i)
-		if s := KeySlot([]byte(k)); r.Start <= s && s <= r.End {
+		if s := keyslot.Of([]byte(k)); r.Start <= s && s <= r.End {
 			return k, s
 		}
 	}

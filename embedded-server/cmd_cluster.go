@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -13,7 +14,7 @@ import (
 func cmdCluster(c *conn, args [][]byte) {
 	sub := args[1]
 	if equalFold(sub, "keyslot") && len(args) == 3 {
-		c.out = resp.AppendInt(c.out, int64(KeySlot(args[2])))
+		c.out = resp.AppendInt(c.out, int64(keyslot.Of(args[2])))
 		return
 	}
 	cl := c.s.cluster

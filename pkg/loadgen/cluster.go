@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"golang.org/x/sys/unix"
 )
 
 // ClusterSlots is the number of hash slots of a Redis Cluster.
-const ClusterSlots = 16384
+const ClusterSlots = keyslot.Count
 
 // Redirect handling bounds: a request redirected more often than
 // maxRedirects times, or refused with TRYAGAIN or CLUSTERDOWN that often
@@ -28,44 +29,6 @@ const (
 	maxRedirects   = 16
 	clusterBackoff = 10 * time.Millisecond
 )
-
-// crc16tab is CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0),
-// the checksum of the Redis Cluster specification.
-var crc16tab = func() (t [256]uint16) {
-	for i := range t {
-		c := uint16(i) << 8
-		for range 8 {
-			if c&0x8000 != 0 {
-				c = c<<1 ^ 0x1021
-			} else {
-				c <<= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()
-
-// CRC16 is the CRC16 (XMODEM) of b.
-func CRC16(b []byte) uint16 {
-	var crc uint16
-	for _, c := range b {
-		crc = crc<<8 ^ crc16tab[byte(crc>>8)^c]
-	}
-	return crc
-}
-
-// KeySlot returns the hash slot of key: CRC16 mod 16384 of the key, or of
-// its hash tag, the part between the first "{" and the first "}" after
-// it, when that part is not empty.
-func KeySlot(key []byte) int {
-	if i := bytes.IndexByte(key, '{'); i >= 0 {
-		if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return int(CRC16(key)) & (ClusterSlots - 1)
-}
 
 // Topology is a cluster's slot map: its masters and which owns each slot.
 type Topology struct {
@@ -363,7 +326,7 @@ func (c *conn) nextKey() uint64 {
 	for range maxSkip {
 		key := c.keys.next()
 		cr.buf = AppendKey(cr.buf[:0], c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key))
-		if cr.rt.owner[KeySlot(cr.buf)].Load() == cr.node {
+		if cr.rt.owner[keyslot.Of(cr.buf)].Load() == cr.node {
 			return key
 		}
 	}
@@ -415,7 +378,7 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 		default: // TRYAGAIN, CLUSTERDOWN
 			time.Sleep(backoff)
 			backoff *= 2
-			addr = cr.rt.addr(cr.rt.owner[KeySlot([]byte(key))].Load())
+			addr = cr.rt.addr(cr.rt.owner[keyslot.Of([]byte(key))].Load())
 			if addr == "" {
 				addr = cr.rt.addr(cr.node)
 			}
@@ -574,7 +537,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 			return res, err
 		}
 		key = AppendKey(key[:0], cfg.KeyPrefix, cfg.Keyspace, k)
-		i := int(topo.Owner[KeySlot(key)])
+		i := int(topo.Owner[keyslot.Of(key)])
 		bufs[i] = c.appendRequest(bufs[i], &slot{key: uint64(k), op: opSet})
 		if pending[i]++; pending[i] >= cfg.Pipeline {
 			if err := send(i); err != nil {

@@ -9,39 +9,10 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/keyslot"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/redis/go-redis/v9"
 )
-
-// TestKeySlot checks the Redis Cluster specification's examples.
-func TestKeySlot(t *testing.T) {
-	if got := CRC16([]byte("123456789")); got != 0x31C3 {
-		t.Errorf("CRC16(123456789) = %#x, want 0x31c3", got)
-	}
-	a, b := KeySlot([]byte("{user1000}.following")), KeySlot([]byte("{user1000}.followers"))
-	if a != b || a != KeySlot([]byte("user1000")) {
-		t.Errorf("hash tags: slots %d and %d, want both %d", a, b, KeySlot([]byte("user1000")))
-	}
-	for _, tt := range []struct {
-		key, hashed string
-	}{
-		{"foo{}{bar}", "foo{}{bar}"}, // an empty tag: the whole key
-		{"foo{{bar}}zap", "{bar"},    // up to the first }
-		{"foo{bar}{zap}", "bar"},     // the first tag only
-		{"{", "{"},
-		{"}{", "}{"},
-	} {
-		if got, want := KeySlot([]byte(tt.key)), int(CRC16([]byte(tt.hashed)))%ClusterSlots; got != want {
-			t.Errorf("KeySlot(%q) = %d, want %d (the slot of %q)", tt.key, got, want, tt.hashed)
-		}
-	}
-	// Known slots, as CLUSTER KEYSLOT reports them.
-	for key, want := range map[string]int{"foo": 12182, "bar": 5061, "": 0} {
-		if got := KeySlot([]byte(key)); got != want {
-			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
-		}
-	}
-}
 
 // startCluster starts a Redis Cluster of shards masters for the test.
 func startCluster(t *testing.T, shards int) kvtarget.Info {
@@ -121,7 +92,7 @@ func TestClusterSetGet(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range keys {
-			if o := topo.Owner[KeySlot([]byte(k))]; int(o) != i {
+			if o := topo.Owner[keyslot.Of([]byte(k))]; int(o) != i {
 				t.Errorf("%s on master %d, its slot's master is %d", k, i, o)
 			}
 		}
@@ -165,7 +136,7 @@ func TestClusterResharding(t *testing.T) {
 	// The slot of the most keys among master 0's.
 	counts := map[int]int{}
 	for i := range int64(keyspace) {
-		s := KeySlot(AppendKey(nil, cfg.KeyPrefix, keyspace, i))
+		s := keyslot.Of(AppendKey(nil, cfg.KeyPrefix, keyspace, i))
 		if s < ClusterSlots/2 {
 			counts[s]++
 		}
