@@ -234,26 +234,24 @@ var fieldByName = func() map[string]field {
 	return m
 }()
 
-// Writer appends rows to a detail CSV with gocsv (driven by Row's csv
-// tags), flushing each row as it is written: an interrupted run keeps
-// every attempt it finished. It numbers the rows' lines, so that rows kept
-// in memory point at the file as rows read back from it do.
-type Writer struct {
+// csvFile is a CSV file of T, written with gocsv (driven by T's csv tags)
+// and flushed at every append, so that an interrupted run keeps every row
+// it wrote.
+type csvFile[T any] struct {
 	f    *os.File
 	csv  *gocsv.SafeCSVWriter
 	path string
-	line int
 }
 
-// Create creates the detail CSV at path (it must not exist) and writes its
-// header.
-func Create(path string) (*Writer, error) {
+// createCSV creates the CSV at path (it must not exist: what names it in
+// the error) and writes its header.
+func createCSV[T any](path, what string) (*csvFile[T], error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("create the detail CSV: %w", err)
+		return nil, fmt.Errorf("create the %s: %w", what, err)
 	}
-	w := &Writer{f: f, csv: gocsv.NewSafeCSVWriter(csv.NewWriter(f)), path: path, line: 1}
-	if err := gocsv.MarshalCSV([]Row{}, w.csv); err != nil {
+	w := &csvFile[T]{f: f, csv: gocsv.NewSafeCSVWriter(csv.NewWriter(f)), path: path}
+	if err := gocsv.MarshalCSV([]T{}, w.csv); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
@@ -264,25 +262,15 @@ func Create(path string) (*Writer, error) {
 	return w, nil
 }
 
-// Path is the file the writer writes.
-func (w *Writer) Path() string { return w.path }
-
-// Write appends the row and sets its Pos. A multi-line Error is joined
-// into one line, so that line numbers and rows agree.
-func (w *Writer) Write(r *Row) error {
-	r.Error = oneLine(r.Error)
-	if err := gocsv.MarshalCSVWithoutHeaders([]Row{*r}, w.csv); err != nil {
+// append writes rows and flushes them to the file.
+func (w *csvFile[T]) append(rows []T) error {
+	if err := gocsv.MarshalCSVWithoutHeaders(rows, w.csv); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	if err := w.flush(); err != nil {
-		return err
-	}
-	w.line++
-	r.Pos = Pos{File: w.path, Line: w.line}
-	return nil
+	return w.flush()
 }
 
-func (w *Writer) flush() error {
+func (w *csvFile[T]) flush() error {
 	w.csv.Flush()
 	if err := w.csv.Error(); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
@@ -291,10 +279,43 @@ func (w *Writer) flush() error {
 }
 
 // Close closes the file.
-func (w *Writer) Close() error {
+func (w *csvFile[T]) Close() error {
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", w.path, err)
 	}
+	return nil
+}
+
+// Path is the file written.
+func (w *csvFile[T]) Path() string { return w.path }
+
+// Writer appends rows to a detail CSV, each flushed to the file as it is
+// written. It numbers the rows' lines, so that rows kept in memory point at
+// the file as rows read back from it do.
+type Writer struct {
+	*csvFile[Row]
+	line int
+}
+
+// Create creates the detail CSV at path (it must not exist) and writes its
+// header.
+func Create(path string) (*Writer, error) {
+	f, err := createCSV[Row](path, "detail CSV")
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{csvFile: f, line: 1}, nil
+}
+
+// Write appends the row and sets its Pos. A multi-line Error is joined
+// into one line, so that line numbers and rows agree.
+func (w *Writer) Write(r *Row) error {
+	r.Error = oneLine(r.Error)
+	if err := w.append([]Row{*r}); err != nil {
+		return err
+	}
+	w.line++
+	r.Pos = Pos{File: w.path, Line: w.line}
 	return nil
 }
 

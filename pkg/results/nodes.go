@@ -1,10 +1,8 @@
 package results
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/gocarina/gocsv"
 )
@@ -38,25 +36,16 @@ type NodeRow struct {
 }
 
 // NodeWriter appends rows to a nodes CSV, flushing each attempt's.
-type NodeWriter struct {
-	f    *os.File
-	csv  *gocsv.SafeCSVWriter
-	path string
-}
+type NodeWriter struct{ *csvFile[NodeRow] }
 
 // CreateNodes creates the nodes CSV at path (it must not exist) and
 // writes its header.
 func CreateNodes(path string) (*NodeWriter, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := createCSV[NodeRow](path, "nodes CSV")
 	if err != nil {
-		return nil, fmt.Errorf("create the nodes CSV: %w", err)
+		return nil, err
 	}
-	w := &NodeWriter{f: f, csv: gocsv.NewSafeCSVWriter(csv.NewWriter(f)), path: path}
-	if err := gocsv.MarshalCSV([]NodeRow{}, w.csv); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write %s: %w", path, err)
-	}
-	return w, w.flush()
+	return &NodeWriter{f}, nil
 }
 
 // Write appends rows.
@@ -64,26 +53,7 @@ func (w *NodeWriter) Write(rows []NodeRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := gocsv.MarshalCSVWithoutHeaders(rows, w.csv); err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
-	}
-	return w.flush()
-}
-
-func (w *NodeWriter) flush() error {
-	w.csv.Flush()
-	if err := w.csv.Error(); err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
-	}
-	return nil
-}
-
-// Close closes the file.
-func (w *NodeWriter) Close() error {
-	if err := w.f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", w.path, err)
-	}
-	return nil
+	return w.append(rows)
 }
 
 // ReadNodesCSV reads a nodes CSV; name is the file's, for errors.
