@@ -165,16 +165,7 @@ func TestOverlap(t *testing.T) {
 // fonts of whoever opens it. Without Chromium it is skipped, unless
 // KVBENCH_REQUIRE_CHROMIUM is set (make chart-check sets it).
 func TestChartInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a browser: runs in the full suite (make test)")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("KVBENCH_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("chromium: %v (apt-get install chromium)", err)
-		}
-		t.Skip("no chromium (apt-get install chromium, or make chart-check)")
-	}
+	chromium := requireChromium(t)
 	dir := t.TempDir()
 	noFonts := filepath.Join(dir, "fonts.conf")
 	conf := `<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><cachedir>` + dir + `/fc</cachedir></fontconfig>`
@@ -298,4 +289,22 @@ func checkNotBlank(t *testing.T, img image.Image) {
 	if !strings.Contains(fmt.Sprint(img.Bounds()), "(0,0)") {
 		t.Errorf("bounds %v", img.Bounds())
 	}
+}
+
+// requireChromium returns the path of Debian's chromium for a test that
+// renders in a real browser. Under -short, or without chromium, the test
+// is skipped, unless KVBENCH_REQUIRE_CHROMIUM is set (make test sets it).
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a browser: runs in the full suite (make test)")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("KVBENCH_REQUIRE_CHROMIUM") != "" {
+			t.Fatalf("chromium: %v (apt-get install chromium, or make deps)", err)
+		}
+		t.Skip("no chromium (apt-get install chromium, or make deps)")
+	}
+	return chromium
 }

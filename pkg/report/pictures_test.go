@@ -274,16 +274,7 @@ func TestHTMLSelfContained(t *testing.T) {
 // check sees requests), and a screenshot shows the plots' colours.
 // Without Chromium it is skipped, unless KVBENCH_REQUIRE_CHROMIUM is set.
 func TestHTMLInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a browser: runs in the full suite (make test)")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("KVBENCH_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("chromium: %v (apt-get install chromium)", err)
-		}
-		t.Skip("no chromium (apt-get install chromium)")
-	}
+	chromium := requireChromium(t)
 	path, _ := latencyCSV(t)
 	var page bytes.Buffer
 	if err := Run(context.Background(), RunOptions{Inputs: []string{path}, Format: FormatHTML}, &page); err != nil {
