@@ -160,6 +160,62 @@ func TestAgents(t *testing.T) {
 	}
 }
 
+// TestMergeMix: agents running a command mix merge per command: each
+// command's requests, errors and histogram are the sums of the agents',
+// and the merged settings keep the mix.
+func TestMergeMix(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	outs := runAgents(t, 2, "--port", port, "--requests", "6000", "--keyspace", "500", "--threads", "1", "--seed", "3",
+		"--command", "SET __key__ __data__", "--command-ratio", "1", "--command", "GET __key__", "--command-ratio", "3")
+	code, stdout, stderr := execute(t, append([]string{"merge", "--agents", "2", "--output", "json"}, writeFiles(t, outs)...)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d\n%s", code, stderr)
+	}
+	var m agents.JSONMerged
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	type sums struct {
+		requests, errors int64
+		hist             *hdrhistogram.Histogram
+	}
+	want := map[string]*sums{}
+	for _, o := range outs {
+		var j loadgen.JSONResult
+		if err := json.Unmarshal([]byte(o), &j); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range j.Commands {
+			s := want[c.Command]
+			if s == nil {
+				s = &sums{hist: hdrhistogram.New(1, 3600e9, 3)}
+				want[c.Command] = s
+			}
+			s.requests += c.Requests
+			s.errors += c.Errors
+			s.hist.Merge(decodeHist(t, c.LatencyHistogram))
+		}
+	}
+	if len(m.Commands) != 2 || len(want) != 2 {
+		t.Fatalf("merged %d commands, agents %d; want SET and GET", len(m.Commands), len(want))
+	}
+	var total int64
+	for _, c := range m.Commands {
+		s := want[c.Command]
+		if s == nil || c.Requests != s.requests || c.Errors != s.errors || !decodeHist(t, c.LatencyHistogram).Equals(s.hist) {
+			t.Errorf("merged %s: %d requests, %d errors; want the agents' sums", c.Command, c.Requests, c.Errors)
+		}
+		total += c.Requests
+	}
+	if total != 6000 || m.Requests != 6000 {
+		t.Errorf("merged commands sum to %d, requests %d; want 6000", total, m.Requests)
+	}
+	if got := m.Settings.Commands; len(got) != 2 || got[1].Ratio != 3 || strings.Join(got[1].Args, " ") != "GET __key__" {
+		t.Errorf("merged settings' mix: %+v", got)
+	}
+}
+
 // TestMergeChecks: agents that did not run at once are merged with a
 // warning; missing, duplicate and mismatched segments fail, naming them.
 func TestMergeChecks(t *testing.T) {

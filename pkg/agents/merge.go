@@ -3,8 +3,9 @@
 // the load (loadgen.Config.Segment) and prints its result as JSON
 // (loadgen.JSONResult, with its whole latency histogram and its measured
 // window); Merge adds the histograms bucket by bucket (percentiles are
-// never averaged), sums the counters and measures throughput over the
-// union of the agents' windows. RunLocal starts the agents as local
+// never averaged), sums the counters, merges a command mix per command
+// and a cluster run per node, and measures throughput over the union of
+// the agents' windows. RunLocal starts the agents as local
 // processes of the kvbench binary.
 package agents
 
@@ -177,6 +178,15 @@ func Merge(agents []Agent, want int) (Merged, error) {
 		r.Conflicts += x.Conflicts
 		r.Misses += x.Misses
 		r.VerifyFailures += x.VerifyFailures
+		r.Shards = max(r.Shards, x.Shards)
+		r.Moved += x.Moved
+		r.Ask += x.Ask
+		if err := mergeNodes(r, x.Nodes); err != nil {
+			return Merged{}, fmt.Errorf("%s: %w", a.Source, err)
+		}
+		if err := mergeCommands(r, x.Commands); err != nil {
+			return Merged{}, fmt.Errorf("%s: %w", a.Source, err)
+		}
 		for k, v := range x.Errors {
 			r.Errors[k] += v
 		}
@@ -201,10 +211,18 @@ func Merge(agents []Agent, want int) (Merged, error) {
 	}
 	r.Elapsed = r.End.Sub(r.Start)
 	if r.Requests > 0 && r.Elapsed > 0 {
-		r.QPS = float64(r.Requests) / r.Elapsed.Seconds()
+		r.QPS = perSecond(r.Requests, r.Elapsed)
 		r.UsPerOp = math.Round(float64(r.Elapsed)/10/float64(r.Requests)) / 100
 	}
 	r.Latency = loadgen.Summarize(r.Histogram)
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		n.QPS, n.Latency = perSecond(n.Requests, r.Elapsed), loadgen.Summarize(n.Histogram)
+	}
+	for i := range r.Commands {
+		c := &r.Commands[i]
+		c.QPS, c.Latency = perSecond(c.Requests, r.Elapsed), loadgen.Summarize(c.Histogram)
+	}
 	if r.SendLagHistogram != nil {
 		r.SendLag = loadgen.Summarize(r.SendLagHistogram)
 		if w := loadgen.BehindSchedule(r.SendLag); w != nil {
@@ -233,6 +251,54 @@ func Merge(agents []Agent, want int) (Merged, error) {
 	}
 	r.Warnings = warnings
 	return m, nil
+}
+
+// mergeNodes adds an agent's per-node shares of a cluster run to r's,
+// node by address, in the order the nodes first appear.
+func mergeNodes(r *loadgen.Result, nodes []loadgen.NodeResult) error {
+	for _, n := range nodes {
+		i := slices.IndexFunc(r.Nodes, func(m loadgen.NodeResult) bool { return m.Addr == n.Addr })
+		if i < 0 {
+			r.Nodes = append(r.Nodes, loadgen.NodeResult{Addr: n.Addr, Role: n.Role, Histogram: newLike(n.Histogram)})
+			i = len(r.Nodes) - 1
+		}
+		m := &r.Nodes[i]
+		m.Slots = max(m.Slots, n.Slots)
+		m.Requests += n.Requests
+		m.Moved += n.Moved
+		m.Ask += n.Ask
+		if dropped := m.Histogram.Merge(n.Histogram); dropped > 0 {
+			return fmt.Errorf("node %s: %d latencies out of the histogram's range", n.Addr, dropped)
+		}
+	}
+	return nil
+}
+
+// mergeCommands adds an agent's per-command shares of a command mix to
+// r's, command by name, in the order the commands first appear.
+func mergeCommands(r *loadgen.Result, cmds []loadgen.CommandResult) error {
+	for _, c := range cmds {
+		i := slices.IndexFunc(r.Commands, func(m loadgen.CommandResult) bool { return m.Name == c.Name && m.Command == c.Command })
+		if i < 0 {
+			r.Commands = append(r.Commands, loadgen.CommandResult{Name: c.Name, Command: c.Command, Histogram: newLike(c.Histogram)})
+			i = len(r.Commands) - 1
+		}
+		m := &r.Commands[i]
+		m.Requests += c.Requests
+		m.Errors += c.Errors
+		if dropped := m.Histogram.Merge(c.Histogram); dropped > 0 {
+			return fmt.Errorf("command %s: %d latencies out of the histogram's range", c.Name, dropped)
+		}
+	}
+	return nil
+}
+
+// perSecond is n over d, 0 for an empty window.
+func perSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
 }
 
 // newLike returns an empty histogram with h's range and precision.

@@ -68,3 +68,55 @@ func TestMerge(t *testing.T) {
 		t.Errorf("a bad document: %v, want its position", err)
 	}
 }
+
+// TestMergeNodes: agents of a cluster run merge per node: requests,
+// redirects and histograms add up node by node, and the whole run's
+// redirects are the sums.
+func TestMergeNodes(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	doc := func(i int, lat int64, moved int64) string {
+		cfg, err := loadgen.Config{Addr: "127.0.0.1:7000", Mode: loadgen.ModeSet, Requests: 200, Pipeline: 1, Connections: 2, Threads: 1,
+			Keyspace: 200, KeyPrefix: "k:", SetCmd: "SET", GetCmd: "GET", Cluster: true, Segment: i, Segments: 2}.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := hdrhistogram.New(1, 3600e9, 3)
+		var nodes []loadgen.NodeResult
+		for k, addr := range []string{"127.0.0.1:7000", "127.0.0.1:7001"} {
+			h := hdrhistogram.New(1, 3600e9, 3)
+			if err := h.RecordValues(lat*int64(k+1), 50); err != nil {
+				t.Fatal(err)
+			}
+			whole.Merge(h)
+			nodes = append(nodes, loadgen.NodeResult{Addr: addr, Role: "master", Slots: 8192, Requests: 50, Histogram: h, Moved: moved})
+		}
+		r := loadgen.Result{Config: cfg, Requests: 100, Sent: 100, Sets: 100, Histogram: whole, Start: t0, End: t0.Add(time.Second),
+			Elapsed: time.Second, Shards: 2, Moved: 2 * moved, Ask: 1, Nodes: nodes}
+		var b bytes.Buffer
+		if err := loadgen.WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	as, _, err := Read(strings.NewReader(doc(0, 1000, 1)+doc(1, 3000, 2)), "logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Merge(as, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Result
+	if r.Shards != 2 || r.Moved != 6 || r.Ask != 2 || len(r.Nodes) != 2 {
+		t.Fatalf("merged: %d shards, %d moved, %d ask, %d nodes; want 2, 6, 2, 2", r.Shards, r.Moved, r.Ask, len(r.Nodes))
+	}
+	for k, n := range r.Nodes {
+		if n.Requests != 100 || n.Moved != 3 || n.Histogram.TotalCount() != 100 || n.QPS != 100 || n.Slots != 8192 {
+			t.Errorf("node %s: %d requests, %d moved, %d latencies, QPS %g; want 100, 3, 100, 100", n.Addr, n.Requests, n.Moved, n.Histogram.TotalCount(), n.QPS)
+		}
+		// Half the node's latencies are agent 0's, half agent 1's (3x).
+		if lo, hi := float64(1000*(k+1))/1000, float64(3000*(k+1))/1000; n.Latency.P50 < lo*0.99 || n.Latency.P50 > lo*1.01 || n.Latency.Max < hi*0.99 {
+			t.Errorf("node %s: p50 %g us, max %g us; want %g and %g", n.Addr, n.Latency.P50, n.Latency.Max, lo, hi)
+		}
+	}
+}

@@ -581,13 +581,16 @@ type JSONCommand struct {
 	QPS       float64     `json:"qps"`
 	LatencyUs JSONLatency `json:"latency_us"`
 	Errors    int64       `json:"errors"`
+	// LatencyHistogram is CommandResult.Histogram in the encoding of
+	// JSONResult.LatencyHistogram, so that agents' mixes merge.
+	LatencyHistogram string `json:"latency_histogram,omitempty"`
 }
 
 func jsonCommands(cmds []CommandResult) []JSONCommand {
 	var out []JSONCommand
 	for _, c := range cmds {
 		out = append(out, JSONCommand{Command: c.Name, Args: c.Command, Requests: c.Requests, QPS: c.QPS,
-			LatencyUs: JSONLatency(c.Latency), Errors: c.Errors})
+			LatencyUs: JSONLatency(c.Latency), Errors: c.Errors, LatencyHistogram: encodeHistogram(c.Histogram)})
 	}
 	return out
 }

@@ -297,6 +297,17 @@ type JSONSettings struct {
 	Segments int `json:"segments"`
 	// StartAt is Config.StartAt in RFC 3339, empty when not set.
 	StartAt string `json:"start_at,omitempty"`
+	// Commands is Config.Commands, a command mix; absent otherwise.
+	Commands []JSONCommandSetting `json:"commands,omitempty"`
+}
+
+// JSONCommandSetting is a Command of a mix with JSON names.
+type JSONCommandSetting struct {
+	Name       string   `json:"name,omitempty"`
+	Args       []string `json:"args"`
+	Ratio      int      `json:"ratio,omitempty"`
+	KeyPattern string   `json:"key_pattern,omitempty"`
+	Inline     bool     `json:"inline,omitempty"`
 }
 
 // JSON returns r in its JSON form.
@@ -323,6 +334,11 @@ func (r Result) JSON() JSONResult {
 	}
 	if !c.StartAt.IsZero() {
 		j.Settings.StartAt = c.StartAt.Format(time.RFC3339Nano)
+	}
+	for _, cmd := range c.Commands {
+		j.Settings.Commands = append(j.Settings.Commands, JSONCommandSetting{
+			Name: cmd.Name, Args: cmd.Args, Ratio: cmd.Ratio, KeyPattern: string(cmd.KeyPattern), Inline: cmd.Inline,
+		})
 	}
 	if !r.Start.IsZero() {
 		j.StartUnixNs, j.EndUnixNs = r.Start.UnixNano(), r.End.UnixNano()
@@ -384,6 +400,11 @@ func (j JSONResult) Result() (Result, error) {
 		VerifyGet: s.VerifyGet, AllowMisses: s.AllowMisses, ContinueOnError: s.ContinueOnError,
 		Segment: s.Segment, Segments: s.Segments, Seed: j.Seed,
 	}
+	for _, cmd := range s.Commands {
+		c.Commands = append(c.Commands, Command{
+			Name: cmd.Name, Args: cmd.Args, Ratio: cmd.Ratio, KeyPattern: KeyPattern(cmd.KeyPattern), Inline: cmd.Inline,
+		})
+	}
 	if s.StartAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, s.StartAt)
 		if err != nil {
@@ -410,6 +431,18 @@ func (j JSONResult) Result() (Result, error) {
 		r.Nodes = append(r.Nodes, NodeResult{
 			Addr: n.Addr, Role: n.Role, Slots: n.Slots, Requests: n.Requests, QPS: n.QPS,
 			Latency: Latency(n.LatencyUs), Histogram: h, Moved: n.Moved, Ask: n.Ask,
+		})
+	}
+	for i, c := range j.Commands {
+		h := newHistogram()
+		if c.LatencyHistogram != "" {
+			if h, err = hdrhistogram.Decode([]byte(c.LatencyHistogram)); err != nil {
+				return Result{}, fmt.Errorf("commands[%d].latency_histogram: %w", i, err)
+			}
+		}
+		r.Commands = append(r.Commands, CommandResult{
+			Name: c.Command, Command: c.Args, Requests: c.Requests, Errors: c.Errors, QPS: c.QPS,
+			Latency: Latency(c.LatencyUs), Histogram: h,
 		})
 	}
 	if r.Errors == nil {
