@@ -70,7 +70,7 @@ cannot be compared; 2 for a usage error.`,
 	f.Float64Var(&o.Threshold, "threshold", 0, "gate: exit 3 when a significant change of --metric is worse than this many percent (0: no gate)")
 	f.Float64Var(&o.Alpha, "alpha", stats.DefaultAlpha, "significance level")
 	f.BoolVar(&o.IgnoreSettings, "ignore-settings", false, "compare scenarios even when their settings differ")
-	f.StringVar(&o.Format, "format", compare.FormatMarkdown, "output: md, csv or json")
+	f.StringVar(&o.Format, "format", compare.FormatMarkdown, "output: md, csv, json or html")
 	return cmd
 }
 
@@ -91,9 +91,9 @@ func (o *compareOptions) validate(args []string) error {
 		return fmt.Errorf("--by %q: want label", o.by)
 	}
 	switch o.Format {
-	case compare.FormatMarkdown, compare.FormatCSV, compare.FormatJSON:
+	case compare.FormatMarkdown, compare.FormatCSV, compare.FormatJSON, compare.FormatHTML:
 	default:
-		return fmt.Errorf("--format %q: want md, csv or json", o.Format)
+		return fmt.Errorf("--format %q: want md, csv, json or html", o.Format)
 	}
 	switch o.Metric {
 	case compare.MetricQPS, compare.MetricUsPerOp, compare.MetricP99:

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -166,5 +168,51 @@ func TestTooFewRounds(t *testing.T) {
 	var buf bytes.Buffer
 	if err := res.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
 		t.Errorf("JSON (%v):\n%s", err, buf.String())
+	}
+}
+
+// TestHTML: the html format is the markdown's tables as one page that
+// loads nothing, and it renders in a real browser with every table; a
+// label with markup stays text.
+func TestHTML(t *testing.T) {
+	old := side(t, "old", 1, 100000, 6, nil)
+	shifted := side(t, "new", 2, 90000, 6, func(r *results.Row) { r.Target = "<b>kv&store</b>" })
+	oldMarked := side(t, "old2", 1, 100000, 6, func(r *results.Row) { r.Target = "<b>kv&store</b>" })
+	res, err := Compare(Options{Old: []string{old, oldMarked}, New: []string{shifted}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := res.Write(&page, FormatHTML); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	if !strings.HasPrefix(html, "<!DOCTYPE html>\n<html lang=\"en\">") || !strings.HasSuffix(html, "</html>\n") {
+		t.Fatalf("not a page:\n%.300s", html)
+	}
+	if strings.Contains(html, "<b>") || !strings.Contains(html, "&lt;b&gt;kv&amp;store") {
+		t.Errorf("the target's markup is not escaped")
+	}
+	for _, bad := range []string{"<script", "<link", "src=", "http://", "https://"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the page holds %q: it would load something", bad)
+		}
+	}
+	tables := strings.Count(html, "<table>")
+	if tables != len(Metrics) {
+		t.Errorf("%d tables, want one per metric (%d)", tables, len(Metrics))
+	}
+
+	chromium := testutil.RequireChromium(t)
+	file := filepath.Join(t.TempDir(), "compare.html")
+	if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ := testutil.Headless(t, chromium, file, "--dump-dom")
+	if n := strings.Count(dom, "<table"); n != tables {
+		t.Errorf("the rendered page has %d tables, want %d", n, tables)
+	}
+	if !strings.Contains(dom, "geomean") || !strings.Contains(dom, "&lt;b&gt;kv&amp;store&lt;/b&gt;") {
+		t.Errorf("the rendered page lacks the geomean or the target's name as text:\n%.2000s", dom)
 	}
 }

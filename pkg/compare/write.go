@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ const (
 	FormatMarkdown = "md"
 	FormatCSV      = "csv"
 	FormatJSON     = "json"
+	FormatHTML     = "html"
 )
 
 // Write writes the comparison in a format.
@@ -30,8 +32,14 @@ func (r *Result) Write(w io.Writer, format string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(jsonResult(r))
+	case FormatHTML:
+		var md bytes.Buffer
+		if err := r.WriteMarkdown(&md); err != nil {
+			return err
+		}
+		return report.WriteMarkdownHTML(w, "en", "kvbench compare", md.Bytes())
 	}
-	return fmt.Errorf("%w: format %q: want md, csv or json", ErrOption, format)
+	return fmt.Errorf("%w: format %q: want md, csv, json or html", ErrOption, format)
 }
 
 // cells are a row's figures as every format prints them.

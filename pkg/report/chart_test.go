@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
 	"gonum.org/v1/plot/vg"
 )
@@ -165,7 +166,7 @@ func TestOverlap(t *testing.T) {
 // fonts of whoever opens it. Without Chromium it is skipped, unless
 // KVBENCH_REQUIRE_CHROMIUM is set (make chart-check sets it).
 func TestChartInBrowser(t *testing.T) {
-	chromium := requireChromium(t)
+	chromium := testutil.RequireChromium(t)
 	dir := t.TempDir()
 	noFonts := filepath.Join(dir, "fonts.conf")
 	conf := `<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><cachedir>` + dir + `/fc</cachedir></fontconfig>`
@@ -289,22 +290,4 @@ func checkNotBlank(t *testing.T, img image.Image) {
 	if !strings.Contains(fmt.Sprint(img.Bounds()), "(0,0)") {
 		t.Errorf("bounds %v", img.Bounds())
 	}
-}
-
-// requireChromium returns the path of Debian's chromium for a test that
-// renders in a real browser. Under -short, or without chromium, the test
-// is skipped, unless KVBENCH_REQUIRE_CHROMIUM is set (make test sets it).
-func requireChromium(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("a browser: runs in the full suite (make test)")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("KVBENCH_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("chromium: %v (apt-get install chromium, or make deps)", err)
-		}
-		t.Skip("no chromium (apt-get install chromium, or make deps)")
-	}
-	return chromium
 }

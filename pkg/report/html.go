@@ -41,15 +41,29 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		return m.err
 	}
 	l := langs[r.lang()]
+	var figures bytes.Buffer
+	fmt.Fprintf(&figures, "<h2>%s</h2>\n", html.EscapeString(l.pictures))
+	for _, p := range pics {
+		fmt.Fprintf(&figures, "<figure>\n%s\n<figcaption>%s</figcaption>\n</figure>\n", inlineSVG(p.SVG), html.EscapeString(p.Title))
+	}
+	return writePage(w, r.lang(), l.title, markdownHTML(head.Bytes()), figures.Bytes(), markdownHTML(body.Bytes()))
+}
+
+// WriteMarkdownHTML writes markdown (tables and notes, as the commands'
+// md format prints them) as one self-contained HTML page in the report's
+// style, titled title, in language lang ("en", "zh").
+func WriteMarkdownHTML(w io.Writer, lang, title string, md []byte) error {
+	return writePage(w, lang, title, markdownHTML(md))
+}
+
+// writePage writes an HTML page of the parts, which are HTML already.
+func writePage(w io.Writer, lang, title string, parts ...[]byte) error {
 	var page bytes.Buffer
 	fmt.Fprintf(&page, "<!DOCTYPE html>\n<html lang=%q>\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
-		r.lang(), html.EscapeString(l.title), htmlStyle)
-	page.Write(markdownHTML(head.Bytes()))
-	fmt.Fprintf(&page, "<h2>%s</h2>\n", html.EscapeString(l.pictures))
-	for _, p := range pics {
-		fmt.Fprintf(&page, "<figure>\n%s\n<figcaption>%s</figcaption>\n</figure>\n", inlineSVG(p.SVG), html.EscapeString(p.Title))
+		lang, html.EscapeString(title), htmlStyle)
+	for _, p := range parts {
+		page.Write(p)
 	}
-	page.Write(markdownHTML(body.Bytes()))
 	page.WriteString("</body>\n</html>\n")
 	if _, err := w.Write(page.Bytes()); err != nil {
 		return fmt.Errorf("write html: %w", err)

@@ -9,15 +9,14 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -274,7 +273,7 @@ func TestHTMLSelfContained(t *testing.T) {
 // check sees requests), and a screenshot shows the plots' colours.
 // Without Chromium it is skipped, unless KVBENCH_REQUIRE_CHROMIUM is set.
 func TestHTMLInBrowser(t *testing.T) {
-	chromium := requireChromium(t)
+	chromium := testutil.RequireChromium(t)
 	path, _ := latencyCSV(t)
 	var page bytes.Buffer
 	if err := Run(context.Background(), RunOptions{Inputs: []string{path}, Format: FormatHTML}, &page); err != nil {
@@ -292,15 +291,15 @@ func TestHTMLInBrowser(t *testing.T) {
 	blank := write("blank.html", "<!DOCTYPE html><html><body><p>blank</p></body></html>")
 	control := write("control.html", `<!DOCTYPE html><html><body><img src="http://127.0.0.1:1/kvbench-control.png"></body></html>`)
 
-	dom, log := headless(t, chromium, report, "--dump-dom")
+	dom, log := testutil.Headless(t, chromium, report, "--dump-dom")
 	if n := strings.Count(dom, "<svg"); n != 5 {
 		t.Errorf("the rendered page has %d SVGs, want 5", n)
 	}
 	if n := strings.Count(dom, "<table"); n < 10 {
 		t.Errorf("the rendered page has %d tables", n)
 	}
-	_, blankLog := headless(t, chromium, blank, "--dump-dom")
-	_, controlLog := headless(t, chromium, control, "--dump-dom")
+	_, blankLog := testutil.Headless(t, chromium, blank, "--dump-dom")
+	_, controlLog := testutil.Headless(t, chromium, control, "--dump-dom")
 	own := requests(blankLog)
 	if got := pageRequests(controlLog, own); !slices.Contains(got, "http://127.0.0.1:1/kvbench-control.png") {
 		t.Fatalf("the control page's request is not seen (%q): the check would see nothing", got)
@@ -315,7 +314,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 
 	shot := filepath.Join(dir, "report.png")
-	headless(t, chromium, report, "--screenshot="+shot, "--window-size=1280,4200", "--hide-scrollbars", "--force-device-scale-factor=1")
+	testutil.Headless(t, chromium, report, "--screenshot="+shot, "--window-size=1280,4200", "--hide-scrollbars", "--force-device-scale-factor=1")
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatal(err)
@@ -346,24 +345,6 @@ func TestHTMLInBrowser(t *testing.T) {
 	if t.Failed() {
 		t.Logf("screenshot kept in %s", shot)
 	}
-}
-
-// headless runs headless Chromium on a file with extra flags and returns
-// its stdout and its log (every request it makes, at --v=1).
-func headless(t *testing.T, chromium, file string, flags ...string) (string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--enable-logging=stderr", "--v=1", "--user-data-dir=" + filepath.Join(t.TempDir(), "profile")}, flags...)
-	cmd := exec.CommandContext(ctx, chromium, append(args, "file://"+file)...)
-	var out, log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &log
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, log.String())
-	}
-	return out.String(), log.String()
 }
 
 var requestLine = regexp.MustCompile(`NotifyBeforeURLRequest: (\S+)`)
