@@ -19,14 +19,8 @@ import (
 // total row. Rows with results.StatusUnsupported measured nothing: they
 // are listed as Unsupported, neither rounds nor failed attempts.
 
-// workloadMode is the scenario mode of a row: its mode, or for a
-// workload's row "workload command".
-func workloadMode(r *results.Row) string {
-	if r.Workload == "" {
-		return r.Mode
-	}
-	return r.Workload + " " + r.Command
-}
+// workloadMode is the scenario mode of a row (results.Row.Scenario).
+func workloadMode(r *results.Row) string { return r.Scenario() }
 
 // compareModes orders modes other than set, get and mixed: by name, but
 // a workload's total after its commands.

@@ -188,6 +188,16 @@ var Statuses = []string{StatusOK, StatusFailed, StatusInterrupted, StatusUnsuppo
 // OK reports whether the row is a measured round.
 func (r *Row) OK() bool { return r.Status == StatusOK }
 
+// Scenario is the row's mode as reports name its scenario: the mode, or
+// for a workload's row "workload command" (ycsb-a READ, ycsb-a total),
+// each command being measured and compared on its own.
+func (r *Row) Scenario() string {
+	if r.Workload == "" {
+		return r.Mode
+	}
+	return r.Workload + " " + r.Command
+}
+
 // Unsupported reports whether the row is a workload the target lacks
 // commands of (StatusUnsupported).
 func (r *Row) Unsupported() bool { return r.Status == StatusUnsupported }
