@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,6 +95,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--dry-run", "--targets", "kvstore", "--reference", "redis"}, `reference "redis": not a target of the run (kvstore)`},
 		{[]string{"run", "--rounds", "0"}, "rounds 0"},
 		{[]string{"run", "--pipeline", "0"}, "pipeline 0"},
+		{[]string{"run", "--workloads", "ycsb-z"}, `workload ycsb-z: no workload named "ycsb-z"`},
+		{[]string{"run", "--workloads", "ycsb-a,none.yaml"}, "workload none.yaml: open none.yaml"},
 		{[]string{"run", "extra"}, "unknown command"},
 		{[]string{"version", "extra"}, "unknown command"},
 	} {
@@ -161,6 +164,24 @@ func TestRunOptions(t *testing.T) {
 	}
 	if got.Rounds != 2 || got.ValueSize != 0 || got.Pipeline != 16 || len(got.Targets) != 1 {
 		t.Errorf("options %+v", got.Options)
+	}
+	// --workloads alone measures no mode; --modes beside it does.
+	for _, tc := range []struct {
+		args  []string
+		modes []string
+	}{
+		{[]string{"--workloads", "ycsb-a"}, []string{}},
+		{[]string{"--workloads", "ycsb-a", "--modes", "get"}, []string{"get"}},
+		{nil, []string{"set", "get"}},
+	} {
+		cmd := newRunCmd(func(_ context.Context, o *runOptions) error { got = o; return nil })
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Modes, tc.modes) {
+			t.Errorf("%v: modes %q, want %q", tc.args, got.Modes, tc.modes)
+		}
 	}
 }
 

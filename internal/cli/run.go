@@ -78,12 +78,18 @@ The manual: docs/run.md.`,
   # every strategy of every target, all three modes, a Chinese report
   kvbench run --strategies all --modes set,get,mixed --lang zh
 
+  # redis-benchmark's six tests as one mix, and YCSB A, instead of set and get
+  kvbench run --workloads rb-six,ycsb-a
+
   # servers described in a file (Valkey, a C kvstore build, a remote server)
   kvbench run --config kvbench.yaml --out results/valkey`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 				return &usageError{err}
+			}
+			if cmd.Flags().Changed("workloads") && !cmd.Flags().Changed("modes") {
+				o.Modes = []string{} // the workloads alone
 			}
 			if err := o.Validate(); err != nil {
 				return &usageError{err}
@@ -110,7 +116,8 @@ The manual: docs/run.md.`,
 	f.IntVar(&o.SetRatio, "set-ratio", o.SetRatio, "percentage of writes in mixed mode")
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: names from --config, kvstore, redis (default: the --config file's targets; without --config, kvstore, and redis when redis-server is found)")
 	f.StringSliceVar(&o.Strategies, "strategies", nil, `strategies to run, or "all" (default: each target's defaults)`)
-	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed")
+	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed (with --workloads, only when given)")
+	f.StringSliceVar(&o.Workloads, "workloads", nil, "workloads to measure beside the modes: names (see bench --list-workloads) or YAML files")
 	f.StringVar(&o.Order, "order", o.Order, "interleaved (each round shuffled) or sequential (all rounds of a scenario, then the next)")
 	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing targets (kvstore, redis, command, attach); they run instead of the built-in ones unless --targets names those")
 	f.BoolVar(&o.AllowFlush, "allow-flush", false, "let attach targets that hold keys be emptied (FLUSHALL) before the first attempt; without it they are refused")

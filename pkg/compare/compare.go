@@ -287,7 +287,7 @@ func group(rows []results.Row) (map[Scenario][]results.Row, []Scenario) {
 	m := make(map[Scenario][]results.Row)
 	var order []Scenario
 	for _, r := range rows {
-		sc := Scenario{r.Target, r.Strategy, r.Mode}
+		sc := Scenario{r.Target, r.Strategy, r.Scenario()} // a workload's commands apart
 		if _, seen := m[sc]; !seen {
 			order = append(order, sc)
 		}

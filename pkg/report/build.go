@@ -75,6 +75,11 @@ type Report struct {
 	// Flushed lists the targets with a flushed row (the server emptied of
 	// keys kvbench had not written), in order of first appearance.
 	Flushed []string `json:"flushed,omitempty"`
+	// Workloads holds one table per workload of the rows, by name.
+	Workloads []*WorkloadTable `json:"workloads,omitempty"`
+	// Unsupported lists the workloads targets were refused, by workload
+	// and target.
+	Unsupported []Unsupported `json:"unsupported,omitempty"`
 }
 
 // Settings are the distinct values the rows hold for each setting,
@@ -154,8 +159,13 @@ type Scenario struct {
 	Strategy string `json:"strategy"`
 	// Persistence is the strategy's durability class, "" if the rows do not say.
 	Persistence string `json:"persistence,omitempty"`
-	// Mode is the workload (set, get, mixed).
+	// Mode is the workload (set, get, mixed), or for a command of a
+	// workload "workload command" (see workloadMode).
 	Mode string `json:"mode"`
+	// Workload and Command name a workload's command (Command is
+	// results.CommandTotal for the whole mix); empty for the modes.
+	Workload string `json:"workload,omitempty"`
+	Command  string `json:"command,omitempty"`
 	// Rounds are the ok rounds, by round number.
 	Rounds []Round `json:"rounds"`
 	// FailedAttempts counts the scenario's rows whose status is not ok.
@@ -328,6 +338,7 @@ type builder struct {
 	listed  map[[2]string]bool  // (kind, subject) already in a warning
 	n       int                 // rows added
 	set     settingsSeen
+	wlModes map[string]bool // the modes that are a workload's commands
 
 	sortedCache map[sortedKey][]float64
 }
@@ -358,6 +369,7 @@ func newBuilder(opts Options) (*builder, error) {
 		targets:     make(map[string]*TargetReport),
 		warns:       make(map[string]*Warning),
 		listed:      make(map[[2]string]bool),
+		wlModes:     make(map[string]bool),
 		sortedCache: make(map[sortedKey][]float64),
 	}, nil
 }
@@ -426,6 +438,14 @@ func (b *builder) add(r *results.Row) {
 		b.errs.At(pos, "round", fmt.Errorf("%w: %d (rounds count from 1)", results.ErrBadValue, r.Round))
 		bad = true
 	}
+	if r.Mode == results.ModeWorkload || r.Workload != "" {
+		for _, c := range []struct{ name, v string }{{"workload", r.Workload}, {"command", r.Command}} {
+			if strings.TrimSpace(c.v) == "" {
+				b.errs.At(pos, c.name, fmt.Errorf("%w: empty in a workload's row", results.ErrBadValue))
+				bad = true
+			}
+		}
+	}
 	if r.OK() && !(r.QPS > 0) {
 		b.errs.At(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", results.ErrBadValue, r.QPS))
 		bad = true
@@ -437,6 +457,10 @@ func (b *builder) add(r *results.Row) {
 		}
 	}
 	if bad {
+		return
+	}
+	if r.Unsupported() {
+		b.unsupported(r, pos)
 		return
 	}
 	if r.Flushed && !slices.Contains(b.rep.Flushed, r.Target) {
@@ -451,21 +475,27 @@ func (b *builder) add(r *results.Row) {
 	b.describe(t, r, pos)
 	b.set.add(r)
 	t.versions.add(r.ServerVersion)
-	sc := t.byKey[[2]string{r.Strategy, r.Mode}]
+	mode := workloadMode(r)
+	sc := t.byKey[[2]string{r.Strategy, mode}]
 	if sc == nil {
-		sc = &Scenario{Target: r.Target, Strategy: r.Strategy, Mode: r.Mode}
-		t.byKey[[2]string{r.Strategy, r.Mode}] = sc
+		sc = &Scenario{Target: r.Target, Strategy: r.Strategy, Mode: mode, Workload: r.Workload, Command: r.Command}
+		t.byKey[[2]string{r.Strategy, mode}] = sc
 		if !slices.Contains(t.Strategies, r.Strategy) {
 			t.Strategies = append(t.Strategies, r.Strategy)
 		}
-		if !slices.Contains(t.Modes, r.Mode) {
-			t.Modes = append(t.Modes, r.Mode)
+		if !slices.Contains(t.Modes, mode) {
+			t.Modes = append(t.Modes, mode)
+		}
+		if r.Workload != "" {
+			b.wlModes[mode] = true
 		}
 	}
 	sc.lastRound = max(sc.lastRound, r.Round)
 	if !r.OK() {
 		sc.FailedAttempts++
-		b.rep.Failed = append(b.rep.Failed, *r)
+		if r.Workload == "" || r.Command == results.CommandTotal { // a workload's attempt is listed once
+			b.rep.Failed = append(b.rep.Failed, *r)
+		}
 		return
 	}
 	qps := stats.Round2(r.QPS)
@@ -566,6 +596,7 @@ func (b *builder) finish() (*Report, error) {
 	if err := b.sideBySide(); err != nil {
 		return nil, err
 	}
+	b.workloads()
 	b.orderFailed()
 	b.settings()
 	b.warnings()
@@ -607,7 +638,8 @@ func byStrategyOrder(t *TargetReport, baselines map[string]string) func(x, y str
 // canonicalModes come first, in this order.
 var canonicalModes = []string{"set", "get", "mixed"}
 
-// orderModes puts set, get and mixed first, then the others by name.
+// orderModes puts set, get and mixed first, then the others by name (a
+// workload's total after its commands).
 func orderModes(modes []string) []string {
 	var out, others []string
 	for _, m := range canonicalModes {
@@ -620,7 +652,7 @@ func orderModes(modes []string) []string {
 			others = append(others, m)
 		}
 	}
-	slices.Sort(others)
+	slices.SortFunc(others, compareModes)
 	return append(out, others...)
 }
 
@@ -641,7 +673,7 @@ func (b *builder) orderFailed() {
 	}
 	slices.SortStableFunc(b.rep.Failed, func(x, y results.Row) int {
 		return cmp.Or(
-			cmp.Compare(rank[[3]string{x.Target, x.Strategy, x.Mode}], rank[[3]string{y.Target, y.Strategy, y.Mode}]),
+			cmp.Compare(rank[[3]string{x.Target, x.Strategy, workloadMode(&x)}], rank[[3]string{y.Target, y.Strategy, workloadMode(&y)}]),
 			cmp.Compare(x.Round, y.Round),
 			cmp.Compare(x.Attempt, y.Attempt))
 	})

@@ -35,8 +35,13 @@ func golden(t *testing.T, name string, got []byte) {
 
 var mixedFiles = []string{"../../testdata/report/synthetic/mixed.csv"}
 
+// workloadFiles are a "run --workloads rb-six,ycsb-a --modes set" of the
+// kvstore (which lacks rb-six's SADD and ZADD) and Redis, two strategies
+// each, with a failed attempt retried.
+var workloadFiles = []string{"testdata/workloads.csv"}
+
 func TestGolden(t *testing.T) {
-	inputs := map[string][]string{"seed000": seedFiles, "mixed": mixedFiles}
+	inputs := map[string][]string{"seed000": seedFiles, "mixed": mixedFiles, "workloads": workloadFiles}
 	writers := []struct {
 		suffix string
 		lang   string

@@ -34,6 +34,13 @@ type labels struct {
 	sideP99, sideCPU, sideRatio, sideLegend, sideLegendCPU  string
 	latencyPlot, pictures                                   string // mode
 
+	// The workloads' tables: the section's title, a table's heading
+	// (workload[, reference]), its columns (wlRatio: reference), the
+	// total's name, an unsupported target's line (target, error) and
+	// the legend (alpha, alpha).
+	wlTitle, wlTable, wlTableRef, command, wlChange, wlRatio string
+	wlTotal, wlUnsupported, wlLegend                         string
+
 	// The settings block: its intro, one line per setting (the value
 	// formatted in), the machine's parts, and "mixed (…)".
 	settings, setRequests, setRounds, setPipeline, setConnections string
@@ -111,7 +118,14 @@ var langs = map[string]*labels{
 			"(p=…): two-sided Mann–Whitney U test of the two scenarios' ok rounds, significant at α = %v. " +
 			"~: not significant (p > %v): the difference may be noise.",
 		sideLegendCPU: "QPS/CPU-s: requests per CPU-second of the server (trimmed mean over the rounds that record it), the fair figure between servers with different numbers of threads.",
-		flushed:       "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
+		wlTitle:       "Workloads", wlTable: "%s: commands (trimmed)", wlTableRef: "%s: commands (trimmed, against %s)",
+		command: "command", wlChange: "QPS change vs baseline", wlRatio: "QPS / %s", wlTotal: "total (mix)",
+		wlUnsupported: "- %s: not measured, unsupported: %s",
+		wlLegend: "One row per command of the workload, and the mix's total, per target and strategy. " +
+			"QPS and p99 (us) are the trimmed means of the command's rounds (its own scenario in the tables below). " +
+			"Change: (strategy / the target's baseline - 1) * 100; ratio: target / the reference target, for the strategy of the same persistence class; " +
+			"both from the trimmed figures as shown. (p=…): two-sided Mann–Whitney U test, significant at α = %v. ~: not significant (p > %v).",
+		flushed: "Flushed: %s held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.",
 
 		settings: "Settings:", setRequests: "requests per round: %s", setRounds: "rounds per scenario: %s",
 		setPipeline: "pipeline: %s", setConnections: "connections: %s", setKeyspace: "keyspace: %s keys",
@@ -166,7 +180,14 @@ var langs = map[string]*labels{
 			"(p=…)：两个场景全部 ok 轮次的双侧 Mann–Whitney U 检验，在 α = %v 下显著。" +
 			"~：不显著（p > %v），差异可能只是噪声。",
 		sideLegendCPU: "QPS/服务器CPU秒：服务器每 CPU 秒处理的请求数（记录该值的轮次的去异常均值），线程数不同的服务器之间可公平比较。",
-		flushed:       "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
+		wlTitle:       "工作负载", wlTable: "%s：各命令（去异常后）", wlTableRef: "%s：各命令（去异常后，相对 %s）",
+		command: "命令", wlChange: "QPS 相对基线变化", wlRatio: "QPS / %s", wlTotal: "合计（混合）",
+		wlUnsupported: "- %s：未测量，不支持：%s",
+		wlLegend: "每个目标、策略下，工作负载的每条命令一行，另有混合合计一行。" +
+			"QPS 和 p99（us）取该命令各轮的去异常均值（即下文各表中该命令自己的场景）。" +
+			"变化 = (策略 / 该目标基线 - 1) * 100；比值 = 目标 / 参照目标（取持久化级别相同的策略）；均按显示的去异常值计算。" +
+			"(p=…)：双侧 Mann–Whitney U 检验，在 α = %v 下显著。~：不显著（p > %v）。",
+		flushed: "已清空：%s 原有非 kvbench 写入的键，首次尝试前已被删除（FLUSHALL，由 --allow-flush 或 allow_flush 允许），见 flushed 列。",
 
 		settings: "设置：", setRequests: "每轮请求数：%s", setRounds: "每个场景轮数：%s",
 		setPipeline: "pipeline：%s", setConnections: "连接数：%s", setKeyspace: "键空间（键数）：%s",

@@ -60,6 +60,7 @@ func (r *Report) mdHead(m *mdWriter, link bool) {
 		}
 		m.printf("\n")
 	}
+	m.workloadTables(r)
 }
 
 // mdBody writes the rest of the markdown: the targets' sections, the
@@ -73,7 +74,11 @@ func (r *Report) mdBody(m *mdWriter) {
 		m.printf("\n## %s (%d)\n\n", l.failedTitle, len(r.Failed))
 		rows := make([][]string, 0, len(r.Failed))
 		for _, f := range r.Failed {
-			rows = append(rows, []string{f.Target, f.Strategy, f.Mode, strconv.Itoa(f.Round),
+			mode := f.Mode
+			if f.Workload != "" {
+				mode = f.Workload
+			}
+			rows = append(rows, []string{f.Target, f.Strategy, mode, strconv.Itoa(f.Round),
 				strconv.Itoa(f.Attempt), f.Status + ": " + f.Error, f.Pos.String()})
 		}
 		m.table([]string{l.target, l.strategy, l.mode, l.roundCol, l.attempt, l.errorCol, l.source}, "lllrrll", rows)

@@ -47,7 +47,7 @@ type settingsSeen struct {
 }
 
 func (s *settingsSeen) add(r *results.Row) {
-	if r.OK() {
+	if r.OK() && (r.Workload == "" || r.Command == results.CommandTotal) { // a command has its share
 		s.requests.add(r.Requests)
 	}
 	s.pipeline.add(r.Pipeline)

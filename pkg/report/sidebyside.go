@@ -130,7 +130,8 @@ func (b *builder) reference() (string, error) {
 const DefaultReference = "redis"
 
 // sideBySide builds the side-by-side tables, one per mode, when the report
-// has two targets or more.
+// has two targets or more; the workloads' commands are compared in their
+// own tables (workloads).
 func (b *builder) sideBySide() error {
 	if len(b.rep.Targets) < 2 {
 		return nil
@@ -144,7 +145,11 @@ func (b *builder) sideBySide() error {
 	var cols []SideColumn
 	var all []string
 	for _, t := range b.rep.Targets { // by name
-		all = append(all, t.Modes...)
+		for _, m := range t.Modes {
+			if !b.wlModes[m] { // the workloads have tables of their own
+				all = append(all, m)
+			}
+		}
 		var allocs []string
 		for _, st := range t.Strategies {
 			if a := t.info[st].alloc; !slices.Contains(allocs, a) {

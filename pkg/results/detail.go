@@ -38,7 +38,8 @@ type Row struct {
 	Persistence string `csv:"persistence" json:"persistence,omitempty"`
 	// Alloc is the server's allocator (mypool, malloc, …), empty if not applicable.
 	Alloc string `csv:"alloc" json:"alloc,omitempty"`
-	// Mode is the workload: set, get or mixed.
+	// Mode is the workload: set, get or mixed, or ModeWorkload for a
+	// workload's rows (see Workload and Command).
 	Mode string `csv:"mode" json:"mode"`
 	// Round is the round number, from 1.
 	Round int `csv:"round" json:"round"`
@@ -138,6 +139,15 @@ type Row struct {
 	// single server.
 	Moved int64 `csv:"moved" json:"moved,omitempty"`
 	Ask   int64 `csv:"ask" json:"ask,omitempty"`
+	// Workload names the workload of a row whose Mode is ModeWorkload
+	// ("kvbench run --workloads"): a named workload or a file's path;
+	// empty for the set, get and mixed modes.
+	Workload string `csv:"workload" json:"workload,omitempty"`
+	// Command is the command of the workload the row measures, by its
+	// name in the workload (GET, or a name the file gives it), or
+	// CommandTotal for the whole mix; each attempt of a workload writes
+	// one row per command and one total row. Empty outside workloads.
+	Command string `csv:"command" json:"command,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -154,17 +164,43 @@ const (
 	// StatusInterrupted marks the attempt that was running when the run was
 	// interrupted.
 	StatusInterrupted = "interrupted"
+	// StatusUnsupported marks a workload's rows on a target that lacks
+	// some of its commands: nothing was measured, nothing retried, and the
+	// run does not count it as a failure.
+	StatusUnsupported = "unsupported"
 )
+
+// ModeWorkload is the mode column of a workload's rows: their Workload
+// and Command columns say what was measured.
+const ModeWorkload = "workload"
+
+// CommandTotal is the Command of a workload row that holds the whole mix:
+// every command's requests, and the latencies of them all.
+const CommandTotal = "total"
 
 // ClientBoundShare is the share of its threads' wall time the load
 // generator must be busy for a row to be marked ClientBound.
 const ClientBoundShare = 0.85
 
 // Statuses lists every status value, StatusOK first.
-var Statuses = []string{StatusOK, StatusFailed, StatusInterrupted}
+var Statuses = []string{StatusOK, StatusFailed, StatusInterrupted, StatusUnsupported}
 
 // OK reports whether the row is a measured round.
 func (r *Row) OK() bool { return r.Status == StatusOK }
+
+// Scenario is the row's mode as reports name its scenario: the mode, or
+// for a workload's row "workload command" (ycsb-a READ, ycsb-a total),
+// each command being measured and compared on its own.
+func (r *Row) Scenario() string {
+	if r.Workload == "" {
+		return r.Mode
+	}
+	return r.Workload + " " + r.Command
+}
+
+// Unsupported reports whether the row is a workload the target lacks
+// commands of (StatusUnsupported).
+func (r *Row) Unsupported() bool { return r.Status == StatusUnsupported }
 
 // Columns lists the detail CSV's columns in the order they are written: the
 // csv tags of Row, in field order.

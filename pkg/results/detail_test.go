@@ -121,6 +121,8 @@ func TestWriter(t *testing.T) {
 	in := []Row{
 		{Target: "kvstore", Strategy: "nopersist", Mode: "set", Round: 1, Status: StatusOK, QPS: 1e5},
 		{Target: "redis", Strategy: "none", Mode: "get", Round: 1, Status: StatusFailed, Error: "ready:\nno PING\r\n"},
+		{Target: "redis", Strategy: "none", Mode: ModeWorkload, Round: 1, Status: StatusOK, QPS: 2e5, Workload: "ycsb-a", Command: "READ"},
+		{Target: "kvstore", Strategy: "nopersist", Mode: ModeWorkload, Round: 1, Status: StatusUnsupported, Workload: "rb-six", Command: CommandTotal},
 	}
 	for i := range in {
 		if err := w.Write(&in[i]); err != nil {

@@ -30,7 +30,9 @@ const (
 	// its error, Event.Timing where its time went, Event.Final whether the
 	// step is over (ok, out of retries or interrupted).
 	EventEnd
-	// EventSkip: a step is skipped because its scenario has failed.
+	// EventSkip: a step is skipped because its scenario has failed, or
+	// because its target lacks the workload's commands (Row is then the
+	// unsupported total row written for it).
 	EventSkip
 )
 
@@ -147,7 +149,11 @@ func (d *display) handle(e Event) {
 		d.println(d.endLine(e))
 		d.phase = ""
 	case EventSkip:
-		d.println(fmt.Sprintf("%s skipped: the scenario has failed", d.prefix(e)))
+		why := "the scenario has failed"
+		if e.Row.Status == results.StatusUnsupported {
+			why = "unsupported: " + e.Row.Error
+		}
+		d.println(fmt.Sprintf("%s skipped: %s", d.prefix(e), why))
 	}
 	d.status()
 }
@@ -179,6 +185,8 @@ func (d *display) endLine(e Event) string {
 		switch {
 		case r.Status == results.StatusInterrupted:
 			what = "interrupted"
+		case r.Status == results.StatusUnsupported:
+			what = "UNSUPPORTED, not measured"
 		case e.Final:
 			what = "FAILED, no retries left"
 		}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/workload"
 )
 
 // Defaults: the reference script run_bench.hash.sh, and kvbench's own.
@@ -131,8 +133,13 @@ type Options struct {
 	// Seed is the seed base: round r uses Seed + r.
 	Seed int64
 	// Modes are the modes to measure (set, get, mixed); nil means
-	// DefaultModes.
+	// DefaultModes, or none when Workloads is set.
 	Modes []string
+	// Workloads are the workloads to measure beside the modes: names of
+	// the workloads shipped in the binary (workload.List) or YAML files
+	// (see package workload). Each is measured per target, strategy and
+	// round like a mode, on a fresh server, after its prefill.
+	Workloads []string
 	// Order is OrderInterleaved or OrderSequential.
 	Order string
 	// Targets names the targets to run: names from ConfigFile, or the
@@ -213,6 +220,9 @@ type Options struct {
 	// Observe, if set, is called with every event of the run, from the
 	// run's goroutines, one call at a time.
 	Observe func(Event)
+
+	// workloads are Workloads loaded, by normalize.
+	workloads []*workload.Workload
 }
 
 // DefaultOptions returns the options of "kvbench run" without flags.
@@ -266,7 +276,7 @@ func (o Options) normalize() (Options, error) {
 	def(&o.Prefix, d.Prefix)
 	def(&o.Lang, d.Lang)
 	def(&o.Chart, d.Chart)
-	if o.Modes == nil {
+	if o.Modes == nil && len(o.Workloads) == 0 {
 		o.Modes = strings.Split(DefaultModes, ",")
 	}
 	if o.ReadyTimeout <= 0 {
@@ -328,6 +338,20 @@ func (o Options) normalize() (Options, error) {
 		bad("no mode given")
 	}
 	o.Modes = modes
+	o.workloads = nil
+	for _, name := range o.Workloads {
+		w, err := loadWorkload(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !slices.ContainsFunc(o.workloads, func(x *workload.Workload) bool { return x.Name == w.Name }) {
+			o.workloads = append(o.workloads, w)
+		}
+	}
+	if o.Agents > 1 && len(o.workloads) > 0 {
+		bad("agents %d: workloads are measured in kvbench's own process; leave --agents out", o.Agents)
+	}
 	if a, err := target.ParseAlloc(o.Alloc); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -349,4 +373,23 @@ func (o Options) normalize() (Options, error) {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	return o, nil
+}
+
+// loadWorkload loads a workload of Options.Workloads and checks what the
+// detail CSV needs of it: no command may be named results.CommandTotal,
+// the name of the whole mix's row.
+func loadWorkload(name string) (*workload.Workload, error) {
+	name = strings.TrimSpace(name)
+	w, err := workload.Load(name)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", name, err)
+	}
+	var c loadgen.Config
+	w.Apply(&c, func(string) bool { return false })
+	for _, cmd := range c.Commands {
+		if strings.EqualFold(cmd.Name, results.CommandTotal) {
+			return nil, fmt.Errorf("workload %s: command %q: the name %q is the whole mix's; give it another name", name, cmd.String(), cmd.Name)
+		}
+	}
+	return w, nil
 }

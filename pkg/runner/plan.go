@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/workload"
 )
 
-// Scenario is one (target, strategy, mode): the unit measured once per
-// round.
+// Scenario is one (target, strategy, mode or workload): the unit
+// measured once per round.
 type Scenario struct {
 	// Target is the server.
 	Target target.Target
@@ -22,13 +24,23 @@ type Scenario struct {
 	Desc target.Desc
 	// Strategy is its configuration.
 	Strategy target.Strategy
-	// Mode is the workload.
+	// Mode is set, get or mixed, or results.ModeWorkload with Workload.
 	Mode loadgen.Mode
+	// Workload is the workload measured, nil for the modes.
+	Workload *workload.Workload
 }
 
-// Name is "target/strategy/mode".
+// Name is "target/strategy/mode", or "target/strategy/workload".
 func (s *Scenario) Name() string {
-	return s.Desc.Name + "/" + s.Strategy.Name + "/" + string(s.Mode)
+	return s.Desc.Name + "/" + s.Strategy.Name + "/" + s.what()
+}
+
+// what is the mode, or the workload's name.
+func (s *Scenario) what() string {
+	if s.Workload != nil {
+		return s.Workload.Name
+	}
+	return string(s.Mode)
 }
 
 // Step is one slot of the plan: a scenario's round.
@@ -174,6 +186,9 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			for _, m := range o.Modes {
 				p.Scenarios = append(p.Scenarios, &Scenario{Target: t, Desc: d, Strategy: s, Mode: loadgen.Mode(m)})
 			}
+			for _, w := range o.workloads {
+				p.Scenarios = append(p.Scenarios, &Scenario{Target: t, Desc: d, Strategy: s, Mode: results.ModeWorkload, Workload: w})
+			}
 		}
 	}
 	if !all && o.Strategies != nil {
@@ -248,6 +263,12 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		qps = EstimateAlwaysQPS
 	}
 	d := EstimateStartStop + time.Duration(float64(o.Requests)/qps*float64(time.Second))
+	if sc.Workload != nil {
+		if len(workloadFills(workloadConfig(o, sc.Workload))) > 0 {
+			d += time.Duration(float64(o.Keyspace) / EstimatePrefillQPS * float64(time.Second))
+		}
+		return d
+	}
 	if sc.Mode != loadgen.ModeSet {
 		d += time.Duration(float64(o.Keyspace) / EstimatePrefillQPS * float64(time.Second))
 	}
@@ -268,17 +289,19 @@ func (p *Plan) Estimate() time.Duration {
 func (p *Plan) Summary() string {
 	o := p.Options
 	var targets []string
-	strategies := 0
+	strategies := make(map[[2]string]bool)
 	for _, sc := range p.Scenarios {
 		if !slices.Contains(targets, sc.Desc.Name) {
 			targets = append(targets, sc.Desc.Name)
 		}
-		if sc.Mode == loadgen.Mode(o.Modes[0]) {
-			strategies++
-		}
+		strategies[[2]string{sc.Desc.Name, sc.Strategy.Name}] = true
+	}
+	what := slices.Clone(o.Modes)
+	for _, w := range o.workloads {
+		what = append(what, w.Name)
 	}
 	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
-		strings.Join(targets, "+"), strategies, strings.Join(o.Modes, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
+		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
 }
 
 // Write prints the plan: the settings, every step in order with its
@@ -298,7 +321,7 @@ func (p *Plan) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "target %s (%s): %s/%s", sc.Desc.Name, sc.Desc.Kind, sc.Desc.SetCmd, sc.Desc.GetCmd)
 		var ss []string
 		for _, s := range p.Scenarios {
-			if s.Desc.Name == sc.Desc.Name && s.Mode == sc.Mode {
+			if s.Desc.Name == sc.Desc.Name && s.Mode == sc.Mode && s.Workload == sc.Workload {
 				label := s.Strategy.Name
 				if s.Strategy.Persistence != "" && s.Strategy.Persistence != s.Strategy.Name {
 					label += " (" + s.Strategy.Persistence + ")"

@@ -116,14 +116,21 @@ type run struct {
 	nodes  *results.NodeWriter // created with the first cluster attempt
 	// attemptNodes are the node rows of the attempt that just ended.
 	attemptNodes []results.NodeRow
-	tmp          string
-	failed       map[*Scenario]bool
-	started      time.Time
-	machine      machine // the load generator's machine, read once
+	// attemptCfg and attemptCommands are the configuration and the
+	// per-command results of the workload attempt that just ended.
+	attemptCfg      loadgen.Config
+	attemptCommands []loadgen.CommandResult
+	// unsupported holds, by (target, workload), why the target was
+	// refused the workload.
+	unsupported map[[2]string]string
+	tmp         string
+	failed      map[*Scenario]bool
+	started     time.Time
+	machine     machine // the load generator's machine, read once
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
-	return &run{plan: plan, o: plan.Options, stderr: stderr, failed: make(map[*Scenario]bool)}
+	return &run{plan: plan, o: plan.Options, stderr: stderr, failed: make(map[*Scenario]bool), unsupported: make(map[[2]string]string)}
 }
 
 func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
@@ -257,25 +264,47 @@ func (r *run) steps(ctx context.Context) error {
 			r.event(e)
 			continue
 		}
+		if sc := st.Scenario; sc.Workload != nil {
+			if why, ok := r.unsupported[[2]string{sc.Desc.Name, sc.Workload.Name}]; ok {
+				// The target lacks the workload's commands whatever the
+				// strategy: its rows say so without a server started.
+				row := r.newRow(sc, st.Round, 1)
+				row.Status, row.Error = results.StatusUnsupported, why
+				if err := r.writeRows(workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil)); err != nil {
+					return err
+				}
+				e := base
+				e.Kind, e.Row = EventSkip, row
+				r.event(e)
+				continue
+			}
+		}
 		for attempt := 1; ; attempt++ {
 			e := base
 			e.Attempt = attempt
 			r.attemptNodes = nil
 			row, timing, err := r.attempt(ctx, e)
 			r.res.Timing.add(timing)
-			if werr := r.detail.Write(&row); werr != nil {
+			rows := []results.Row{row}
+			if w := st.Scenario.Workload; w != nil {
+				rows = workloadRows(row, w, r.attemptCfg, r.attemptCommands)
+			}
+			if werr := r.writeRows(rows); werr != nil {
 				return werr // without a detail CSV there is no point going on
 			}
 			if werr := r.writeNodes(r.attemptNodes); werr != nil {
 				return werr
 			}
 			r.res.Nodes = append(r.res.Nodes, r.attemptNodes...)
-			r.res.Rows = append(r.res.Rows, row)
 			interrupted := row.Status == results.StatusInterrupted
+			unsupported := row.Status == results.StatusUnsupported
+			if unsupported {
+				r.unsupported[[2]string{st.Scenario.Desc.Name, st.Scenario.Workload.Name}] = row.Error
+			}
 			refused := errors.Is(err, target.ErrNotEmpty)
-			outOfRetries := err != nil && !interrupted && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
-			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
-			e.Final = err == nil || interrupted || outOfRetries
+			outOfRetries := err != nil && !interrupted && !unsupported && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
+			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1], err, timing
+			e.Final = err == nil || interrupted || unsupported || outOfRetries
 			r.event(e)
 			if interrupted {
 				r.res.Interrupted = true
@@ -301,25 +330,54 @@ func (r *run) steps(ctx context.Context) error {
 	return nil
 }
 
-// attempt starts a fresh server for the step, prefills it if the mode
-// reads, measures, stops it, and returns the detail row.
+// writeRows appends an attempt's rows to the detail CSV and the result.
+func (r *run) writeRows(rows []results.Row) error {
+	for i := range rows {
+		if err := r.detail.Write(&rows[i]); err != nil {
+			return err
+		}
+	}
+	r.res.Rows = append(r.res.Rows, rows...)
+	return nil
+}
+
+// newRow is the detail row of an attempt before anything is measured.
+func (r *run) newRow(sc *Scenario, round, attempt int) results.Row {
+	o := r.o
+	row := results.Row{
+		RunID: r.res.RunID, StartedAt: time.Now().Format(time.RFC3339),
+		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
+		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: round, Attempt: attempt,
+		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
+		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: o.Seed + int64(round), Label: o.Label,
+		ClientHost: r.machine.host, CPUModel: r.machine.cpuModel, Cores: r.machine.cores, Kernel: r.machine.kernel,
+	}
+	if sc.Workload != nil {
+		cfg := workloadConfig(o, sc.Workload)
+		row.Workload, row.Keyspace, row.ValueSize = sc.Workload.Name, cfg.Keyspace, cfg.ValueSize
+	}
+	return row
+}
+
+// attempt starts a fresh server for the step, prefills it if the mode or
+// workload reads, measures, stops it, and returns the detail row (a
+// workload's total row: workloadRows makes the others).
 func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, err error) {
 	sc := e.Scenario
 	o := r.o
 	seed := o.Seed + int64(e.Round)
-	row = results.Row{
-		RunID: r.res.RunID, StartedAt: time.Now().Format(time.RFC3339),
-		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
-		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: e.Round, Attempt: e.Attempt,
-		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
-		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: seed, Label: o.Label,
-		ClientHost: r.machine.host, CPUModel: r.machine.cpuModel, Cores: r.machine.cores, Kernel: r.machine.kernel,
+	row = r.newRow(sc, e.Round, e.Attempt)
+	r.attemptCommands = nil
+	if sc.Workload != nil {
+		r.attemptCfg = workloadConfig(o, sc.Workload)
 	}
 	defer func() {
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
 			row.Status, row.Error = results.StatusInterrupted, "interrupted: "+err.Error()
+		case errUnsupported(err):
+			row.Status, row.Error = results.StatusUnsupported, err.Error()
 		default:
 			row.Status, row.Error = results.StatusFailed, err.Error()
 		}
@@ -378,21 +436,31 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		pe.Kind, pe.Progress = EventProgress, p
 		r.event(pe)
 	}
-	if sc.Mode != loadgen.ModeSet {
+	var fills []fill
+	if sc.Workload != nil {
+		sc.Workload.Apply(&cfg, func(string) bool { return false })
+		cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
+		r.attemptCfg = cfg
+		// Refused before the prefill: a target without the commands is
+		// not worth filling.
+		if err := checkWorkload(cfg); err != nil {
+			return row, t, err
+		}
+		fills = workloadFills(cfg)
+	}
+	if sc.Workload == nil && sc.Mode != loadgen.ModeSet || len(fills) > 0 {
 		pcfg := cfg
 		pcfg.Pipeline = o.PrefillPipeline
 		t1 := time.Now()
-		pre, err := loadgen.Prefill(ctx, pcfg)
+		if sc.Workload != nil {
+			err = prefillWorkload(ctx, pcfg, fills)
+		} else {
+			err = r.prefill(ctx, pcfg, sc, e.Round)
+		}
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {
 			return row, t, serverError(inst, err)
-		}
-		for _, w := range pre.Warnings {
-			r.log("%s round %d: warning: %v", sc.Name(), e.Round, w)
-		}
-		if pre.Conflicts > 0 {
-			return row, t, fmt.Errorf("prefill: %d of %d keys already existed: the server was not empty", pre.Conflicts, pre.Sets)
 		}
 		// The measurement starts once the compaction the prefill may have
 		// set off is done: the reads would share the machine with it.
@@ -411,6 +479,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	res, clientCPU, err := r.measure(ctx, cfg, sc.Name(), e.Round)
 	t.Measure = time.Since(t1)
 	fillRow(&row, res)
+	r.attemptCommands = res.Commands
 	r.attemptNodes = nodeRows(&row, res)
 	row.Agents = max(o.Agents, 1)
 	if err != nil {
@@ -441,6 +510,21 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		fillCPU(&row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
 	}
 	return row, t, nil
+}
+
+// prefill writes the keyspace before a mode that reads.
+func (r *run) prefill(ctx context.Context, cfg loadgen.Config, sc *Scenario, round int) error {
+	pre, err := loadgen.Prefill(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range pre.Warnings {
+		r.log("%s round %d: warning: %v", sc.Name(), round, w)
+	}
+	if pre.Conflicts > 0 {
+		return fmt.Errorf("prefill: %d of %d keys already existed: the server was not empty", pre.Conflicts, pre.Sets)
+	}
+	return nil
 }
 
 // measure runs cfg in this process, or with Options.Agents > 1 through
@@ -573,11 +657,20 @@ func fillRow(row *results.Row, res loadgen.Result) {
 	}
 	row.Conflicts, row.Misses, row.VerifyFailures = res.Conflicts, res.Misses, res.VerifyFailures
 	row.Moved, row.Ask = res.Moved, res.Ask
-	if res.Histogram != nil && res.Histogram.TotalCount() > 0 {
-		if b, err := res.Histogram.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-			row.LatencyHist = string(b)
-		}
+	row.LatencyHist = encodeHist(res.Histogram)
+}
+
+// encodeHist is a histogram as the latency_hist column holds it; "" when
+// empty.
+func encodeHist(h *hdrhistogram.Histogram) string {
+	if h == nil || h.TotalCount() == 0 {
+		return ""
 	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // nodeRows returns the rows of the nodes CSV of a measurement: one per

@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/workload"
+)
+
+// workloadConfig is the load generator's configuration of a workload in
+// a run: the run's settings, then what the workload file sets (its
+// commands, key pattern, value size, keyspace) over them.
+func workloadConfig(o Options, w *workload.Workload) loadgen.Config {
+	cfg := loadgen.DefaultConfig()
+	cfg.Keyspace, cfg.ValueSize = o.Keyspace, o.ValueSize
+	w.Apply(&cfg, func(string) bool { return false })
+	return cfg
+}
+
+// fill is one step of a workload's prefill: the state one of its commands
+// reads.
+type fill struct {
+	// what the step writes, for messages.
+	what string
+	// run sends it.
+	run func(ctx context.Context, cfg loadgen.Config) error
+}
+
+// workloadFills lists what a workload's commands read, so that a fresh
+// server holds it before the measurement, as redis-benchmark's tests get
+// it when run alone (loadgen.RunTests):
+//
+//   - GET key: every key of the keyspace, written with SET in sequential
+//     order (each index once);
+//   - HGET key field: every field, written with HSET the same way;
+//   - LPOP and RPOP key: a list of as many elements as the measurement has
+//     requests, so that no pop finds it empty; SPOP and ZPOPMIN: a set or
+//     sorted set of as many;
+//   - LRANGE key: a list of loadgen.LRangeFill (600) elements.
+//
+// A container whose key holds a placeholder cannot be filled: its
+// command reads what the mix's other commands wrote, or finds nothing.
+func workloadFills(cfg loadgen.Config) []fill {
+	var out []fill
+	seen := make(map[string]bool)
+	add := func(what string, f func(context.Context, loadgen.Config) error) {
+		if !seen[what] {
+			seen[what] = true
+			out = append(out, fill{what, f})
+		}
+	}
+	container := func(lenCmd, key string, n int64, cmd ...string) {
+		add(fmt.Sprintf("%s %s to %d", lenCmd, key, n), func(ctx context.Context, cfg loadgen.Config) error {
+			return loadgen.FillTo(ctx, cfg, lenCmd, key, n, loadgen.Command{Args: cmd})
+		})
+	}
+	for _, c := range cfg.Commands {
+		args := c.Args
+		if len(args) < 2 {
+			continue
+		}
+		name, key := strings.ToUpper(args[0]), args[1]
+		fixed := !strings.Contains(key, "__")
+		switch {
+		case name == "GET" && len(args) == 2:
+			add("SET "+key, func(ctx context.Context, cfg loadgen.Config) error {
+				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"SET", key, loadgen.PlaceholderData}, KeyPattern: loadgen.KeySequential}, cfg.Keyspace)
+			})
+		case name == "HGET" && len(args) == 3:
+			field := args[2]
+			add("HSET "+key+" "+field, func(ctx context.Context, cfg loadgen.Config) error {
+				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"HSET", key, field, loadgen.PlaceholderData}, KeyPattern: loadgen.KeySequential}, cfg.Keyspace)
+			})
+		case !fixed:
+		case name == "LPOP" || name == "RPOP":
+			container("LLEN", key, cfg.Requests, "LPUSH", key, loadgen.PlaceholderData)
+		case name == "LRANGE":
+			container("LLEN", key, loadgen.LRangeFill, "LPUSH", key, loadgen.PlaceholderData)
+		case name == "SPOP":
+			container("SCARD", key, cfg.Requests, "SADD", key, "element:"+loadgen.PlaceholderRandInt)
+		case name == "ZPOPMIN":
+			container("ZCARD", key, cfg.Requests, "ZADD", key, loadgen.PlaceholderRandInt, "element:"+loadgen.PlaceholderRandInt)
+		}
+	}
+	return out
+}
+
+// prefillWorkload sends a workload's fills, unmeasured, on cfg's
+// connections with the prefill's pipeline.
+func prefillWorkload(ctx context.Context, cfg loadgen.Config, fills []fill) error {
+	for _, f := range fills {
+		c := cfg
+		c.Progress = nil
+		if err := f.run(ctx, c); err != nil {
+			return fmt.Errorf("prefill (%s): %w", f.what, err)
+		}
+	}
+	return nil
+}
+
+// ProbePrefix starts the keys on which a server without COMMAND is asked
+// whether it has a workload's commands: each command is sent once on a
+// key of its own under it, then the key deleted.
+const ProbePrefix = "kvbench:probe:"
+
+// checkWorkload fails, wrapping loadgen.ErrUnsupported, when the server
+// lacks a command of the workload: it asks COMMAND INFO; a server without
+// COMMAND gets each command once, on a key under ProbePrefix (deleted
+// after), and lacks those it calls unknown.
+func checkWorkload(cfg loadgen.Config) error {
+	var names []string
+	for _, c := range cfg.Commands {
+		names = append(names, c.Args[0])
+	}
+	timeout := max(cfg.ConnectTimeout, loadgen.DefaultConnectTimeout)
+	b, err := loadgen.Query(cfg.Addr, cfg.Password, timeout, "COMMAND", "COUNT")
+	if err != nil {
+		return err
+	}
+	if r, _, err := resp.ParseReply(b, resp.DefaultMaxBulkLen); err != nil || r.Type != resp.TypeError {
+		return loadgen.CheckCommands(cfg, names)
+	}
+	var lack []string
+	for i, c := range cfg.Commands {
+		key := fmt.Sprintf("%s%d", ProbePrefix, i)
+		args := []string{c.Args[0]}
+		for j, a := range c.Args[1:] {
+			if j == 0 {
+				a = key // by Redis's convention the first argument is the key
+			} else {
+				a = strings.NewReplacer(loadgen.PlaceholderKey, "1", loadgen.PlaceholderRandInt, "1", loadgen.PlaceholderData, "x").Replace(a)
+			}
+			args = append(args, a)
+		}
+		b, err := loadgen.Query(cfg.Addr, cfg.Password, timeout, args...)
+		if err != nil {
+			return err
+		}
+		r, _, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
+		if err == nil && r.Type == resp.TypeError && strings.HasPrefix(strings.ToUpper(string(r.Data)), "ERR UNKNOWN COMMAND") {
+			lack = append(lack, strings.ToUpper(c.Args[0]))
+		}
+		if _, err := loadgen.Query(cfg.Addr, cfg.Password, timeout, "DEL", key); err != nil {
+			return err
+		}
+	}
+	if len(lack) > 0 {
+		return fmt.Errorf("%w: %s has no %s", loadgen.ErrUnsupported, cfg.Addr, strings.Join(lack, ", "))
+	}
+	return nil
+}
+
+// workloadRows are the detail rows of a workload's attempt: one per
+// command, with the command's own requests, QPS, latencies and errors,
+// then the total row (results.CommandTotal), the whole mix, which is
+// total as the attempt measured it. Every row carries the attempt's
+// status and error. A failed attempt without per-command results gets
+// one row per command of the workload all the same, its figures empty.
+func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []loadgen.CommandResult) []results.Row {
+	total.Mode, total.Workload, total.Command = results.ModeWorkload, w.Name, results.CommandTotal
+	var out []results.Row
+	for i, c := range cfg.Commands {
+		row := total
+		row.Command = c.Name
+		row.Requests, row.QPS, row.UsPerOp, row.Errors = 0, 0, 0, 0
+		row.LatP50Us, row.LatP99Us, row.LatP999Us, row.LatMaxUs = 0, 0, 0, 0
+		row.LatencyHist, row.Misses, row.VerifyFailures, row.Conflicts = "", 0, 0, 0
+		// The CPU figures are the attempt's: only the total row has them.
+		row.ClientCPUS, row.ServerCPUS, row.QPSPerServerCPUS = 0, 0, 0
+		if i < len(cmds) {
+			fillCommand(&row, cmds[i])
+		}
+		if row.OK() && !(row.QPS > 0) {
+			// A command the mix never drew (a tiny ratio in a short run)
+			// measured nothing: its row says so rather than hold a QPS of 0.
+			row.Status, row.Error = results.StatusFailed, "the mix sent no "+c.Name
+		}
+		out = append(out, row)
+	}
+	return append(out, total)
+}
+
+// fillCommand copies one command's share of a mix into its row.
+func fillCommand(row *results.Row, c loadgen.CommandResult) {
+	row.Requests, row.Errors, row.QPS = c.Requests, c.Errors, c.QPS
+	if c.QPS > 0 {
+		row.UsPerOp = math.Round(1e8/c.QPS) / 100 // 2 decimals, as the total's
+	}
+	row.LatP50Us, row.LatP99Us, row.LatP999Us, row.LatMaxUs = c.Latency.P50, c.Latency.P99, c.Latency.P999, c.Latency.Max
+	row.LatencyHist = encodeHist(c.Histogram)
+}
+
+// errUnsupported reports whether an attempt's error is a target lacking
+// a workload's commands.
+func errUnsupported(err error) bool { return errors.Is(err, loadgen.ErrUnsupported) }
