@@ -151,7 +151,7 @@ func (d *display) handle(e Event) {
 	case EventSkip:
 		why := "the scenario has failed"
 		if e.Row.Status == results.StatusUnsupported {
-			why = "unsupported: " + e.Row.Error
+			why = e.Row.Error
 		}
 		d.println(fmt.Sprintf("%s skipped: %s", d.prefix(e), why))
 	}
