@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -297,6 +298,8 @@ type JSONSettings struct {
 	Segments int `json:"segments"`
 	// StartAt is Config.StartAt in RFC 3339, empty when not set.
 	StartAt string `json:"start_at,omitempty"`
+	// TLS says the connections were TLS (Config.TLS set).
+	TLS bool `json:"tls"`
 }
 
 // JSON returns r in its JSON form.
@@ -319,6 +322,7 @@ func (r Result) JSON() JSONResult {
 			ValueSize: c.ValueSize, SetRatio: c.SetRatio, SetCmd: c.SetCmd, GetCmd: c.GetCmd,
 			VerifyGet: c.VerifyGet, AllowMisses: c.AllowMisses, ContinueOnError: c.ContinueOnError,
 			Segment: c.Segment, Segments: max(c.Segments, 1),
+			TLS: c.TLS != nil,
 		},
 	}
 	if !c.StartAt.IsZero() {
@@ -390,6 +394,9 @@ func (j JSONResult) Result() (Result, error) {
 			return Result{}, fmt.Errorf("settings.start_at: %w", err)
 		}
 		c.StartAt = t
+	}
+	if s.TLS {
+		c.TLS = &tls.Config{}
 	}
 	c, err := c.Normalize()
 	if err != nil {

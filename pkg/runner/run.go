@@ -363,6 +363,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
+	cfg.TLS = info.TLS
 	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
 	cfg.Cluster = len(info.Nodes) > 0 // a redis-cluster, or an attached cluster
 	cfg.ClusterSeeds = info.Nodes
@@ -396,7 +397,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		}
 		// The measurement starts once the compaction the prefill may have
 		// set off is done: the reads would share the machine with it.
-		busy, err := target.WaitQuietAll(ctx, info.Masters(), sc.Desc.Password, QuietLimit)
+		busy, err := target.WaitQuietAll(ctx, info.Masters(), sc.Desc.Password, info.TLS, QuietLimit)
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {

@@ -131,7 +131,7 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 		nenv.Dir = dir
 		conf := filepath.Join(dir, "redis.conf")
 		name := fmt.Sprintf("%s node %d", c.cfg.Name, i)
-		inst, err := spawnOnPort(ctx, name, s, nenv, configParams(redisParams, s), mustOwn, true, freeClusterPort, func(port int) ([]string, error) {
+		inst, err := spawnOnPort(ctx, name, s, nenv, configParams(redisParams, s), mustOwn, true, creds{}, freeClusterPort, func(port int) ([]string, error) {
 			text := strings.Join(slices.Concat([]string{
 				"bind 127.0.0.1",
 				"port " + strconv.Itoa(port),
@@ -179,7 +179,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 		}
 	}()
 	for i, nd := range ci.nodes {
-		cl, err := dialClient(ctx, nd.inst.info.Addr, "", cmdTimeout)
+		cl, err := dialClient(ctx, nd.inst.info.Addr, creds{}, cmdTimeout)
 		if err != nil {
 			return err
 		}
