@@ -72,6 +72,9 @@ func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
+		if cfg.TLS != nil {
+			err = tlsconf.ExplainFirstReply(err, len(cfg.TLS.Certificates) > 0)
+		}
 		return link{}, err
 	}
 	sc.ctx = nil
@@ -155,8 +158,8 @@ func roundTrip(rw io.ReadWriter, req []byte) (resp.Reply, error) {
 		n, err := rw.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if n == 0 {
-			if err == nil || errors.Is(err, io.EOF) {
-				err = errServerClosed
+			if err == nil {
+				err = io.EOF
 			}
 			return resp.Reply{}, err
 		}

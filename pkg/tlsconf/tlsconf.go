@@ -13,9 +13,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"reflect"
+	"syscall"
 	"time"
 )
 
@@ -108,9 +110,31 @@ func Handshake(ctx context.Context, conn net.Conn, c *tls.Config, addr string) (
 	}
 	tc := tls.Client(conn, ForHost(c, host))
 	if err := tc.HandshakeContext(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, &Error{Problem: "the server did not complete the handshake in time: is it a plaintext port?", Err: err}
+		}
 		return nil, Explain(err)
 	}
 	return tc, nil
+}
+
+// ExplainFirstReply is Explain for the first request after a handshake,
+// where a TLS 1.3 server that does not accept the client (its
+// certificate, or the lack of one) sends an alert and closes: a connection
+// closed or reset there, the alert lost, is named as that refusal.
+// withCert says the client presented a certificate.
+func ExplainFirstReply(err error, withCert bool) error {
+	if err == nil || remoteAlert(err) != 0 {
+		return Explain(err)
+	}
+	if !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, io.EOF) && !errors.Is(err, syscall.EPIPE) {
+		return err
+	}
+	problem := "the server closed the connection after the handshake: it likely requires a client certificate: give --cert and --key"
+	if withCert {
+		problem = "the server closed the connection after the handshake: it refused the client certificate (--cert)"
+	}
+	return &Error{Problem: problem, Err: err}
 }
 
 // Dial connects to addr over TCP within timeout, and over TLS when c is

@@ -1,0 +1,203 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
+)
+
+// tlsServer is a redis-server serving TLS with certificates made by the
+// test, plus the files a client needs.
+type tlsServer struct {
+	addr  string // its TLS port
+	plain string // its plaintext port
+	ca    *tlsconf.CA
+	dir   string
+}
+
+// startTLSRedis starts redis-server with a TLS port whose certificate is
+// server, signed by ca, verifying clients against ca when mutual.
+func startTLSRedis(t *testing.T, ca *tlsconf.CA, server tlsconf.Leaf, mutual bool) tlsServer {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	auth := "no"
+	if mutual {
+		auth = "yes"
+	}
+	r := testutil.StartRedis(t, "--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", write("server.crt", server.CertPEM), "--tls-key-file", write("server.key", server.KeyPEM),
+		"--tls-ca-cert-file", write("ca.crt", ca.PEM), "--tls-auth-clients", auth)
+	return tlsServer{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), plain: r.Addr, ca: ca, dir: dir}
+}
+
+// testCA returns a CA valid now and a server certificate it signed.
+func testCA(t *testing.T) (*tlsconf.CA, tlsconf.Leaf) {
+	t.Helper()
+	now := time.Now()
+	ca, err := tlsconf.NewCA("test CA", now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := ca.Issue("localhost", tlsconf.Server, now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, server
+}
+
+// clientConfig returns the client configuration trusting trust, with
+// the client certificate leaf when it has one.
+func clientConfig(t *testing.T, trust *tlsconf.CA, leaf tlsconf.Leaf) *tls.Config {
+	t.Helper()
+	dir := t.TempDir()
+	o := tlsconf.Options{Enabled: true, CAFile: filepath.Join(dir, "ca.crt")}
+	if err := os.WriteFile(o.CAFile, trust.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if leaf.CertPEM != nil {
+		o.CertFile, o.KeyFile = filepath.Join(dir, "c.crt"), filepath.Join(dir, "c.key")
+		if err := os.WriteFile(o.CertFile, leaf.CertPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(o.KeyFile, leaf.KeyPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestTLSSetGet writes and reads back, verified, over TLS: one-way and
+// mutual, closed loop with deep pipelines and many connections, open loop,
+// and a prefill; the server counts exactly the requests sent.
+func TestTLSSetGet(t *testing.T) {
+	ca, server := testCA(t)
+	now := time.Now()
+	client, err := ca.Issue("client", tlsconf.Client, now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mutual := range []bool{false, true} {
+		t.Run("mutual="+strconv.FormatBool(mutual), func(t *testing.T) {
+			srv := startTLSRedis(t, ca, server, mutual)
+			var leaf tlsconf.Leaf
+			if mutual {
+				leaf = client
+			}
+			tc := clientConfig(t, ca, leaf)
+			tg := newTarget(t, srv.plain)
+			base := fill(Config{TLS: tc, Keyspace: 5000, ValueSize: 300, Pipeline: 128, Connections: 2})
+			pre := base
+			pre.Addr = srv.addr
+			if res, err := Prefill(context.Background(), pre); err != nil || res.Sets != 5000 {
+				t.Fatalf("prefill over TLS: %d keys, %v", res.Sets, err)
+			}
+			for _, tc := range []struct {
+				name string
+				cfg  Config
+			}{
+				{"get P128", Config{Mode: ModeGet, Requests: 20000}},
+				{"mixed P1 c20", Config{Mode: ModeMixed, Requests: 4000, Pipeline: 1, Connections: 20, Threads: 2}},
+				{"large batches", Config{Mode: ModeMixed, Requests: 20000, Pipeline: 1000, ValueSize: 300}},
+				{"open loop", Config{Mode: ModeGet, Requests: 2000, Rate: 20000, Pipeline: 8}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					cfg := base
+					cfg.Mode, cfg.Requests, cfg.Rate = tc.cfg.Mode, tc.cfg.Requests, tc.cfg.Rate
+					if tc.cfg.Pipeline > 0 {
+						cfg.Pipeline = tc.cfg.Pipeline
+					}
+					if tc.cfg.Connections > 0 {
+						cfg.Connections, cfg.Threads = tc.cfg.Connections, tc.cfg.Threads
+					}
+					cfg.VerifyGet = true
+					cfg.Addr = srv.addr
+					before := commandsProcessed(t, tg)
+					res, err := Run(context.Background(), cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := cfg.Requests
+					if res.Requests != n || res.Histogram.TotalCount() != n || res.VerifyFailures != 0 || res.Misses != 0 {
+						t.Errorf("requests %d, latencies %d, verify failures %d, misses %d: want %d, %d, 0, 0",
+							res.Requests, res.Histogram.TotalCount(), res.VerifyFailures, res.Misses, n, n)
+					}
+					// The connections' PINGs (one each, after the handshake)
+					// and the INFO reading the count come on top.
+					if got := commandsProcessed(t, tg) - before; got != n+int64(cfg.Connections)+1 {
+						t.Errorf("server processed %d commands, want %d requests + %d PINGs + 1 INFO", got, n, cfg.Connections)
+					}
+					if !res.JSON().Settings.TLS {
+						t.Error("JSON settings: tls is false")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestTLSErrors checks that each common TLS failure ends the run with one
+// line naming it.
+func TestTLSErrors(t *testing.T) {
+	ca, server := testCA(t)
+	now := time.Now()
+	other, _ := testCA(t)
+	expired, err := ca.Issue("localhost", tlsconf.Server, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strangerLeaf, err := other.Issue("client", tlsconf.Client, now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneWay := startTLSRedis(t, ca, server, false)
+	mutual := startTLSRedis(t, ca, server, true)
+	stale := startTLSRedis(t, ca, expired, false)
+	for _, tc := range []struct {
+		name string
+		addr string
+		tls  *tls.Config
+		want string
+	}{
+		{"wrong CA", oneWay.addr, clientConfig(t, other, tlsconf.Leaf{}), "not signed by a CA in --cacert"},
+		{"expired server certificate", stale.addr, clientConfig(t, ca, tlsconf.Leaf{}), "the server's certificate is valid from"},
+		{"missing client certificate", mutual.addr, clientConfig(t, ca, tlsconf.Leaf{}), "client certificate: give --cert and --key"},
+		{"client certificate of another CA", mutual.addr, clientConfig(t, ca, strangerLeaf), "client certificate (--cert)"},
+		{"plaintext server", oneWay.plain, clientConfig(t, ca, tlsconf.Leaf{}), "plaintext port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fill(Config{Addr: tc.addr, TLS: tc.tls, Mode: ModeSet, Requests: 10, ConnectTimeout: 500 * time.Millisecond})
+			_, err := Run(context.Background(), cfg)
+			var te *tlsconf.Error
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Run: %v, want one line with a *tlsconf.Error saying %q", err, tc.want)
+			}
+		})
+	}
+}
