@@ -115,7 +115,11 @@ func writeLive(w io.Writer, p Progress) {
 func WriteText(w io.Writer, r Result) error {
 	c := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "target: %s\n", c.Addr)
+	fmt.Fprintf(&b, "target: %s", c.Addr)
+	if c.TLS != nil {
+		b.WriteString(" over TLS")
+	}
+	b.WriteString("\n")
 	if len(c.Commands) > 0 {
 		writeMix(&b, c)
 	} else {

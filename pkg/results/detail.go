@@ -138,6 +138,9 @@ type Row struct {
 	// single server.
 	Moved int64 `csv:"moved" json:"moved,omitempty"`
 	Ask   int64 `csv:"ask" json:"ask,omitempty"`
+	// TLS says the load generator reached the server over TLS; false in
+	// files written before.
+	TLS bool `csv:"tls" json:"tls,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

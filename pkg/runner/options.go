@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Defaults: the reference script run_bench.hash.sh, and kvbench's own.
@@ -168,6 +169,10 @@ type Options struct {
 	// that holds keys before the run's first attempt on it; without it
 	// (or the target's allow_flush) such a server is refused.
 	AllowFlush bool
+	// TLS is the TLS settings of the redis, command and attach targets,
+	// which a target's tls: block overrides (target.Defaults.TLS); with
+	// TLS enabled, a kvstore target is refused.
+	TLS tlsconf.Options
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.
@@ -257,6 +262,12 @@ func (o Options) normalize() (Options, error) {
 		if *s == "" {
 			*s = v
 		}
+	}
+	if err := o.TLS.Validate(); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if o.TLS.Enabled && o.Agents > 1 {
+		return o, fmt.Errorf("%w: --agents with --tls: the agents are not given the TLS settings; measure in this process (--agents 0)", ErrOptions)
 	}
 	def(&o.Order, d.Order)
 	def(&o.Alloc, d.Alloc)

@@ -358,6 +358,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	info := inst.Info()
 	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	row.Shards = len(info.Nodes)
+	row.TLS = info.TLS != nil
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 
