@@ -312,10 +312,20 @@ func (c *sockConn) Write(b []byte) (int, error) {
 		}
 		return len(b), nil
 	}
-	c.out = append(c.out, b...)
-	if _, err := c.flush(); err != nil {
-		return 0, err
+	rest := b
+	for len(c.out) == 0 && len(rest) > 0 {
+		n, err := sysWrite(c.raw, c.fd, rest)
+		switch {
+		case n > 0:
+			rest = rest[n:]
+		case errors.Is(err, unix.EAGAIN):
+			c.out = append(c.out, rest...)
+			return len(b), nil
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return 0, err
+		}
 	}
+	c.out = append(c.out, rest...) // behind what already waits
 	return len(b), nil
 }
 
