@@ -145,8 +145,26 @@ samples get-P1-c50 "$N_P1" --mode get --pipeline 1 --connections 50 -- -t get -P
 [[ -n ${OUT:-} ]] && cat "$rows" >>"$OUT"
 
 python3 - "$rows" <<'PY'
-import csv, statistics, sys
+import csv, itertools, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+
+def utest(a, b):
+    """Two-sided exact Mann-Whitney U test (mid-ranks for ties), by
+    enumerating every split of the pooled samples."""
+    pooled = sorted(a + b)
+    rank = {}
+    for v in set(pooled):
+        idx = [i + 1 for i, x in enumerate(pooled) if x == v]
+        rank[v] = sum(idx) / len(idx)
+    ranks = [rank[v] for v in a + b]
+    n1, mean = len(a), len(a) * len(b) / 2
+    u = lambda r: sum(r) - n1 * (n1 + 1) / 2
+    obs = abs(u(ranks[:n1]) - mean)
+    splits = list(itertools.combinations(ranks, n1))
+    return sum(abs(u(s) - mean) >= obs - 1e-9 for s in splits) / len(splits)
+
+def runs(sc, cl, tr):
+    return [float(r["qps"]) for r in rows if (r["scenario"], r["client"], r["transport"]) == (sc, cl, tr)]
 med = {}
 print("| scenario | client | transport | QPS (median) | QPS runs | CPU s / Mreq (median) |")
 print("|---|---|---|---:|---|---:|")
@@ -161,11 +179,15 @@ for sc in scs:
             print(f"| {sc} | {cl} | {tr} | {med[sc, cl, tr][0]:,.0f} | {' '.join(f'{q:,.0f}' for q in qps)} "
                   f"| {med[sc, cl, tr][1]:.2f} |")
 print()
-print("| scenario | TLS: QPS kvbench / redis-benchmark | TLS: CPU/Mreq kvbench / redis-benchmark | cost of TLS, kvbench (plain / TLS QPS) | cost of TLS, redis-benchmark (plain / TLS QPS) |")
+print("| scenario | TLS: QPS kvbench / redis-benchmark (p) | TLS: CPU/Mreq kvbench / redis-benchmark | cost of TLS, kvbench: plain / TLS QPS (p) | cost of TLS, redis-benchmark: plain / TLS QPS (p) |")
 print("|---|---:|---:|---:|---:|")
 for sc in scs:
     kq, kc = med[sc, "kvbench", "tls"]
     rq, rc = med[sc, "redis-benchmark", "tls"]
-    print(f"| {sc} | {kq / rq:.2f} | {kc / rc:.2f} | {med[sc, 'kvbench', 'plain'][0] / kq:.2f} "
-          f"| {med[sc, 'redis-benchmark', 'plain'][0] / rq:.2f} |")
+    p = lambda a, b: f"{utest(runs(sc, *a), runs(sc, *b)):.3f}"
+    print(f"| {sc} | {kq / rq:.2f} ({p(('kvbench', 'tls'), ('redis-benchmark', 'tls'))}) | {kc / rc:.2f} "
+          f"| {med[sc, 'kvbench', 'plain'][0] / kq:.2f} ({p(('kvbench', 'plain'), ('kvbench', 'tls'))}) "
+          f"| {med[sc, 'redis-benchmark', 'plain'][0] / rq:.2f} ({p(('redis-benchmark', 'plain'), ('redis-benchmark', 'tls'))}) |")
+print()
+print("p: two-sided exact Mann-Whitney U test of the QPS runs.")
 PY
