@@ -182,6 +182,10 @@ func TestTLSErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	staleLeaf, err := ca.Issue("client", tlsconf.Client, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
 	oneWay := startTLSRedis(t, ca, server, false)
 	mutual := startTLSRedis(t, ca, server, true)
 	stale := startTLSRedis(t, ca, expired, false)
@@ -195,6 +199,7 @@ func TestTLSErrors(t *testing.T) {
 		{"expired server certificate", stale.addr, clientConfig(t, ca, tlsconf.Leaf{}), "the server's certificate is valid from"},
 		{"missing client certificate", mutual.addr, clientConfig(t, ca, tlsconf.Leaf{}), "client certificate: give --cert and --key"},
 		{"client certificate of another CA", mutual.addr, clientConfig(t, ca, strangerLeaf), "client certificate (--cert)"},
+		{"expired client certificate", mutual.addr, clientConfig(t, ca, staleLeaf), "client certificate (--cert)"},
 		{"plaintext server", oneWay.plain, clientConfig(t, ca, tlsconf.Leaf{}), "plaintext port"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
