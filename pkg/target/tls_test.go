@@ -130,3 +130,53 @@ func TestParseConfigTLSErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandAndAttachTLS runs redis-server as a command target serving
+// TLS on {port}, then attaches to it over TLS: both are ready, verified,
+// counted and flushed over TLS, and hand their client configuration on.
+func TestCommandAndAttachTLS(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	f, err := tlsconf.WriteFiles(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := tlsconf.Options{Enabled: true, CAFile: f.CA, CertFile: f.ClientCert, KeyFile: f.ClientKey}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCommand(CommandConfig{
+		Name: "redis-tls",
+		Command: []string{bin, "--port", "0", "--tls-port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}",
+			"--tls-cert-file", f.ServerCert, "--tls-key-file", f.ServerKey, "--tls-ca-cert-file", f.CA},
+		TLS:        client,
+		Strategies: []Strategy{{Name: "aof", Args: []string{"--save", "", "--appendonly", "yes"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, env := start(t, c, "aof")
+	defer stopAndCheck(t, inst, env)
+	info := inst.Info()
+	if info.TLS != client || !strings.Contains(info.Config, "appendonly=yes") {
+		t.Fatalf("command over TLS: TLS %v, config %q", info.TLS != nil, info.Config)
+	}
+	a, err := NewAttach(AttachConfig{Name: "attached", Addr: info.Addr, TLS: client, AllowFlush: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := dialClient(context.Background(), info.Addr, creds{tls: client}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.close()
+	if _, err := cl.do(time.Second, "SET", "someone's", "key"); err != nil {
+		t.Fatal(err)
+	}
+	ai, _ := start(t, a, "default")
+	if ai.Info().TLS != client || !ai.Info().Flushed {
+		t.Errorf("attach over TLS: TLS %v, flushed %v: want the client configuration and a flush", ai.Info().TLS != nil, ai.Info().Flushed)
+	}
+	if n, err := cl.keys(); err != nil || n != 0 {
+		t.Errorf("keys after the attach's FLUSHALL: %d, %v", n, err)
+	}
+}
