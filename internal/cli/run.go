@@ -127,7 +127,7 @@ The manual: docs/run.md.`,
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing")
-	addTLSFlags(f, &o.TLS, " to the redis, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
+	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
 	return cmd
 }
 

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/keyslot"
+	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
+	"github.com/redis/go-redis/v9"
 )
 
 // tlsServer is a redis-server serving TLS with certificates made by the
@@ -210,5 +213,70 @@ func TestTLSErrors(t *testing.T) {
 				t.Errorf("Run: %v, want one line with a *tlsconf.Error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestClusterTLS drives a Redis Cluster over TLS (tls-cluster yes, mutual
+// TLS): the topology, the prefill's connections to each master, the run's
+// links and, while a slot moves, the side connections that follow MOVED
+// and ASK all run over TLS.
+func TestClusterTLS(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	c, err := kvtarget.NewRedisCluster(kvtarget.RedisClusterConfig{
+		RedisConfig: kvtarget.RedisConfig{Bin: bin, TLS: kvtarget.RedisTLS{Enabled: true, Mutual: true}}, Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c.Desc().Strategy("none")
+	env := kvtarget.Env{Dir: t.TempDir(), Tracker: &kvtarget.Tracker{}}
+	inst, err := c.Start(context.Background(), s, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = inst.Stop(ctx)
+	})
+	info := inst.Info()
+	if info.TLS == nil || len(info.Nodes) != 2 {
+		t.Fatalf("cluster: TLS %v, masters %v", info.TLS != nil, info.Nodes)
+	}
+	ctx := context.Background()
+	const keyspace = 50_000
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster, cfg.TLS = info.Addr, true, info.TLS
+	cfg.Keyspace, cfg.Pipeline, cfg.Connections, cfg.Threads = keyspace, 32, 2, 2
+	if res, err := Prefill(ctx, cfg); err != nil || res.Sets != keyspace {
+		t.Fatalf("prefill: %d keys, %v", res.Sets, err)
+	}
+	node := func(addr string) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, TLSConfig: tlsconf.ForHost(info.TLS, "127.0.0.1")})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	src, dst := node(info.Nodes[0]), node(info.Nodes[1])
+	srcID, _ := src.Do(ctx, "CLUSTER", "MYID").Text()
+	dstID, _ := dst.Do(ctx, "CLUSTER", "MYID").Text()
+	slot := keyslot.Of(AppendKey(nil, cfg.KeyPrefix, keyspace, 0))
+	if slot >= ClusterSlots/2 { // a slot of master 0's
+		slot = keyslot.Of([]byte("{a}"))
+	}
+	cfg.Mode, cfg.Duration, cfg.Requests, cfg.VerifyGet = ModeGet, 1500*time.Millisecond, 0, true
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		done <- migrateSlot(ctx, src, dst, srcID, dstID, info.Nodes[1], slot)
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if res.Moved+res.Ask == 0 || res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
+		t.Errorf("moved %d, ask %d, %d misses, %d verify failures, errors %v: want redirects followed over TLS and nothing wrong",
+			res.Moved, res.Ask, res.Misses, res.VerifyFailures, res.Errors)
 	}
 }

@@ -169,7 +169,8 @@ type Options struct {
 	// that holds keys before the run's first attempt on it; without it
 	// (or the target's allow_flush) such a server is refused.
 	AllowFlush bool
-	// TLS is the TLS settings of the redis, command and attach targets,
+	// TLS is the TLS settings of the redis, redis-cluster, command and
+	// attach targets,
 	// which a target's tls: block overrides (target.Defaults.TLS); with
 	// TLS enabled, a kvstore target is refused.
 	TLS tlsconf.Options

@@ -48,9 +48,10 @@ type Defaults struct {
 	// (run --allow-flush); a target's allow_flush: true does it for one.
 	AllowFlush bool
 	// TLS is the command line's TLS settings (run --tls ...), the
-	// default of every redis, command and attach target; a target's tls:
-	// block overrides them. A redis target takes only Enabled from them.
-	// With TLS enabled, kvstore and redis-cluster entries are refused.
+	// default of every redis, redis-cluster, command and attach target; a
+	// target's tls:
+	// block overrides them. A redis or redis-cluster target takes only
+	// Enabled from them. With TLS enabled, kvstore entries are refused.
 	TLS tlsconf.Options
 }
 
@@ -86,9 +87,9 @@ type Defaults struct {
 //	    allow_flush: true       # may delete the keys it holds (default false)
 //	    cluster: false          # true: a Redis Cluster, addr and addrs its seeds
 //	    strategies: [as_configured]           # labels, or name: {persistence, expect}
-//	    tls:                    # redis, command, attach: over TLS (overrides run --tls ...)
+//	    tls:                    # redis, redis-cluster, command, attach: over TLS (overrides run --tls ...)
 //	      cacert: ca.crt        # enabled (default true), cacert, cert, key, sni, insecure;
-//	      cert: client.crt      # a redis target: enabled, mutual (default true),
+//	      cert: client.crt      # redis, redis-cluster: enabled, mutual (default true),
 //	      key: client.key       # with certificates kvbench makes per instance
 //
 // A relative executable path (command's first word with a slash, bin) is
@@ -307,6 +308,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		c.Bin = or(p.path(t.Bin), c.Bin)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
+		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}

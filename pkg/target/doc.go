@@ -46,12 +46,14 @@
 //
 // # TLS
 //
-// A redis, command or attach target may be reached over TLS (RedisConfig.TLS,
-// CommandConfig.TLS, AttachConfig.TLS; a target file's tls: block). Every
+// A redis, redis-cluster, command or attach target may be reached over TLS
+// (RedisConfig.TLS, CommandConfig.TLS, AttachConfig.TLS; a target file's
+// tls: block). Every
 // connection to it then goes through tlsconf.Dial with that configuration,
 // readiness and verification included, and Info.TLS hands it to the load
 // generator. A redis target over TLS makes its CA and certificates in the
-// instance's directory (tlsconf.WriteFiles) and listens on tls-port only.
-// The kvstore and redis-cluster targets serve plaintext only: TLS for them
-// is refused when the target file is read.
+// instance's directory (tlsconf.WriteFiles) and listens on tls-port only;
+// a redis-cluster's nodes share one set and also run their cluster bus and
+// replication over TLS. The kvstore serves plaintext only: TLS for it is
+// refused when the target file is read.
 package target

@@ -23,20 +23,20 @@ type tlsYAML struct {
 }
 
 // The keys of a tls: block: a client's for attach and command targets;
-// for a redis target, whose certificates kvbench makes, enabled and
-// mutual.
+// for a redis or redis-cluster target, whose certificates kvbench makes,
+// enabled and mutual.
 var (
 	tlsClientKeys = []string{"enabled", "cacert", "cert", "key", "sni", "insecure"}
 	tlsRedisKeys  = []string{"enabled", "mutual"}
 )
 
 // tlsBlock reads the tls: block of target entry n (if any) over the
-// defaults d. kind's allowed keys are checked; for kinds that speak
-// plaintext only, TLS from the block or from d is refused.
+// defaults d. kind's allowed keys are checked; for the kvstore, which
+// speaks plaintext only, TLS from the block or from d is refused.
 func (p *configParser) tlsBlock(n *yaml.Node, kind Kind, d tlsconf.Options) (tlsconf.Options, bool, error) {
 	o, mutual := d, true // redis-server's default: tls-auth-clients yes
 	b := mapValue(n, "tls")
-	if kind == KindKvstore || kind == KindRedisCluster {
+	if kind == KindKvstore {
 		at := n
 		if b != nil {
 			at = b
@@ -50,7 +50,7 @@ func (p *configParser) tlsBlock(n *yaml.Node, kind Kind, d tlsconf.Options) (tls
 		return o, mutual, nil
 	}
 	allowed := tlsClientKeys
-	if kind == KindRedis {
+	if kind == KindRedis || kind == KindRedisCluster {
 		allowed = tlsRedisKeys
 	}
 	if err := p.keys(b, "tls", allowed...); err != nil {
@@ -102,5 +102,5 @@ func (p *configParser) clientTLS(n *yaml.Node, o tlsconf.Options) (*tls.Config, 
 
 // hasTLSKey reports whether kind's entries may have a tls: block.
 func hasTLSKey(kind Kind) bool {
-	return slices.Contains([]Kind{KindRedis, KindCommand, KindAttach}, kind)
+	return slices.Contains([]Kind{KindRedis, KindRedisCluster, KindCommand, KindAttach}, kind)
 }

@@ -115,7 +115,7 @@ func TestParseConfigTLSErrors(t *testing.T) {
 	}{
 		{"kvstore block", "targets:\n  - kind: kvstore\n    tls: {}\n", tlsconf.Options{}, "t.yaml:3: a kvstore target cannot be measured over TLS"},
 		{"kvstore with --tls", "targets:\n  - kind: kvstore\n", on, "t.yaml:2: a kvstore target cannot be measured over TLS"},
-		{"cluster with --tls", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n", on, "a redis-cluster target cannot be measured over TLS"},
+		{"cluster cacert", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    tls: {cacert: x}\n", tlsconf.Options{}, `t.yaml:4: tls: unknown key "cacert"`},
 		{"redis cacert", "targets:\n  - kind: redis\n    tls: {cacert: x}\n", tlsconf.Options{}, `t.yaml:3: tls: unknown key "cacert"`},
 		{"cert without key", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    tls: {cert: c.crt}\n", tlsconf.Options{}, "t.yaml:5: tls: --cert and --key go together"},
 		{"missing CA file", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    tls: {cacert: /nonexistent/ca.crt}\n", tlsconf.Options{}, "t.yaml:5: tls: --cacert: open /nonexistent/ca.crt"},

@@ -39,7 +39,7 @@ type Usage int
 // The usages.
 const (
 	// Server certificates carry the loopback addresses and localhost as
-	// SANs.
+	// SANs, and serve as client certificates too (between servers).
 	Server Usage = iota
 	// Client certificates authenticate a client to a server (mutual TLS).
 	Client
@@ -87,7 +87,9 @@ func (ca *CA) Issue(name string, u Usage, notBefore, notAfter time.Time) (Leaf, 
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	if u == Server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		// Client use too: redis-server presents this certificate when it
+		// connects to another node's cluster bus or to its master.
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 		tmpl.DNSNames = []string{"localhost"}
 		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
 	}
