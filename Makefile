@@ -73,6 +73,12 @@ bench-serve: build deps
 bench-loadgen: build deps
 	bench/loadgen.sh
 
+# kvbench bench --tls against redis-benchmark --tls, same TLS redis-server,
+# and what TLS costs each against plaintext; SAMPLES per scenario (default 5).
+.PHONY: bench-tls
+bench-tls: build deps
+	KVBENCH=bin/kvbench bench/tls.sh
+
 # The whole load space: value size × pipeline × connections, for the server
 # (kvstore vs redis) and the generator (kvbench vs redis-benchmark).
 # SAMPLES per cell (default 5), PERSIST=everysec; see bench/matrix.sh.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -29,6 +30,7 @@ type benchOptions struct {
 	commands      commandList
 	workload      string
 	listWorkloads bool
+	tls           tlsconf.Options
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []loadgen.Test
 	// Prefill writes this agent's share of the keyspace before the run.
@@ -73,6 +75,7 @@ verification), 2 for a usage error.`,
   kvbench bench --tests set,get,lpush,lrange_100 --connections 50 --pipeline 16
   kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
+  kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -125,6 +128,7 @@ verification), 2 for a usage error.`,
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
+	addTLSFlags(f, &o.tls, "")
 	return cmd
 }
 
@@ -169,13 +173,18 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		}
 		c.StartAt = t
 	}
+	tc, err := o.tls.Config()
+	if err != nil {
+		return err
+	}
+	c.TLS = tc
 	if o.Output != loadgen.FormatText && o.Output != loadgen.FormatJSON {
 		return fmt.Errorf("--output %q: want text or json", o.Output)
 	}
 	if err := o.validateWorkload(f); err != nil {
 		return err
 	}
-	_, err := c.Normalize()
+	_, err = c.Normalize()
 	return err
 }
 
@@ -216,6 +225,9 @@ func parseSegment(s string, lookup func(string) (string, bool)) (i, n int, err e
 // --prefill it first writes the keyspace (or its segment's share).
 func runBench(ctx context.Context, o *benchOptions) error {
 	c := o.Config
+	if o.tls.Insecure {
+		fmt.Fprintln(o.ErrOut, "warning:", tlsconf.InsecureWarning)
+	}
 	if !c.StartAt.IsZero() && time.Until(c.StartAt) < -loadgen.MaxStartLate {
 		return fmt.Errorf("--start-at %s: %w", c.StartAt.Format(time.RFC3339Nano), loadgen.ErrLateStart)
 	}

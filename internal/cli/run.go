@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/runner"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // ExitInterrupted is the exit status of an interrupted run (128 + SIGINT).
@@ -133,6 +134,7 @@ The manual: docs/run.md.`,
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing")
+	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
 	return cmd
 }
 
@@ -140,6 +142,9 @@ The manual: docs/run.md.`,
 func runRun(ctx context.Context, o *runOptions) error {
 	if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.Live = true
+	}
+	if o.TLS.Insecure {
+		fmt.Fprintln(o.ErrOut, "warning:", tlsconf.InsecureWarning)
 	}
 	o.Tracker = &target.Tracker{}
 	stop := killOnSecondSignal(o.Tracker, o.ErrOut)

@@ -138,7 +138,7 @@ func TestBenchWorkload(t *testing.T) {
 	if code != 2 || stdout != "" || !strings.Contains(stderr, bad+`:3: "lots": want a whole number`) {
 		t.Errorf("bad file: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if b, err := loadgen.Query(r.Addr, "", time.Second, "EXISTS", "l"); err != nil || string(b) != ":0\r\n" {
+	if b, err := loadgen.Query(r.Addr, "", nil, time.Second, "EXISTS", "l"); err != nil || string(b) != ":0\r\n" {
 		t.Errorf("EXISTS l: %q %v: the bad file's LPUSH ran", b, err)
 	}
 }
@@ -161,7 +161,7 @@ func TestBenchGaussianKeys(t *testing.T) {
 		t.Errorf("%d keys written, want 5 to 21", n)
 	}
 	for _, k := range []string{"g:490", "g:510"} {
-		if b, err := loadgen.Query(r.Addr, "", time.Second, "EXISTS", k); err != nil || string(b) != ":0\r\n" {
+		if b, err := loadgen.Query(r.Addr, "", nil, time.Second, "EXISTS", k); err != nil || string(b) != ":0\r\n" {
 			t.Errorf("EXISTS %s: %q %v, want :0", k, b, err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestBenchListWorkloads(t *testing.T) {
 // dbsize is the number of keys of the server at addr.
 func dbsize(t *testing.T, addr string) int {
 	t.Helper()
-	b, err := loadgen.Query(addr, "", time.Second, "DBSIZE")
+	b, err := loadgen.Query(addr, "", nil, time.Second, "DBSIZE")
 	if err != nil {
 		t.Fatal(err)
 	}

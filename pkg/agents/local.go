@@ -30,6 +30,9 @@ const (
 // its password, Progress, segment and start: RunLocal adds those). It is
 // the inverse of bench's flag parsing for every Config field a flag sets.
 func BenchArgs(cfg loadgen.Config) ([]string, error) {
+	if cfg.TLS != nil {
+		return nil, errors.New("TLS settings cannot be passed to agents")
+	}
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("address %q: %w", cfg.Addr, err)

@@ -328,7 +328,7 @@ func cmpStr(a, b string) int {
 
 // sameSettings checks that every row of both sides was measured with the
 // same load: requests, pipeline, keyspace, value size and connections,
-// against the same number of cluster shards.
+// against the same number of cluster shards, over TLS or not alike.
 func sameSettings(sc Scenario, old, new []results.Row) error {
 	settings := []struct {
 		name string
@@ -340,6 +340,7 @@ func sameSettings(sc Scenario, old, new []results.Row) error {
 		{"value_size", func(r *results.Row) int64 { return int64(r.ValueSize) }},
 		{"connections", func(r *results.Row) int64 { return int64(r.Connections) }},
 		{"shards", func(r *results.Row) int64 { return int64(r.Shards) }},
+		{"tls (1: over TLS)", func(r *results.Row) int64 { return int64(b2i(r.TLS)) }},
 	}
 	ref := &old[0]
 	for _, s := range settings {
@@ -355,6 +356,13 @@ func sameSettings(sc Scenario, old, new []results.Row) error {
 		}
 	}
 	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // values returns the rows' figures of a metric, rounded to 2 decimals as

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -16,7 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/resp"
-	"golang.org/x/sys/unix"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // ClusterSlots is the number of hash slots of a Redis Cluster.
@@ -41,13 +42,13 @@ type Topology struct {
 
 // FetchTopology reads the slot map with CLUSTER SLOTS from the first of
 // seeds that answers.
-func FetchTopology(ctx context.Context, seeds []string, password string, timeout time.Duration) (*Topology, error) {
+func FetchTopology(ctx context.Context, seeds []string, password string, tlsCfg *tls.Config, timeout time.Duration) (*Topology, error) {
 	if len(seeds) == 0 {
 		return nil, errors.New("cluster: no seed address")
 	}
 	var errs []error
 	for _, seed := range seeds {
-		t, err := fetchTopology(ctx, seed, password, timeout)
+		t, err := fetchTopology(ctx, seed, password, tlsCfg, timeout)
 		if err == nil {
 			return t, nil
 		}
@@ -56,8 +57,8 @@ func FetchTopology(ctx context.Context, seeds []string, password string, timeout
 	return nil, fmt.Errorf("cluster topology: %w", errors.Join(errs...))
 }
 
-func fetchTopology(ctx context.Context, addr, password string, timeout time.Duration) (*Topology, error) {
-	cl, err := dialNode(ctx, addr, password, timeout)
+func fetchTopology(ctx context.Context, addr, password string, tlsCfg *tls.Config, timeout time.Duration) (*Topology, error) {
+	cl, err := dialNode(ctx, addr, password, tlsCfg, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +161,8 @@ type nodeClient struct {
 	in   []byte
 }
 
-func dialNode(ctx context.Context, addr, password string, timeout time.Duration) (*nodeClient, error) {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+func dialNode(ctx context.Context, addr, password string, tlsCfg *tls.Config, timeout time.Duration) (*nodeClient, error) {
+	conn, err := tlsconf.Dial(ctx, addr, tlsCfg, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +415,7 @@ func (c *conn) side(addr string) (*nodeClient, error) {
 	if cl := cr.sides[addr]; cl != nil {
 		return cl, nil
 	}
-	cl, err := dialNode(context.Background(), addr, c.p.cfg.Password, c.p.cfg.ConnectTimeout)
+	cl, err := dialNode(context.Background(), addr, c.p.cfg.Password, c.p.cfg.TLS, c.p.cfg.ConnectTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
@@ -454,7 +454,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}
-	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.ConnectTimeout)
+	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.TLS, cfg.ConnectTimeout)
 	if err != nil {
 		return res, fmt.Errorf("prefill: %w", err)
 	}
@@ -483,7 +483,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 		return sum, nil
 	}
 	for i, addr := range topo.Masters {
-		if nodes[i], err = dialNode(ctx, addr, cfg.Password, cfg.ConnectTimeout); err != nil {
+		if nodes[i], err = dialNode(ctx, addr, cfg.Password, cfg.TLS, cfg.ConnectTimeout); err != nil {
 			return res, fmt.Errorf("prefill: connect to %s: %w", addr, err)
 		}
 	}
@@ -576,7 +576,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}
-	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.ConnectTimeout)
+	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.TLS, cfg.ConnectTimeout)
 	if err != nil {
 		return err
 	}
@@ -589,7 +589,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
 		for m, addr := range topo.Masters {
-			fd, err := dial(ctx, addr, cfg.Password, cfg.ConnectTimeout)
+			l, err := dial(ctx, addr, &cfg)
 			if err != nil {
 				return fmt.Errorf("connect to %s: %w", addr, err)
 			}
@@ -606,8 +606,8 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			c := newConn(r.plan, g*S+m, cfg.Connections*S, w.nodeHist[m])
 			c.keys = newKeyGen(&r.cfg, g, cfg.Connections)
 			c.route = &connRoute{rt: r.route, node: int32(m)}
-			if err := w.add(c, fd); err != nil {
-				unix.Close(fd)
+			if err := w.add(c, l); err != nil {
+				l.close()
 				return err
 			}
 			r.conns = append(r.conns, w.socks[len(w.socks)-1])

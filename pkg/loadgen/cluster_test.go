@@ -57,7 +57,7 @@ func redisNode(t *testing.T, addr string) *redis.Client {
 func TestClusterSetGet(t *testing.T) {
 	info := startCluster(t, 3)
 	ctx := context.Background()
-	topo, err := FetchTopology(ctx, []string{info.Addr}, "", time.Second)
+	topo, err := FetchTopology(ctx, []string{info.Addr}, "", nil, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

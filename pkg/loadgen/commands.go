@@ -2,15 +2,17 @@ package loadgen
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Placeholders of a Command's arguments. Every occurrence is a new draw
@@ -440,7 +442,7 @@ func CheckCommands(cfg Config, names []string) error {
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout
 	}
-	b, err := Query(cfg.Addr, cfg.Password, timeout, append([]string{"COMMAND", "INFO"}, uniq...)...)
+	b, err := Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, append([]string{"COMMAND", "INFO"}, uniq...)...)
 	if err != nil {
 		return err
 	}
@@ -485,9 +487,10 @@ func commandNames(cmds []Command) []string {
 }
 
 // Query sends one command to addr on a new connection (after AUTH when
-// password is set) and returns its whole reply, raw.
-func Query(addr, password string, timeout time.Duration, args ...string) ([]byte, error) {
-	nc, err := net.DialTimeout("tcp", addr, timeout)
+// password is set), over TLS when tlsCfg is set, and returns its whole
+// reply, raw.
+func Query(addr, password string, tlsCfg *tls.Config, timeout time.Duration, args ...string) ([]byte, error) {
+	nc, err := tlsconf.Dial(context.Background(), addr, tlsCfg, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"runtime"
@@ -110,6 +111,10 @@ type Config struct {
 	Addr string
 	// Password, when set, is sent with AUTH on every connection.
 	Password string
+	// TLS, when set, runs every connection over TLS with this
+	// configuration (tlsconf.Options.Config makes one); nil is plaintext.
+	// A Result decoded from JSON has an empty one when its run used TLS.
+	TLS *tls.Config
 	// Cluster drives a Redis Cluster: the slot map is read from Addr (or
 	// ClusterSeeds), Connections is per master, and every request goes to
 	// its key's master (see cluster.go).

@@ -2,51 +2,83 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strconv"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"golang.org/x/sys/unix"
 )
 
-// dial connects a non-blocking TCP socket to addr within timeout, sets
-// TCP_NODELAY and authenticates with password if set. The socket is raw
-// (not a net.Conn) because the workers drive it with their own epoll loop.
-func dial(ctx context.Context, addr, password string, timeout time.Duration) (fd int, err error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// dial connects a non-blocking TCP socket to addr within
+// cfg.ConnectTimeout, sets TCP_NODELAY, runs the TLS handshake when
+// cfg.TLS is set, and authenticates with cfg.Password if set. The socket
+// is raw (not a net.Conn) because the workers drive it with their own
+// epoll loop; TLS runs over it in the same loop (see link).
+func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
-		return -1, err
+		return link{}, err
 	}
 	port, err := strconv.ParseUint(portStr, 10, 16)
 	if err != nil {
-		return -1, fmt.Errorf("port %q: %w", portStr, err)
+		return link{}, fmt.Errorf("port %q: %w", portStr, err)
 	}
 	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return -1, err
+		return link{}, err
 	}
-	for _, ip := range ips {
+	fd := -1
+	var ip netip.Addr
+	for _, ip = range ips {
 		fd, err = connect(ctx, ip.Unmap(), int(port))
 		if err == nil {
 			break
 		}
 	}
 	if err != nil {
-		return -1, err
+		return link{}, err
 	}
-	if password != "" {
-		if err := auth(ctx, fd, password); err != nil {
+	sc := &sockConn{fd: fd, raw: rawSyscalls, ctx: ctx, remote: net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip.Unmap(), uint16(port)))}
+	l := link{fd: fd}
+	var rw io.ReadWriter = sc
+	if cfg.TLS != nil {
+		tc, err := tlsconf.Handshake(ctx, sc, cfg.TLS, addr)
+		if err != nil {
 			unix.Close(fd)
-			return -1, err
+			return link{}, err
+		}
+		l.tls = &tlsLink{conn: tc, sock: sc}
+		rw = tc
+	}
+	switch {
+	case cfg.Password != "":
+		err = auth(rw, cfg.Password)
+	case cfg.TLS != nil:
+		// A TLS 1.3 server checks the client's certificate after the
+		// client's handshake is over: one round trip makes a refusal an
+		// error of the dial, not of the run.
+		if _, err = roundTrip(rw, resp.AppendCommandString(nil, "PING")); err != nil {
+			err = fmt.Errorf("PING: %w", err)
 		}
 	}
-	return fd, nil
+	if err != nil {
+		unix.Close(fd)
+		if cfg.TLS != nil {
+			err = tlsconf.ExplainFirstReply(err, len(cfg.TLS.Certificates) > 0)
+		}
+		return link{}, err
+	}
+	sc.ctx = nil
+	return l, nil
 }
 
 func connect(ctx context.Context, ip netip.Addr, port int) (int, error) {
@@ -104,49 +136,220 @@ func waitFd(ctx context.Context, fd int, events int16) error {
 
 // auth sends AUTH and checks the reply, before the connection joins the
 // run.
-func auth(ctx context.Context, fd int, password string) error {
-	req := resp.AppendCommandString(nil, "AUTH", password)
-	for len(req) > 0 {
-		if err := waitFd(ctx, fd, unix.POLLOUT); err != nil {
-			return fmt.Errorf("auth: %w", err)
-		}
-		n, err := unix.Write(fd, req)
-		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("auth: %w", err)
-		}
-		if n > 0 {
-			req = req[n:]
-		}
+func auth(rw io.ReadWriter, password string) error {
+	r, err := roundTrip(rw, resp.AppendCommandString(nil, "AUTH", password))
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	if r.Type == resp.TypeError {
+		return fmt.Errorf("auth: server replied %q", r.Data)
+	}
+	return nil
+}
+
+// roundTrip writes req, one request, and returns its reply, of at most
+// 512 bytes.
+func roundTrip(rw io.ReadWriter, req []byte) (resp.Reply, error) {
+	if _, err := rw.Write(req); err != nil {
+		return resp.Reply{}, err
 	}
 	buf := make([]byte, 0, 512)
 	for {
-		if err := waitFd(ctx, fd, unix.POLLIN); err != nil {
-			return fmt.Errorf("auth: waiting for the reply: %w", err)
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("auth: %w", err)
-		}
-		if n == 0 {
-			return errors.New("auth: server closed the connection")
-		}
+		n, err := rw.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		r, m, err := resp.ParseReply(buf, 0)
-		if err != nil {
-			return fmt.Errorf("auth: %w", err)
-		}
-		if m == 0 {
-			if len(buf) == cap(buf) {
-				return errors.New("auth: reply too long")
+		if n == 0 {
+			if err == nil {
+				err = io.EOF
 			}
-			continue
+			return resp.Reply{}, err
 		}
-		if r.Type == resp.TypeError {
-			return fmt.Errorf("auth: server replied %q", r.Data)
+		r, m, perr := resp.ParseReply(buf, 0)
+		if perr != nil {
+			return r, perr
 		}
-		return nil
+		if m > 0 {
+			return r, nil
+		}
+		if len(buf) == cap(buf) {
+			return r, errors.New("reply too long")
+		}
 	}
 }
+
+// link is one server connection as the epoll loops drive it: a
+// non-blocking socket, and when the run asks for TLS, crypto/tls running
+// over that socket in the same loop (tls), without a goroutine of its own.
+type link struct {
+	fd  int
+	tls *tlsLink // nil: plaintext
+}
+
+func (l link) close() { unix.Close(l.fd) }
+
+// read reads what has arrived into b without waiting: n > 0, or 0 and
+// unix.EAGAIN when nothing has, or 0 and nil at the end of the stream.
+func (l link) read(raw bool, b []byte) (int, error) {
+	if l.tls == nil {
+		return sysRead(raw, l.fd, b)
+	}
+	return l.tls.read(b)
+}
+
+// write writes a prefix of b without waiting, or returns unix.EAGAIN when
+// the socket takes nothing. With TLS it takes the whole of b: the
+// ciphertext the socket does not take waits in the link (pending), and
+// until it has gone, write takes nothing more.
+func (l link) write(raw bool, b []byte) (int, error) {
+	if l.tls == nil {
+		return sysWrite(raw, l.fd, b)
+	}
+	return l.tls.write(b)
+}
+
+// pending says TLS ciphertext waits for the socket: the caller must
+// wait for POLLOUT and call read or write again.
+func (l link) pending() bool { return l.tls != nil && len(l.tls.sock.out) > 0 }
+
+// tlsLink is crypto/tls's client over a non-blocking socket. crypto/tls
+// keeps a partial record it has read and tries again on the next Read
+// when the connection's error is temporary (a net.Error timeout, as for a
+// deadline): sockConn reports an empty socket that way (errWouldBlock),
+// so a Read returns what complete records hold and never blocks. A
+// failed write would be fatal to crypto/tls, so sockConn takes every
+// byte, queuing what the socket does not take (sockConn.out) until
+// EPOLLOUT.
+type tlsLink struct {
+	conn *tls.Conn
+	sock *sockConn
+}
+
+func (t *tlsLink) read(b []byte) (int, error) {
+	if _, err := t.sock.flush(); err != nil {
+		return 0, err
+	}
+	n, err := t.conn.Read(b)
+	switch {
+	case n > 0:
+		return n, nil // an error comes back on the next call
+	case errors.Is(err, errWouldBlock):
+		return 0, unix.EAGAIN
+	case errors.Is(err, io.EOF):
+		return 0, nil
+	}
+	return 0, tlsconf.Explain(err)
+}
+
+func (t *tlsLink) write(b []byte) (int, error) {
+	if more, err := t.sock.flush(); err != nil || more {
+		if err == nil {
+			err = unix.EAGAIN
+		}
+		return 0, err
+	}
+	if _, err := t.conn.Write(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// errWouldBlock is sockConn's empty socket: a temporary net.Error, which
+// crypto/tls does not keep as the connection's error.
+var errWouldBlock error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "would block" }
+func (wouldBlock) Timeout() bool   { return true }
+func (wouldBlock) Temporary() bool { return true }
+
+// sockConn is the net.Conn crypto/tls runs over: a non-blocking socket.
+// With ctx set (the handshake and AUTH, before the run) it waits for the
+// socket within ctx; without, Read returns errWouldBlock and Write queues
+// in out what the socket does not take.
+type sockConn struct {
+	fd     int
+	raw    bool
+	ctx    context.Context
+	remote net.Addr
+	out    []byte
+}
+
+func (c *sockConn) Read(b []byte) (int, error) {
+	for {
+		n, err := sysRead(c.raw, c.fd, b)
+		switch {
+		case n > 0:
+			return n, nil
+		case err == nil:
+			return 0, io.EOF
+		case errors.Is(err, unix.EINTR):
+		case !errors.Is(err, unix.EAGAIN):
+			return 0, err
+		case c.ctx == nil:
+			return 0, errWouldBlock
+		default:
+			if err := waitFd(c.ctx, c.fd, unix.POLLIN); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+func (c *sockConn) Write(b []byte) (int, error) {
+	if c.ctx != nil {
+		for rest := b; len(rest) > 0; {
+			n, err := sysWrite(c.raw, c.fd, rest)
+			switch {
+			case n > 0:
+				rest = rest[n:]
+			case errors.Is(err, unix.EAGAIN):
+				if err := waitFd(c.ctx, c.fd, unix.POLLOUT); err != nil {
+					return 0, err
+				}
+			case err != nil && !errors.Is(err, unix.EINTR):
+				return 0, err
+			}
+		}
+		return len(b), nil
+	}
+	rest := b
+	for len(c.out) == 0 && len(rest) > 0 {
+		n, err := sysWrite(c.raw, c.fd, rest)
+		switch {
+		case n > 0:
+			rest = rest[n:]
+		case errors.Is(err, unix.EAGAIN):
+			c.out = append(c.out, rest...)
+			return len(b), nil
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return 0, err
+		}
+	}
+	c.out = append(c.out, rest...) // behind what already waits
+	return len(b), nil
+}
+
+// flush writes what it can of out, and says whether some is left.
+func (c *sockConn) flush() (more bool, err error) {
+	for len(c.out) > 0 {
+		n, err := sysWrite(c.raw, c.fd, c.out)
+		switch {
+		case n > 0:
+			c.out = c.out[:copy(c.out, c.out[n:])]
+		case errors.Is(err, unix.EAGAIN):
+			return true, nil
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// Close does nothing: the link owns the socket and closes it.
+func (c *sockConn) Close() error { return nil }
+
+func (c *sockConn) LocalAddr() net.Addr                { return nil }
+func (c *sockConn) RemoteAddr() net.Addr               { return c.remote }
+func (c *sockConn) SetDeadline(_ time.Time) error      { return nil }
+func (c *sockConn) SetReadDeadline(_ time.Time) error  { return nil }
+func (c *sockConn) SetWriteDeadline(_ time.Time) error { return nil }

@@ -25,21 +25,53 @@
 // stamped once before its write(2), and every reply in a chunk once when
 // its read(2) returns.
 //
-// # Clusters: one connection layer
+// # One connection layer: plaintext, TLS and cluster routing
+//
+// Every connection of a run is a link (dial.go): a non-blocking socket
+// that dial connects, and for Config.TLS the crypto/tls client running
+// over that same socket inside the worker's epoll loop. The batches,
+// pipelining, reply parsing and latency accounting (conn.go) never see the
+// difference: a worker reads plaintext into the connection's buffer and
+// writes plaintext from it, through two branches (receive, flush) that a
+// plaintext connection takes straight to read(2) and write(2).
+//
+// crypto/tls wants a net.Conn; sockConn is one over the raw socket. Before
+// the run (handshake, AUTH, and with TLS one PING, so that a TLS 1.3
+// server refusing the client's certificate fails the dial, not the run)
+// it waits with poll(2). In the run it never blocks: an empty socket is a
+// temporary net.Error, which crypto/tls reports without keeping it as the
+// connection's error, a partial record staying buffered for the next Read;
+// a write takes every byte, and what the socket does not take waits in the
+// link until EPOLLOUT (crypto/tls would treat a short write as fatal).
+// Since records crypto/tls has already read would not wake epoll_wait, a
+// TLS connection reads until the socket says EAGAIN: one more read(2) per
+// burst of replies, the only system call plaintext does not make. Each
+// TLS record costs its encryption and nothing else: no goroutine, no
+// channel, no copy through a socketpair. The alternative considered, a
+// goroutine per TLS connection bridged to the loop through a socketpair,
+// would add two system calls and two goroutine hand-offs per batch in
+// each direction on top of the same encryption; the in-loop design does
+// no more work than plaintext beyond the crypto by construction, and it
+// meets the goal against redis-benchmark --tls (BENCHMARKS.md, "TLS").
 //
 // With Config.Cluster the slot map comes from CLUSTER SLOTS, and each
-// connection g of Connections becomes one socket per master, each taking
+// connection g of Connections becomes one link per master, each taking
 // the keys of g's stripe (the seeded permutation over the whole keyspace)
 // that its master serves, by CRC16 of the key or its hash tag: so every
 // request goes to its key's master, and the epoll loop, batches and reply
 // parsing are those of a single server. The redirects are rare (a slot
 // being moved): a MOVED, ASK, TRYAGAIN or CLUSTERDOWN reply is resent on a
-// blocking side connection to the node named, following further
-// redirects up to a bound, and counted (Result.Moved, Result.Ask); MOVED
-// also updates the slot map every connection filters by. A socket's keys
-// are a filtered share of its stripe, so a ModeSet permutation run no
-// longer writes each key exactly once; Prefill writes each key to its
-// master, and DBSIZE is summed over the masters. Dialing (dial.go for the
-// sockets, dialNode for the side connections) is the one place a TLS
-// handshake would plug in.
+// blocking side connection to the node named (dialNode, a net.Conn from
+// tlsconf.Dial, TLS like the run's), following further redirects up to a
+// bound, and counted (Result.Moved, Result.Ask); MOVED also updates the
+// slot map every connection filters by. A link's keys are a filtered
+// share of its stripe, so a ModeSet permutation run no longer writes each
+// key exactly once; Prefill writes each key to its master, and DBSIZE is
+// summed over the masters.
+//
+// Every other connection kvbench makes goes through the same two dial
+// functions with the same TLS configuration: Prefill through dial,
+// Query (COMMAND INFO, the tests' checks) and the topology through
+// tlsconf.Dial, and package target's readiness, CONFIG GET, FLUSHALL,
+// INFO samples and quiet waits through tlsconf.Dial as well.
 package loadgen

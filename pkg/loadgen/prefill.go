@@ -80,13 +80,13 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Cluster {
 		return prefillCluster(ctx, cfg)
 	}
-	fd, err := dial(ctx, cfg.Addr, cfg.Password, cfg.ConnectTimeout)
+	l, err := dial(ctx, cfg.Addr, &cfg)
 	if err != nil {
 		return res, fmt.Errorf("prefill: connect to %s: %w", cfg.Addr, err)
 	}
-	defer unix.Close(fd)
+	defer l.close()
 	defer lendProcs(1)()
-	f := newFiller(ctx, fd, &cfg)
+	f := newFiller(ctx, l, &cfg)
 	f.lo, f.hi = PrefillRange(cfg)
 
 	var before int64
@@ -132,7 +132,7 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 type filler struct {
 	ctx  context.Context
 	cfg  *Config
-	fd   int
+	l    link
 	mset bool // one MSET per perCmd keys, else one SetCmd per key
 
 	// A command is cmdHead (or an MSET header), then per key keyHead,
@@ -148,8 +148,8 @@ type filler struct {
 	last time.Time // the last bytes read or written
 }
 
-func newFiller(ctx context.Context, fd int, cfg *Config) *filler {
-	f := &filler{ctx: ctx, cfg: cfg, fd: fd, width: KeyWidth(cfg.Keyspace), rbuf: make([]byte, 0, readBufSize)}
+func newFiller(ctx context.Context, l link, cfg *Config) *filler {
+	f := &filler{ctx: ctx, cfg: cfg, l: l, width: KeyWidth(cfg.Keyspace), rbuf: make([]byte, 0, readBufSize)}
 	f.mset = strings.EqualFold(cfg.SetCmd, "SET")
 	f.perCmd = 1
 	if f.mset {
@@ -248,7 +248,7 @@ func (f *filler) fill(res *Result) error {
 // write writes b whole, reading what the server sends meanwhile.
 func (f *filler) write(b []byte) error {
 	for len(b) > 0 {
-		n, err := sysWrite(rawSyscalls, f.fd, b)
+		n, err := f.l.write(rawSyscalls, b)
 		switch {
 		case n > 0:
 			b = b[n:]
@@ -285,7 +285,7 @@ func (f *filler) read() (int, error) {
 		}
 	}
 	for {
-		n, err := sysRead(rawSyscalls, f.fd, f.rbuf[len(f.rbuf):cap(f.rbuf)])
+		n, err := f.l.read(rawSyscalls, f.rbuf[len(f.rbuf):cap(f.rbuf)])
 		switch {
 		case n > 0:
 			f.rbuf = f.rbuf[:len(f.rbuf)+n]
@@ -313,7 +313,10 @@ func (f *filler) wait(events int16) error {
 		if left <= 0 {
 			return fmt.Errorf("no reply for %v", f.cfg.Timeout)
 		}
-		n, err := pollFd(rawSyscalls, f.fd, events, min(left, maxWait))
+		if f.l.pending() {
+			events |= unix.POLLOUT // TLS ciphertext to write (see link)
+		}
+		n, err := pollFd(rawSyscalls, f.l.fd, events, min(left, maxWait))
 		switch {
 		case errors.Is(err, unix.EINTR):
 			// Most likely a preemption signal: yield, since a raw

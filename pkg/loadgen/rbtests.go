@@ -159,7 +159,7 @@ func prepareTest(ctx context.Context, cfg Config, test string, wrote bool) error
 // 12-digit numbers, so they hardly meet those of the keyspace.
 func fillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd Command) error {
 	for range 3 {
-		b, err := Query(cfg.Addr, cfg.Password, max(cfg.ConnectTimeout, DefaultConnectTimeout), lenCmd, key)
+		b, err := Query(cfg.Addr, cfg.Password, cfg.TLS, max(cfg.ConnectTimeout, DefaultConnectTimeout), lenCmd, key)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,7 +115,11 @@ func writeLive(w io.Writer, p Progress) {
 func WriteText(w io.Writer, r Result) error {
 	c := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "target: %s\n", c.Addr)
+	fmt.Fprintf(&b, "target: %s", c.Addr)
+	if c.TLS != nil {
+		b.WriteString(" over TLS")
+	}
+	b.WriteString("\n")
 	if len(c.Commands) > 0 {
 		writeMix(&b, c)
 	} else {
@@ -299,6 +304,8 @@ type JSONSettings struct {
 	StartAt string `json:"start_at,omitempty"`
 	// Commands is Config.Commands, a command mix; absent otherwise.
 	Commands []JSONCommandSetting `json:"commands,omitempty"`
+	// TLS says the connections were TLS (Config.TLS set).
+	TLS bool `json:"tls"`
 }
 
 // JSONCommandSetting is a Command of a mix with JSON names.
@@ -330,6 +337,7 @@ func (r Result) JSON() JSONResult {
 			ValueSize: c.ValueSize, SetRatio: c.SetRatio, SetCmd: c.SetCmd, GetCmd: c.GetCmd,
 			VerifyGet: c.VerifyGet, AllowMisses: c.AllowMisses, ContinueOnError: c.ContinueOnError,
 			Segment: c.Segment, Segments: max(c.Segments, 1),
+			TLS: c.TLS != nil,
 		},
 	}
 	if !c.StartAt.IsZero() {
@@ -411,6 +419,9 @@ func (j JSONResult) Result() (Result, error) {
 			return Result{}, fmt.Errorf("settings.start_at: %w", err)
 		}
 		c.StartAt = t
+	}
+	if s.TLS {
+		c.TLS = &tls.Config{}
 	}
 	c, err := c.Normalize()
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"golang.org/x/sys/unix"
 )
 
 // ErrVerify is wrapped by the error of a run whose reads did not all return
@@ -234,14 +233,14 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	// Segment+Segments, ...; each keeps g and the global count for its
 	// keys, quota and schedule (see Config.Segment).
 	for i, g := 0, cfg.Segment; g < cfg.Connections; i, g = i+1, g+cfg.Segments {
-		fd, err := dial(ctx, cfg.Addr, cfg.Password, cfg.ConnectTimeout)
+		l, err := dial(ctx, cfg.Addr, &cfg)
 		if err != nil {
 			r.close()
 			return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 		}
 		w := r.workers[i%len(r.workers)]
-		if err := w.add(newConn(r.plan, g, cfg.Connections, w.hist), fd); err != nil {
-			unix.Close(fd)
+		if err := w.add(newConn(r.plan, g, cfg.Connections, w.hist), l); err != nil {
+			l.close()
 			r.close()
 			return nil, err
 		}

@@ -41,6 +41,7 @@ type phase struct {
 type sock struct {
 	*conn
 	fd  int
+	tls *tlsLink // nil: plaintext (see link)
 	w   *worker
 	idx int32 // index in w.socks, the epoll user data
 
@@ -97,8 +98,9 @@ func newWorker() (*worker, error) {
 	return w, nil
 }
 
-func (w *worker) add(c *conn, fd int) error {
-	s := &sock{conn: c, fd: fd, w: w, idx: int32(len(w.socks)), rbuf: make([]byte, readBufSize)}
+func (w *worker) add(c *conn, l link) error {
+	fd := l.fd
+	s := &sock{conn: c, fd: fd, tls: l.tls, w: w, idx: int32(len(w.socks)), rbuf: make([]byte, readBufSize)}
 	c.cmdHist = w.cmdHist
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
 	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
@@ -363,6 +365,9 @@ func (s *sock) pumpOpen(ph *phase, now int64) error {
 // flush writes what is left of wbuf, and asks for EPOLLOUT when the socket
 // takes only part of it.
 func (s *sock) flush() error {
+	if s.tls != nil {
+		return s.flushTLS()
+	}
 	for s.woff < len(s.wbuf) {
 		n, err := sysWrite(s.w.raw, s.fd, s.wbuf[s.woff:])
 		if err != nil {
@@ -380,6 +385,23 @@ func (s *sock) flush() error {
 		return s.setOut(false)
 	}
 	return nil
+}
+
+// flushTLS is flush over TLS: wbuf is encrypted whole, and EPOLLOUT
+// asked for while ciphertext waits for the socket.
+func (s *sock) flushTLS() error {
+	l := link{fd: s.fd, tls: s.tls}
+	if s.woff < len(s.wbuf) {
+		n, err := l.write(s.w.raw, s.wbuf[s.woff:])
+		if err != nil && !errors.Is(err, unix.EAGAIN) {
+			return s.ioError(err)
+		}
+		s.woff += n
+	}
+	if _, err := s.tls.sock.flush(); err != nil {
+		return s.ioError(err)
+	}
+	return s.setOut(s.woff < len(s.wbuf) || l.pending())
 }
 
 func (s *sock) setOut(on bool) error {
@@ -414,16 +436,13 @@ func (s *sock) epollMod() error {
 }
 
 // receive reads one chunk, parses the replies in it and sends what can be
-// sent next.
+// sent next. Over TLS it reads until the socket is empty, since records
+// crypto/tls has buffered would not wake epoll_wait.
 func (s *sock) receive(r *runner, ph *phase) error {
-	if s.n == len(s.rbuf) {
-		if s.r > 0 {
-			s.n = copy(s.rbuf, s.rbuf[s.r:s.n])
-			s.r = 0
-		} else {
-			s.rbuf = append(s.rbuf, make([]byte, len(s.rbuf))...)
-		}
+	if s.tls != nil {
+		return s.receiveTLS(r, ph)
 	}
+	s.makeRoom()
 	n, err := sysRead(s.w.raw, s.fd, s.rbuf[s.n:])
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
@@ -434,6 +453,44 @@ func (s *sock) receive(r *runner, ph *phase) error {
 	if n == 0 {
 		return s.ioError(errServerClosed)
 	}
+	return s.received(r, ph, n)
+}
+
+func (s *sock) receiveTLS(r *runner, ph *phase) error {
+	l := link{fd: s.fd, tls: s.tls}
+	for !s.done {
+		s.makeRoom()
+		n, err := l.read(s.w.raw, s.rbuf[s.n:])
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return nil
+		case err != nil:
+			return s.ioError(err)
+		case n == 0:
+			return s.ioError(errServerClosed)
+		}
+		if err := s.received(r, ph, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeRoom makes room in rbuf for a read.
+func (s *sock) makeRoom() {
+	if s.n == len(s.rbuf) {
+		if s.r > 0 {
+			s.n = copy(s.rbuf, s.rbuf[s.r:s.n])
+			s.r = 0
+		} else {
+			s.rbuf = append(s.rbuf, make([]byte, len(s.rbuf))...)
+		}
+	}
+}
+
+// received parses the replies in rbuf after n bytes were read into it,
+// and sends what can be sent next.
+func (s *sock) received(r *runner, ph *phase, n int) error {
 	now := r.now()
 	s.n += n
 	if s.inflight == 0 {

@@ -148,6 +148,9 @@ type Row struct {
 	// CommandTotal for the whole mix; each attempt of a workload writes
 	// one row per command and one total row. Empty outside workloads.
 	Command string `csv:"command" json:"command,omitempty"`
+	// TLS says the load generator reached the server over TLS; false in
+	// files written before.
+	TLS bool `csv:"tls" json:"tls,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

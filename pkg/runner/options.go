@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
 
@@ -175,6 +176,11 @@ type Options struct {
 	// that holds keys before the run's first attempt on it; without it
 	// (or the target's allow_flush) such a server is refused.
 	AllowFlush bool
+	// TLS is the TLS settings of the redis, redis-cluster, command and
+	// attach targets,
+	// which a target's tls: block overrides (target.Defaults.TLS); with
+	// TLS enabled, a kvstore target is refused.
+	TLS tlsconf.Options
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.
@@ -267,6 +273,12 @@ func (o Options) normalize() (Options, error) {
 		if *s == "" {
 			*s = v
 		}
+	}
+	if err := o.TLS.Validate(); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if o.TLS.Enabled && o.Agents > 1 {
+		return o, fmt.Errorf("%w: --agents with --tls: the agents are not given the TLS settings; measure in this process (--agents 0)", ErrOptions)
 	}
 	def(&o.Order, d.Order)
 	def(&o.Alloc, d.Alloc)

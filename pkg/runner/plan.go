@@ -93,11 +93,11 @@ func NewPlan(opts Options) (*Plan, error) {
 func (p *Plan) targets() ([]target.Target, error) {
 	o := p.Options
 	kv := target.KvstoreConfig{Bin: o.KvstoreBin, Alloc: o.Alloc, Port: o.KVPort, SetCmd: o.SetCmd, GetCmd: o.GetCmd}
-	rc := target.RedisConfig{Bin: o.RedisBin}
+	rc := target.RedisConfig{Bin: o.RedisBin, TLS: target.RedisTLS{Enabled: o.TLS.Enabled, Mutual: true}}
 	var file []target.Target
 	if o.ConfigFile != "" {
 		var err error
-		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush})
+		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
@@ -123,6 +123,9 @@ func (p *Plan) targets() ([]target.Target, error) {
 		}
 		switch name {
 		case target.DefaultKvstoreName:
+			if o.TLS.Enabled {
+				return nil, fmt.Errorf("%w: target kvstore: the kvstore serves plaintext only and cannot be measured over TLS: drop --tls, or run the other targets (--targets redis)", ErrOptions)
+			}
 			k, err := target.NewKvstore(kv)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrOptions, err)

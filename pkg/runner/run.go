@@ -416,11 +416,13 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	info := inst.Info()
 	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	row.Shards = len(info.Nodes)
+	row.TLS = info.TLS != nil
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
+	cfg.TLS = info.TLS
 	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
 	cfg.Cluster = len(info.Nodes) > 0 // a redis-cluster, or an attached cluster
 	cfg.ClusterSeeds = info.Nodes
@@ -464,7 +466,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		}
 		// The measurement starts once the compaction the prefill may have
 		// set off is done: the reads would share the machine with it.
-		busy, err := target.WaitQuietAll(ctx, info.Masters(), sc.Desc.Password, QuietLimit)
+		busy, err := target.WaitQuietAll(ctx, info.Masters(), sc.Desc.Password, info.TLS, QuietLimit)
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {

@@ -119,7 +119,7 @@ func checkWorkload(cfg loadgen.Config) error {
 		names = append(names, c.Args[0])
 	}
 	timeout := max(cfg.ConnectTimeout, loadgen.DefaultConnectTimeout)
-	b, err := loadgen.Query(cfg.Addr, cfg.Password, timeout, "COMMAND", "COUNT")
+	b, err := loadgen.Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, "COMMAND", "COUNT")
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func checkWorkload(cfg loadgen.Config) error {
 			}
 			args = append(args, a)
 		}
-		b, err := loadgen.Query(cfg.Addr, cfg.Password, timeout, args...)
+		b, err := loadgen.Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, args...)
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func checkWorkload(cfg loadgen.Config) error {
 		if err == nil && r.Type == resp.TypeError && strings.HasPrefix(strings.ToUpper(string(r.Data)), "ERR UNKNOWN COMMAND") {
 			lack = append(lack, strings.ToUpper(c.Args[0]))
 		}
-		if _, err := loadgen.Query(cfg.Addr, cfg.Password, timeout, "DEL", key); err != nil {
+		if _, err := loadgen.Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, "DEL", key); err != nil {
 			return err
 		}
 	}

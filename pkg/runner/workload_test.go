@@ -202,7 +202,7 @@ func TestCheckWorkloadProbe(t *testing.T) {
 	if !errors.Is(err, loadgen.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no SADD") {
 		t.Errorf("check: %v, want SADD unsupported", err)
 	}
-	b, err := loadgen.Query(cfg.Addr, "", loadgen.DefaultConnectTimeout, "DBSIZE")
+	b, err := loadgen.Query(cfg.Addr, "", nil, loadgen.DefaultConnectTimeout, "DBSIZE")
 	if err != nil || string(b) != ":0\r\n" {
 		t.Errorf("DBSIZE after the probe: %q %v, want 0", b, err)
 	}

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -38,6 +39,9 @@ type AttachConfig struct {
 	Strategies []Strategy
 	// Defaults names the strategies run by default; all of them when nil.
 	Defaults []string
+	// TLS, when set, reaches the server (every node of a cluster) over
+	// TLS with this client configuration.
+	TLS *tls.Config
 	// AllowFlush lets Start empty a server that holds keys kvbench did
 	// not write; without it such a server is refused (ErrNotEmpty).
 	AllowFlush bool
@@ -93,6 +97,8 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 // Desc describes the target.
 func (a *Attach) Desc() Desc { return a.desc }
 
+func (a *Attach) creds() creds { return creds{password: a.cfg.Password, tls: a.cfg.TLS} }
+
 // seeds are the addresses to try: Addr, then Addrs.
 func (cfg AttachConfig) seeds() []string {
 	if cfg.Addr == "" {
@@ -119,7 +125,7 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 	addrs := []string{a.cfg.Addr}
 	if a.cfg.Cluster {
 		var err error
-		if addrs, err = clusterMasters(ctx, a.cfg.seeds(), a.cfg.Password, started, env.readyTimeout()); err != nil {
+		if addrs, err = clusterMasters(ctx, a.cfg.seeds(), a.creds(), started, env.readyTimeout()); err != nil {
 			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
 		}
 	}
@@ -131,14 +137,15 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		}
 	}()
 	for _, addr := range addrs {
-		in, err := ready(ctx, nil, s, addr, a.cfg.Password, configParams(redisParams, s), env, attached, started)
+		in, err := ready(ctx, nil, s, addr, a.creds(), configParams(redisParams, s), env, attached, started)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
 		}
 		if inst == nil {
 			inst = in
+			inst.info.TLS = a.cfg.TLS
 		}
-		c, err := dialClient(ctx, addr, a.cfg.Password, cmdTimeout)
+		c, err := dialClient(ctx, addr, a.creds(), cmdTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
 		}
@@ -194,12 +201,12 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 // clusterMasters asks the seeds in turn, until one answers or timeout
 // from started has passed, for the cluster's state (it must be ok) and its
 // masters, in slot order. A seed that does not answer costs one dial.
-func clusterMasters(ctx context.Context, seeds []string, password string, started time.Time, timeout time.Duration) ([]string, error) {
+func clusterMasters(ctx context.Context, seeds []string, cr creds, started time.Time, timeout time.Duration) ([]string, error) {
 	deadline := started.Add(timeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		var errs []error
 		for _, seed := range seeds {
-			masters, err := seedMasters(ctx, seed, password, min(max(time.Until(deadline), time.Millisecond), time.Second))
+			masters, err := seedMasters(ctx, seed, cr, min(max(time.Until(deadline), time.Millisecond), time.Second))
 			if err == nil {
 				return masters, nil
 			}
@@ -220,8 +227,8 @@ func clusterMasters(ctx context.Context, seeds []string, password string, starte
 }
 
 // seedMasters asks seed for the cluster's masters.
-func seedMasters(ctx context.Context, seed, password string, dial time.Duration) ([]string, error) {
-	c, err := dialClient(ctx, seed, password, dial)
+func seedMasters(ctx context.Context, seed string, cr creds, dial time.Duration) ([]string, error) {
+	c, err := dialClient(ctx, seed, cr, dial)
 	if err != nil {
 		return nil, err
 	}

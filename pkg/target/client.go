@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // client is a minimal RESP client for the few commands kvbench sends to a
@@ -24,16 +26,22 @@ type replyError struct{ msg string }
 
 func (e *replyError) Error() string { return e.msg }
 
-// dialClient connects to addr and authenticates with password, if set.
-func dialClient(ctx context.Context, addr, password string, timeout time.Duration) (*client, error) {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// creds are what a connection to a server needs besides its address.
+type creds struct {
+	password string      // sent with AUTH when set
+	tls      *tls.Config // nil: plaintext
+}
+
+// dialClient connects to addr, over TLS when cr.tls is set, and
+// authenticates with cr.password, if set.
+func dialClient(ctx context.Context, addr string, cr creds, timeout time.Duration) (*client, error) {
+	conn, err := tlsconf.Dial(ctx, addr, cr.tls, timeout)
 	if err != nil {
 		return nil, err
 	}
 	c := &client{conn: conn}
-	if password != "" {
-		if _, err := c.do(timeout, "AUTH", password); err != nil {
+	if cr.password != "" {
+		if _, err := c.do(timeout, "AUTH", cr.password); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("AUTH: %w", err)
 		}

@@ -119,7 +119,16 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 		return nil, err
 	}
 	started := time.Now()
-	ci := &clusterInstance{}
+	// One CA and certificate pair for all the nodes: the cluster bus and
+	// replication run over TLS too.
+	cr, tlsLines, err := c.redis.tlsSetup(env.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if tlsLines != nil {
+		tlsLines = append(tlsLines, "tls-cluster yes", "tls-replication yes")
+	}
+	ci := &clusterInstance{cr: cr}
 	n := c.shards * (1 + c.replicas)
 	for i := range n {
 		dir := filepath.Join(env.Dir, "node-"+strconv.Itoa(i))
@@ -131,10 +140,12 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 		nenv.Dir = dir
 		conf := filepath.Join(dir, "redis.conf")
 		name := fmt.Sprintf("%s node %d", c.cfg.Name, i)
-		inst, err := spawnOnPort(ctx, name, s, nenv, configParams(redisParams, s), mustOwn, true, freeClusterPort, func(port int) ([]string, error) {
-			text := strings.Join(slices.Concat([]string{
-				"bind 127.0.0.1",
-				"port " + strconv.Itoa(port),
+		inst, err := spawnOnPort(ctx, name, s, nenv, configParams(redisParams, s), mustOwn, true, cr, freeClusterPort, func(port int) ([]string, error) {
+			listen := []string{"port " + strconv.Itoa(port)}
+			if tlsLines != nil {
+				listen = append([]string{"port 0", "tls-port " + strconv.Itoa(port)}, tlsLines...)
+			}
+			text := strings.Join(slices.Concat([]string{"bind 127.0.0.1"}, listen, []string{
 				"dir " + redisQuote(dir),
 				"daemonize no",
 				`logfile ""`,
@@ -179,7 +190,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 		}
 	}()
 	for i, nd := range ci.nodes {
-		cl, err := dialClient(ctx, nd.inst.info.Addr, "", cmdTimeout)
+		cl, err := dialClient(ctx, nd.inst.info.Addr, ci.cr, cmdTimeout)
 		if err != nil {
 			return err
 		}
@@ -445,6 +456,7 @@ func freeClusterPort() (int, error) {
 type clusterInstance struct {
 	nodes []*clusterNode
 	info  Info
+	cr    creds // how to reach the nodes
 }
 
 func (ci *clusterInstance) Info() Info {

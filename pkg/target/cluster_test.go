@@ -78,7 +78,7 @@ func TestRedisCluster(t *testing.T) {
 			if !strings.Contains(info.Config, "cluster-enabled=yes") {
 				t.Errorf("config %q lacks cluster-enabled=yes", info.Config)
 			}
-			cl, err := dialClient(context.Background(), info.Addr, "", time.Second)
+			cl, err := dialClient(context.Background(), info.Addr, creds{}, time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestRedisClusterSampled(t *testing.T) {
 	if len(info.NodePIDs) != 3 || slices.Contains(info.NodePIDs, 0) {
 		t.Fatalf("node pids %v: want the 3 masters' processes", info.NodePIDs)
 	}
-	if busy, err := WaitQuietAll(ctx, info.Masters(), "", time.Minute); busy || err != nil {
+	if busy, err := WaitQuietAll(ctx, info.Masters(), "", nil, time.Minute); busy || err != nil {
 		t.Errorf("WaitQuietAll on an idle cluster: busy %v, %v", busy, err)
 	}
 	before, err := SampleServer(ctx, info, "")
@@ -157,7 +157,7 @@ func TestRedisClusterSampled(t *testing.T) {
 		t.Fatalf("sample %+v: want 3 masters' samples and their CPU time", before)
 	}
 	// The last master, alone, burns CPU time in a Lua loop.
-	cl, err := dialClient(ctx, info.Nodes[2], "", time.Second)
+	cl, err := dialClient(ctx, info.Nodes[2], creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRedisClusterSampled(t *testing.T) {
 	if err := Restarted(before, restarted); !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "node "+info.Nodes[2]+": its run_id went from") {
 		t.Errorf("a restarted master: %v", err)
 	}
-	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, "", time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, "", nil, time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("WaitQuietAll with a master gone: %v, want an error naming it", err)
 	}
 }

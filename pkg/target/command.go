@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,6 +35,9 @@ type CommandConfig struct {
 	// Password, if set, is sent with AUTH (for a server whose command line
 	// sets one).
 	Password string
+	// TLS, when set, reaches the server over TLS with this client
+	// configuration: its command line makes {port} a TLS port.
+	TLS *tls.Config
 	// Baseline names the strategy whose persistence is "none".
 	Baseline string
 	// Strategies lists the strategies, in order (at least one). A
@@ -189,7 +193,7 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	params := configParams(redisParams, s)
 	// Its shutdown may matter beyond its directory (a wrapper stopping a
 	// container, say): it gets SIGTERM.
-	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, func(port int) ([]string, error) {
+	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{tls: c.cfg.TLS}, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)
 		var argv []string
 		for _, a := range append(slices.Clone(c.cfg.Command), s.Args...) {

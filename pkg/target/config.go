@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -46,6 +47,12 @@ type Defaults struct {
 	// AllowFlush lets every attach target empty a server holding keys
 	// (run --allow-flush); a target's allow_flush: true does it for one.
 	AllowFlush bool
+	// TLS is the command line's TLS settings (run --tls ...), the
+	// default of every redis, redis-cluster, command and attach target; a
+	// target's tls:
+	// block overrides them. A redis or redis-cluster target takes only
+	// Enabled from them. With TLS enabled, kvstore entries are refused.
+	TLS tlsconf.Options
 }
 
 // LoadFile reads the YAML file at path and returns its targets, in order.
@@ -80,6 +87,10 @@ type Defaults struct {
 //	    allow_flush: true       # may delete the keys it holds (default false)
 //	    cluster: false          # true: a Redis Cluster, addr and addrs its seeds
 //	    strategies: [as_configured]           # labels, or name: {persistence, expect}
+//	    tls:                    # redis, redis-cluster, command, attach: over TLS (overrides run --tls ...)
+//	      cacert: ca.crt        # enabled (default true), cacert, cert, key, sni, insecure;
+//	      cert: client.crt      # redis, redis-cluster: enabled, mutual (default true),
+//	      key: client.key       # with certificates kvbench makes per instance
 //
 // A relative executable path (command's first word with a slash, bin) is
 // taken from the file's directory. Command servers run in their instance
@@ -246,7 +257,15 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 	if !ok {
 		return nil, p.at(n, "kind %q: want kvstore, redis, redis-cluster, command or attach", t.Kind)
 	}
-	if err := p.keys(n, "a "+t.Kind+" target", append(slices.Clone(commonKeys), extra...)...); err != nil {
+	allowed := append(slices.Clone(commonKeys), extra...)
+	if hasTLSKey(kind) || mapValue(n, "tls") != nil {
+		allowed = append(allowed, "tls") // kvstore and redis-cluster: refused below, with the reason
+	}
+	if err := p.keys(n, "a "+t.Kind+" target", allowed...); err != nil {
+		return nil, err
+	}
+	tlsOpts, mutual, err := p.tlsBlock(n, kind, d.TLS)
+	if err != nil {
 		return nil, err
 	}
 	wrap := func(err error) error {
@@ -277,6 +296,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		c.Bin = or(p.path(t.Bin), c.Bin)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
+		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
@@ -288,6 +308,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		c.Bin = or(p.path(t.Bin), c.Bin)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
+		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
@@ -309,15 +330,23 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 				return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), ErrNotFound, err)
 			}
 		}
+		tc, err := p.clientTLS(n, tlsOpts)
+		if err != nil {
+			return nil, err
+		}
 		c, err := NewCommand(CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
-			Password: t.Password, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+			Password: t.Password, TLS: tc, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
 		return c, wrap(err)
 	default: // KindAttach
 		list, err := p.strategies(strats, false)
 		if err != nil {
 			return nil, err
 		}
-		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, SetCmd: t.SetCmd,
+		tc, err := p.clientTLS(n, tlsOpts)
+		if err != nil {
+			return nil, err
+		}
+		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, TLS: tc, SetCmd: t.SetCmd,
 			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush})
 		return a, wrap(err)
 	}

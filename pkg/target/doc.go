@@ -43,4 +43,17 @@
 // for; a difference is ErrConfigMismatch and the instance is not measured.
 // When a server exits before it is ready, the error quotes the last lines of
 // its output.
+//
+// # TLS
+//
+// A redis, redis-cluster, command or attach target may be reached over TLS
+// (RedisConfig.TLS, CommandConfig.TLS, AttachConfig.TLS; a target file's
+// tls: block). Every
+// connection to it then goes through tlsconf.Dial with that configuration,
+// readiness and verification included, and Info.TLS hands it to the load
+// generator. A redis target over TLS makes its CA and certificates in the
+// instance's directory (tlsconf.WriteFiles) and listens on tls-port only;
+// a redis-cluster's nodes share one set and also run their cluster bus and
+// replication over TLS. The kvstore serves plaintext only: TLS for it is
+// refused when the target file is read.
 package target

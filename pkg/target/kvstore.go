@@ -217,7 +217,7 @@ func (k *Kvstore) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 		select {
 		case addr := <-addrs:
 			timer.Stop()
-			return ready(ctx, p, s, addr, "", kvstoreParams, env, mustOwn, started)
+			return ready(ctx, p, s, addr, creds{}, kvstoreParams, env, mustOwn, started)
 		case <-p.exited:
 			err = p.Err() // the preferred port may be taken: try any port
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -21,8 +22,8 @@ const QuietPoll = 20 * time.Millisecond
 // than the 64 MiB after which Redis and the kvstore compact their logs by
 // default. A server without INFO persistence counts as quiet. busy is true
 // if the server was still busy when limit ran out.
-func WaitQuiet(ctx context.Context, addr, password string, limit time.Duration) (busy bool, err error) {
-	c, err := dialClient(ctx, addr, password, DefaultReadyTimeout)
+func WaitQuiet(ctx context.Context, addr, password string, tlsCfg *tls.Config, limit time.Duration) (busy bool, err error) {
+	c, err := dialClient(ctx, addr, creds{password, tlsCfg}, DefaultReadyTimeout)
 	if err != nil {
 		return false, err
 	}
@@ -61,10 +62,10 @@ func WaitQuiet(ctx context.Context, addr, password string, limit time.Duration) 
 // cluster's masters) has no background persistence work under way, within
 // one limit for them all. busy is true if one was still busy when limit
 // ran out.
-func WaitQuietAll(ctx context.Context, addrs []string, password string, limit time.Duration) (busy bool, err error) {
+func WaitQuietAll(ctx context.Context, addrs []string, password string, tlsCfg *tls.Config, limit time.Duration) (busy bool, err error) {
 	deadline := time.Now().Add(limit)
 	for _, addr := range addrs {
-		busy, err := WaitQuiet(ctx, addr, password, max(time.Until(deadline), 0))
+		busy, err := WaitQuiet(ctx, addr, password, tlsCfg, max(time.Until(deadline), 0))
 		if err != nil {
 			if len(addrs) > 1 {
 				err = fmt.Errorf("%s: %w", addr, err)

@@ -36,7 +36,7 @@ const cmdTimeout = 5 * time.Second
 
 // waitPing dials addr and sends PING until the server answers PONG, the
 // process p (if any) exits, ctx is done or the deadline passes.
-func waitPing(ctx context.Context, addr, password string, started time.Time, timeout time.Duration, p *proc) error {
+func waitPing(ctx context.Context, addr string, cr creds, started time.Time, timeout time.Duration, p *proc) error {
 	deadline := started.Add(timeout)
 	var last error
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
@@ -46,7 +46,7 @@ func waitPing(ctx context.Context, addr, password string, started time.Time, tim
 			}
 		}
 		left := time.Until(deadline)
-		c, err := dialClient(ctx, addr, password, min(max(left, time.Millisecond), time.Second))
+		c, err := dialClient(ctx, addr, cr, min(max(left, time.Millisecond), time.Second))
 		if err == nil {
 			err = c.ping(min(max(left, time.Millisecond), time.Second))
 			c.close()
@@ -92,9 +92,9 @@ type probeResult struct {
 	supported bool
 }
 
-func probe(ctx context.Context, addr, password string, params []string) (probeResult, error) {
+func probe(ctx context.Context, addr string, cr creds, params []string) (probeResult, error) {
 	var r probeResult
-	c, err := dialClient(ctx, addr, password, cmdTimeout)
+	c, err := dialClient(ctx, addr, cr, cmdTimeout)
 	if err != nil {
 		return r, err
 	}
@@ -129,8 +129,8 @@ const (
 
 // ready waits for PING, probes the server and checks that it is ours and
 // configured as s asks. On error the process is stopped.
-func ready(ctx context.Context, p *proc, s Strategy, addr, password string, params []string, env Env, own ownership, started time.Time) (*instance, error) {
-	inst, err := readyCheck(ctx, p, s, addr, password, params, env, own, started)
+func ready(ctx context.Context, p *proc, s Strategy, addr string, cr creds, params []string, env Env, own ownership, started time.Time) (*instance, error) {
+	inst, err := readyCheck(ctx, p, s, addr, cr, params, env, own, started)
 	if err != nil && p != nil {
 		p.stopWithin(failedStartGrace)
 	}
@@ -141,11 +141,11 @@ func ready(ctx context.Context, p *proc, s Strategy, addr, password string, para
 // after SIGTERM (a command target's).
 const failedStartGrace = time.Second
 
-func readyCheck(ctx context.Context, p *proc, s Strategy, addr, password string, params []string, env Env, own ownership, started time.Time) (*instance, error) {
-	if err := waitPing(ctx, addr, password, started, env.readyTimeout(), p); err != nil {
+func readyCheck(ctx context.Context, p *proc, s Strategy, addr string, cr creds, params []string, env Env, own ownership, started time.Time) (*instance, error) {
+	if err := waitPing(ctx, addr, cr, started, env.readyTimeout(), p); err != nil {
 		return nil, err
 	}
-	pr, err := probe(ctx, addr, password, params)
+	pr, err := probe(ctx, addr, cr, params)
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: %w", addr, err)
 	}

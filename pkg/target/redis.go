@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Redis defaults.
@@ -56,6 +58,20 @@ type RedisConfig struct {
 	// Config holds more configuration lines for every instance
 	// ("maxmemory 2gb").
 	Config []string
+	// TLS makes every instance serve TLS only.
+	TLS RedisTLS
+}
+
+// RedisTLS makes a redis target serve TLS only ("port 0" and a
+// "tls-port"), with a CA and certificates kvbench generates in each
+// instance's directory (tlsconf.WriteFiles); kvbench's own connections
+// trust that CA and, with Mutual, present its client certificate.
+type RedisTLS struct {
+	// Enabled turns TLS on.
+	Enabled bool
+	// Mutual makes redis-server require a client certificate signed by
+	// the CA ("tls-auth-clients yes", Redis's default).
+	Mutual bool
 }
 
 // Redis is redis-server, run with a generated configuration file in a
@@ -130,19 +146,53 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 		return nil, err
 	}
 	conf := filepath.Join(env.Dir, "redis.conf")
-	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, func(port int) ([]string, error) {
-		text := strings.Join(append([]string{
-			"bind 127.0.0.1",
-			"port " + strconv.Itoa(port),
-			"dir " + redisQuote(env.Dir),
+	cr, tlsLines, err := r.tlsSetup(env.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, cr, func(port int) ([]string, error) {
+		listen := []string{"port " + strconv.Itoa(port)}
+		if tlsLines != nil {
+			listen = append([]string{"port 0", "tls-port " + strconv.Itoa(port)}, tlsLines...)
+		}
+		head := append(append([]string{"bind 127.0.0.1"}, listen...),
+			"dir "+redisQuote(env.Dir),
 			"daemonize no",
 			`logfile ""`,
-		}, append(lines, r.cfg.Config...)...), "\n") + "\n"
+		)
+		text := strings.Join(append(head, append(lines, r.cfg.Config...)...), "\n") + "\n"
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
 		}
 		return []string{r.cfg.Bin, conf}, nil
 	})
+}
+
+// tlsSetup writes the certificates of a TLS instance into dir and returns
+// the client side and redis.conf's TLS lines; nothing without TLS.
+func (r *Redis) tlsSetup(dir string) (creds, []string, error) {
+	if !r.cfg.TLS.Enabled {
+		return creds{}, nil, nil
+	}
+	f, err := tlsconf.WriteFiles(dir, tlsconf.DefaultValidity)
+	if err != nil {
+		return creds{}, nil, fmt.Errorf("%s: certificates: %w", r.cfg.Name, err)
+	}
+	opts := tlsconf.Options{Enabled: true, CAFile: f.CA}
+	auth := "no"
+	if r.cfg.TLS.Mutual {
+		opts.CertFile, opts.KeyFile, auth = f.ClientCert, f.ClientKey, "yes"
+	}
+	c, err := opts.Config()
+	if err != nil {
+		return creds{}, nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
+	}
+	return creds{tls: c}, []string{
+		"tls-cert-file " + redisQuote(f.ServerCert),
+		"tls-key-file " + redisQuote(f.ServerKey),
+		"tls-ca-cert-file " + redisQuote(f.CA),
+		"tls-auth-clients " + auth,
+	}, nil
 }
 
 // redisQuote quotes s for redis.conf, whose parser knows \\ and \" but
@@ -158,8 +208,8 @@ const portTries = 3
 // proc.discard), and tries another port when the server exits before
 // answering PING or another process answers there: the port was taken
 // between choosing and binding.
-func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, argv func(port int) ([]string, error)) (Instance, error) {
-	inst, err := spawnOnPort(ctx, name, s, env, params, own, discard, freePort, argv)
+func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, cr creds, argv func(port int) ([]string, error)) (Instance, error) {
+	inst, err := spawnOnPort(ctx, name, s, env, params, own, discard, cr, freePort, argv)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +217,7 @@ func spawnOnFreePort(ctx context.Context, name string, s Strategy, env Env, para
 }
 
 // spawnOnPort is spawnOnFreePort with the port chosen by pick.
-func spawnOnPort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, pick func() (int, error), argv func(port int) ([]string, error)) (*instance, error) {
+func spawnOnPort(ctx context.Context, name string, s Strategy, env Env, params []string, own ownership, discard bool, cr creds, pick func() (int, error), argv func(port int) ([]string, error)) (*instance, error) {
 	started := time.Now()
 	var err error
 	for range portTries {
@@ -184,8 +234,9 @@ func spawnOnPort(ctx context.Context, name string, s Strategy, env Env, params [
 			return nil, serr
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		inst, rerr := ready(ctx, p, s, addr, "", params, env, own, started)
+		inst, rerr := ready(ctx, p, s, addr, cr, params, env, own, started)
 		if rerr == nil {
+			inst.info.TLS = cr.tls
 			return inst, nil
 		}
 		err = rerr

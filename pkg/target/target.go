@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -212,6 +213,9 @@ type Info struct {
 	// Flushed is set when Start emptied a server that held keys kvbench
 	// had not written (an attach target allowed to).
 	Flushed bool
+	// TLS is the client configuration that reaches the server over TLS;
+	// nil when it is reached in plaintext.
+	TLS *tls.Config
 }
 
 // Masters returns the addresses of the servers holding the keys: a

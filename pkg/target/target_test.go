@@ -67,7 +67,7 @@ func stopAndCheck(t *testing.T, inst Instance, env Env) {
 }
 
 func pingAddr(addr string) error {
-	c, err := dialClient(context.Background(), addr, "", time.Second)
+	c, err := dialClient(context.Background(), addr, creds{}, time.Second)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func TestStopDiscards(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tg.Desc().Kind != KindCommand {
-				c, err := dialClient(context.Background(), inst.Info().Addr, "", time.Second)
+				c, err := dialClient(context.Background(), inst.Info().Addr, creds{}, time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -406,7 +406,7 @@ func TestServerDiesIsReported(t *testing.T) {
 
 func TestAttach(t *testing.T) {
 	r := testutil.StartRedis(t)
-	c, err := dialClient(context.Background(), r.Addr, "", time.Second)
+	c, err := dialClient(context.Background(), r.Addr, creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ const sampleTimeout = 5 * time.Second
 // its CPU is their sum (-1 if one's is not known).
 func SampleServer(ctx context.Context, info Info, password string) (Sample, error) {
 	if len(info.Nodes) == 0 {
-		return sampleOne(ctx, info.Addr, info.PID, password)
+		return sampleOne(ctx, info.Addr, info.PID, creds{password, info.TLS})
 	}
 	s := Sample{At: time.Now(), Uptime: -1}
 	for i, addr := range info.Nodes {
@@ -56,7 +56,7 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 		if i < len(info.NodePIDs) {
 			pid = info.NodePIDs[i]
 		}
-		ns, err := sampleOne(ctx, addr, pid, password)
+		ns, err := sampleOne(ctx, addr, pid, creds{password, info.TLS})
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", addr, err)
 		}
@@ -72,9 +72,9 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 
 // sampleOne reads a Sample of the server at addr, whose process group is
 // pid's when pid is not 0.
-func sampleOne(ctx context.Context, addr string, pid int, password string) (Sample, error) {
+func sampleOne(ctx context.Context, addr string, pid int, cr creds) (Sample, error) {
 	s := Sample{At: time.Now(), Addr: addr, Uptime: -1, CPU: -1}
-	c, err := dialClient(ctx, addr, password, sampleTimeout)
+	c, err := dialClient(ctx, addr, cr, sampleTimeout)
 	if err != nil {
 		return s, err
 	}

@@ -33,7 +33,7 @@ func TestSampleSpawned(t *testing.T) {
 	if len(before.RunID) != 40 || before.PID != inst.Info().PID || before.CPU < 0 || before.Uptime < 0 {
 		t.Fatalf("sample %+v of process %d", before, inst.Info().PID)
 	}
-	c, err := dialClient(ctx, inst.Info().Addr, "", time.Second)
+	c, err := dialClient(ctx, inst.Info().Addr, creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

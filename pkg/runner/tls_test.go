@@ -1,0 +1,47 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
+)
+
+// TestRunRedisTLS runs the redis target over TLS (run --tls): its
+// instances serve TLS only with the certificates kvbench makes, the
+// prefill, the quiet wait, the samples and the measurement all reach them,
+// and every row says tls.
+func TestRunRedisTLS(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Modes = []string{"redis"}, []string{"none"}, []string{"set", "get"}
+	o.Rounds, o.Requests, o.Keyspace = 1, 5000, 5000
+	o.TLS = tlsconf.Options{Enabled: true}
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if ok := okRounds(rows); len(ok) != 2 {
+		t.Errorf("ok rounds %v: want set and get", ok)
+	}
+	for _, r := range rows {
+		if !r.TLS || r.Requests != 5000 {
+			t.Errorf("row %v: tls %v, %d requests: want tls, 5000", r.Pos, r.TLS, r.Requests)
+		}
+	}
+}
+
+// TestPlanRefusesKvstoreTLS: the kvstore serves plaintext only.
+func TestPlanRefusesKvstoreTLS(t *testing.T) {
+	o := planOptions()
+	o.TLS = tlsconf.Options{Enabled: true}
+	_, err := NewPlan(o)
+	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "kvstore serves plaintext only") {
+		t.Errorf("NewPlan: %v, want ErrOptions saying the kvstore serves plaintext only", err)
+	}
+}
