@@ -44,6 +44,15 @@ const (
 	// pattern). Keys are not permuted: the hot keys are the indices near
 	// the median.
 	KeyGaussian KeyPattern = "gaussian"
+	// KeyInsert writes new keys past the keyspace, each once: connection
+	// c of C (global index) takes Keyspace+c, Keyspace+c+C, ... Its key
+	// names have more digits than the keyspace's once they pass its width.
+	KeyInsert KeyPattern = "insert"
+	// KeyLatest reads the newest keys most (YCSB's "latest"): a Zipf
+	// draw of exponent Config.Zipf over the connection's keys in the
+	// order they were written, newest first: its own KeyInsert keys of
+	// the mix, then the keyspace from its end (see docs/bench.md).
+	KeyLatest KeyPattern = "latest"
 )
 
 // Defaults, shared with the command line so help text cannot drift.
@@ -184,6 +193,11 @@ type Config struct {
 	KeyMedian, KeyStddev float64
 	// ValueSize is the length of written values in bytes.
 	ValueSize int
+	// ValueSizes, when set, replaces ValueSize in a command mix (and its
+	// prefill): each key's value has the size this distribution gives it,
+	// a function of Seed and the key (see ValueSizeOf), so that reads
+	// know it. ValueSize should then be the largest size.
+	ValueSizes []SizeRange
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
 	SetRatio int
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
@@ -280,6 +294,9 @@ func (c Config) derive() Config {
 	if c.KeyPattern == KeyZipf && c.Zipf == 0 {
 		c.Zipf = DefaultZipf
 	}
+	if z := newSizer(c); z != nil {
+		c.ValueSize = z.max
+	}
 	if c.usesPattern(KeyGaussian) {
 		if c.KeyMedian == 0 {
 			c.KeyMedian = float64(c.Keyspace-1) / 2
@@ -320,12 +337,16 @@ func (c Config) Normalize() (Config, error) {
 		if c.Zipf <= 0 {
 			bad("zipf exponent %g: want > 0", c.Zipf)
 		}
-	case KeyGaussian:
+	case KeyGaussian, KeyInsert:
 		if c.Zipf != 0 {
 			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
 		}
+	case KeyLatest:
+		if c.Zipf < 0 {
+			bad("zipf exponent %g: want > 0", c.Zipf)
+		}
 	default:
-		bad("key pattern %q: want random, sequential, permutation, zipf or gaussian", c.KeyPattern)
+		bad("key pattern %q: want %s", c.KeyPattern, keyPatternNames)
 	}
 	if c.usesPattern(KeyGaussian) {
 		if c.KeyMedian < 0 || c.KeyMedian > float64(c.Keyspace-1) {
@@ -369,8 +390,8 @@ func (c Config) Normalize() (Config, error) {
 	if c.Keyspace < 1 {
 		bad("keyspace %d: want >= 1", c.Keyspace)
 	}
-	if c.ValueSize < 0 || c.ValueSize > 512<<20 {
-		bad("value size %d: want 0 to %d", c.ValueSize, 512<<20)
+	if c.ValueSize < 0 || c.ValueSize > MaxValueSize {
+		bad("value size %d: want 0 to %d", c.ValueSize, MaxValueSize)
 	}
 	if c.SetRatio < 0 || c.SetRatio > 100 {
 		bad("set ratio %d: want 0 to 100", c.SetRatio)
