@@ -152,8 +152,9 @@ type CommandResult struct {
 	Histogram *hdrhistogram.Histogram
 }
 
-// commandName is a command's reporting name.
-func commandName(c Command) string {
+// CommandName is a command's name in reports: Name, else RMW for a
+// command with Then, else its first word upper-cased.
+func CommandName(c Command) string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -231,7 +232,7 @@ func compileCommands(c Config) []cmdPlan {
 		if i > 0 { // the first command's keys are those of a set/get run
 			kc.Seed = int64(mix64(uint64(c.Seed) ^ mix64(uint64(i))))
 		}
-		cp := cmdPlan{name: commandName(cmd), text: cmd.String(), cfg: kc, vals: vals,
+		cp := cmdPlan{name: CommandName(cmd), text: cmd.String(), cfg: kc, vals: vals,
 			verify: readVerifiable(c.Commands, i)}
 		cp.pieces = compileArgs(c, cmd.Args, cmd.Inline, varKeys(kc.KeyPattern))
 		if len(cmd.Then) > 0 {
@@ -592,7 +593,11 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 		c.verifyFailed++
 		if len(c.warnings) < maxWarnings {
 			want := appendValue(nil, cp.vals.seed, s.key, cp.vals.sizeOf(s.key))
-			c.warn(fmt.Errorf("verify: %s of key index %d: got %s, want %s", cp.text, s.key, quote(b[:n]), quote(want)))
+			key := "key index " + strconv.FormatUint(s.key, 10)
+			if args := c.p.cfg.Commands[s.op].Args; args[1] == PlaceholderKey {
+				key = string(appendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, KeyWidth(c.p.cfg.Keyspace)))
+			}
+			c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", cp.name, key, quote(b[:n]), quote(want)))
 		}
 	}
 	return n, nil

@@ -174,6 +174,9 @@ func verifyError(res Result) error {
 		return nil
 	}
 	if res.VerifyFailures > 0 || (c.Mode == ModeGet && res.Misses > 0) {
+		if len(c.Commands) > 0 {
+			return fmt.Errorf("%w: %d wrong values in %d requests (and %d misses)", ErrVerify, res.VerifyFailures, res.Requests, res.Misses)
+		}
 		return fmt.Errorf("%w: %d misses and %d wrong values in %d reads", ErrVerify, res.Misses, res.VerifyFailures, res.Gets)
 	}
 	return nil

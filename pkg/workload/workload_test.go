@@ -23,7 +23,7 @@ func config(addr string, w *Workload, requests int64) loadgen.Config {
 
 // TestBuiltinRun: every named workload parses, has a description, and
 // runs against redis-server without an error reply, every command of its
-// mix getting requests.
+// mix getting requests; an RMW operation is two requests.
 func TestBuiltinRun(t *testing.T) {
 	r := testutil.StartRedis(t)
 	list, err := List()
@@ -34,7 +34,7 @@ func TestBuiltinRun(t *testing.T) {
 	for _, i := range list {
 		names = append(names, i.Name)
 	}
-	if got := strings.Join(names, ","); got != "rb-six,set-get-hset-hget,ycsb-a,ycsb-b,ycsb-c" {
+	if got := strings.Join(names, ","); got != "rb-six,set-get-hset-hget,ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-f" {
 		t.Errorf("workloads %s", got)
 	}
 	for _, i := range list {
@@ -50,8 +50,14 @@ func TestBuiltinRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Requests != 20_000 || len(res.Commands) != len(w.Commands) {
-				t.Fatalf("%d requests, %d commands", res.Requests, len(res.Commands))
+			want := int64(20_000)
+			for _, c := range res.Commands {
+				if c.Name == "RMW" {
+					want += c.Requests
+				}
+			}
+			if res.Requests != want || len(res.Commands) != len(w.Commands) {
+				t.Fatalf("%d requests, want %d; %d commands", res.Requests, want, len(res.Commands))
 			}
 			for _, c := range res.Commands {
 				if c.Requests == 0 || c.Errors != 0 {
@@ -106,6 +112,11 @@ func TestParseErrors(t *testing.T) {
 		{"commands:\n  - command: GET x\n    command: SET x y\n", `w.yaml:3: key "command" given twice`},
 		{"commands:\n  - ratio: 2\n", "w.yaml:2: no command"},
 		{"- GET x\n", "w.yaml:1: want a mapping"},
+		{"value-size: 64-32\ncommands:\n  - command: GET x\n", `w.yaml:1: "64-32": want a range MIN-MAX`},
+		{"data-size-list: 32:60,abc:30\ncommands:\n  - command: GET x\n", `w.yaml:1: "abc:30": size "abc"`},
+		{"data-size-list: 32:60,1024\ncommands:\n  - command: GET x\n", `w.yaml:1: "1024": want SIZE:WEIGHT`},
+		{"commands:\n  - command: GET x\n    then: ''\n", "w.yaml:3: empty command"},
+		{"commands:\n  - command: GET x\n    key-pattern: newest\n", `w.yaml:3: key-pattern "newest": want random, sequential, permutation, zipf, gaussian, latest or insert`},
 	} {
 		_, err := Parse("w.yaml", []byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
