@@ -297,6 +297,9 @@ func (s *sock) pump(ph *phase, now int64) error {
 		return nil
 	}
 	s.wbuf, s.nbuf = s.nbuf, s.wbuf
+	if s.pre == 0 {
+		s.wbuf = s.wbuf[:0] // no batch (or one dropped): dependents only
+	}
 	s.woff = 0
 	s.stamp(s.pre, now)
 	s.wbuf, _ = s.sendDeps(s.wbuf)
