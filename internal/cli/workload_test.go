@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -202,3 +203,25 @@ func dbsize(t *testing.T, addr string) int {
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// TestBenchVerify: "bench --workload ycsb-a --prefill --verify" gets no
+// wrong value from redis-server; once values are corrupted, a verified
+// ycsb-c run catches them and exits 1.
+func TestBenchVerify(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	args := []string{"bench", "--port", port, "--keyspace", "1000", "--requests", "20000", "--seed", "9", "--verify"}
+	code, stdout, stderr := execute(t, append(args, "--workload", "ycsb-a", "--prefill")...)
+	if code != 0 || !strings.Contains(stdout, "verify failures: 0\n") || !strings.Contains(stdout, "misses: 0\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for i := range 100 {
+		if _, err := loadgen.Query(r.Addr, "", time.Second, "SET", fmt.Sprintf("bench:key:%03d", i), "corrupt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr = execute(t, append(args, "--workload", "ycsb-c")...)
+	if code != 1 || !strings.Contains(stdout+stderr, `got "$7\r\ncorrupt\r\n"`) || !strings.Contains(stderr, "wrong values") {
+		t.Errorf("corrupted: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -68,31 +69,57 @@ func TestBuiltinRun(t *testing.T) {
 	}
 }
 
-// TestYCSBB: ycsb-b's reads and updates are 95% and 5% of 100,000
-// requests within 1 point, on 1000-byte values and zipfian keys.
-func TestYCSBB(t *testing.T) {
+// TestYCSBVerified: each YCSB workload's operations are within 1 point
+// of its ratios over 100,000 of them, on 1000-byte values, and after a
+// prefill every read gets the value written (ycsb-d's reads of the newest
+// keys included): no miss, no wrong value.
+func TestYCSBVerified(t *testing.T) {
 	r := testutil.StartRedis(t)
-	w, err := Load("ycsb-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := config(r.Addr, w, 100_000)
-	if c.KeyPattern != loadgen.KeyZipf || c.ValueSize != 1000 {
-		t.Errorf("key pattern %s, value size %d: want zipf, 1000", c.KeyPattern, c.ValueSize)
-	}
-	res, err := loadgen.Run(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"READ": 95, "UPDATE": 5}
-	for _, x := range res.Commands {
-		share := 100 * float64(x.Requests) / float64(res.Requests)
-		if math.Abs(share-want[x.Name]) > 1 {
-			t.Errorf("%s: %.2f%% of requests, want %.0f%% ± 1", x.Name, share, want[x.Name])
-		}
-	}
-	if len(res.Commands) != 2 {
-		t.Errorf("%d commands", len(res.Commands))
+	for _, tc := range []struct {
+		name    string
+		pattern loadgen.KeyPattern
+		want    map[string]float64
+	}{
+		{"ycsb-a", loadgen.KeyZipf, map[string]float64{"READ": 50, "UPDATE": 50}},
+		{"ycsb-b", loadgen.KeyZipf, map[string]float64{"READ": 95, "UPDATE": 5}},
+		{"ycsb-c", loadgen.KeyZipf, map[string]float64{"READ": 100}},
+		{"ycsb-d", loadgen.KeyLatest, map[string]float64{"READ": 95, "INSERT": 5}},
+		{"ycsb-f", loadgen.KeyZipf, map[string]float64{"READ": 50, "RMW": 50}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if b, err := loadgen.Query(r.Addr, "", time.Second, "FLUSHALL"); err != nil || string(b) != "+OK\r\n" {
+				t.Fatalf("FLUSHALL: %q %v", b, err)
+			}
+			w, err := Load(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := config(r.Addr, w, 100_000)
+			c.VerifyGet = true
+			if c.KeyPattern != tc.pattern || c.ValueSize != 1000 {
+				t.Errorf("key pattern %s, value size %d: want %s, 1000", c.KeyPattern, c.ValueSize, tc.pattern)
+			}
+			if _, err := loadgen.Prefill(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			res, err := loadgen.Run(context.Background(), c)
+			if err != nil || res.VerifyFailures != 0 || res.Misses != 0 {
+				t.Fatalf("%v: %d wrong values, %d misses", err, res.VerifyFailures, res.Misses)
+			}
+			var ops int64
+			for _, x := range res.Commands {
+				ops += x.Requests
+			}
+			for _, x := range res.Commands {
+				share := 100 * float64(x.Requests) / float64(ops)
+				if math.Abs(share-tc.want[x.Name]) > 1 {
+					t.Errorf("%s: %.2f%% of operations, want %.0f%% ± 1", x.Name, share, tc.want[x.Name])
+				}
+			}
+			if ops != 100_000 || len(res.Commands) != len(tc.want) {
+				t.Errorf("%d operations, %d commands", ops, len(res.Commands))
+			}
+		})
 	}
 }
 
