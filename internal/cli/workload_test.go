@@ -183,7 +183,7 @@ func TestBenchListWorkloads(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[3], "ycsb-b ") || !strings.Contains(lines[3], "95% read") {
+	if len(lines) != 7 || !strings.HasPrefix(lines[3], "ycsb-b ") || !strings.Contains(lines[3], "95% read") {
 		t.Errorf("%q", stdout)
 	}
 }

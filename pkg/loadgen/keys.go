@@ -279,12 +279,14 @@ func (g *keyGen) next() uint64 {
 		return g.perm.at(g.zipf.sample(&g.r) - 1)
 	case KeyGaussian:
 		return g.gaussian()
-	case KeyInsert:
+	}
+	if g.inserted != nil { // KeyInsert or KeyLatest: kept out of the switch, which the plain patterns walk
+		if g.pattern == KeyLatest {
+			return g.latest()
+		}
 		k := g.n + *g.inserted*g.conns + g.conn
 		*g.inserted++
 		return k
-	case KeyLatest:
-		return g.latest()
 	}
 	p := g.pos
 	g.pos += g.stride
