@@ -241,7 +241,7 @@ type Progress struct {
 	// Done is the number of replies received so far in this phase.
 	Done int64
 	// Total is the number of requests the phase will send, 0 when it is
-	// bounded by time.
+	// bounded by time or has read-modify-writes (Command.Then).
 	Total int64
 	// Elapsed is the time since the phase started; Duration its planned
 	// length when bounded by time, else 0.

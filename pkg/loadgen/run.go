@@ -331,6 +331,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	for _, s := range r.conns {
 		total += max(s.quota, 0)
 	}
+	if len(r.conns) > 0 && r.conns[0].deps != nil {
+		total = 0 // read-modify-writes: how many requests is not known ahead
+	}
 
 	finished := make(chan struct{})
 	go func() {
