@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,7 +125,11 @@ func WriteText(w io.Writer, r Result) error {
 		}
 		fmt.Fprintf(&b, ")\n")
 	}
-	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %d bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), c.ValueSize)
+	values := strconv.Itoa(c.ValueSize)
+	if len(c.ValueSizes) > 0 {
+		values = FormatValueSizes(c.ValueSizes) + " (size:weight)"
+	}
+	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), values)
 	if c.KeyPattern == KeyZipf {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
 	}
