@@ -52,7 +52,7 @@ func TestReadModifyWrite(t *testing.T) {
 }
 
 // TestValueSizes: every value a mix writes has the size ValueSizeOf gives
-// its key, the sizes' shares are within a point of their weights over
+// its key, the JSON report's settings name the distribution, the sizes' shares are within a point of their weights over
 // 20,000 keys, and reads verify them, after a prefill too.
 func TestValueSizes(t *testing.T) {
 	r := testutil.StartRedis(t)
@@ -63,8 +63,12 @@ func TestValueSizes(t *testing.T) {
 	}
 	cfg := fill(Config{Addr: r.Addr, Requests: 5000, Keyspace: 2000, Connections: 2, Pipeline: 16, Seed: 4, KeyPattern: KeySequential, ValueSizes: ranges})
 	cfg.Commands = []Command{{Args: []string{"SET", "__key__", "__data__"}}}
-	if _, err := Run(context.Background(), cfg); err != nil {
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if got := res.JSON().Settings.ValueSizes; got != "32:60,1024:30,100-200:10" {
+		t.Errorf("JSON settings: value sizes %q", got)
 	}
 	for i := range int64(50) {
 		key := string(AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i))
