@@ -185,6 +185,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	if err := o.validateWorkload(f); err != nil {
 		return err
 	}
+	if len(c.ValueSizes) > 0 && len(c.Commands) == 0 && len(o.Tests) == 0 {
+		return fmt.Errorf("value size ranges and lists need a command mix (--command, --workload or --tests)")
+	}
 	_, err := c.Normalize()
 	return err
 }

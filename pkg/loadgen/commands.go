@@ -172,13 +172,10 @@ func (c Config) commandErrors() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if len(c.Commands) == 0 {
-		switch {
-		case c.KeyPattern == KeyLatest || c.KeyPattern == KeyInsert:
+		if c.KeyPattern == KeyLatest || c.KeyPattern == KeyInsert {
 			bad("key pattern %s needs a command mix (--command or --workload)", c.KeyPattern)
-		case len(c.ValueSizes) > 0:
-			bad("value size ranges and lists need a command mix (--command, --workload or --tests)")
 		}
-		return errs
+		return append(errs, sizeErrors(c.ValueSizes)...)
 	}
 	if len(c.Commands) > MaxCommands {
 		bad("%d commands: want at most %d", len(c.Commands), MaxCommands)

@@ -194,7 +194,8 @@ type Config struct {
 	// ValueSize is the length of written values in bytes.
 	ValueSize int
 	// ValueSizes, when set, replaces ValueSize in a command mix (and its
-	// prefill): each key's value has the size this distribution gives it,
+	// prefill; --mode runs ignore it): each key's value has the size this
+	// distribution gives it,
 	// a function of Seed and the key (see ValueSizeOf), so that reads
 	// know it. ValueSize should then be the largest size.
 	ValueSizes []SizeRange
