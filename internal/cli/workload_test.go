@@ -60,6 +60,26 @@ func TestBenchCommandMix(t *testing.T) {
 	}
 }
 
+// TestBenchReadModifyWrite: --command-then makes the --command before it
+// a read-modify-write reported as one RMW line; with --data-size-list and
+// --verify every read gets the value written.
+func TestBenchReadModifyWrite(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	code, stdout, stderr := execute(t, "bench", "--port", port, "--requests", "10000", "--pipeline", "16", "--keyspace", "500",
+		"--command", "GET __key__", "--command-then", "SET __key__ __data__", "--command", "GET __key__",
+		"--data-size-list", "10:1,2000:1", "--verify")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{`mix: "GET __key__ then SET __key__ __data__" 50.0% random, "GET __key__" 50.0% random`,
+		"values 10:1,2000:1 (size:weight) bytes", "\nRMW ", "\nGET ", "verify failures: 0\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+}
+
 // TestBenchUnsupportedCommands: a target without a command is refused
 // before the run with one line naming what it lacks (exit 1).
 func TestBenchUnsupportedCommands(t *testing.T) {
