@@ -51,6 +51,23 @@ func TestReadModifyWrite(t *testing.T) {
 	}
 }
 
+// TestReadModifyWriteOpenLoop: in an open loop the writes go out as the
+// reads' replies come, and every operation completes: the run's requests
+// are its operations plus one write per RMW.
+func TestReadModifyWriteOpenLoop(t *testing.T) {
+	r := testutil.StartRedis(t)
+	cfg := fill(Config{Addr: r.Addr, Requests: 4000, Rate: 40_000, Keyspace: 1000, ValueSize: 20, Connections: 4, Pipeline: 4, Seed: 6})
+	cfg.Commands = []Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}}}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rmw, get := res.Commands[0], res.Commands[1]
+	if rmw.Requests+get.Requests != 4000 || res.Requests != 4000+rmw.Requests || rmw.Requests < 1800 {
+		t.Errorf("RMW %d, GET %d, run %d requests", rmw.Requests, get.Requests, res.Requests)
+	}
+}
+
 // TestValueSizes: every value a mix writes has the size ValueSizeOf gives
 // its key, the JSON report's settings name the distribution, the sizes' shares are within a point of their weights over
 // 20,000 keys, and reads verify them, after a prefill too.
