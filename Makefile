@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered bench-matrix clean
+.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered bench-matrix bench-tests clean
 
 all: build
 
@@ -78,6 +78,10 @@ bench-loadgen: build deps
 .PHONY: bench-tls
 bench-tls: build deps
 	KVBENCH=bin/kvbench bench/tls.sh
+# redis-benchmark's default tests, redis-benchmark -t X against kvbench
+# bench --tests X, same redis-server, A B B A; SAMPLES per test (default 5).
+bench-tests: build deps
+	bench/rbtests.sh
 
 # The whole load space: value size × pipeline × connections, for the server
 # (kvstore vs redis) and the generator (kvbench vs redis-benchmark).

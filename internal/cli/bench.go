@@ -26,6 +26,10 @@ type benchOptions struct {
 	segment string
 	startAt string
 
+	valueSize    string
+	dataSizeList string
+	verify       bool
+
 	tests         string
 	commands      commandList
 	workload      string
@@ -110,15 +114,17 @@ verification), 2 for a usage error.`,
 	f.Int64Var(&c.Keyspace, "keyspace", c.Keyspace, "number of distinct keys")
 	f.Float64Var(&c.KeyMedian, "key-median", 0, "center of the gaussian key pattern, a key index (default the middle of the keyspace)")
 	f.Float64Var(&c.KeyStddev, "key-stddev", 0, "standard deviation of the gaussian key pattern, in keys (default a sixth of the keyspace)")
-	f.IntVar(&c.ValueSize, "value-size", c.ValueSize, "value length in bytes (0: empty values)")
+	f.StringVar(&o.valueSize, "value-size", strconv.Itoa(c.ValueSize), "value length in bytes (0: empty values), or with a command mix a uniform range MIN-MAX (32-1024)")
+	f.StringVar(&o.dataSizeList, "data-size-list", "", "with a command mix, value sizes by weight, memtier_benchmark style: SIZE:WEIGHT,... (32:60,1024:30,16384:10)")
 	f.IntVar(&c.SetRatio, "set-ratio", c.SetRatio, "percentage of writes in mixed mode (0-100)")
 	f.StringVar(&c.SetCmd, "set-cmd", c.SetCmd, "write command: CMD key value (SET, RSET, HSET...)")
 	f.StringVar(&c.GetCmd, "get-cmd", c.GetCmd, "read command: CMD key (GET, RGET, HGET...)")
 	f.StringVar(&c.KeyPrefix, "key-prefix", c.KeyPrefix, "prefix of every key")
-	f.StringVar(&o.pattern, "key-pattern", "", "key order: random, sequential, permutation, zipf or gaussian (default permutation for set, random otherwise)")
+	f.StringVar(&o.pattern, "key-pattern", "", "key order: random, sequential, permutation, zipf or gaussian; in a command mix also latest or insert (default permutation for set, random otherwise)")
 	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", loadgen.DefaultZipf))
 	f.Int64Var(&c.Seed, "seed", 0, "random seed for keys and values (default: the current time, printed)")
 	f.BoolVar(&c.VerifyGet, "verify-get", false, "check every read reply byte for byte against the value the seed writes")
+	f.BoolVar(&o.verify, "verify", false, "check every reply whose value is known: --verify-get, and in a command mix the GETs of keys it or the prefill writes")
 	f.BoolVar(&c.AllowMisses, "allow-misses", false, "with --verify-get, count misses and wrong values without failing the run")
 	f.BoolVar(&c.ContinueOnError, "continue-on-error", false, "count error replies and go on instead of failing at the first")
 	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")
@@ -173,6 +179,10 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		}
 		c.StartAt = t
 	}
+	if err := o.validateSizes(f); err != nil {
+		return err
+	}
+	c.VerifyGet = c.VerifyGet || o.verify
 	tc, err := o.tls.Config()
 	if err != nil {
 		return err
@@ -184,8 +194,31 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	if err := o.validateWorkload(f); err != nil {
 		return err
 	}
+	if len(c.ValueSizes) > 0 && len(c.Commands) == 0 && len(o.Tests) == 0 {
+		return fmt.Errorf("value size ranges and lists need a command mix (--command, --workload or --tests)")
+	}
 	_, err = c.Normalize()
 	return err
+}
+
+// validateSizes sets the value size, or sizes, from --value-size and
+// --data-size-list.
+func (o *benchOptions) validateSizes(f *pflag.FlagSet) error {
+	c := &o.Config
+	if f.Changed("value-size") && f.Changed("data-size-list") {
+		return fmt.Errorf("--value-size and --data-size-list cannot be used together")
+	}
+	size, ranges, err := loadgen.ParseValueSize(o.valueSize)
+	if err != nil {
+		return fmt.Errorf("--value-size %w", err)
+	}
+	c.ValueSize, c.ValueSizes = size, ranges
+	if o.dataSizeList != "" {
+		if c.ValueSizes, err = loadgen.ParseValueSizes(o.dataSizeList); err != nil {
+			return fmt.Errorf("--data-size-list %w", err)
+		}
+	}
+	return nil
 }
 
 // Environment variables of bench.

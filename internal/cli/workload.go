@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// commandList collects --command, --command-ratio and
-// --command-key-pattern in command-line order: the last two apply to the
+// commandList collects --command, --command-ratio, --command-key-pattern
+// and --command-then in command-line order: the last three apply to the
 // --command before them.
 type commandList struct {
 	cmds []loadgen.Command
@@ -78,6 +78,29 @@ func (f commandPatternFlag) Set(s string) error {
 	return nil
 }
 
+// commandThenFlag is --command-then.
+type commandThenFlag struct{ l *commandList }
+
+func (f commandThenFlag) String() string { return "" }
+func (f commandThenFlag) Type() string   { return "command" }
+func (f commandThenFlag) Set(s string) error {
+	argv, err := resp.SplitInline(nil, []byte(s))
+	if err != nil {
+		return fmt.Errorf("%q: unbalanced quotes", s)
+	}
+	if len(argv) == 0 {
+		return fmt.Errorf("%q: empty command", s)
+	}
+	last, err := f.l.last("--command-then")
+	if err != nil {
+		return err
+	}
+	for _, a := range argv {
+		last.Then = append(last.Then, string(a))
+	}
+	return nil
+}
+
 func (l *commandList) last(flag string) (*loadgen.Command, error) {
 	if len(l.cmds) == 0 {
 		return nil, fmt.Errorf("%s must follow a --command", flag)
@@ -99,8 +122,12 @@ func parseKeyPattern(s string) (loadgen.KeyPattern, error) {
 		return loadgen.KeyZipf, nil
 	case "g", "gaussian":
 		return loadgen.KeyGaussian, nil
+	case "l", "latest":
+		return loadgen.KeyLatest, nil
+	case "i", "insert":
+		return loadgen.KeyInsert, nil
 	}
-	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation), Z (zipf) or G (gaussian)", s)
+	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation), Z (zipf), G (gaussian), L (latest) or I (insert)", s)
 }
 
 // addWorkloadFlags adds --tests, the --command flags and --workload.
@@ -110,7 +137,8 @@ func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.StringVar(&o.tests, "tests", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
 	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
 	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
-	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf, G gaussian (default --key-pattern)")
+	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf, G gaussian, L latest, I insert (default --key-pattern)")
+	f.Var(commandThenFlag{&o.commands}, "command-then", "make the --command before it a read-modify-write: send this command once its reply has arrived, same key (reported as one operation, RMW)")
 }
 
 // validateWorkload checks that at most one of --mode, --tests, --command
@@ -138,7 +166,7 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 	cmds := o.commands.cmds
 	seen := map[string]int{}
 	for i := range cmds {
-		name := strings.ToUpper(cmds[i].Args[0])
+		name := loadgen.CommandName(cmds[i])
 		seen[name]++
 		if seen[name] > 1 {
 			name += "#" + strconv.Itoa(seen[name])

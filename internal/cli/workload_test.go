@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,6 +60,26 @@ func TestBenchCommandMix(t *testing.T) {
 	}
 }
 
+// TestBenchReadModifyWrite: --command-then makes the --command before it
+// a read-modify-write reported as one RMW line; with --data-size-list and
+// --verify every read gets the value written.
+func TestBenchReadModifyWrite(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	code, stdout, stderr := execute(t, "bench", "--port", port, "--requests", "10000", "--pipeline", "16", "--keyspace", "500",
+		"--command", "GET __key__", "--command-then", "SET __key__ __data__", "--command", "GET __key__",
+		"--data-size-list", "10:1,2000:1", "--verify")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{`mix: "GET __key__ then SET __key__ __data__" 50.0% random, "GET __key__" 50.0% random`,
+		"values 10:1,2000:1 (size:weight) bytes", "\nRMW ", "\nGET ", "verify failures: 0\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+}
+
 // TestBenchUnsupportedCommands: a target without a command is refused
 // before the run with one line naming what it lacks (exit 1).
 func TestBenchUnsupportedCommands(t *testing.T) {
@@ -92,7 +113,14 @@ func TestWorkloadUsageErrors(t *testing.T) {
 		{[]string{"--tests", "set,gett"}, `"gett"`},
 		{[]string{"--command-ratio", "2"}, "--command-ratio must follow a --command"},
 		{[]string{"--command", "GET x", "--command-ratio", "0"}, `"0": want a whole number >= 1`},
-		{[]string{"--command", "GET x", "--command-key-pattern", "X"}, `"X": want R (random), S (sequential), P (permutation), Z (zipf) or G (gaussian)`},
+		{[]string{"--command", "GET x", "--command-key-pattern", "X"}, `"X": want R (random), S (sequential), P (permutation), Z (zipf), G (gaussian), L (latest) or I (insert)`},
+		{[]string{"--command", "GET x", "--value-size", "32-x"}, `--value-size "32-x": want a range MIN-MAX`},
+		{[]string{"--command", "GET x", "--data-size-list", "32:60,1024:0"}, `--data-size-list "1024:0": want SIZE:WEIGHT`},
+		{[]string{"--command", "GET x", "--data-size-list", "32:1", "--value-size", "5"}, "--value-size and --data-size-list cannot be used together"},
+		{[]string{"--mode", "set", "--value-size", "32-64"}, "value size ranges and lists need a command mix"},
+		{[]string{"--command-then", "SET __key__ __data__"}, "--command-then must follow a --command"},
+		{[]string{"--key-pattern", "latest"}, "key pattern latest needs a command mix"},
+		{[]string{"--command", "GET __key__", "--command", "'"}, `"'": unbalanced quotes`},
 		{[]string{"--key-pattern", "gaussian", "--key-median", "-3"}, "key median -3: want 0 to 99999"},
 		{[]string{"--key-stddev", "10"}, "key median and stddev need key pattern gaussian, not random"},
 		{[]string{"--command", "GET 'x"}, "unbalanced quotes"},
@@ -175,7 +203,7 @@ func TestBenchListWorkloads(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[3], "ycsb-b ") || !strings.Contains(lines[3], "95% read") {
+	if len(lines) != 7 || !strings.HasPrefix(lines[3], "ycsb-b ") || !strings.Contains(lines[3], "95% read") {
 		t.Errorf("%q", stdout)
 	}
 }
@@ -195,3 +223,25 @@ func dbsize(t *testing.T, addr string) int {
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// TestBenchVerify: "bench --workload ycsb-a --prefill --verify" gets no
+// wrong value from redis-server; once values are corrupted, a verified
+// ycsb-c run catches them and exits 1.
+func TestBenchVerify(t *testing.T) {
+	r := testutil.StartRedis(t)
+	_, port, _ := strings.Cut(r.Addr, ":")
+	args := []string{"bench", "--port", port, "--keyspace", "1000", "--requests", "20000", "--seed", "9", "--verify"}
+	code, stdout, stderr := execute(t, append(args, "--workload", "ycsb-a", "--prefill")...)
+	if code != 0 || !strings.Contains(stdout, "verify failures: 0\n") || !strings.Contains(stdout, "misses: 0\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for i := range 100 {
+		if _, err := loadgen.Query(r.Addr, "", nil, time.Second, "SET", fmt.Sprintf("bench:key:%03d", i), "corrupt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr = execute(t, append(args, "--workload", "ycsb-c")...)
+	if code != 1 || !strings.Contains(stdout+stderr, `got "$7\r\ncorrupt\r\n"`) || !strings.Contains(stderr, "wrong values") {
+		t.Errorf("corrupted: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +26,9 @@ const (
 	// PlaceholderRandInt is a key index alone, zero-padded to 12 digits
 	// (redis-benchmark's "-r" substitution).
 	PlaceholderRandInt = "__rand_int__"
-	// PlaceholderData is a value of Config.ValueSize bytes, the one the
-	// seed gives the first key of the request.
+	// PlaceholderData is the value of the first key of the request: of
+	// Config.ValueSize bytes, or of the size Config.ValueSizes gives the
+	// key (see ValueSizeOf).
 	PlaceholderData = "__data__"
 )
 
@@ -55,23 +57,41 @@ type Command struct {
 	// Inline sends the command as an inline request ("PING\r\n") instead
 	// of a RESP array.
 	Inline bool
+	// Then, when set, makes the command a read-modify-write: this
+	// dependent command is sent on the same connection once the reply to
+	// Args has arrived (an error reply ends the operation instead), its
+	// __key__ and __rand_int__ all the first key of Args and its __data__
+	// that key's value. The pair is one operation of the command: it
+	// counts once in the command's requests, with the latency from the
+	// send of Args to the reply of Then (both count in the run's
+	// requests).
+	Then []string
 }
 
 // String is the command as it would be typed.
-func (c Command) String() string { return strings.Join(c.Args, " ") }
+func (c Command) String() string {
+	s := strings.Join(c.Args, " ")
+	if len(c.Then) > 0 {
+		s += " then " + strings.Join(c.Then, " ")
+	}
+	return s
+}
 
 // Placeholder kinds of a piece.
 const (
-	phNone uint8 = iota
-	phDigits
-	phData
+	phNone   uint8 = iota
+	phDigits       // a key index, zero-padded to width
+	phKey          // a key index, padded to width, longer past it (KeyInsert, KeyLatest)
+	phData         // a value
+	phArg          // the start of an argument whose length varies per request
+	phArgEnd       // its end: its "$len" header is inserted before it
 )
 
 // piece is literal bytes followed by a placeholder.
 type piece struct {
 	lit   []byte
 	kind  uint8
-	width int // phDigits
+	width int // phDigits, phKey
 }
 
 // cmdPlan is a Command compiled: the request is its pieces in order.
@@ -79,7 +99,41 @@ type cmdPlan struct {
 	name   string
 	text   string
 	pieces []piece
+	// then is Command.Then compiled, nil without it: its key placeholders
+	// all take the first key of pieces.
+	then []piece
+	// verify: the reply is the value of the request's first key, or
+	// null (see readVerifiable).
+	verify bool
 	cfg    Config // the key sequence's settings (pattern, seed)
+	vals   valueGen
+}
+
+// valueGen makes the values of a run: value i is a function of (seed, i,
+// size), its size fixed or a function of (seed, i) (see sizer).
+type valueGen struct {
+	seed  int64
+	size  int
+	sizes *sizer // nil: every value is size bytes
+	block []byte // blockFor the largest size
+}
+
+func newValues(c Config) valueGen {
+	v := valueGen{seed: c.Seed, size: c.ValueSize, sizes: newSizer(c)}
+	largest := v.size
+	if v.sizes != nil {
+		largest = v.sizes.max
+	}
+	v.block = blockFor(c.Seed, largest)
+	return v
+}
+
+// sizeOf is the size of key i's value.
+func (v *valueGen) sizeOf(i uint64) int {
+	if v.sizes == nil {
+		return v.size
+	}
+	return v.sizes.of(i)
 }
 
 // cmdCount is what a connection counts per command.
@@ -89,8 +143,8 @@ type cmdCount struct{ requests, errors int64 }
 type CommandResult struct {
 	// Name is Command.Name; Command the command as typed.
 	Name, Command string
-	// Requests is the number of replies; Errors how many were error
-	// replies.
+	// Requests is the number of replies (of operations, for a command
+	// with Then); Errors how many were error replies.
 	Requests, Errors int64
 	// QPS is Requests per second of the phase's Elapsed.
 	QPS float64
@@ -100,24 +154,31 @@ type CommandResult struct {
 	Histogram *hdrhistogram.Histogram
 }
 
-// commandName is a command's reporting name.
-func commandName(c Command) string {
+// CommandName is a command's name in reports: Name, else RMW for a
+// command with Then, else its first word upper-cased.
+func CommandName(c Command) string {
 	if c.Name != "" {
 		return c.Name
 	}
 	if len(c.Args) == 0 {
 		return ""
 	}
+	if len(c.Then) > 0 {
+		return "RMW"
+	}
 	return strings.ToUpper(c.Args[0])
 }
 
 // commandErrors checks the mix of c.
 func (c Config) commandErrors() []error {
-	if len(c.Commands) == 0 {
-		return nil
-	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(c.Commands) == 0 {
+		if c.KeyPattern == KeyLatest || c.KeyPattern == KeyInsert {
+			bad("key pattern %s needs a command mix (--command or --workload)", c.KeyPattern)
+		}
+		return append(errs, sizeErrors(c.ValueSizes)...)
+	}
 	if len(c.Commands) > MaxCommands {
 		bad("%d commands: want at most %d", len(c.Commands), MaxCommands)
 	}
@@ -130,9 +191,9 @@ func (c Config) commandErrors() []error {
 			bad("command %q: ratio %d: want >= 0", cmd.String(), cmd.Ratio)
 		}
 		switch cmd.KeyPattern {
-		case "", KeyRandom, KeySequential, KeyPermutation, KeyZipf, KeyGaussian:
+		case "", KeyRandom, KeySequential, KeyPermutation, KeyZipf, KeyGaussian, KeyLatest, KeyInsert:
 		default:
-			bad("command %q: key pattern %q: want random, sequential, permutation, zipf or gaussian", cmd.String(), cmd.KeyPattern)
+			bad("command %q: key pattern %q: want %s", cmd.String(), cmd.KeyPattern, keyPatternNames)
 		}
 		if cmd.Inline {
 			for _, a := range cmd.Args {
@@ -141,74 +202,135 @@ func (c Config) commandErrors() []error {
 				}
 			}
 		}
+		if len(cmd.Then) > 0 && (cmd.Then[0] == "" || cmd.Inline) {
+			bad("command %q: the dependent command must be a non-empty RESP command", cmd.String())
+		}
 	}
-	if c.VerifyGet {
-		bad("verify-get does not apply to a command mix")
-	}
+	errs = append(errs, sizeErrors(c.ValueSizes)...)
 	return errs
 }
+
+// keyPatternNames lists the key patterns for error messages.
+const keyPatternNames = "random, sequential, permutation, zipf, gaussian, latest or insert"
+
+// varKeys reports whether pattern p names keys past the keyspace.
+func varKeys(p KeyPattern) bool { return p == KeyLatest || p == KeyInsert }
 
 // compileCommands returns the plans of c.Commands.
 func compileCommands(c Config) []cmdPlan {
 	var out []cmdPlan
+	vals := newValues(c)
 	for i, cmd := range c.Commands {
 		kc := c
 		if cmd.KeyPattern != "" {
 			kc.KeyPattern = cmd.KeyPattern
 		}
-		if kc.KeyPattern == KeyZipf && kc.Zipf == 0 {
+		if (kc.KeyPattern == KeyZipf || kc.KeyPattern == KeyLatest) && kc.Zipf == 0 {
 			kc.Zipf = DefaultZipf
 		}
 		if i > 0 { // the first command's keys are those of a set/get run
 			kc.Seed = int64(mix64(uint64(c.Seed) ^ mix64(uint64(i))))
 		}
-		cp := cmdPlan{name: commandName(cmd), text: cmd.String(), cfg: kc}
-		var lit []byte
-		add := func(b []byte) { lit = append(lit, b...) }
-		flush := func(kind uint8, width int) {
-			cp.pieces = append(cp.pieces, piece{lit: lit, kind: kind, width: width})
-			lit = nil
+		cp := cmdPlan{name: CommandName(cmd), text: cmd.String(), cfg: kc, vals: vals,
+			verify: readVerifiable(c.Commands, i)}
+		cp.pieces = compileArgs(c, cmd.Args, cmd.Inline, varKeys(kc.KeyPattern))
+		if len(cmd.Then) > 0 {
+			cp.then = compileArgs(c, cmd.Then, false, varKeys(kc.KeyPattern))
 		}
-		if !cmd.Inline {
-			add(resp.AppendArray(nil, len(cmd.Args)))
-		}
-		for j, a := range cmd.Args {
-			if cmd.Inline {
-				if j > 0 {
-					add([]byte{' '})
-				}
-			} else {
-				add([]byte("$" + strconv.Itoa(argLen(a, c)) + "\r\n"))
-			}
-			for a != "" {
-				k, ph := nextPlaceholder(a)
-				if k < 0 {
-					add([]byte(a))
-					break
-				}
-				add([]byte(a[:k]))
-				switch ph {
-				case PlaceholderKey:
-					add([]byte(c.KeyPrefix))
-					flush(phDigits, KeyWidth(c.Keyspace))
-				case PlaceholderRandInt:
-					flush(phDigits, RandIntWidth)
-				case PlaceholderData:
-					flush(phData, 0)
-				}
-				a = a[k+len(ph):]
-			}
-			if !cmd.Inline {
-				add([]byte("\r\n"))
-			}
-		}
-		if cmd.Inline {
-			add([]byte("\r\n"))
-		}
-		flush(phNone, 0)
 		out = append(out, cp)
 	}
 	return out
+}
+
+// compileArgs compiles one command's arguments; varKey: its keys may be
+// longer than the keyspace's width.
+func compileArgs(c Config, args []string, inline, varKey bool) []piece {
+	var pieces []piece
+	var lit []byte
+	add := func(b []byte) { lit = append(lit, b...) }
+	flush := func(kind uint8, width int) {
+		pieces = append(pieces, piece{lit: lit, kind: kind, width: width})
+		lit = nil
+	}
+	if !inline {
+		add(resp.AppendArray(nil, len(args)))
+	}
+	for j, a := range args {
+		// An argument's length varies with its keys past the keyspace
+		// or its value sizes: its header is made per request.
+		vary := !inline && (varKey && strings.Contains(a, PlaceholderKey) ||
+			len(c.ValueSizes) > 0 && strings.Contains(a, PlaceholderData))
+		switch {
+		case inline && j > 0:
+			add([]byte{' '})
+		case vary:
+			flush(phArg, 0)
+		case !inline:
+			add([]byte("$" + strconv.Itoa(argLen(a, c)) + "\r\n"))
+		}
+		for a != "" {
+			k, ph := nextPlaceholder(a)
+			if k < 0 {
+				add([]byte(a))
+				break
+			}
+			add([]byte(a[:k]))
+			switch ph {
+			case PlaceholderKey:
+				add([]byte(c.KeyPrefix))
+				if varKey {
+					flush(phKey, KeyWidth(c.Keyspace))
+				} else {
+					flush(phDigits, KeyWidth(c.Keyspace))
+				}
+			case PlaceholderRandInt:
+				flush(phDigits, RandIntWidth)
+			case PlaceholderData:
+				flush(phData, 0)
+			}
+			a = a[k+len(ph):]
+		}
+		if vary {
+			flush(phArgEnd, 0)
+		} else if !inline {
+			add([]byte("\r\n"))
+		}
+	}
+	if inline {
+		add([]byte("\r\n"))
+	}
+	flush(phNone, 0)
+	return pieces
+}
+
+// readVerifiable reports whether command i of cmds is a read whose reply
+// is known: "GET T" where the key template T is written only by
+// "SET T __data__" commands (or by Then of a command) of the mix, or is
+// __key__ (the keys a prefill writes). Its reply is then the value of
+// its key, or null when the key was not written yet.
+func readVerifiable(cmds []Command, i int) bool {
+	c := cmds[i]
+	if len(c.Args) != 2 || !strings.EqualFold(c.Args[0], "GET") {
+		return false
+	}
+	t := c.Args[1]
+	if !strings.Contains(t, PlaceholderKey) && !strings.Contains(t, PlaceholderRandInt) {
+		return false
+	}
+	known := t == PlaceholderKey
+	for _, o := range cmds {
+		for _, args := range [][]string{o.Args, o.Then} {
+			switch {
+			case len(args) == 0 || !slices.Contains(args, t):
+			case len(args) == 2 && strings.EqualFold(args[0], "GET"):
+			case len(args) == 3 && strings.EqualFold(args[0], "SET") && args[1] == t && args[2] == PlaceholderData:
+				known = true
+			default:
+				return false // another command touches the keys
+			}
+		}
+	}
+	return known
 }
 
 // nextPlaceholder finds the first placeholder in a: its index (-1: none)
@@ -246,6 +368,7 @@ func mixTable(cmds []Command) []uint64 {
 // newCmdKeys returns a connection's key sequences, one per command.
 func newCmdKeys(p *plan, id, conns int) []*keyGen {
 	g := make([]*keyGen, len(p.cmds))
+	inserted := new(uint64)
 	for i := range p.cmds {
 		g[i] = newKeyGen(&p.cmds[i].cfg, id, conns)
 		if g[i].pattern == KeyZipf {
@@ -253,8 +376,27 @@ func newCmdKeys(p *plan, id, conns int) []*keyGen {
 			// are those it writes, as in YCSB's workloads.
 			g[i].perm = newPerm(g[i].n, p.cfg.Seed)
 		}
+		if g[i].inserted != nil {
+			// One insert count per connection: KeyLatest reads
+			// what the mix's KeyInsert commands wrote.
+			g[i].inserted = inserted
+		}
 	}
 	return g
+}
+
+// initMix sets up a connection of a command mix: its key sequences, and
+// for a mix with dependent commands their queue and a ring with room for
+// them (a batch, its dependents and the next batch built).
+func (c *conn) initMix(id, conns int) {
+	c.cmdKeys = newCmdKeys(c.p, id, conns)
+	for _, cp := range c.p.cmds {
+		if cp.then != nil {
+			c.deps = &depQueue{}
+			c.ring = make([]slot, 2*len(c.ring))
+			return
+		}
+	}
 }
 
 // newCmdHists returns a worker's per-command histograms: none for a
@@ -268,6 +410,55 @@ func newCmdHists(p *plan) []*hdrhistogram.Histogram {
 		h[i] = newHistogram()
 	}
 	return h
+}
+
+// appendRequest appends a request made of pieces: each key placeholder a
+// new draw from keys (or key, when keys is nil), __data__ the value of
+// the first key. It returns the first key.
+func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, keys *keyGen, key uint64) ([]byte, uint64) {
+	drawn := keys == nil
+	arg := 0
+	for k := range pieces {
+		pc := &pieces[k]
+		dst = append(dst, pc.lit...)
+		switch pc.kind {
+		case phDigits, phKey:
+			v := key
+			if keys != nil {
+				v = keys.next()
+				if !drawn {
+					key, drawn = v, true
+				}
+			}
+			if pc.kind == phKey {
+				dst = appendKeyDigits(dst, v, pc.width)
+			} else {
+				dst = appendDigits(dst, v, pc.width)
+			}
+		case phData:
+			if !drawn {
+				key, drawn = keys.next(), true
+			}
+			dst = appendValueFrom(dst, cp.vals.block, cp.vals.seed, key, cp.vals.sizeOf(key))
+		case phArg:
+			arg = len(dst)
+		case phArgEnd:
+			dst = insertBulkHeader(dst, arg)
+		}
+	}
+	return dst, key
+}
+
+// insertBulkHeader makes dst[at:] a bulk string: its "$len" header
+// inserted before it, CRLF after it.
+func insertBulkHeader(dst []byte, at int) []byte {
+	n := len(dst) - at
+	var h [24]byte
+	hdr := append(strconv.AppendInt(append(h[:0], '$'), int64(n), 10), '\r', '\n')
+	dst = append(dst, hdr...)
+	copy(dst[at+len(hdr):], dst[at:at+n])
+	copy(dst[at:], hdr)
+	return append(dst, '\r', '\n')
 }
 
 // buildCmds is build for a command mix.
@@ -284,26 +475,8 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 			}
 		}
 		cp := &p.cmds[ci]
-		keys := c.cmdKeys[ci]
 		var first uint64
-		drawn := false
-		for k := range cp.pieces {
-			pc := &cp.pieces[k]
-			dst = append(dst, pc.lit...)
-			switch pc.kind {
-			case phDigits:
-				key := keys.next()
-				if !drawn {
-					first, drawn = key, true
-				}
-				dst = appendDigits(dst, key, pc.width)
-			case phData:
-				if !drawn {
-					first, drawn = keys.next(), true
-				}
-				dst = appendValueFrom(dst, p.block, p.seed, first, p.vsize)
-			}
-		}
+		dst, first = cp.appendRequest(dst, cp.pieces, c.cmdKeys[ci], 0)
 		c.ring[i&mask] = slot{key: first, t: t, op: uint8(ci)}
 		i++
 	}
@@ -311,8 +484,38 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 	return dst
 }
 
+// depQueue holds a connection's dependent requests (Command.Then) whose
+// predecessors' replies have arrived, to go out with its next write.
+type depQueue struct {
+	buf   []byte
+	slots []slot
+}
+
+// depsQueued reports whether dependent requests wait to be sent.
+func (c *conn) depsQueued() bool { return c.deps != nil && len(c.deps.slots) > 0 }
+
+// sendDeps appends the queued dependent requests to dst and puts them in
+// flight after those in flight, each keeping its operation's start time.
+// No built request may be waiting (pre == 0). It returns how many.
+func (c *conn) sendDeps(dst []byte) ([]byte, int) {
+	if !c.depsQueued() {
+		return dst, 0
+	}
+	q := c.deps
+	mask := len(c.ring) - 1
+	for _, s := range q.slots {
+		c.ring[(c.head+c.inflight)&mask] = s
+		c.inflight++
+	}
+	n := len(q.slots)
+	c.sent += int64(n)
+	dst = append(dst, q.buf...)
+	q.buf, q.slots = q.buf[:0], q.slots[:0]
+	return dst, n
+}
+
 // consumeCmds is consume for a command mix: any reply but an error is
-// counted as it comes.
+// counted as it comes, and checked where it is known (cmdPlan.verify).
 func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 	p := c.p
 	mask := len(c.ring) - 1
@@ -323,12 +526,16 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 	var err error
 	for c.inflight > 0 && len(b) > 0 {
 		s := &c.ring[c.head&mask]
+		cp := &p.cmds[s.op]
 		var n int
+		isErr := b[0] == '-'
 		switch {
 		case len(b) >= 5 && string(b[:5]) == "+OK\r\n":
 			n = 5
-		case b[0] == '-':
+		case isErr:
 			n, err = c.cmdError(b, s)
+		case cp.verify && p.verify && !s.then:
+			n, err = c.verifyRead(b, s)
 		default:
 			n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen)
 			if err != nil {
@@ -339,25 +546,60 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 			break
 		}
 		b = b[n:]
-		lat := now - s.t
-		if lat != c.runV {
-			c.flushLatency()
-			c.runV = lat
-		}
-		c.runN++
-		if c.cmdHist != nil {
-			_ = c.cmdHist[s.op].RecordValue(min(max(lat, histMin), histMax))
-		}
-		c.cmd[s.op].requests++
 		c.others++
 		c.head = (c.head + 1) & mask
 		c.inflight--
+		if cp.then != nil && !s.then && !isErr {
+			// The read of a read-modify-write: its write goes next.
+			q := c.deps
+			q.buf, _ = cp.appendRequest(q.buf, cp.then, nil, s.key)
+			q.slots = append(q.slots, slot{key: s.key, t: s.t, op: s.op, then: true})
+		} else {
+			lat := now - s.t
+			if lat != c.runV {
+				c.flushLatency()
+				c.runV = lat
+			}
+			c.runN++
+			if c.cmdHist != nil {
+				_ = c.cmdHist[s.op].RecordValue(min(max(lat, histMin), histMax))
+			}
+			c.cmd[s.op].requests++
+		}
 		if err != nil {
 			break
 		}
 	}
 	c.flushLatency()
 	return total - len(b), err
+}
+
+// verifyRead checks the reply to a read of a known value: null is a miss,
+// anything but the value of the request's key a verify failure.
+func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
+	r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
+	if err != nil {
+		return 0, fmt.Errorf("connection %d: %w", c.id, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	cp := &c.p.cmds[s.op]
+	switch {
+	case r.Type == resp.TypeBulk && r.IsNull():
+		c.misses++
+	case r.Type != resp.TypeBulk || !valueMatchesFrom(r.Data, cp.vals.block, cp.vals.seed, s.key, cp.vals.sizeOf(s.key)):
+		c.verifyFailed++
+		if len(c.warnings) < maxWarnings {
+			want := appendValue(nil, cp.vals.seed, s.key, cp.vals.sizeOf(s.key))
+			key := "key index " + strconv.FormatUint(s.key, 10)
+			if args := c.p.cfg.Commands[s.op].Args; args[1] == PlaceholderKey {
+				key = string(appendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, KeyWidth(c.p.cfg.Keyspace)))
+			}
+			c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", cp.name, key, quote(b[:n]), quote(want)))
+		}
+	}
+	return n, nil
 }
 
 // cmdError counts an error reply to a command of a mix, and returns the

@@ -45,6 +45,15 @@ const (
 	// pattern). Keys are not permuted: the hot keys are the indices near
 	// the median.
 	KeyGaussian KeyPattern = "gaussian"
+	// KeyInsert writes new keys past the keyspace, each once: connection
+	// c of C (global index) takes Keyspace+c, Keyspace+c+C, ... Its key
+	// names have more digits than the keyspace's once they pass its width.
+	KeyInsert KeyPattern = "insert"
+	// KeyLatest reads the newest keys most (YCSB's "latest"): a Zipf
+	// draw of exponent Config.Zipf over the connection's keys in the
+	// order they were written, newest first: its own KeyInsert keys of
+	// the mix, then the keyspace from its end (see docs/bench.md).
+	KeyLatest KeyPattern = "latest"
 )
 
 // Defaults, shared with the command line so help text cannot drift.
@@ -189,6 +198,12 @@ type Config struct {
 	KeyMedian, KeyStddev float64
 	// ValueSize is the length of written values in bytes.
 	ValueSize int
+	// ValueSizes, when set, replaces ValueSize in a command mix (and its
+	// prefill; --mode runs ignore it): each key's value has the size this
+	// distribution gives it,
+	// a function of Seed and the key (see ValueSizeOf), so that reads
+	// know it. ValueSize should then be the largest size.
+	ValueSizes []SizeRange
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
 	SetRatio int
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
@@ -232,7 +247,7 @@ type Progress struct {
 	// Done is the number of replies received so far in this phase.
 	Done int64
 	// Total is the number of requests the phase will send, 0 when it is
-	// bounded by time.
+	// bounded by time or has read-modify-writes (Command.Then).
 	Total int64
 	// Elapsed is the time since the phase started; Duration its planned
 	// length when bounded by time, else 0.
@@ -285,6 +300,9 @@ func (c Config) derive() Config {
 	if c.KeyPattern == KeyZipf && c.Zipf == 0 {
 		c.Zipf = DefaultZipf
 	}
+	if z := newSizer(c); z != nil {
+		c.ValueSize = z.max
+	}
 	if c.usesPattern(KeyGaussian) {
 		if c.KeyMedian == 0 {
 			c.KeyMedian = float64(c.Keyspace-1) / 2
@@ -325,12 +343,16 @@ func (c Config) Normalize() (Config, error) {
 		if c.Zipf <= 0 {
 			bad("zipf exponent %g: want > 0", c.Zipf)
 		}
-	case KeyGaussian:
+	case KeyGaussian, KeyInsert:
 		if c.Zipf != 0 {
 			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
 		}
+	case KeyLatest:
+		if c.Zipf < 0 {
+			bad("zipf exponent %g: want > 0", c.Zipf)
+		}
 	default:
-		bad("key pattern %q: want random, sequential, permutation, zipf or gaussian", c.KeyPattern)
+		bad("key pattern %q: want %s", c.KeyPattern, keyPatternNames)
 	}
 	if c.usesPattern(KeyGaussian) {
 		if c.KeyMedian < 0 || c.KeyMedian > float64(c.Keyspace-1) {
@@ -374,8 +396,8 @@ func (c Config) Normalize() (Config, error) {
 	if c.Keyspace < 1 {
 		bad("keyspace %d: want >= 1", c.Keyspace)
 	}
-	if c.ValueSize < 0 || c.ValueSize > 512<<20 {
-		bad("value size %d: want 0 to %d", c.ValueSize, 512<<20)
+	if c.ValueSize < 0 || c.ValueSize > MaxValueSize {
+		bad("value size %d: want 0 to %d", c.ValueSize, MaxValueSize)
 	}
 	if c.SetRatio < 0 || c.SetRatio > 100 {
 		bad("set ratio %d: want 0 to 100", c.SetRatio)

@@ -90,9 +90,10 @@ func newPlan(c Config) *plan {
 // slot is one request built or in flight: its key, kind, and the time its
 // latency is measured from.
 type slot struct {
-	key uint64
-	t   int64
-	op  uint8
+	key  uint64
+	t    int64
+	op   uint8
+	then bool // the dependent request of a read-modify-write (commands.go)
 }
 
 // counts is what a connection tallies; the worker sums them.
@@ -148,6 +149,7 @@ type conn struct {
 	hist    *hdrhistogram.Histogram   // the worker's
 	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
 	cmdKeys []*keyGen                 // per command of a mix
+	deps    *depQueue                 // a mix's dependent requests (commands.go)
 	runV    int64                     // a run of runN equal latencies not yet recorded
 	runN    int64
 	counts
@@ -164,7 +166,7 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 		hist: hist,
 	}
 	if p.cmds != nil {
-		c.cmdKeys = newCmdKeys(p, id, conns)
+		c.initMix(id, conns)
 	}
 	return c
 }

@@ -25,6 +25,18 @@
 // stamped once before its write(2), and every reply in a chunk once when
 // its read(2) returns.
 //
+// # Command mixes and dependent requests
+//
+// Config.Commands replaces the set/get templates with compiled commands
+// (commands.go): literal bytes and placeholders, an argument whose length
+// varies per request (a key past the keyspace, a value size from
+// Config.ValueSizes) getting its "$len" header once it is written. A
+// command with Then is a read-modify-write: the reply to its read queues
+// the write on the connection (depQueue), and the worker sends the queue
+// with the connection's next write, after its batch, each queued request
+// keeping its operation's start time; the plain set/get path never sees
+// the queue but for one nil check per batch.
+//
 // # One connection layer: plaintext, TLS and cluster routing
 //
 // Every connection of a run is a link (dial.go): a non-blocking socket

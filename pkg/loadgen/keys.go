@@ -22,6 +22,25 @@ func AppendKey(dst []byte, prefix string, n, i int64) []byte {
 	return appendDigits(dst, uint64(i), KeyWidth(n))
 }
 
+// pow10 holds the powers of ten that fit in a uint64.
+var pow10 = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// appendKeyDigits appends v zero-padded to w digits, or with all its
+// digits when it has more: the names of keys past the keyspace (the
+// inserts of KeyInsert), which never collide with the padded ones.
+func appendKeyDigits(dst []byte, v uint64, w int) []byte {
+	for w < len(pow10) && v >= pow10[w] {
+		w++
+	}
+	return appendDigits(dst, v, w)
+}
+
 // appendDigits appends v in decimal, zero-padded (or truncated on the
 // left) to exactly w digits.
 func appendDigits(dst []byte, v uint64, w int) []byte {
@@ -160,6 +179,15 @@ func expm1OverX(x float64) float64 {
 	return 1 + x*0.5*(1+x/3*(1+0.25*x))
 }
 
+// resize makes the sampler's ranks 1..n (only hN depends on n), for
+// KeyLatest's growing keyspace.
+func (z *zipf) resize(n uint64) {
+	if float64(n) != z.n {
+		z.n = float64(n)
+		z.hN = z.hIntegral(z.n + 0.5)
+	}
+}
+
 // sample returns a rank in [1, n].
 func (z *zipf) sample(r *rng) uint64 {
 	for {
@@ -192,6 +220,11 @@ type keyGen struct {
 	zipf    *zipf
 	// median and stddev shape KeyGaussian.
 	median, stddev float64
+	// inserted counts the connection's KeyInsert draws, shared by the
+	// key sequences of its mix's commands (KeyLatest reads it); conn
+	// and conns are its global index and the connections.
+	inserted    *uint64
+	conn, conns uint64
 }
 
 // newKeyGen returns connection conn's (of conns) key sequence.
@@ -203,13 +236,21 @@ func newKeyGen(c *Config, conn, conns int) *keyGen {
 		pos:     uint64(conn) % n,
 		stride:  uint64(conns) % n,
 		r:       rng(mix64(uint64(c.Seed)^mix64(uint64(conn)+1)) ^ 0x6b657973), // "keys"
+		conn:    uint64(conn),
+		conns:   uint64(conns),
 	}
 	switch g.pattern {
 	case KeyPermutation, KeyZipf:
 		g.perm = newPerm(n, c.Seed)
 	}
-	if g.pattern == KeyZipf {
+	switch g.pattern {
+	case KeyZipf:
 		g.zipf = newZipf(n, c.Zipf)
+	case KeyLatest:
+		g.zipf = newZipf(n, c.Zipf)
+		fallthrough
+	case KeyInsert:
+		g.inserted = new(uint64)
 	}
 	g.median, g.stddev = c.KeyMedian, c.KeyStddev
 	return g
@@ -239,6 +280,14 @@ func (g *keyGen) next() uint64 {
 	case KeyGaussian:
 		return g.gaussian()
 	}
+	if g.inserted != nil { // KeyInsert or KeyLatest: kept out of the switch, which the plain patterns walk
+		if g.pattern == KeyLatest {
+			return g.latest()
+		}
+		k := g.n + *g.inserted*g.conns + g.conn
+		*g.inserted++
+		return k
+	}
 	p := g.pos
 	g.pos += g.stride
 	if g.pos >= g.n {
@@ -248,4 +297,21 @@ func (g *keyGen) next() uint64 {
 		return g.perm.at(p)
 	}
 	return p
+}
+
+// latest returns a key index drawn from the connection's keys in the
+// order they were written, newest first, ranked by the Zipf distribution
+// (YCSB's "latest"): rank 1 is the connection's last insert, rank
+// inserted its first, then the keyspace from Keyspace-1 down to 0 (a
+// prefill writes it in that order). A connection reads only keys it
+// inserted itself or the keyspace, so a read never overtakes the insert
+// it follows: both travel on the same connection, in order.
+func (g *keyGen) latest() uint64 {
+	ins := *g.inserted
+	g.zipf.resize(g.n + ins)
+	r := g.zipf.sample(&g.r)
+	if r <= ins {
+		return g.n + (ins-r)*g.conns + g.conn
+	}
+	return g.n - 1 - (r - ins - 1)
 }

@@ -140,6 +140,7 @@ type filler struct {
 	cmdHead, keyHead, mid []byte
 	width                 int
 	perCmd, perBatch      int64
+	sizes                 *sizer // Config.ValueSizes: mid is per key
 
 	lo, hi int64 // the keys written: [lo, hi)
 
@@ -159,6 +160,7 @@ func newFiller(ctx context.Context, l link, cfg *Config) *filler {
 	}
 	f.keyHead = append(append(strconv.AppendInt([]byte{'$'}, int64(len(cfg.KeyPrefix)+f.width), 10), "\r\n"...), cfg.KeyPrefix...)
 	f.mid = append(strconv.AppendInt([]byte("\r\n$"), int64(cfg.ValueSize), 10), "\r\n"...)
+	f.sizes = newSizer(*cfg)
 	perKey := int64(len(f.keyHead) + f.width + len(f.mid) + cfg.ValueSize + 2 + len(f.cmdHead))
 	f.perBatch = max(1, min(int64(cfg.Pipeline), prefillBatchBytes/perKey))
 	f.perCmd = min(f.perCmd, f.perBatch)
@@ -178,8 +180,14 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 		for ; m > 0; m-- {
 			dst = append(dst, f.keyHead...)
 			dst = appendDigits(dst, uint64(i), f.width)
-			dst = append(dst, f.mid...)
-			dst = appendValue(dst, f.cfg.Seed, uint64(i), f.cfg.ValueSize)
+			size := f.cfg.ValueSize
+			if f.sizes != nil {
+				size = f.sizes.of(uint64(i))
+				dst = append(strconv.AppendInt(append(dst, "\r\n$"...), int64(size), 10), '\r', '\n')
+			} else {
+				dst = append(dst, f.mid...)
+			}
+			dst = appendValue(dst, f.cfg.Seed, uint64(i), size)
 			dst = append(dst, '\r', '\n')
 			i++
 		}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +130,11 @@ func WriteText(w io.Writer, r Result) error {
 		}
 		fmt.Fprintf(&b, ")\n")
 	}
-	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %d bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), c.ValueSize)
+	values := strconv.Itoa(c.ValueSize)
+	if len(c.ValueSizes) > 0 {
+		values = FormatValueSizes(c.ValueSizes) + " (size:weight)"
+	}
+	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), values)
 	if c.KeyPattern == KeyZipf {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
 	}
@@ -273,29 +278,32 @@ type JSONLatency struct {
 // JSONSettings is the Config of a result with JSON names; durations are in
 // seconds.
 type JSONSettings struct {
-	Addr            string  `json:"addr"`
-	Mode            Mode    `json:"mode"`
-	Requests        int64   `json:"requests"`
-	DurationS       float64 `json:"duration_s"`
-	WarmupRequests  int64   `json:"warmup_requests"`
-	WarmupS         float64 `json:"warmup_s"`
-	Rate            float64 `json:"rate"`
-	Pipeline        int     `json:"pipeline"`
-	Connections     int     `json:"connections"`
-	Threads         int     `json:"threads"`
-	Keyspace        int64   `json:"keyspace"`
-	KeyPrefix       string  `json:"key_prefix"`
-	KeyPattern      string  `json:"key_pattern"`
-	Zipf            float64 `json:"zipf"`
-	KeyMedian       float64 `json:"key_median,omitempty"`
-	KeyStddev       float64 `json:"key_stddev,omitempty"`
-	ValueSize       int     `json:"value_size"`
-	SetRatio        int     `json:"set_ratio"`
-	SetCmd          string  `json:"set_cmd"`
-	GetCmd          string  `json:"get_cmd"`
-	VerifyGet       bool    `json:"verify_get"`
-	AllowMisses     bool    `json:"allow_misses"`
-	ContinueOnError bool    `json:"continue_on_error"`
+	Addr           string  `json:"addr"`
+	Mode           Mode    `json:"mode"`
+	Requests       int64   `json:"requests"`
+	DurationS      float64 `json:"duration_s"`
+	WarmupRequests int64   `json:"warmup_requests"`
+	WarmupS        float64 `json:"warmup_s"`
+	Rate           float64 `json:"rate"`
+	Pipeline       int     `json:"pipeline"`
+	Connections    int     `json:"connections"`
+	Threads        int     `json:"threads"`
+	Keyspace       int64   `json:"keyspace"`
+	KeyPrefix      string  `json:"key_prefix"`
+	KeyPattern     string  `json:"key_pattern"`
+	Zipf           float64 `json:"zipf"`
+	KeyMedian      float64 `json:"key_median,omitempty"`
+	KeyStddev      float64 `json:"key_stddev,omitempty"`
+	ValueSize      int     `json:"value_size"`
+	// ValueSizes is Config.ValueSizes as --data-size-list takes it; like
+	// the mix it belongs to, it is reported, not read back by Result.
+	ValueSizes      string `json:"value_sizes,omitempty"`
+	SetRatio        int    `json:"set_ratio"`
+	SetCmd          string `json:"set_cmd"`
+	GetCmd          string `json:"get_cmd"`
+	VerifyGet       bool   `json:"verify_get"`
+	AllowMisses     bool   `json:"allow_misses"`
+	ContinueOnError bool   `json:"continue_on_error"`
 	// Segment and Segments are Config.Segment and Config.Segments (0 and 1
 	// for a whole run).
 	Segment  int `json:"segment"`
@@ -339,6 +347,9 @@ func (r Result) JSON() JSONResult {
 			Segment: c.Segment, Segments: max(c.Segments, 1),
 			TLS: c.TLS != nil,
 		},
+	}
+	if len(c.ValueSizes) > 0 {
+		j.Settings.ValueSizes = FormatValueSizes(c.ValueSizes)
 	}
 	if !c.StartAt.IsZero() {
 		j.Settings.StartAt = c.StartAt.Format(time.RFC3339Nano)

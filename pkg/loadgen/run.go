@@ -173,6 +173,9 @@ func verifyError(res Result) error {
 		return nil
 	}
 	if res.VerifyFailures > 0 || (c.Mode == ModeGet && res.Misses > 0) {
+		if len(c.Commands) > 0 {
+			return fmt.Errorf("%w: %d wrong values in %d requests (and %d misses)", ErrVerify, res.VerifyFailures, res.Requests, res.Misses)
+		}
 		return fmt.Errorf("%w: %d misses and %d wrong values in %d reads", ErrVerify, res.Misses, res.VerifyFailures, res.Gets)
 	}
 	return nil
@@ -326,6 +329,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	total := int64(0) // this segment's requests
 	for _, s := range r.conns {
 		total += max(s.quota, 0)
+	}
+	if len(r.conns) > 0 && r.conns[0].deps != nil {
+		total = 0 // read-modify-writes: how many requests is not known ahead
 	}
 
 	finished := make(chan struct{})

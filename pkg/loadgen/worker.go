@@ -294,13 +294,17 @@ func (s *sock) pump(ph *phase, now int64) error {
 	if s.pre == 0 && s.quota != 0 {
 		s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
 	}
-	if s.pre == 0 {
+	if s.pre == 0 && !s.depsQueued() {
 		s.done = true
 		return nil
 	}
 	s.wbuf, s.nbuf = s.nbuf, s.wbuf
+	if s.pre == 0 {
+		s.wbuf = s.wbuf[:0] // no batch (or one dropped): dependents only
+	}
 	s.woff = 0
 	s.stamp(s.pre, now)
+	s.wbuf, _ = s.sendDeps(s.wbuf)
 	s.last = now
 	if err := s.flush(); err != nil {
 		return err
@@ -329,6 +333,8 @@ func (s *sock) pumpOpen(ph *phase, now int64) error {
 	if s.woff == len(s.wbuf) {
 		s.wbuf, s.woff = s.wbuf[:0], 0
 	}
+	var deps int
+	s.wbuf, deps = s.sendDeps(s.wbuf)
 	sent := 0
 	for {
 		t, ok := s.nextDue(ph)
@@ -351,6 +357,9 @@ func (s *sock) pumpOpen(ph *phase, now int64) error {
 		return nil
 	}
 	if sent == 0 {
+		if deps > 0 {
+			return s.flush()
+		}
 		return nil
 	}
 	// The send lag of each request, up to the write about to be made.

@@ -6,16 +6,18 @@
 // A workload file is a mapping with these keys (only commands is required):
 //
 //	description: one line shown by --list-workloads
-//	key-pattern: random, sequential, permutation, zipf or gaussian (every command's default)
-//	zipf: the exponent of the zipf pattern (default loadgen.DefaultZipf)
+//	key-pattern: random, sequential, permutation, zipf, gaussian, latest or insert (every command's default)
+//	zipf: the exponent of the zipf and latest patterns (default loadgen.DefaultZipf)
 //	key-median, key-stddev: the gaussian pattern's (default the keyspace's middle and sixth)
-//	value-size: bytes of __data__
+//	value-size: bytes of __data__, or a uniform range MIN-MAX (32-1024)
+//	data-size-list: a weighted list of sizes, SIZE:WEIGHT,... (32:60,1024:30,16384:10)
 //	keyspace: number of distinct keys
 //	commands:
 //	  - command: SET __key__ __data__   # as --command takes it
 //	    ratio: 5                        # weight in the mix, default 1
 //	    key-pattern: sequential         # default the workload's
 //	    name: UPDATE                    # name in reports, default the command's
+//	    then: SET __key__ __data__      # read-modify-write: sent after the reply (name default RMW)
 //
 // Unknown keys and bad values are errors naming the file and line.
 package workload
@@ -60,6 +62,9 @@ type Workload struct {
 	KeyMedian, KeyStddev float64
 	// ValueSize is the length of __data__ in bytes; nil when not set.
 	ValueSize *int
+	// ValueSizes is a distribution of value sizes (value-size MIN-MAX,
+	// or data-size-list); nil when not set.
+	ValueSizes []loadgen.SizeRange
 	// Keyspace is the number of distinct keys; 0 when not set.
 	Keyspace int64
 	// Commands is the mix.
@@ -167,18 +172,27 @@ func Parse(file string, b []byte) (*Workload, error) {
 		case "key-stddev":
 			w.KeyStddev = p.float(v, math.SmallestNonzeroFloat64)
 		case "value-size":
-			n := p.int(v, 0, 512<<20)
-			w.ValueSize = &n
+			n, r, err := loadgen.ParseValueSize(p.str(v))
+			if err != nil {
+				p.fail(v, "%v", err)
+			}
+			w.ValueSize, w.ValueSizes = &n, r
+		case "data-size-list":
+			r, err := loadgen.ParseValueSizes(p.str(v))
+			if err != nil {
+				p.fail(v, "%v", err)
+			}
+			w.ValueSizes = r
 		case "keyspace":
 			w.Keyspace = int64(p.int(v, 1, 1<<62))
 		case "commands":
 			cmdsNode = v
 		default:
-			p.fail(k, "unknown key %q: want description, key-pattern, zipf, key-median, key-stddev, value-size, keyspace or commands", k.Value)
+			p.fail(k, "unknown key %q: want description, key-pattern, zipf, key-median, key-stddev, value-size, data-size-list, keyspace or commands", k.Value)
 		}
 	}
-	if w.Zipf > 0 && w.KeyPattern != "" && w.KeyPattern != loadgen.KeyZipf {
-		p.fail(root, "zipf %g needs key-pattern zipf, not %s", w.Zipf, w.KeyPattern)
+	if w.Zipf > 0 && w.KeyPattern != "" && w.KeyPattern != loadgen.KeyZipf && w.KeyPattern != loadgen.KeyLatest {
+		p.fail(root, "zipf %g needs key-pattern zipf or latest, not %s", w.Zipf, w.KeyPattern)
 	}
 	switch {
 	case cmdsNode == nil:
@@ -259,10 +273,11 @@ func (p *parser) float(n *yaml.Node, lo float64) float64 {
 func (p *parser) pattern(n *yaml.Node) loadgen.KeyPattern {
 	s := loadgen.KeyPattern(p.str(n))
 	switch s {
-	case loadgen.KeyRandom, loadgen.KeySequential, loadgen.KeyPermutation, loadgen.KeyZipf, loadgen.KeyGaussian:
+	case loadgen.KeyRandom, loadgen.KeySequential, loadgen.KeyPermutation, loadgen.KeyZipf, loadgen.KeyGaussian,
+		loadgen.KeyLatest, loadgen.KeyInsert:
 		return s
 	}
-	p.fail(n, "key-pattern %q: want random, sequential, permutation, zipf or gaussian", n.Value)
+	p.fail(n, "key-pattern %q: want random, sequential, permutation, zipf, gaussian, latest or insert", n.Value)
 	return ""
 }
 
@@ -279,15 +294,10 @@ func (p *parser) command(n *yaml.Node) (loadgen.Command, bool) {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
 		case "command":
-			argv, err := resp.SplitInline(nil, []byte(p.str(v)))
-			switch {
-			case err != nil:
-				p.fail(v, "command %q: unbalanced quotes", v.Value)
-			case len(argv) == 0:
-				p.fail(v, "empty command")
-			}
-			for _, a := range argv {
-				c.Args = append(c.Args, string(a))
+			c.Args = p.argv(v)
+		case "then":
+			if c.Then = p.argv(v); len(c.Then) == 0 {
+				p.fail(v, "then: empty command")
 			}
 		case "ratio":
 			c.Ratio = p.int(v, 1, 1<<20)
@@ -296,7 +306,7 @@ func (p *parser) command(n *yaml.Node) (loadgen.Command, bool) {
 		case "name":
 			c.Name = p.str(v)
 		default:
-			p.fail(k, "unknown key %q: want command, ratio, key-pattern or name", k.Value)
+			p.fail(k, "unknown key %q: want command, ratio, key-pattern, name or then", k.Value)
 		}
 	}
 	if len(c.Args) == 0 && len(p.errs) == before {
@@ -305,18 +315,34 @@ func (p *parser) command(n *yaml.Node) (loadgen.Command, bool) {
 	return c, len(p.errs) == before
 }
 
+// argv splits a command as redis-cli does.
+func (p *parser) argv(v *yaml.Node) []string {
+	argv, err := resp.SplitInline(nil, []byte(p.str(v)))
+	switch {
+	case err != nil:
+		p.fail(v, "command %q: unbalanced quotes", v.Value)
+	case len(argv) == 0:
+		p.fail(v, "empty command")
+	}
+	var out []string
+	for _, a := range argv {
+		out = append(out, string(a))
+	}
+	return out
+}
+
 // Apply sets what the workload sets on c: its commands (each named, with
 // "#2" on the second of a name), and its key pattern, Zipf exponent, value
-// size, keyspace and gaussian median and stddev unless keep says the user
-// set them ("key-pattern", "zipf", "value-size", "keyspace", "key-median",
-// "key-stddev").
+// size or sizes, keyspace and gaussian median and stddev unless keep says
+// the user set them ("key-pattern", "zipf", "value-size", "data-size-list",
+// "keyspace", "key-median", "key-stddev").
 func (w *Workload) Apply(c *loadgen.Config, keep func(setting string) bool) {
 	cmds := append([]loadgen.Command(nil), w.Commands...)
 	seen := map[string]int{}
 	for i := range cmds {
 		name := cmds[i].Name
 		if name == "" {
-			name = strings.ToUpper(cmds[i].Args[0])
+			name = loadgen.CommandName(cmds[i])
 		}
 		seen[name]++
 		if seen[name] > 1 {
@@ -337,8 +363,11 @@ func (w *Workload) Apply(c *loadgen.Config, keep func(setting string) bool) {
 	if w.KeyStddev > 0 && !keep("key-stddev") {
 		c.KeyStddev = w.KeyStddev
 	}
-	if w.ValueSize != nil && !keep("value-size") {
-		c.ValueSize = *w.ValueSize
+	if w.ValueSize != nil && !keep("value-size") && !keep("data-size-list") {
+		c.ValueSize, c.ValueSizes = *w.ValueSize, w.ValueSizes
+	}
+	if w.ValueSizes != nil && w.ValueSize == nil && !keep("value-size") && !keep("data-size-list") {
+		c.ValueSizes = w.ValueSizes
 	}
 	if w.Keyspace > 0 && !keep("keyspace") {
 		c.Keyspace = w.Keyspace

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -23,7 +24,7 @@ func config(addr string, w *Workload, requests int64) loadgen.Config {
 
 // TestBuiltinRun: every named workload parses, has a description, and
 // runs against redis-server without an error reply, every command of its
-// mix getting requests.
+// mix getting requests; an RMW operation is two requests.
 func TestBuiltinRun(t *testing.T) {
 	r := testutil.StartRedis(t)
 	list, err := List()
@@ -34,7 +35,7 @@ func TestBuiltinRun(t *testing.T) {
 	for _, i := range list {
 		names = append(names, i.Name)
 	}
-	if got := strings.Join(names, ","); got != "rb-six,set-get-hset-hget,ycsb-a,ycsb-b,ycsb-c" {
+	if got := strings.Join(names, ","); got != "rb-six,set-get-hset-hget,ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-f" {
 		t.Errorf("workloads %s", got)
 	}
 	for _, i := range list {
@@ -50,8 +51,14 @@ func TestBuiltinRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Requests != 20_000 || len(res.Commands) != len(w.Commands) {
-				t.Fatalf("%d requests, %d commands", res.Requests, len(res.Commands))
+			want := int64(20_000)
+			for _, c := range res.Commands {
+				if c.Name == "RMW" {
+					want += c.Requests
+				}
+			}
+			if res.Requests != want || len(res.Commands) != len(w.Commands) {
+				t.Fatalf("%d requests, want %d; %d commands", res.Requests, want, len(res.Commands))
 			}
 			for _, c := range res.Commands {
 				if c.Requests == 0 || c.Errors != 0 {
@@ -62,31 +69,57 @@ func TestBuiltinRun(t *testing.T) {
 	}
 }
 
-// TestYCSBB: ycsb-b's reads and updates are 95% and 5% of 100,000
-// requests within 1 point, on 1000-byte values and zipfian keys.
-func TestYCSBB(t *testing.T) {
+// TestYCSBVerified: each YCSB workload's operations are within 1 point
+// of its ratios over 100,000 of them, on 1000-byte values, and after a
+// prefill every read gets the value written (ycsb-d's reads of the newest
+// keys included): no miss, no wrong value.
+func TestYCSBVerified(t *testing.T) {
 	r := testutil.StartRedis(t)
-	w, err := Load("ycsb-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := config(r.Addr, w, 100_000)
-	if c.KeyPattern != loadgen.KeyZipf || c.ValueSize != 1000 {
-		t.Errorf("key pattern %s, value size %d: want zipf, 1000", c.KeyPattern, c.ValueSize)
-	}
-	res, err := loadgen.Run(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"READ": 95, "UPDATE": 5}
-	for _, x := range res.Commands {
-		share := 100 * float64(x.Requests) / float64(res.Requests)
-		if math.Abs(share-want[x.Name]) > 1 {
-			t.Errorf("%s: %.2f%% of requests, want %.0f%% ± 1", x.Name, share, want[x.Name])
-		}
-	}
-	if len(res.Commands) != 2 {
-		t.Errorf("%d commands", len(res.Commands))
+	for _, tc := range []struct {
+		name    string
+		pattern loadgen.KeyPattern
+		want    map[string]float64
+	}{
+		{"ycsb-a", loadgen.KeyZipf, map[string]float64{"READ": 50, "UPDATE": 50}},
+		{"ycsb-b", loadgen.KeyZipf, map[string]float64{"READ": 95, "UPDATE": 5}},
+		{"ycsb-c", loadgen.KeyZipf, map[string]float64{"READ": 100}},
+		{"ycsb-d", loadgen.KeyLatest, map[string]float64{"READ": 95, "INSERT": 5}},
+		{"ycsb-f", loadgen.KeyZipf, map[string]float64{"READ": 50, "RMW": 50}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if b, err := loadgen.Query(r.Addr, "", nil, time.Second, "FLUSHALL"); err != nil || string(b) != "+OK\r\n" {
+				t.Fatalf("FLUSHALL: %q %v", b, err)
+			}
+			w, err := Load(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := config(r.Addr, w, 100_000)
+			c.VerifyGet = true
+			if c.KeyPattern != tc.pattern || c.ValueSize != 1000 {
+				t.Errorf("key pattern %s, value size %d: want %s, 1000", c.KeyPattern, c.ValueSize, tc.pattern)
+			}
+			if _, err := loadgen.Prefill(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			res, err := loadgen.Run(context.Background(), c)
+			if err != nil || res.VerifyFailures != 0 || res.Misses != 0 {
+				t.Fatalf("%v: %d wrong values, %d misses", err, res.VerifyFailures, res.Misses)
+			}
+			var ops int64
+			for _, x := range res.Commands {
+				ops += x.Requests
+			}
+			for _, x := range res.Commands {
+				share := 100 * float64(x.Requests) / float64(ops)
+				if math.Abs(share-tc.want[x.Name]) > 1 {
+					t.Errorf("%s: %.2f%% of operations, want %.0f%% ± 1", x.Name, share, tc.want[x.Name])
+				}
+			}
+			if ops != 100_000 || len(res.Commands) != len(tc.want) {
+				t.Errorf("%d operations, %d commands", ops, len(res.Commands))
+			}
+		})
 	}
 }
 
@@ -106,6 +139,11 @@ func TestParseErrors(t *testing.T) {
 		{"commands:\n  - command: GET x\n    command: SET x y\n", `w.yaml:3: key "command" given twice`},
 		{"commands:\n  - ratio: 2\n", "w.yaml:2: no command"},
 		{"- GET x\n", "w.yaml:1: want a mapping"},
+		{"value-size: 64-32\ncommands:\n  - command: GET x\n", `w.yaml:1: "64-32": want a range MIN-MAX`},
+		{"data-size-list: 32:60,abc:30\ncommands:\n  - command: GET x\n", `w.yaml:1: "abc:30": size "abc"`},
+		{"data-size-list: 32:60,1024\ncommands:\n  - command: GET x\n", `w.yaml:1: "1024": want SIZE:WEIGHT`},
+		{"commands:\n  - command: GET x\n    then: ''\n", "w.yaml:3: empty command"},
+		{"commands:\n  - command: GET x\n    key-pattern: newest\n", `w.yaml:3: key-pattern "newest": want random, sequential, permutation, zipf, gaussian, latest or insert`},
 	} {
 		_, err := Parse("w.yaml", []byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,0 +1,162 @@
+package loadgen
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// chiSquareP is the p-value of Pearson's chi-square test of the counts
+// obs against the probabilities want (summing to 1): adjacent cells are
+// merged, in order, until each expects at least 5 draws.
+func chiSquareP(obs []int, want []float64) (p float64, df int) {
+	var total float64
+	for _, o := range obs {
+		total += float64(o)
+	}
+	var stat, e, o float64
+	cells := 0
+	for i := range obs {
+		e += want[i] * total
+		o += float64(obs[i])
+		if e >= 5 || i == len(obs)-1 {
+			stat += (o - e) * (o - e) / e
+			cells++
+			e, o = 0, 0
+		}
+	}
+	df = cells - 1
+	return distuv.ChiSquared{K: float64(df)}.Survival(stat), df
+}
+
+// cumulative returns the n+1 partial sums of p, from 0.
+func cumulative(p []float64) []float64 {
+	c := make([]float64, len(p)+1)
+	for i, v := range p {
+		c[i+1] = c[i] + v
+	}
+	return c
+}
+
+// zipfProbs is P(rank k) of the Zipf distribution over ranks 1..n.
+func zipfProbs(n int, s float64) []float64 {
+	p := make([]float64, n)
+	var sum float64
+	for k := range p {
+		p[k] = math.Pow(float64(k+1), -s)
+		sum += p[k]
+	}
+	for k := range p {
+		p[k] /= sum
+	}
+	return p
+}
+
+// TestKeyDistributions: 200,000 draws of each random key pattern fit its
+// definition by a chi-square test at the 0.1% level: uniform; zipf by
+// rank (the permutation inverted); gaussian truncated to the keyspace,
+// per key; latest by rank, the newest insert first, then the keyspace
+// from its end, with inserts interleaved as a mix makes them.
+func TestKeyDistributions(t *testing.T) {
+	const n, draws = 1000, 200_000
+	base := Config{Keyspace: n, Seed: 11, Zipf: 0.99, KeyMedian: 400, KeyStddev: 120}
+	gaussian := make([]float64, n)
+	var gsum float64
+	for k := range gaussian {
+		gaussian[k] = math.Exp(-0.5 * math.Pow((float64(k)-400)/120, 2))
+		gsum += gaussian[k]
+	}
+	for k := range gaussian {
+		gaussian[k] /= gsum
+	}
+	uniform := make([]float64, n)
+	for k := range uniform {
+		uniform[k] = 1.0 / n
+	}
+	for _, tc := range []struct {
+		pattern KeyPattern
+		want    []float64
+		cell    func(g *keyGen, key uint64) int // the cell of a draw
+	}{
+		{KeyRandom, uniform, func(_ *keyGen, k uint64) int { return int(k) }},
+		{KeyGaussian, gaussian, func(_ *keyGen, k uint64) int { return int(k) }},
+		{KeyZipf, zipfProbs(n, 0.99), func(g *keyGen, k uint64) int {
+			for r := range uint64(n) { // invert the permutation
+				if g.perm.at(r) == k {
+					return int(r)
+				}
+			}
+			return -1
+		}},
+	} {
+		t.Run(string(tc.pattern), func(t *testing.T) {
+			c := base
+			c.KeyPattern = tc.pattern
+			g := newKeyGen(&c, 0, 1)
+			obs := make([]int, n)
+			inv := map[uint64]int{}
+			for range draws {
+				k := g.next()
+				cell, ok := inv[k]
+				if !ok {
+					cell = tc.cell(g, k)
+					inv[k] = cell
+				}
+				obs[cell]++
+			}
+			if p, df := chiSquareP(obs, tc.want); p < 0.001 {
+				t.Errorf("chi-square p = %.2g (%d degrees of freedom): not the %s distribution", p, df, tc.pattern)
+			}
+		})
+	}
+
+	// Latest: one connection of three, inserting every 20th of 50,000
+	// draws. Each
+	// read's rank is counted against the Zipf distribution over the keys
+	// written so far, by its probability integral transform: the ranks'
+	// cumulative probabilities are uniform, tested in 20 cells.
+	t.Run("latest", func(t *testing.T) {
+		c := base
+		c.KeyPattern = KeyLatest
+		const conn, conns = 1, 3
+		read := newKeyGen(&c, conn, conns)
+		ins := c
+		ins.KeyPattern = KeyInsert
+		insert := newKeyGen(&ins, conn, conns)
+		insert.inserted = read.inserted
+		obs := make([]int, 20)
+		r := rng(5)
+		var cum []float64
+		for i := range draws / 4 {
+			if i%20 == 19 {
+				k := insert.next()
+				if k < n || (k-n)%conns != conn {
+					t.Fatalf("insert %d: not past the keyspace in the connection's stripe", k)
+				}
+				continue
+			}
+			ins := *read.inserted
+			k := read.next()
+			var rank uint64 // 1: the newest key
+			if k >= n {
+				rank = ins - (k-n-conn)/conns
+			} else {
+				rank = ins + n - k
+			}
+			if len(cum) != int(n+ins)+1 {
+				cum = cumulative(zipfProbs(int(n+ins), 0.99))
+			}
+			// A uniform point within the rank's probability mass.
+			u := cum[rank-1] + r.float()*(cum[rank]-cum[rank-1])
+			obs[min(int(u*20), 19)]++
+		}
+		want := make([]float64, 20)
+		for i := range want {
+			want[i] = 1.0 / 20
+		}
+		if p, df := chiSquareP(obs, want); p < 0.001 {
+			t.Errorf("chi-square p = %.2g (%d degrees of freedom): ranks are not Zipf over the newest keys: %v", p, df, obs)
+		}
+	})
+}
