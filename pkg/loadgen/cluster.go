@@ -37,6 +37,9 @@ type Topology struct {
 	// Owner is the index in Masters of each slot's master; -1 for a slot
 	// no master serves.
 	Owner [ClusterSlots]int16
+	// Replicas is the number of replicas CLUSTER SLOTS lists for each of
+	// Masters (the most over its slot ranges).
+	Replicas []int
 }
 
 // FetchTopology reads the slot map with CLUSTER SLOTS from the first of
@@ -145,7 +148,9 @@ func parseClusterSlots(b []byte, seed string) (*Topology, error) {
 		if idx < 0 {
 			idx = len(t.Masters)
 			t.Masters = append(t.Masters, master)
+			t.Replicas = append(t.Replicas, 0)
 		}
+		t.Replicas[idx] = max(t.Replicas[idx], int(e.Int-3))
 		for s := lo.Int; s <= hi.Int; s++ {
 			t.Owner[s] = int16(idx)
 		}
@@ -651,4 +656,101 @@ func (r *runner) collectNodes() []NodeResult {
 		nodes[i].Latency = summarize(nodes[i].Histogram)
 	}
 	return nodes
+}
+
+// failoverPoll is how often a lost master's slots are looked up while a
+// replica may be taking them over.
+const failoverPoll = 100 * time.Millisecond
+
+// nodeLost handles the loss of a cluster connection's master (err, its
+// I/O error): the slot map is read again (CLUSTER SLOTS) from the other
+// nodes of the run. When another master serves the lost node's slots (a
+// replica took over; a master with replicas gets Config.Timeout for
+// that), the connection reconnects to it, sends its requests in flight
+// again and the run goes on; otherwise the run fails naming the node and
+// what the cluster reports.
+func (s *sock) nodeLost(err error) error {
+	cr := s.route
+	rt := cr.rt
+	lost := rt.addr(cr.node)
+	fail := func(why string, args ...any) error {
+		return fmt.Errorf("cluster node %s lost mid-run (%w): %s", lost, err, fmt.Sprintf(why, args...))
+	}
+	if s.p.cmds != nil {
+		return fail("a command mix is not resent to another node")
+	}
+	rt.mu.Lock()
+	var seeds []string
+	for _, a := range rt.addrs {
+		if a != lost {
+			seeds = append(seeds, a)
+		}
+	}
+	rt.mu.Unlock()
+	cfg := s.p.cfg
+	deadline := time.Now().Add(cfg.Timeout)
+	for {
+		topo, terr := FetchTopology(context.Background(), seeds, cfg.Password, cfg.ConnectTimeout)
+		if terr != nil {
+			return fail("no other node gives the slot map: %v", terr)
+		}
+		heir, slots, reps := -1, 0, 0
+		for sl, o := range topo.Owner {
+			if rt.owner[sl].Load() != cr.node {
+				continue
+			}
+			slots++
+			if o >= 0 && topo.Masters[o] != lost {
+				heir = int(o)
+			} else if o >= 0 {
+				reps = topo.Replicas[o]
+			}
+		}
+		switch {
+		case slots == 0:
+			return fail("it served no slot")
+		case heir >= 0:
+			for sl, o := range topo.Owner {
+				if o >= 0 {
+					rt.owner[sl].Store(rt.node(topo.Masters[o]))
+				}
+			}
+			if rerr := s.reconnect(topo.Masters[heir]); rerr != nil {
+				return fail("its slots moved to %s: %v", topo.Masters[heir], rerr)
+			}
+			return nil
+		case reps == 0:
+			return fail("CLUSTER SLOTS still gives its %d slots to it, and it has no replica to take them over", slots)
+		case time.Now().After(deadline):
+			return fail("no replica took over its %d slots within %v", slots, cfg.Timeout)
+		}
+		time.Sleep(failoverPoll)
+	}
+}
+
+// reconnect replaces the connection's socket with one to addr and writes
+// its requests in flight there again; replies to them from the lost node
+// were not all read, so none counts.
+func (s *sock) reconnect(addr string) error {
+	cfg := s.p.cfg
+	fd, err := dial(context.Background(), addr, cfg.Password, cfg.ConnectTimeout)
+	if err != nil {
+		return err
+	}
+	_ = unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
+	unix.Close(s.fd)
+	s.fd = fd
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
+	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	s.wantOut, s.muted = false, false
+	s.route.node = s.route.rt.node(addr)
+	s.r, s.n = 0, 0
+	s.wbuf, s.woff = s.wbuf[:0], 0
+	mask := len(s.ring) - 1
+	for i := s.head; i < s.head+s.inflight; i++ {
+		s.wbuf = s.appendRequest(s.wbuf, &s.ring[i&mask])
+	}
+	return s.flush()
 }

@@ -464,6 +464,10 @@ func (s *sock) receive(r *runner, ph *phase) error {
 var errServerClosed = errors.New("server closed the connection")
 
 func (s *sock) ioError(err error) error {
-	return fmt.Errorf("connection %d: %w (%d replies received in this phase, %d requests in flight)",
+	err = fmt.Errorf("connection %d: %w (%d replies received in this phase, %d requests in flight)",
 		s.id, err, s.replies, s.inflight)
+	if s.route != nil {
+		return s.nodeLost(err) // cluster.go
+	}
+	return err
 }

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/results"
+)
+
+// TestRunClusterMasterKilled kills one master of a spawned 3-master
+// redis-cluster in the middle of the first attempt's measurement: that
+// attempt fails with a reason naming the node, the retry runs on a fresh
+// cluster, and the run completes.
+func TestRunClusterMasterKilled(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile = "../../testdata/run/redis-cluster.yaml"
+	o.Rounds, o.Strategies, o.Modes, o.Requests, o.Keyspace, o.Pipeline = 1, []string{"none"}, []string{"set"}, 300_000, 100_000, 16
+	o.Retries = 1
+	o.ProgressInterval = 5 * time.Millisecond
+	var mu sync.Mutex
+	var victim string // the killed master's address
+	o.Observe = func(e Event) {
+		if e.Kind != EventProgress || e.Attempt != 1 || e.Progress.Phase != "run" || e.Progress.Done == 0 || e.Progress.Final {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if victim != "" || len(e.Instance.NodePIDs) != 3 {
+			return
+		}
+		victim = e.Instance.Nodes[1]
+		_ = syscall.Kill(-e.Instance.NodePIDs[1], syscall.SIGKILL)
+	}
+	start := time.Now()
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	checkClean(t, o)
+	if victim == "" {
+		t.Fatal("no master was killed mid-round (the measurement ended first?)")
+	}
+	if err != nil {
+		t.Fatalf("run: %v (after %v)", err, time.Since(start))
+	}
+	rows := readDetail(t, res)
+	var statuses []string
+	for _, r := range rows {
+		statuses = append(statuses, r.Status)
+	}
+	if want := []string{results.StatusFailed, results.StatusOK}; !slices.Equal(statuses, want) {
+		t.Fatalf("rows %v, want %v", statuses, want)
+	}
+	if e := rows[0].Error; !strings.Contains(e, victim) {
+		t.Errorf("failed row's reason %q does not name the killed node %s", e, victim)
+	}
+	if rows[1].Attempt != 2 || rows[1].Shards != 3 || rows[1].Errors != 0 {
+		t.Errorf("retry: attempt %d shards %d errors %d", rows[1].Attempt, rows[1].Shards, rows[1].Errors)
+	}
+}
