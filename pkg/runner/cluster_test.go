@@ -62,3 +62,41 @@ func TestRunClusterMasterKilled(t *testing.T) {
 		t.Errorf("retry: attempt %d shards %d errors %d", rows[1].Attempt, rows[1].Shards, rows[1].Errors)
 	}
 }
+
+// TestRunKvstoreClusterVsRedisCluster runs the built-in kvstore-cluster
+// and redis-cluster targets side by side: every row ok with 3 shards,
+// every node's keys counted, nothing left running, and the report
+// compares the two strategy by strategy.
+func TestRunKvstoreClusterVsRedisCluster(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.Targets = []string{"kvstore-cluster", "redis-cluster"}
+	o.Baselines = "kvstore-cluster=nopersist,redis-cluster=none"
+	o.Strategies = []string{"nopersist", "none"}
+	o.Rounds, o.Modes, o.Requests, o.Keyspace = 1, []string{"set", "get"}, 4000, 3000
+	res, stdout, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if len(rows) != 4 || len(okRounds(rows)) != 4 {
+		t.Fatalf("%d rows, ok %v: want 2 targets × 2 modes, all ok", len(rows), okRounds(rows))
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r.Target] = true
+		if r.Shards != 3 || r.Errors != 0 || r.Requests != o.Requests {
+			t.Errorf("row %v: target %s shards %d errors %d requests %d", r.Pos, r.Target, r.Shards, r.Errors, r.Requests)
+		}
+	}
+	if !seen["kvstore-cluster"] || !seen["redis-cluster"] {
+		t.Errorf("targets %v", seen)
+	}
+	if len(res.Nodes) != 3*len(rows) {
+		t.Errorf("%d node rows, want 3 per attempt", len(res.Nodes))
+	}
+	if !strings.Contains(stdout, "kvstore-cluster") || !strings.Contains(stdout, "redis-cluster") {
+		t.Errorf("the report does not cover both clusters:\n%s", stdout)
+	}
+}

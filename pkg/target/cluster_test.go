@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -209,5 +210,58 @@ func TestRedisClusterSampled(t *testing.T) {
 	}
 	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, "", time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("WaitQuietAll with a master gone: %v, want an error naming it", err)
+	}
+}
+
+// TestKvstoreCluster starts a kvstore-cluster from its YAML entry: every
+// node answers on its own port with the strategy's configuration, serves
+// its even share of the slots (CLUSTER SLOTS lists all three), and Stop
+// takes every node down.
+func TestKvstoreCluster(t *testing.T) {
+	y := "targets:\n  - kind: kvstore-cluster\n    bin: " + kvbenchBin + "\n    shards: 3\n    alloc: malloc\n    strategies: [persist_everysec]\n"
+	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := targets[0].(*KvstoreCluster)
+	if !ok {
+		t.Fatalf("target %T, want *KvstoreCluster", targets[0])
+	}
+	d := c.Desc()
+	if d.Name != DefaultKvstoreClusterName || d.Kind != KindKvstoreCluster || c.shards != 3 || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
+		t.Fatalf("%+v: shards %d", d, c.shards)
+	}
+	s, _ := d.Strategy("persist_everysec")
+	tr := &Tracker{}
+	dir := t.TempDir()
+	inst, err := c.Start(context.Background(), s, Env{Dir: dir, Tracker: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := inst.Info()
+	if len(info.Nodes) != 3 || len(info.NodePIDs) != 3 || !strings.Contains(info.Config, "kvstore-alloc=go") {
+		t.Errorf("info %+v", info)
+	}
+	for _, addr := range info.Nodes {
+		cl, err := dialClient(context.Background(), addr, "", cmdTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cl.clusterSlots()
+		cl.close()
+		var want []string
+		for i, a := range info.Nodes {
+			lo, hi := SlotRange(i, 3)
+			want = append(want, fmt.Sprintf("%d-%d:%s", lo, hi, a))
+		}
+		if err != nil || got != strings.Join(want, " ") {
+			t.Errorf("CLUSTER SLOTS on %s: %q, %v; want %q", addr, got, err, strings.Join(want, " "))
+		}
+	}
+	if err := inst.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := tr.Live(); n != 0 {
+		t.Errorf("%d nodes left running", n)
 	}
 }
