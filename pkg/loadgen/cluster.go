@@ -245,6 +245,9 @@ type route struct {
 	moved atomic.Int64
 	ask   atomic.Int64
 	sides []*nodeClient // every side connection, closed with the run
+	// walks are each connection's position in its stripe, by global
+	// index, for exactQuotas; nil entries for other segments'.
+	walks []*keyGen
 	// redirects counts, under mu, the MOVED and ASK replies of each node
 	// (by index) this phase.
 	redirects [][2]int64
@@ -589,10 +592,12 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		return errors.New("cluster: some slots are served by no master")
 	}
 	r.route = newRoute(topo)
+	r.route.walks = make([]*keyGen, cfg.Connections)
 	r.shards = len(topo.Masters)
 	S := r.shards
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
+		r.route.walks[g] = newKeyGen(&r.cfg, g, cfg.Connections)
 		for m, addr := range topo.Masters {
 			fd, err := dial(ctx, addr, cfg.Password, cfg.ConnectTimeout)
 			if err != nil {
@@ -753,4 +758,45 @@ func (s *sock) reconnect(addr string) error {
 		s.wbuf = s.appendRequest(s.wbuf, &s.ring[i&mask])
 	}
 	return s.flush()
+}
+
+// exactQuotas makes a phase of requests requests in the sequential or
+// permutation order (and no command mix) take each position of the key
+// order exactly once, as without a cluster: connection g walks its share
+// of the phase's positions of its stripe, and gives each of its sockets
+// the count of those whose key its master serves, starting it at the
+// walk's first position. nextKey then takes exactly those keys, so a
+// ModeSet run of Keyspace requests writes every key once (while the slot
+// map holds). It reports whether it set the quotas.
+func (r *runner) exactQuotas(requests int64) bool {
+	cfg := r.cfg
+	if r.route == nil || requests <= 0 || r.plan.cmds != nil ||
+		(cfg.KeyPattern != KeySequential && cfg.KeyPattern != KeyPermutation) {
+		return false
+	}
+	rt, S, C := r.route, r.shards, int64(cfg.Connections)
+	socks := make(map[int][]*sock)
+	for _, s := range r.conns {
+		socks[s.id/S] = append(socks[s.id/S], s)
+	}
+	count := make(map[int32]int64)
+	var key []byte
+	for g, ss := range socks {
+		walk := rt.walks[g]
+		start := walk.pos
+		share := requests / C
+		if int64(g) < requests%C {
+			share++
+		}
+		clear(count)
+		for range share {
+			key = AppendKey(key[:0], cfg.KeyPrefix, cfg.Keyspace, int64(walk.next()))
+			count[rt.owner[keyslot.Of(key)].Load()]++
+		}
+		for _, s := range ss {
+			s.keys.pos = start
+			s.quota = count[s.route.node]
+		}
+	}
+	return true
 }

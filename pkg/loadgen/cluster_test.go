@@ -306,3 +306,66 @@ func TestClusterNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterSetExactlyOnce: a set run of Keyspace requests in the
+// sequential or permutation order writes each key exactly once across
+// the masters: they executed Keyspace SETs in all (INFO commandstats) and
+// hold Keyspace keys, so no key was written twice.
+func TestClusterSetExactlyOnce(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	const keyspace = 5000
+	for _, tc := range []struct {
+		order       KeyPattern
+		connections int
+		warmup      int64
+	}{
+		{KeyPermutation, 1, 0},
+		{KeyPermutation, 3, 0},
+		{KeySequential, 2, 0},
+		{KeyPermutation, 2, 700}, // the run continues the warmup's walk
+	} {
+		t.Run(fmt.Sprintf("%s/%d/%d", tc.order, tc.connections, tc.warmup), func(t *testing.T) {
+			for _, addr := range info.Nodes {
+				c := redisNode(t, addr)
+				if err := c.FlushAll(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.ConfigResetStat(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := DefaultConfig()
+			cfg.Addr, cfg.Cluster = info.Addr, true
+			cfg.Mode, cfg.KeyPattern, cfg.Keyspace = ModeSet, tc.order, keyspace
+			cfg.Requests, cfg.WarmupRequests = keyspace-tc.warmup, tc.warmup
+			cfg.Connections, cfg.Threads, cfg.Pipeline = tc.connections, 2, 16
+			res, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != cfg.Requests || len(res.Errors) != 0 {
+				t.Errorf("%d requests (want %d), errors %v", res.Requests, cfg.Requests, res.Errors)
+			}
+			var keys, sets int64
+			for _, addr := range info.Nodes {
+				c := redisNode(t, addr)
+				n, err := c.DBSize(ctx).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys += n
+				stats, err := c.Info(ctx, "commandstats").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, after, _ := strings.Cut(stats, "cmdstat_set:calls=")
+				calls, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)
+				sets += calls
+			}
+			if keys != keyspace || sets != keyspace {
+				t.Errorf("the masters hold %d keys after %d SETs: want %d and %d", keys, sets, keyspace, keyspace)
+			}
+		})
+	}
+}
