@@ -341,6 +341,67 @@ func (c *conn) nextKey() uint64 {
 	return c.keys.next()
 }
 
+// nextCmdKey returns the next key of a command of a mix from keys; in a
+// cluster run the command's first key (drawn false) is one the
+// connection's master serves, as nextKey's.
+func (c *conn) nextCmdKey(keys *keyGen, drawn bool) uint64 {
+	if c.route == nil || drawn {
+		return keys.next()
+	}
+	cr := c.route
+	// The key argument may hold more than the key: "user:__key__".
+	before, after := "", ""
+	for i, k := range c.cmdKeys {
+		if k == keys {
+			for _, a := range c.p.cfg.Commands[i].Args {
+				if b, a, ok := strings.Cut(a, PlaceholderKey); ok {
+					before, after = b, a
+					break
+				}
+			}
+		}
+	}
+	for range maxSkip {
+		key := keys.next()
+		cr.buf = append(cr.buf[:0], before...)
+		cr.buf = AppendKey(cr.buf, c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key))
+		cr.buf = append(cr.buf, after...)
+		if cr.rt.owner[keyslot.Of(cr.buf)].Load() == cr.node {
+			return key
+		}
+	}
+	return keys.next()
+}
+
+// clusterCommandErrors checks that a command mix can be routed in cluster
+// mode: each command names at most one key, with __key__ (the key is then
+// known and routed to its slot's master; a command without a key goes to
+// any master). Two keys may fall in different slots, which a cluster
+// refuses (CROSSSLOT), and a __rand_int__ argument is not a key kvbench
+// can route.
+func (c Config) clusterCommandErrors() []error {
+	if !c.Cluster {
+		return nil
+	}
+	var errs []error
+	for _, cmd := range c.Commands {
+		keys, ints := 0, 0
+		for _, a := range cmd.Args {
+			keys += strings.Count(a, PlaceholderKey)
+			ints += strings.Count(a, PlaceholderRandInt)
+		}
+		switch {
+		case ints > 0:
+			errs = append(errs, fmt.Errorf("command %q: in cluster mode a key must be %s, so that it can be routed to its slot's master (%s is not routed)",
+				cmd.String(), PlaceholderKey, PlaceholderRandInt))
+		case keys > 1:
+			errs = append(errs, fmt.Errorf("command %q names %d keys: in cluster mode a command may name one, since keys of different slots are refused (CROSSSLOT)",
+				cmd.String(), keys))
+		}
+	}
+	return errs
+}
+
 // isRedirect reports whether an error reply's first word asks for the
 // request to be sent again.
 func isRedirect(word []byte) bool {

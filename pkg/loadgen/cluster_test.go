@@ -369,3 +369,47 @@ func TestClusterSetExactlyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterCommands runs a command mix in cluster mode: single-key
+// commands (also with the key inside a longer argument) go to their
+// key's master and keyless ones to any master, with no error and no
+// redirect; commands a cluster cannot route are refused up front.
+func TestClusterCommands(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Keyspace, cfg.Requests = 2000, 8000
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 8
+	cfg.Commands = []Command{
+		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2},
+		{Args: []string{"GET", "__key__"}, Ratio: 1},
+		{Args: []string{"HSET", "user:__key__", "f", "__data__"}, Ratio: 1},
+		{Args: []string{"PING"}, Ratio: 1},
+	}
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != cfg.Requests || len(res.Errors) != 0 || res.Moved != 0 || res.Ask != 0 || len(res.Commands) != 4 {
+		t.Errorf("%d requests (want %d), errors %v, moved %d, ask %d, %d commands", res.Requests, cfg.Requests, res.Errors, res.Moved, res.Ask, len(res.Commands))
+	}
+	for i, addr := range info.Nodes {
+		if n, err := redisNode(t, addr).DBSize(ctx).Result(); err != nil || n == 0 {
+			t.Errorf("master %d (%s) holds %d keys (%v)", i, addr, n, err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"MSET", "__key__", "__data__", "__key__", "__data__"}, "names 2 keys"},
+		{[]string{"SET", "key:__rand_int__", "__data__"}, "__rand_int__ is not routed"},
+	} {
+		bad := cfg
+		bad.Commands = []Command{{Args: tc.args}}
+		if _, err := Run(ctx, bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+}

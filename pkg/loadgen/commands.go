@@ -290,7 +290,7 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 			dst = append(dst, pc.lit...)
 			switch pc.kind {
 			case phDigits:
-				key := keys.next()
+				key := c.nextCmdKey(keys, drawn) // cluster.go
 				if !drawn {
 					first, drawn = key, true
 				}

@@ -355,9 +355,7 @@ func (c Config) Normalize() (Config, error) {
 	if c.Connections < 1 || c.Connections > 1<<16 {
 		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
 	}
-	if c.Cluster && len(c.Commands) > 0 {
-		bad("command mixes do not run in cluster mode yet: its routing knows the write and read commands only")
-	}
+	errs = append(errs, c.clusterCommandErrors()...) // cluster.go
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
