@@ -75,6 +75,9 @@ type Report struct {
 	// Flushed lists the targets with a flushed row (the server emptied of
 	// keys kvbench had not written), in order of first appearance.
 	Flushed []string `json:"flushed,omitempty"`
+	// Nodes is the spread over the masters of each cluster scenario, from
+	// the nodes CSV (nodes.go); empty without one.
+	Nodes []NodeSpread `json:"nodes,omitempty"`
 }
 
 // Settings are the distinct values the rows hold for each setting,
