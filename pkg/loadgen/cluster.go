@@ -684,6 +684,14 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			r.conns = append(r.conns, w.socks[len(w.socks)-1])
 		}
 	}
+	// Threads beyond the sockets would idle.
+	if n := len(r.conns); n < len(r.workers) {
+		for _, w := range r.workers[n:] {
+			w.close()
+		}
+		r.workers = r.workers[:n]
+		r.cfg.Threads = n
+	}
 	return nil
 }
 

@@ -145,7 +145,8 @@ type Config struct {
 	// most requests in flight per connection (open loop).
 	Pipeline int
 	// Connections is the number of connections, spread over Threads worker
-	// threads (never more threads than connections). With Segments > 1 it
+	// threads (never more threads than connections, or in cluster mode
+	// than connections × masters). With Segments > 1 it
 	// is the total over all agents (raised to Segments if smaller), and
 	// this run opens its share (see Segment).
 	Connections int
@@ -267,7 +268,9 @@ func (c Config) derive() Config {
 	if c.Connections >= 1 && c.Connections < c.Segments {
 		c.Connections = c.Segments
 	}
-	if local := c.LocalConnections(); c.Threads > local && local > 0 {
+	// A cluster run has a socket per connection and master, the masters
+	// unknown yet: dialCluster leaves threads beyond the sockets idle.
+	if local := c.LocalConnections(); c.Threads > local && local > 0 && !c.Cluster {
 		c.Threads = local
 	}
 	if c.KeyPattern == "" {
