@@ -794,7 +794,7 @@ func (s *sock) nodeLost(err error) error {
 			}
 			return nil
 		case reps == 0:
-			return fail("CLUSTER SLOTS still gives its %d slots to it, and it has no replica to take them over", slots)
+			return fail("no other master serves its %d slots (CLUSTER SLOTS), and it has no replica to take them over", slots)
 		case time.Now().After(deadline):
 			return fail("no replica took over its %d slots within %v", slots, cfg.Timeout)
 		}

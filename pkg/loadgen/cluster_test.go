@@ -3,8 +3,11 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,8 +20,14 @@ import (
 // startCluster starts a Redis Cluster of shards masters for the test.
 func startCluster(t *testing.T, shards int) kvtarget.Info {
 	t.Helper()
-	bin := testutil.RequireRedisServer(t)
-	c, err := kvtarget.NewRedisCluster(kvtarget.RedisClusterConfig{RedisConfig: kvtarget.RedisConfig{Bin: bin}, Shards: shards})
+	return startClusterWith(t, kvtarget.RedisClusterConfig{Shards: shards})
+}
+
+// startClusterWith starts the Redis Cluster cfg describes for the test.
+func startClusterWith(t *testing.T, cfg kvtarget.RedisClusterConfig) kvtarget.Info {
+	t.Helper()
+	cfg.Bin = testutil.RequireRedisServer(t)
+	c, err := kvtarget.NewRedisCluster(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,5 +420,48 @@ func TestClusterCommands(t *testing.T) {
 		if _, err := Run(ctx, bad); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestClusterFailover kills a master that has a replica in the middle of
+// a set run: the connections to it read the slot map again, wait for the
+// replica to take its slots over, move there and resend what was in
+// flight, and the run completes with every request answered.
+func TestClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a Redis failover (TestRunClusterMasterKilled covers a lost master without one)")
+	}
+	info := startClusterWith(t, kvtarget.RedisClusterConfig{Shards: 3, Replicas: 1,
+		RedisConfig: kvtarget.RedisConfig{Config: []string{"cluster-node-timeout 500"}}})
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, 100_000, 600_000
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 1, 2, 16
+	cfg.ProgressInterval = 5 * time.Millisecond
+	var once sync.Once
+	killed := false
+	cfg.Progress = func(p Progress) {
+		if p.Done > 50_000 && !p.Final {
+			once.Do(func() {
+				killed = syscall.Kill(-info.NodePIDs[0], syscall.SIGKILL) == nil
+			})
+		}
+	}
+	res, err := Run(context.Background(), cfg)
+	if !killed {
+		t.Fatal("the master was not killed mid-run")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != cfg.Requests || len(res.Errors) != 0 {
+		t.Errorf("%d requests (want %d), errors %v", res.Requests, cfg.Requests, res.Errors)
+	}
+	topo, err := FetchTopology(context.Background(), info.Nodes[1:], "", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(topo.Masters, info.Nodes[0]) || slices.Contains(topo.Owner[:], -1) {
+		t.Errorf("after the failover the masters are %v", topo.Masters)
 	}
 }

@@ -55,8 +55,8 @@ func TestRunClusterMasterKilled(t *testing.T) {
 	if want := []string{results.StatusFailed, results.StatusOK}; !slices.Equal(statuses, want) {
 		t.Fatalf("rows %v, want %v", statuses, want)
 	}
-	if e := rows[0].Error; !strings.Contains(e, victim) {
-		t.Errorf("failed row's reason %q does not name the killed node %s", e, victim)
+	if e := rows[0].Error; !strings.Contains(e, "cluster node "+victim+" lost mid-run") || !strings.Contains(e, "no other master serves") {
+		t.Errorf("failed row's reason %q does not name the killed node %s and why the run cannot go on", e, victim)
 	}
 	if rows[1].Attempt != 2 || rows[1].Shards != 3 || rows[1].Errors != 0 {
 		t.Errorf("retry: attempt %d shards %d errors %d", rows[1].Attempt, rows[1].Shards, rows[1].Errors)
