@@ -169,5 +169,5 @@ for p, ta, sa, tb, sb in pairs:
 PY
 	echo
 	echo "The run's side-by-side tables (trimmed means, U test against redis):"
-	awk '/^## Targets side by side/,/^## kvstore-cluster|^### /' "$WORK/run.md" | head -40
+	awk 'f && /^## / { exit } /^## Targets side by side/ { f = 1 } f' "$WORK/run.md"
 fi
