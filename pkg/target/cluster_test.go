@@ -265,3 +265,46 @@ func TestKvstoreCluster(t *testing.T) {
 		t.Errorf("%d nodes left running", n)
 	}
 }
+
+// TestClusterBadInput: a server that is not in cluster mode, attached as
+// a cluster, and a cluster that does not settle within the ready timeout
+// (Redis masters report cluster_state:fail for their first 2 s) fail with
+// errors naming the node, and leave nothing running.
+func TestClusterBadInput(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	plain, err := NewKvstore(KvstoreConfig{Bin: kvbenchBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, env := start(t, plain, "nopersist")
+	defer stopAndCheck(t, inst, env)
+	addr := inst.Info().Addr
+	a, err := NewAttach(AttachConfig{Name: "remote", Addr: addr, Cluster: true, Strategies: []Strategy{{Name: "as_configured"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := a.Desc().Strategy("as_configured")
+	if _, err := a.Start(context.Background(), s, Env{ReadyTimeout: 300 * time.Millisecond}); err == nil ||
+		!strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "cluster support disabled") {
+		t.Errorf("attaching to %s as a cluster: %v; want an error naming it and saying it is not in cluster mode", addr, err)
+	}
+
+	c, err := NewRedisCluster(RedisClusterConfig{RedisConfig: RedisConfig{Bin: bin}, Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ = c.Desc().Strategy("none")
+	tr := &Tracker{}
+	dir := t.TempDir()
+	_, err = c.Start(context.Background(), s, Env{Dir: dir, Tracker: tr, ReadyTimeout: 900 * time.Millisecond})
+	if !errors.Is(err, ErrClusterNotReady) || !strings.Contains(err.Error(), "127.0.0.1:") {
+		t.Errorf("a cluster that cannot settle in time: %v; want ErrClusterNotReady naming a node", err)
+	}
+	if n := tr.Live(); n != 0 {
+		t.Errorf("%d nodes left running", n)
+	}
+	if ps := testutil.Processes(dir); len(ps) > 0 {
+		testutil.KillProcesses(ps)
+		t.Errorf("processes left: %+v", ps)
+	}
+}
