@@ -141,7 +141,7 @@ if [[ " $PARTS " == *" 2 "* ]]; then
 	echo "## 2. servers: kvbench run --targets kvstore-cluster,redis-cluster,kvstore,redis, set, $SAMPLES rounds of $RUN_N requests"
 	"$KVBENCH" run --targets kvstore-cluster,redis-cluster,kvstore,redis \
 		--strategies nopersist,none,persist_everysec,aof_everysec --modes set --rounds "$SAMPLES" \
-		--requests "$RUN_N" --keyspace "$RUN_N" --pipeline 128 --connections 1 --chart none \
+		--requests "$RUN_N" --keyspace "$RUN_N" --pipeline 128 --connections 1 --chart none --reference redis-cluster \
 		--out "$out" --prefix cluster >"$WORK/run.md" 2>"$WORK/run.err" ||
 		die "kvbench run failed: $(tail -n 5 "$WORK/run.err")"
 	python3 - "$out"/cluster_detail_*.csv <<'PY'
@@ -168,6 +168,6 @@ for p, ta, sa, tb, sb in pairs:
     print(f"| {p} | {ta} | {tb} | {qa:,.0f} | {qb:,.0f} | {qa/qb:.2f} | {ca:,.0f} | {cb:,.0f} | {ca/cb:.2f} | {min(na, nb)} |")
 PY
 	echo
-	echo "The run's side-by-side tables (trimmed means, U test against redis):"
+	echo "The run's side-by-side tables (trimmed means, U test against redis-cluster):"
 	awk 'f && /^## / { exit } /^## Targets side by side/ { f = 1 } f' "$WORK/run.md"
 fi

@@ -99,4 +99,11 @@ func TestRunKvstoreClusterVsRedisCluster(t *testing.T) {
 	if !strings.Contains(stdout, "kvstore-cluster") || !strings.Contains(stdout, "redis-cluster") {
 		t.Errorf("the report does not cover both clusters:\n%s", stdout)
 	}
+	// The spread over the nodes: a line per cluster scenario.
+	_, spread, _ := strings.Cut(stdout, "## Cluster nodes: spread of load and latency")
+	for _, want := range []string{"| kvstore-cluster | nopersist | get  |      3 |", "| redis-cluster   | none      | set  |      3 |"} {
+		if !strings.Contains(spread, want) {
+			t.Errorf("the report's node spread lacks %q:\n%s", want, spread)
+		}
+	}
 }
