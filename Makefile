@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered bench-matrix bench-tests clean
+.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered bench-matrix bench-tests bench-cluster clean
 
 all: build
 
@@ -100,6 +100,11 @@ bench-alloc: build deps
 # The ordered engine (RSET/RGET) against the kvstore's SET/GET and Redis's.
 bench-ordered: build deps
 	bench/ordered.sh
+
+# Clusters: kvbench bench --cluster vs redis-benchmark --cluster, and
+# kvstore-cluster vs redis-cluster vs one server of each; see bench/cluster.sh.
+bench-cluster: build deps
+	bench/cluster.sh
 
 clean:
 	rm -rf bin

@@ -83,7 +83,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--threads", "0"}, "threads 0"},
 		{[]string{"bench", "--output", "xml"}, "--output"},
 		{[]string{"bench", "--cluster", "--tests", "get"}, "--cluster"},
-		{[]string{"bench", "--cluster", "--command", "GET __key__"}, "cluster mode"},
+		{[]string{"bench", "--cluster", "--command", "MSET __key__ x __key__ y"}, "CROSSSLOT"},
 		{[]string{"bench", "--pipeline", "x"}, "--pipeline"},
 		{[]string{"serve", "--alloc", "foo"}, "--alloc"},
 		{[]string{"serve", "--persist", "sometimes"}, "--persist"},

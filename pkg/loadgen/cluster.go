@@ -18,6 +18,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
+	"golang.org/x/sys/unix"
 )
 
 // ClusterSlots is the number of hash slots of a Redis Cluster.
@@ -38,6 +39,9 @@ type Topology struct {
 	// Owner is the index in Masters of each slot's master; -1 for a slot
 	// no master serves.
 	Owner [ClusterSlots]int16
+	// Replicas is the number of replicas CLUSTER SLOTS lists for each of
+	// Masters (the most over its slot ranges).
+	Replicas []int
 }
 
 // FetchTopology reads the slot map with CLUSTER SLOTS from the first of
@@ -146,7 +150,9 @@ func parseClusterSlots(b []byte, seed string) (*Topology, error) {
 		if idx < 0 {
 			idx = len(t.Masters)
 			t.Masters = append(t.Masters, master)
+			t.Replicas = append(t.Replicas, 0)
 		}
+		t.Replicas[idx] = max(t.Replicas[idx], int(e.Int-3))
 		for s := lo.Int; s <= hi.Int; s++ {
 			t.Owner[s] = int16(idx)
 		}
@@ -240,9 +246,48 @@ type route struct {
 	moved atomic.Int64
 	ask   atomic.Int64
 	sides []*nodeClient // every side connection, closed with the run
+	// walks are each connection's position in its stripe, by global
+	// index, for exactQuotas; nil entries for other segments'.
+	walks []*keyGen
+	// slots caches the slot of each key index of a keyspace of at most
+	// maxSlotCache keys: with it a connection's choice of its master's
+	// next key costs a table look-up per key drawn instead of naming the
+	// key and hashing it, which made the client spend a quarter more CPU
+	// per request than redis-benchmark --cluster (bench/cluster.sh).
+	slots []uint16
+	// prefix and keyspace name the keys (Config.KeyPrefix, Keyspace).
+	prefix   string
+	keyspace int64
 	// redirects counts, under mu, the MOVED and ASK replies of each node
 	// (by index) this phase.
 	redirects [][2]int64
+}
+
+// maxSlotCache bounds the keyspace whose slots route caches (2 bytes
+// per key).
+const maxSlotCache = 1 << 22
+
+// slotOf returns the slot of key index key; buf is scratch space.
+func (rt *route) slotOf(key uint64, buf *[]byte) uint16 {
+	if rt.slots != nil {
+		return rt.slots[key]
+	}
+	*buf = AppendKey((*buf)[:0], rt.prefix, rt.keyspace, int64(key))
+	return uint16(keyslot.Of(*buf))
+}
+
+// cacheSlots fills rt.slots when the keyspace is small enough.
+func (rt *route) cacheSlots() {
+	if rt.keyspace > maxSlotCache {
+		return
+	}
+	slots := make([]uint16, rt.keyspace)
+	var buf []byte
+	for i := range slots {
+		buf = AppendKey(buf[:0], rt.prefix, rt.keyspace, int64(i))
+		slots[i] = uint16(keyslot.Of(buf))
+	}
+	rt.slots = slots
 }
 
 // redirected counts a MOVED (or, with ask, an ASK) reply of node i.
@@ -325,12 +370,73 @@ func (c *conn) nextKey() uint64 {
 	cr := c.route
 	for range maxSkip {
 		key := c.keys.next()
-		cr.buf = AppendKey(cr.buf[:0], c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key))
-		if cr.rt.owner[keyslot.Of(cr.buf)].Load() == cr.node {
+		if cr.rt.owner[cr.rt.slotOf(key, &cr.buf)].Load() == cr.node {
 			return key
 		}
 	}
 	return c.keys.next()
+}
+
+// nextCmdKey returns the next key of a command of a mix from keys; in a
+// cluster run the command's first key (drawn false) is one the
+// connection's master serves, as nextKey's.
+func (c *conn) nextCmdKey(keys *keyGen, drawn bool) uint64 {
+	if c.route == nil || drawn {
+		return keys.next()
+	}
+	cr := c.route
+	// The key argument may hold more than the key: "user:__key__".
+	before, after := "", ""
+	for i, k := range c.cmdKeys {
+		if k == keys {
+			for _, a := range c.p.cfg.Commands[i].Args {
+				if b, a, ok := strings.Cut(a, PlaceholderKey); ok {
+					before, after = b, a
+					break
+				}
+			}
+		}
+	}
+	for range maxSkip {
+		key := keys.next()
+		cr.buf = append(cr.buf[:0], before...)
+		cr.buf = append(cr.buf, c.p.cfg.KeyPrefix...)
+		cr.buf = appendKeyDigits(cr.buf, key, KeyWidth(c.p.cfg.Keyspace)) // keys past the keyspace too (KeyInsert)
+		cr.buf = append(cr.buf, after...)
+		if cr.rt.owner[keyslot.Of(cr.buf)].Load() == cr.node {
+			return key
+		}
+	}
+	return keys.next()
+}
+
+// clusterCommandErrors checks that a command mix can be routed in cluster
+// mode: each command names at most one key, with __key__ (the key is then
+// known and routed to its slot's master; a command without a key goes to
+// any master). Two keys may fall in different slots, which a cluster
+// refuses (CROSSSLOT), and a __rand_int__ argument is not a key kvbench
+// can route.
+func (c Config) clusterCommandErrors() []error {
+	if !c.Cluster {
+		return nil
+	}
+	var errs []error
+	for _, cmd := range c.Commands {
+		keys, ints := 0, 0
+		for _, a := range cmd.Args {
+			keys += strings.Count(a, PlaceholderKey)
+			ints += strings.Count(a, PlaceholderRandInt)
+		}
+		switch {
+		case ints > 0:
+			errs = append(errs, fmt.Errorf("command %q: in cluster mode a key must be %s, so that it can be routed to its slot's master (%s is not routed)",
+				cmd.String(), PlaceholderKey, PlaceholderRandInt))
+		case keys > 1:
+			errs = append(errs, fmt.Errorf("command %q names %d keys: in cluster mode a command may name one, since keys of different slots are refused (CROSSSLOT)",
+				cmd.String(), keys))
+		}
+	}
+	return errs
 }
 
 // isRedirect reports whether an error reply's first word asks for the
@@ -584,10 +690,14 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		return errors.New("cluster: some slots are served by no master")
 	}
 	r.route = newRoute(topo)
+	r.route.walks = make([]*keyGen, cfg.Connections)
+	r.route.prefix, r.route.keyspace = cfg.KeyPrefix, cfg.Keyspace
+	r.route.cacheSlots()
 	r.shards = len(topo.Masters)
 	S := r.shards
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
+		r.route.walks[g] = newKeyGen(&r.cfg, g, cfg.Connections)
 		for m, addr := range topo.Masters {
 			l, err := dial(ctx, addr, &cfg)
 			if err != nil {
@@ -612,6 +722,14 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			}
 			r.conns = append(r.conns, w.socks[len(w.socks)-1])
 		}
+	}
+	// Threads beyond the sockets would idle.
+	if n := len(r.conns); n < len(r.workers) {
+		for _, w := range r.workers[n:] {
+			w.close()
+		}
+		r.workers = r.workers[:n]
+		r.cfg.Threads = n
 	}
 	return nil
 }
@@ -651,4 +769,141 @@ func (r *runner) collectNodes() []NodeResult {
 		nodes[i].Latency = summarize(nodes[i].Histogram)
 	}
 	return nodes
+}
+
+// failoverPoll is how often a lost master's slots are looked up while a
+// replica may be taking them over.
+const failoverPoll = 100 * time.Millisecond
+
+// nodeLost handles the loss of a cluster connection's master (err, its
+// I/O error): the slot map is read again (CLUSTER SLOTS) from the other
+// nodes of the run. When another master serves the lost node's slots (a
+// replica took over; a master with replicas gets Config.Timeout for
+// that), the connection reconnects to it, sends its requests in flight
+// again and the run goes on; otherwise the run fails naming the node and
+// what the cluster reports.
+func (s *sock) nodeLost(err error) error {
+	cr := s.route
+	rt := cr.rt
+	lost := rt.addr(cr.node)
+	fail := func(why string, args ...any) error {
+		return fmt.Errorf("cluster node %s lost mid-run (%w): %s", lost, err, fmt.Sprintf(why, args...))
+	}
+	if s.p.cmds != nil {
+		return fail("a command mix is not resent to another node")
+	}
+	rt.mu.Lock()
+	var seeds []string
+	for _, a := range rt.addrs {
+		if a != lost {
+			seeds = append(seeds, a)
+		}
+	}
+	rt.mu.Unlock()
+	cfg := s.p.cfg
+	deadline := time.Now().Add(cfg.Timeout)
+	for {
+		topo, terr := FetchTopology(context.Background(), seeds, cfg.Password, cfg.TLS, cfg.ConnectTimeout)
+		if terr != nil {
+			return fail("no other node gives the slot map: %v", terr)
+		}
+		heir, slots, reps := -1, 0, 0
+		for sl, o := range topo.Owner {
+			if rt.owner[sl].Load() != cr.node {
+				continue
+			}
+			slots++
+			if o >= 0 && topo.Masters[o] != lost {
+				heir = int(o)
+			} else if o >= 0 {
+				reps = topo.Replicas[o]
+			}
+		}
+		switch {
+		case slots == 0:
+			return fail("it served no slot")
+		case heir >= 0:
+			for sl, o := range topo.Owner {
+				if o >= 0 {
+					rt.owner[sl].Store(rt.node(topo.Masters[o]))
+				}
+			}
+			if rerr := s.reconnect(topo.Masters[heir]); rerr != nil {
+				return fail("its slots moved to %s: %v", topo.Masters[heir], rerr)
+			}
+			return nil
+		case reps == 0:
+			return fail("no other master serves its %d slots (CLUSTER SLOTS), and it has no replica to take them over", slots)
+		case time.Now().After(deadline):
+			return fail("no replica took over its %d slots within %v", slots, cfg.Timeout)
+		}
+		time.Sleep(failoverPoll)
+	}
+}
+
+// reconnect replaces the connection's socket with one to addr and writes
+// its requests in flight there again; replies to them from the lost node
+// were not all read, so none counts.
+func (s *sock) reconnect(addr string) error {
+	cfg := s.p.cfg
+	l, err := dial(context.Background(), addr, &cfg)
+	if err != nil {
+		return err
+	}
+	_ = unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
+	unix.Close(s.fd)
+	s.fd, s.tls = l.fd, l.tls
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
+	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_ADD, l.fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	s.wantOut, s.muted = false, false
+	s.route.node = s.route.rt.node(addr)
+	s.r, s.n = 0, 0
+	s.wbuf, s.woff = s.wbuf[:0], 0
+	mask := len(s.ring) - 1
+	for i := s.head; i < s.head+s.inflight; i++ {
+		s.wbuf = s.appendRequest(s.wbuf, &s.ring[i&mask])
+	}
+	return s.flush()
+}
+
+// exactQuotas makes a phase of requests requests in the sequential or
+// permutation order (and no command mix) take each position of the key
+// order exactly once, as without a cluster: connection g walks its share
+// of the phase's positions of its stripe, and gives each of its sockets
+// the count of those whose key its master serves, starting it at the
+// walk's first position. nextKey then takes exactly those keys, so a
+// ModeSet run of Keyspace requests writes every key once (while the slot
+// map holds). It reports whether it set the quotas.
+func (r *runner) exactQuotas(requests int64) bool {
+	cfg := r.cfg
+	if r.route == nil || requests <= 0 || r.plan.cmds != nil ||
+		(cfg.KeyPattern != KeySequential && cfg.KeyPattern != KeyPermutation) {
+		return false
+	}
+	rt, S, C := r.route, r.shards, int64(cfg.Connections)
+	socks := make(map[int][]*sock)
+	for _, s := range r.conns {
+		socks[s.id/S] = append(socks[s.id/S], s)
+	}
+	count := make(map[int32]int64)
+	var key []byte
+	for g, ss := range socks {
+		walk := rt.walks[g]
+		start := walk.pos
+		share := requests / C
+		if int64(g) < requests%C {
+			share++
+		}
+		clear(count)
+		for range share {
+			count[rt.owner[rt.slotOf(walk.next(), &key)].Load()]++
+		}
+		for _, s := range ss {
+			s.keys.pos = start
+			s.quota = count[s.route.node]
+		}
+	}
+	return true
 }

@@ -3,8 +3,11 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,8 +20,14 @@ import (
 // startCluster starts a Redis Cluster of shards masters for the test.
 func startCluster(t *testing.T, shards int) kvtarget.Info {
 	t.Helper()
-	bin := testutil.RequireRedisServer(t)
-	c, err := kvtarget.NewRedisCluster(kvtarget.RedisClusterConfig{RedisConfig: kvtarget.RedisConfig{Bin: bin}, Shards: shards})
+	return startClusterWith(t, kvtarget.RedisClusterConfig{Shards: shards})
+}
+
+// startClusterWith starts the Redis Cluster cfg describes for the test.
+func startClusterWith(t *testing.T, cfg kvtarget.RedisClusterConfig) kvtarget.Info {
+	t.Helper()
+	cfg.Bin = testutil.RequireRedisServer(t)
+	c, err := kvtarget.NewRedisCluster(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,5 +313,155 @@ func TestClusterNodes(t *testing.T) {
 		if want := fmt.Sprintf("node %s (master, %d slots): %d requests,", n.Addr, n.Slots, n.Requests); !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
+	}
+}
+
+// TestClusterSetExactlyOnce: a set run of Keyspace requests in the
+// sequential or permutation order writes each key exactly once across
+// the masters: they executed Keyspace SETs in all (INFO commandstats) and
+// hold Keyspace keys, so no key was written twice.
+func TestClusterSetExactlyOnce(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	const keyspace = 5000
+	for _, tc := range []struct {
+		order       KeyPattern
+		connections int
+		warmup      int64
+	}{
+		{KeyPermutation, 1, 0},
+		{KeyPermutation, 3, 0},
+		{KeySequential, 2, 0},
+		{KeyPermutation, 2, 700}, // the run continues the warmup's walk
+	} {
+		t.Run(fmt.Sprintf("%s/%d/%d", tc.order, tc.connections, tc.warmup), func(t *testing.T) {
+			for _, addr := range info.Nodes {
+				c := redisNode(t, addr)
+				if err := c.FlushAll(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.ConfigResetStat(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := DefaultConfig()
+			cfg.Addr, cfg.Cluster = info.Addr, true
+			cfg.Mode, cfg.KeyPattern, cfg.Keyspace = ModeSet, tc.order, keyspace
+			cfg.Requests, cfg.WarmupRequests = keyspace-tc.warmup, tc.warmup
+			cfg.Connections, cfg.Threads, cfg.Pipeline = tc.connections, 2, 16
+			res, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != cfg.Requests || len(res.Errors) != 0 {
+				t.Errorf("%d requests (want %d), errors %v", res.Requests, cfg.Requests, res.Errors)
+			}
+			var keys, sets int64
+			for _, addr := range info.Nodes {
+				c := redisNode(t, addr)
+				n, err := c.DBSize(ctx).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys += n
+				stats, err := c.Info(ctx, "commandstats").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, after, _ := strings.Cut(stats, "cmdstat_set:calls=")
+				calls, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)
+				sets += calls
+			}
+			if keys != keyspace || sets != keyspace {
+				t.Errorf("the masters hold %d keys after %d SETs: want %d and %d", keys, sets, keyspace, keyspace)
+			}
+		})
+	}
+}
+
+// TestClusterCommands runs a command mix in cluster mode: single-key
+// commands (also with the key inside a longer argument) go to their
+// key's master and keyless ones to any master, with no error and no
+// redirect; commands a cluster cannot route are refused up front.
+func TestClusterCommands(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Keyspace, cfg.Requests = 2000, 8000
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 8
+	cfg.Commands = []Command{
+		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2},
+		{Args: []string{"GET", "__key__"}, Ratio: 1},
+		{Args: []string{"HSET", "user:__key__", "f", "__data__"}, Ratio: 1},
+		{Args: []string{"PING"}, Ratio: 1},
+	}
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != cfg.Requests || len(res.Errors) != 0 || res.Moved != 0 || res.Ask != 0 || len(res.Commands) != 4 {
+		t.Errorf("%d requests (want %d), errors %v, moved %d, ask %d, %d commands", res.Requests, cfg.Requests, res.Errors, res.Moved, res.Ask, len(res.Commands))
+	}
+	for i, addr := range info.Nodes {
+		if n, err := redisNode(t, addr).DBSize(ctx).Result(); err != nil || n == 0 {
+			t.Errorf("master %d (%s) holds %d keys (%v)", i, addr, n, err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"MSET", "__key__", "__data__", "__key__", "__data__"}, "names 2 keys"},
+		{[]string{"SET", "key:__rand_int__", "__data__"}, "__rand_int__ is not routed"},
+	} {
+		bad := cfg
+		bad.Commands = []Command{{Args: tc.args}}
+		if _, err := Run(ctx, bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestClusterFailover kills a master that has a replica in the middle of
+// a set run: the connections to it read the slot map again, wait for the
+// replica to take its slots over, move there and resend what was in
+// flight, and the run completes with every request answered.
+func TestClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a Redis failover (TestRunClusterMasterKilled covers a lost master without one)")
+	}
+	info := startClusterWith(t, kvtarget.RedisClusterConfig{Shards: 3, Replicas: 1,
+		RedisConfig: kvtarget.RedisConfig{Config: []string{"cluster-node-timeout 500"}}})
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster = info.Addr, true
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, 100_000, 600_000
+	cfg.Connections, cfg.Threads, cfg.Pipeline = 1, 2, 16
+	cfg.ProgressInterval = 5 * time.Millisecond
+	var once sync.Once
+	killed := false
+	cfg.Progress = func(p Progress) {
+		if p.Done > 50_000 && !p.Final {
+			once.Do(func() {
+				killed = syscall.Kill(-info.NodePIDs[0], syscall.SIGKILL) == nil
+			})
+		}
+	}
+	res, err := Run(context.Background(), cfg)
+	if !killed {
+		t.Fatal("the master was not killed mid-run")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != cfg.Requests || len(res.Errors) != 0 {
+		t.Errorf("%d requests (want %d), errors %v", res.Requests, cfg.Requests, res.Errors)
+	}
+	topo, err := FetchTopology(context.Background(), info.Nodes[1:], "", nil, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(topo.Masters, info.Nodes[0]) || slices.Contains(topo.Owner[:], -1) {
+		t.Errorf("after the failover the masters are %v", topo.Masters)
 	}
 }

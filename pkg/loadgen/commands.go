@@ -413,9 +413,10 @@ func newCmdHists(p *plan) []*hdrhistogram.Histogram {
 }
 
 // appendRequest appends a request made of pieces: each key placeholder a
-// new draw from keys (or key, when keys is nil), __data__ the value of
-// the first key. It returns the first key.
-func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, keys *keyGen, key uint64) ([]byte, uint64) {
+// new draw from keys (c.nextCmdKey: on a cluster socket, the first key its
+// master serves), or key when keys is nil; __data__ the value of the first
+// key. It returns the first key.
+func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, c *conn, keys *keyGen, key uint64) ([]byte, uint64) {
 	drawn := keys == nil
 	arg := 0
 	for k := range pieces {
@@ -425,7 +426,7 @@ func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, keys *keyGen, key u
 		case phDigits, phKey:
 			v := key
 			if keys != nil {
-				v = keys.next()
+				v = c.nextCmdKey(keys, drawn) // a cluster socket takes its master's keys (cluster.go)
 				if !drawn {
 					key, drawn = v, true
 				}
@@ -476,7 +477,7 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 		}
 		cp := &p.cmds[ci]
 		var first uint64
-		dst, first = cp.appendRequest(dst, cp.pieces, c.cmdKeys[ci], 0)
+		dst, first = cp.appendRequest(dst, cp.pieces, c, c.cmdKeys[ci], 0)
 		c.ring[i&mask] = slot{key: first, t: t, op: uint8(ci)}
 		i++
 	}
@@ -552,7 +553,7 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		if cp.then != nil && !s.then && !isErr {
 			// The read of a read-modify-write: its write goes next.
 			q := c.deps
-			q.buf, _ = cp.appendRequest(q.buf, cp.then, nil, s.key)
+			q.buf, _ = cp.appendRequest(q.buf, cp.then, nil, nil, s.key)
 			q.slots = append(q.slots, slot{key: s.key, t: s.t, op: s.op, then: true})
 		} else {
 			lat := now - s.t

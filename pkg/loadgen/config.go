@@ -159,7 +159,8 @@ type Config struct {
 	// most requests in flight per connection (open loop).
 	Pipeline int
 	// Connections is the number of connections, spread over Threads worker
-	// threads (never more threads than connections). With Segments > 1 it
+	// threads (never more threads than connections, or in cluster mode
+	// than connections × masters). With Segments > 1 it
 	// is the total over all agents (raised to Segments if smaller), and
 	// this run opens its share (see Segment).
 	Connections int
@@ -287,7 +288,9 @@ func (c Config) derive() Config {
 	if c.Connections >= 1 && c.Connections < c.Segments {
 		c.Connections = c.Segments
 	}
-	if local := c.LocalConnections(); c.Threads > local && local > 0 {
+	// A cluster run has a socket per connection and master, the masters
+	// unknown yet: dialCluster leaves threads beyond the sockets idle.
+	if local := c.LocalConnections(); c.Threads > local && local > 0 && !c.Cluster {
 		c.Threads = local
 	}
 	if c.KeyPattern == "" {
@@ -382,9 +385,7 @@ func (c Config) Normalize() (Config, error) {
 	if c.Connections < 1 || c.Connections > 1<<16 {
 		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
 	}
-	if c.Cluster && len(c.Commands) > 0 {
-		bad("command mixes do not run in cluster mode yet: its routing knows the write and read commands only")
-	}
+	errs = append(errs, c.clusterCommandErrors()...) // cluster.go
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {

@@ -76,10 +76,27 @@
 // blocking side connection to the node named (dialNode, a net.Conn from
 // tlsconf.Dial, TLS like the run's), following further redirects up to a
 // bound, and counted (Result.Moved, Result.Ask); MOVED also updates the
-// slot map every connection filters by. A link's keys are a filtered
-// share of its stripe, so a ModeSet permutation run no longer writes each
-// key exactly once; Prefill writes each key to its master, and DBSIZE is
-// summed over the masters.
+// slot map every connection filters by.
+//
+// The key order stays exact: with the sequential or permutation order and
+// a request count, each phase walks, per connection g, g's share of the
+// next positions of its stripe once (exactQuotas) and gives each of g's
+// links the count of those keys its master serves; every link starts at
+// the walk's first position and takes exactly those keys. So the
+// positions are taken once each, as without a cluster, and a ModeSet run
+// of Keyspace requests writes every key exactly once (while the slot map
+// holds; a slot moved mid-phase shifts keys between links). We chose this
+// over one link per connection feeding the masters' links because it
+// keeps each link's batches independent: no link waits for another's
+// pipeline. Random, zipf and gaussian orders, and command mixes, keep the
+// even split of requests over the links.
+//
+// A lost master (its socket closed or reset) makes the connection read
+// the slot map again from the other nodes: when another master serves the
+// lost node's slots (a replica took over; one with replicas gets Timeout
+// for that) the link reconnects there and resends its requests in
+// flight, else the run fails naming the node. Prefill writes each key to
+// its master, and DBSIZE is summed over the masters.
 //
 // Every other connection kvbench makes goes through the same two dial
 // functions with the same TLS configuration: Prefill through dial,

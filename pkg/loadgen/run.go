@@ -326,6 +326,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 		}
 		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
 	}
+	if r.exactQuotas(requests) { // cluster.go
+		ph.start = r.now()
+	}
 	total := int64(0) // this segment's requests
 	for _, s := range r.conns {
 		total += max(s.quota, 0)

@@ -530,6 +530,10 @@ func (s *sock) received(r *runner, ph *phase, n int) error {
 var errServerClosed = errors.New("server closed the connection")
 
 func (s *sock) ioError(err error) error {
-	return fmt.Errorf("connection %d: %w (%d replies received in this phase, %d requests in flight)",
+	err = fmt.Errorf("connection %d: %w (%d replies received in this phase, %d requests in flight)",
 		s.id, err, s.replies, s.inflight)
+	if s.route != nil {
+		return s.nodeLost(err) // cluster.go
+	}
+	return err
 }

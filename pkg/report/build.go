@@ -80,6 +80,9 @@ type Report struct {
 	// Unsupported lists the workloads targets were refused, by workload
 	// and target.
 	Unsupported []Unsupported `json:"unsupported,omitempty"`
+	// Nodes is the spread over the masters of each cluster scenario, from
+	// the nodes CSV (nodes.go); empty without one.
+	Nodes []NodeSpread `json:"nodes,omitempty"`
 }
 
 // Settings are the distinct values the rows hold for each setting,

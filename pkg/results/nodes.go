@@ -1,10 +1,12 @@
 package results
 
 import (
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
-
-	"github.com/gocarina/gocsv"
+	"reflect"
+	"strings"
 )
 
 // NodeRow is one node's share of one attempt on a cluster target: a row
@@ -56,11 +58,70 @@ func (w *NodeWriter) Write(rows []NodeRow) error {
 	return w.append(rows)
 }
 
-// ReadNodesCSV reads a nodes CSV; name is the file's, for errors.
+// ReadNodesCSV reads a nodes CSV; name is the file's, for errors. Every
+// column of NodeRow must be in the header, in any order; unknown columns
+// (appended by a later kvbench) are ignored. An error names the file and
+// line, and the column: "x_nodes.csv:3: column qps: "abc" is not a
+// number"; all the file's errors are reported at once (up to MaxErrors).
 func ReadNodesCSV(r io.Reader, name string) ([]NodeRow, error) {
-	var rows []NodeRow
-	if err := gocsv.Unmarshal(r, &rows); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	hdrPos := Pos{File: name, Line: 1}
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, &InputError{Pos: hdrPos, Err: fmt.Errorf("%w file: no header line", ErrEmpty)}
 	}
-	return rows, nil
+	if err != nil {
+		return nil, csvError(name, err)
+	}
+	t := reflect.TypeFor[NodeRow]()
+	index := make(map[string]int) // column name → field
+	for i := range t.NumField() {
+		index[t.Field(i).Tag.Get("csv")] = i
+	}
+	cols := make([]int, len(header)) // field of each column, -1: none
+	seen := make(map[string]bool)
+	var errs ErrorList
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		cols[i] = -1
+		if f, ok := index[h]; ok && !seen[h] {
+			cols[i], seen[h] = f, true
+		}
+	}
+	for i := range t.NumField() {
+		if c := t.Field(i).Tag.Get("csv"); !seen[c] {
+			errs.At(hdrPos, "", fmt.Errorf("%w %q", ErrMissingColumn, c))
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	var rows []NodeRow
+	for !errs.Full() {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs.Add(csvError(name, err))
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		var row NodeRow
+		v := reflect.ValueOf(&row).Elem()
+		ok := true
+		for i, f := range cols {
+			if f < 0 {
+				continue
+			}
+			if err := setField(v.Field(f), t.Field(f).Type.Kind(), rec[i]); err != nil {
+				errs.At(Pos{File: name, Line: line}, header[i], err)
+				ok = false
+			}
+		}
+		if ok {
+			rows = append(rows, row)
+		}
+	}
+	return rows, errs.Err()
 }

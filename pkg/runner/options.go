@@ -151,6 +151,10 @@ type Options struct {
 	// Strategies names the strategies to run (a target runs those it
 	// knows); nil means each target's defaults, {"all"} all of them.
 	Strategies []string
+	// Shards is the number of masters of the built-in kvstore-cluster and
+	// redis-cluster targets; 0 means target.DefaultClusterShards.
+	// (Targets of a --config file give their own.)
+	Shards int
 
 	// Alloc is the kvstore's allocator: mypool, malloc or both.
 	Alloc string
@@ -242,6 +246,7 @@ func DefaultOptions() Options {
 		ValueSize:        DefaultValueSize,
 		SetRatio:         DefaultSetRatio,
 		Retries:          DefaultRetries,
+		Shards:           target.DefaultClusterShards,
 		Seed:             DefaultSeed,
 		Order:            DefaultOrder,
 		Alloc:            target.DefaultAlloc,
@@ -317,6 +322,7 @@ func (o Options) normalize() (Options, error) {
 		{"rounds", int64(o.Rounds), 1}, {"requests", o.Requests, 1}, {"keyspace", o.Keyspace, 1},
 		{"pipeline", int64(o.Pipeline), 1}, {"connections", int64(o.Connections), 1},
 		{"threads", int64(o.Threads), 0}, {"value size", int64(o.ValueSize), 0}, {"retries", int64(o.Retries), 0},
+		{"shards", int64(o.Shards), 0},
 	} {
 		if c.value < c.least {
 			bad("%s %d: want at least %d", c.name, c.value, c.least)

@@ -141,11 +141,17 @@ func (p *Plan) targets() ([]target.Target, error) {
 				return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 			}
 			out = append(out, r)
+		case target.DefaultKvstoreClusterName, target.DefaultRedisClusterName:
+			t, err := clusterTarget(name, o.Shards, kv, rc) // cluster_plan.go
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+			}
+			out = append(out, t)
 		default:
 			if o.ConfigFile != "" {
-				return nil, fmt.Errorf("%w: target %q is neither in %s (it has %s) nor built in (kvstore, redis)", ErrOptions, name, o.ConfigFile, targetNames(file))
+				return nil, fmt.Errorf("%w: target %q is neither in %s (it has %s) nor built in (kvstore, redis, kvstore-cluster, redis-cluster)", ErrOptions, name, o.ConfigFile, targetNames(file))
 			}
-			return nil, fmt.Errorf("%w: target %q: want kvstore or redis, or a target of a --config file", ErrOptions, name)
+			return nil, fmt.Errorf("%w: target %q: want kvstore, redis, kvstore-cluster or redis-cluster, or a target of a --config file", ErrOptions, name)
 		}
 	}
 	return out, nil

@@ -205,7 +205,7 @@ func TestPlanConfigKeepsBuiltins(t *testing.T) {
 		{name: "kvstore alone", config: valkey, targets: []string{"kvstore"}, want: []string{"kvstore (kvstore)"}},
 		{name: "redefined", config: redefines, targets: []string{"kvstore", "redis"}, want: []string{"kvstore (command)", "redis (redis)"}},
 		{name: "unknown", config: valkey, targets: []string{"valkey", "memcached"},
-			wantErr: `target "memcached" is neither in ` + valkey + ` (it has valkey) nor built in (kvstore, redis)`},
+			wantErr: `target "memcached" is neither in ` + valkey + ` (it has valkey) nor built in (kvstore, redis, kvstore-cluster, redis-cluster)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

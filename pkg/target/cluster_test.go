@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -209,5 +210,101 @@ func TestRedisClusterSampled(t *testing.T) {
 	}
 	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, "", nil, time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("WaitQuietAll with a master gone: %v, want an error naming it", err)
+	}
+}
+
+// TestKvstoreCluster starts a kvstore-cluster from its YAML entry: every
+// node answers on its own port with the strategy's configuration, serves
+// its even share of the slots (CLUSTER SLOTS lists all three), and Stop
+// takes every node down.
+func TestKvstoreCluster(t *testing.T) {
+	y := "targets:\n  - kind: kvstore-cluster\n    bin: " + kvbenchBin + "\n    shards: 3\n    alloc: malloc\n    strategies: [persist_everysec]\n"
+	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := targets[0].(*KvstoreCluster)
+	if !ok {
+		t.Fatalf("target %T, want *KvstoreCluster", targets[0])
+	}
+	d := c.Desc()
+	if d.Name != DefaultKvstoreClusterName || d.Kind != KindKvstoreCluster || c.shards != 3 || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
+		t.Fatalf("%+v: shards %d", d, c.shards)
+	}
+	s, _ := d.Strategy("persist_everysec")
+	tr := &Tracker{}
+	dir := t.TempDir()
+	inst, err := c.Start(context.Background(), s, Env{Dir: dir, Tracker: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := inst.Info()
+	if len(info.Nodes) != 3 || len(info.NodePIDs) != 3 || !strings.Contains(info.Config, "kvstore-alloc=go") {
+		t.Errorf("info %+v", info)
+	}
+	for _, addr := range info.Nodes {
+		cl, err := dialClient(context.Background(), addr, creds{}, cmdTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cl.clusterSlots()
+		cl.close()
+		var want []string
+		for i, a := range info.Nodes {
+			lo, hi := SlotRange(i, 3)
+			want = append(want, fmt.Sprintf("%d-%d:%s", lo, hi, a))
+		}
+		if err != nil || got != strings.Join(want, " ") {
+			t.Errorf("CLUSTER SLOTS on %s: %q, %v; want %q", addr, got, err, strings.Join(want, " "))
+		}
+	}
+	if err := inst.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := tr.Live(); n != 0 {
+		t.Errorf("%d nodes left running", n)
+	}
+}
+
+// TestClusterBadInput: a server that is not in cluster mode, attached as
+// a cluster, and a cluster that does not settle within the ready timeout
+// (Redis masters report cluster_state:fail for their first 2 s) fail with
+// errors naming the node, and leave nothing running.
+func TestClusterBadInput(t *testing.T) {
+	bin := testutil.RequireRedisServer(t)
+	plain, err := NewKvstore(KvstoreConfig{Bin: kvbenchBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, env := start(t, plain, "nopersist")
+	defer stopAndCheck(t, inst, env)
+	addr := inst.Info().Addr
+	a, err := NewAttach(AttachConfig{Name: "remote", Addr: addr, Cluster: true, Strategies: []Strategy{{Name: "as_configured"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := a.Desc().Strategy("as_configured")
+	if _, err := a.Start(context.Background(), s, Env{ReadyTimeout: 300 * time.Millisecond}); err == nil ||
+		!strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "cluster support disabled") {
+		t.Errorf("attaching to %s as a cluster: %v; want an error naming it and saying it is not in cluster mode", addr, err)
+	}
+
+	c, err := NewRedisCluster(RedisClusterConfig{RedisConfig: RedisConfig{Bin: bin}, Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ = c.Desc().Strategy("none")
+	tr := &Tracker{}
+	dir := t.TempDir()
+	_, err = c.Start(context.Background(), s, Env{Dir: dir, Tracker: tr, ReadyTimeout: 900 * time.Millisecond})
+	if !errors.Is(err, ErrClusterNotReady) || !strings.Contains(err.Error(), "127.0.0.1:") {
+		t.Errorf("a cluster that cannot settle in time: %v; want ErrClusterNotReady naming a node", err)
+	}
+	if n := tr.Live(); n != 0 {
+		t.Errorf("%d nodes left running", n)
+	}
+	if ps := testutil.Processes(dir); len(ps) > 0 {
+		testutil.KillProcesses(ps)
+		t.Errorf("processes left: %+v", ps)
 	}
 }

@@ -60,7 +60,7 @@ type Defaults struct {
 //
 //	targets:
 //	  - name: valkey            # the target column; required for command and attach
-//	    kind: command           # kvstore, redis, redis-cluster, command or attach
+//	    kind: command           # kvstore, kvstore-cluster, redis, redis-cluster, command or attach
 //	    command: ["valkey-server", "--port", "{port}", "--dir", "{dir}"]
 //	    set_cmd: SET            # default SET (kvstore: RSET)
 //	    get_cmd: GET            # default GET (kvstore: RGET)
@@ -81,6 +81,8 @@ type Defaults struct {
 //	  - kind: redis-cluster     # bin, config, shards (default 3), replicas (default 0)
 //	    shards: 3
 //	    replicas: 1
+//	  - kind: kvstore-cluster   # bin, alloc, args, shards (default 3)
+//	    shards: 3
 //	  - name: remote
 //	    kind: attach            # addr, addrs, cluster, password, allow_flush
 //	    addr: 10.0.0.5:6379
@@ -178,11 +180,12 @@ type strategyYAML struct {
 var (
 	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies"}
 	kindKeys   = map[Kind][]string{
-		KindKvstore:      {"bin", "alloc", "port", "args"},
-		KindRedis:        {"bin", "config"},
-		KindRedisCluster: {"bin", "config", "shards", "replicas"},
-		KindCommand:      {"command", "password", "baseline", "defaults"},
-		KindAttach:       {"addr", "addrs", "cluster", "password", "baseline", "defaults", "allow_flush"},
+		KindKvstore:        {"bin", "alloc", "port", "args"},
+		KindRedis:          {"bin", "config"},
+		KindRedisCluster:   {"bin", "config", "shards", "replicas"},
+		KindKvstoreCluster: {"bin", "alloc", "args", "shards"},
+		KindCommand:        {"command", "password", "baseline", "defaults"},
+		KindAttach:         {"addr", "addrs", "cluster", "password", "baseline", "defaults", "allow_flush"},
 	}
 )
 
@@ -255,7 +258,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 	kind := Kind(t.Kind)
 	extra, ok := kindKeys[kind]
 	if !ok {
-		return nil, p.at(n, "kind %q: want kvstore, redis, redis-cluster, command or attach", t.Kind)
+		return nil, p.at(n, "kind %q: want kvstore, kvstore-cluster, redis, redis-cluster, command or attach", t.Kind)
 	}
 	allowed := append(slices.Clone(commonKeys), extra...)
 	if hasTLSKey(kind) || mapValue(n, "tls") != nil {
@@ -302,6 +305,20 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		}
 		r, err := NewRedis(c)
 		return r, wrap(err)
+	case KindKvstoreCluster:
+		c := KvstoreClusterConfig{KvstoreConfig: d.Kvstore, Shards: t.Shards}
+		c.Name = or(t.Name, DefaultKvstoreClusterName)
+		c.Bin, c.Alloc = or(p.path(t.Bin), c.Bin), or(t.Alloc, c.Alloc)
+		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
+		c.Args = append(slices.Clone(c.Args), t.Args...)
+		if err := p.defaults(strats, &c.Defaults); err != nil {
+			return nil, err
+		}
+		if n := mapValue(n, "shards"); n != nil && t.Shards < 1 {
+			return nil, p.at(n, "shards: want at least 1")
+		}
+		k, err := NewKvstoreCluster(c)
+		return k, wrap(err)
 	case KindRedisCluster:
 		c := RedisClusterConfig{RedisConfig: d.Redis, Shards: t.Shards, Replicas: t.Replicas}
 		c.Name = or(t.Name, DefaultRedisClusterName)

@@ -3,13 +3,15 @@
 // and configured as asked, and stopping it so that nothing is left behind.
 //
 // A Target describes a server (Desc: its name, its strategies, its read and
-// write commands) and starts instances of it (Start). There are five kinds:
+// write commands) and starts instances of it (Start). There are six kinds:
 //
 //   - Kvstore runs this binary's "serve" (the embedded kvstore) with the
 //     strategy's --persist and --alloc;
 //   - Redis runs redis-server with a generated configuration file;
 //   - RedisCluster runs a Redis Cluster of redis-servers, its masters in
 //     Info.Nodes;
+//   - KvstoreCluster runs kvstore nodes ("serve --cluster-config") on free
+//     ports from a cluster file it writes, its nodes in Info.Nodes;
 //   - Command runs any server described by a command line with {port},
 //     {dir} and {strategy} placeholders (see LoadFile for the YAML form);
 //   - Attach measures a server kvbench does not start, at host:port, and

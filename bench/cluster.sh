@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Clusters (issue #14), on loopback, every comparison alternated A B A B:
+#
+#  1. the load generator: "kvbench bench --cluster --connections 1
+#     --threads 3" against "redis-benchmark --cluster -c 3 --threads 3",
+#     both at pipeline 128 on the same three-master Redis Cluster (no
+#     persistence), SET then GET (the GETs read a keyspace kvbench wrote;
+#     redis-benchmark's own key names miss, a shorter reply);
+#  2. the servers and the cost of routing: one "kvbench run" of
+#     kvstore-cluster, redis-cluster (3 masters each), kvstore and redis
+#     (one server each) in interleaved rounds, set mode, no persistence and
+#     everysec; medians of QPS and of QPS per server CPU-second, ratios,
+#     and the report's side-by-side tables (U test).
+#
+# Usage: bench/cluster.sh           (from the repository root; make bench-cluster)
+# Environment:
+#   SAMPLES=5        pairs in part 1, rounds in part 2 (at least 5)
+#   N=2000000        requests per part-1 run; RUN_N=1000000 per part-2 round
+#   PARTS="1 2"      the parts to run
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+SAMPLES=${SAMPLES:-5}
+N=${N:-2000000}
+RUN_N=${RUN_N:-1000000}
+PARTS=${PARTS:-1 2}
+KEYSPACE=200000
+
+# start_cluster: three redis-server masters, cluster-enabled, no
+# persistence, formed by redis-cli --cluster create; sets PORTS.
+start_cluster() {
+	local ports=() p
+	while ((${#ports[@]} < 3)); do
+		p=$(free_port)
+		(exec 3<>/dev/tcp/127.0.0.1/$((p + 10000))) 2>/dev/null && continue
+		[[ " ${ports[*]} " == *" $p "* ]] && continue
+		local dir="$WORK/node-$p"
+		mkdir -p "$dir"
+		redis-server --port "$p" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
+			--cluster-enabled yes --cluster-config-file nodes.conf --logfile "$WORK/cluster.log" </dev/null >/dev/null 2>&1 &
+		PIDS+=($!)
+		PORT_PID[$p]=$!
+		wait_ping "$p" $! "$WORK/cluster.log"
+		ports+=("$p")
+	done
+	redis-cli --cluster create "${ports[@]/#/127.0.0.1:}" --cluster-yes >"$WORK/create.log" 2>&1 ||
+		die "redis-cli --cluster create failed: $(tail -n 3 "$WORK/create.log")"
+	for _ in $(seq 200); do
+		local ok=0
+		for p in "${ports[@]}"; do
+			redis-cli -p "$p" cluster info | grep -q 'cluster_state:ok' && ok=$((ok + 1))
+		done
+		((ok == 3)) && { PORTS="${ports[*]}"; return; }
+		sleep 0.05
+	done
+	die "the cluster did not reach cluster_state:ok"
+}
+
+flushall() { for p in $PORTS; do redis-cli -p "$p" flushall >/dev/null; done; }
+
+# kv MODE: one kvbench run, prints its QPS; its CPU seconds (user+sys)
+# per million requests go to $WORK/cpu.
+kv() {
+	/usr/bin/time -f "%U %S" -o "$WORK/time" "$KVBENCH" bench --cluster --port "${PORTS%% *}" --mode "$1" --connections 1 --threads 3 --pipeline 128 \
+		--keyspace $KEYSPACE --requests "$N" --value-size 32 --key-pattern random --output json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["qps"])'
+	cpu_per_m
+}
+
+# cpu_per_m: the CPU seconds in $WORK/time per million requests, to $WORK/cpu.
+cpu_per_m() { awk -v n="$N" '{ printf "%.3f\n", ($1 + $2) * 1e6 / n }' "$WORK/time" >"$WORK/cpu"; }
+
+# rb TEST: one redis-benchmark run, prints its requests per second (CPU
+# as kv's).
+rb() {
+	/usr/bin/time -f "%U %S" -o "$WORK/time" redis-benchmark --cluster -p "${PORTS%% *}" -t "$1" -c 3 --threads 3 -P 128 -r $KEYSPACE -n "$N" -d 32 --csv 2>"$WORK/rb.err" |
+		awk -F'"' 'NF > 4 && $2 != "test" { print $4 }'
+	cpu_per_m
+}
+
+# summarize NAME A-VALUES B-VALUES: medians, ratio of medians, U test.
+summarize() {
+	python3 - "$@" <<'PY'
+import sys
+name, a, b = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
+med = lambda xs: sorted(xs)[len(xs)//2] if len(xs) % 2 else sum(sorted(xs)[len(xs)//2-1:len(xs)//2+1])/2
+# Mann-Whitney U, two-sided, exact by enumeration of the rank sums (n <= 10).
+from itertools import combinations
+allv = sorted(a + b)
+rank = {}
+for v in set(allv):
+    idx = [i + 1 for i, x in enumerate(allv) if x == v]
+    rank[v] = sum(idx) / len(idx)
+ra = sum(rank[x] for x in a)
+ranks = [rank[x] for x in a + b]
+sums = [sum(c) for c in combinations(ranks, len(a))]
+mean = len(a) * (len(a) + len(b) + 1) / 2
+p = sum(1 for s in sums if abs(s - mean) >= abs(ra - mean) - 1e-9) / len(sums)
+fmt = (lambda x: f"{x:,.0f}") if med(a) > 100 else (lambda x: f"{x:.3f}")
+print(f"| {name} | {fmt(med(a))} | {fmt(med(b))} | {med(a)/med(b):.2f} | {p:.3f} | {len(a)} |")
+PY
+}
+
+if [[ " $PARTS " == *" 1 "* ]]; then
+	start_cluster
+	echo "## 1. load generator on one 3-master Redis Cluster (ports $PORTS), P128, $SAMPLES pairs of $N requests"
+	echo
+	echo "| test | kvbench (median) | redis-benchmark (median) | ratio | U-test p | pairs |"
+	echo "|:--|--:|--:|--:|--:|--:|"
+	for mode in set get; do
+		flushall
+		if [[ $mode == get ]]; then
+			# Both clients read keys that exist: kvbench's keyspace written
+			# once, redis-benchmark's key:{tag}:… mostly covered by 10 passes.
+			"$KVBENCH" bench --cluster --port "${PORTS%% *}" --mode set --key-pattern permutation --keyspace $KEYSPACE \
+				--requests $KEYSPACE --pipeline 128 >/dev/null
+			redis-benchmark --cluster -p "${PORTS%% *}" -t set -c 3 --threads 3 -P 128 -r $KEYSPACE -n $((10 * KEYSPACE)) -d 32 -q >/dev/null 2>&1
+		fi
+		A=() B=() CA=() CB=()
+		for i in $(seq "$SAMPLES"); do
+			for side in $(alternate "$i" kv rb); do
+				if [[ $side == kv ]]; then
+					A+=("$(kv $mode)")
+					CA+=("$(cat "$WORK/cpu")")
+				else
+					B+=("$(rb $mode)")
+					CB+=("$(cat "$WORK/cpu")")
+				fi
+			done
+		done
+		echo "samples $mode: kvbench QPS ${A[*]}, CPU s/Mreq ${CA[*]}; redis-benchmark QPS ${B[*]}, CPU s/Mreq ${CB[*]}" >&2
+		summarize "${mode^^} QPS" "${A[*]}" "${B[*]}"
+		summarize "${mode^^} client CPU s per Mreq" "${CA[*]}" "${CB[*]}"
+	done
+	for p in $PORTS; do stop "$p"; done
+	echo
+fi
+
+if [[ " $PARTS " == *" 2 "* ]]; then
+	out=$WORK/run
+	echo "## 2. servers: kvbench run --targets kvstore-cluster,redis-cluster,kvstore,redis, set, $SAMPLES rounds of $RUN_N requests"
+	"$KVBENCH" run --targets kvstore-cluster,redis-cluster,kvstore,redis \
+		--strategies nopersist,none,persist_everysec,aof_everysec --modes set --rounds "$SAMPLES" \
+		--requests "$RUN_N" --keyspace "$RUN_N" --pipeline 128 --connections 1 --chart none --reference redis-cluster \
+		--out "$out" --prefix cluster >"$WORK/run.md" 2>"$WORK/run.err" ||
+		die "kvbench run failed: $(tail -n 5 "$WORK/run.err")"
+	python3 - "$out"/cluster_detail_*.csv <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+med = lambda xs: sorted(xs)[len(xs)//2] if len(xs) % 2 else sum(sorted(xs)[len(xs)//2-1:len(xs)//2+1])/2
+def fig(target, strategy):
+    rs = [r for r in rows if r["target"] == target and r["strategy"] == strategy]
+    q = [float(r["qps"]) for r in rs]
+    c = [float(r["requests"]) / float(r["server_cpu_s"]) for r in rs if float(r["server_cpu_s"] or 0) > 0]
+    return med(q), med(c) if c else float("nan"), len(rs)
+print()
+print("| persistence | A | B | A QPS | B QPS | QPS ratio | A QPS/server CPU-s | B QPS/server CPU-s | per-CPU ratio | rounds |")
+print("|:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|")
+pairs = [("none", "kvstore-cluster", "nopersist", "redis-cluster", "none"),
+         ("everysec", "kvstore-cluster", "persist_everysec", "redis-cluster", "aof_everysec"),
+         ("none", "kvstore-cluster", "nopersist", "kvstore", "nopersist"),
+         ("everysec", "kvstore-cluster", "persist_everysec", "kvstore", "persist_everysec"),
+         ("none", "redis-cluster", "none", "redis", "none"),
+         ("everysec", "redis-cluster", "aof_everysec", "redis", "aof_everysec")]
+for p, ta, sa, tb, sb in pairs:
+    qa, ca, na = fig(ta, sa)
+    qb, cb, nb = fig(tb, sb)
+    print(f"| {p} | {ta} | {tb} | {qa:,.0f} | {qb:,.0f} | {qa/qb:.2f} | {ca:,.0f} | {cb:,.0f} | {ca/cb:.2f} | {min(na, nb)} |")
+PY
+	echo
+	echo "The run's side-by-side tables (trimmed means, U test against redis-cluster):"
+	awk 'f && /^## / { exit } /^## Targets side by side/ { f = 1 } f' "$WORK/run.md"
+fi
