@@ -142,6 +142,9 @@ func (p *Plan) targets() ([]target.Target, error) {
 			}
 			out = append(out, r)
 		case target.DefaultKvstoreClusterName, target.DefaultRedisClusterName:
+			if name == target.DefaultKvstoreClusterName && o.TLS.Enabled {
+				return nil, fmt.Errorf("%w: target kvstore-cluster: the kvstore serves plaintext only and cannot be measured over TLS: drop --tls, or run the other targets (--targets redis-cluster)", ErrOptions)
+			}
 			t, err := clusterTarget(name, o.Shards, kv, rc) // cluster_plan.go
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrOptions, err)

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,10 +40,23 @@ func TestRunRedisTLS(t *testing.T) {
 
 // TestPlanRefusesKvstoreTLS: the kvstore serves plaintext only.
 func TestPlanRefusesKvstoreTLS(t *testing.T) {
+	for _, targets := range [][]string{nil, {"kvstore-cluster"}} {
+		o := planOptions()
+		o.TLS = tlsconf.Options{Enabled: true}
+		o.Targets = targets
+		_, err := NewPlan(o)
+		if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "kvstore serves plaintext only") {
+			t.Errorf("targets %v: NewPlan: %v, want ErrOptions saying the kvstore serves plaintext only", targets, err)
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "targets.yaml")
+	if err := os.WriteFile(file, []byte("targets:\n  - kind: kvstore-cluster\n    tls:\n      enabled: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	o := planOptions()
-	o.TLS = tlsconf.Options{Enabled: true}
-	_, err := NewPlan(o)
-	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "kvstore serves plaintext only") {
-		t.Errorf("NewPlan: %v, want ErrOptions saying the kvstore serves plaintext only", err)
+	o.ConfigFile = file
+	if _, err := NewPlan(o); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "targets.yaml:4:") || !strings.Contains(err.Error(), "plaintext only") {
+		t.Errorf("a kvstore-cluster entry with tls: %v, want its file:line and the reason", err)
 	}
 }

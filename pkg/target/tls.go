@@ -31,12 +31,13 @@ var (
 )
 
 // tlsBlock reads the tls: block of target entry n (if any) over the
-// defaults d. kind's allowed keys are checked; for the kvstore, which
-// speaks plaintext only, TLS from the block or from d is refused.
+// defaults d. kind's allowed keys are checked; for the kvstore and its
+// cluster, which speak plaintext only, TLS from the block or from d is
+// refused.
 func (p *configParser) tlsBlock(n *yaml.Node, kind Kind, d tlsconf.Options) (tlsconf.Options, bool, error) {
 	o, mutual := d, true // redis-server's default: tls-auth-clients yes
 	b := mapValue(n, "tls")
-	if kind == KindKvstore {
+	if kind == KindKvstore || kind == KindKvstoreCluster {
 		at := n
 		if b != nil {
 			at = b
