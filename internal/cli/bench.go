@@ -124,7 +124,7 @@ verification), 2 for a usage error.`,
 	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", loadgen.DefaultZipf))
 	f.Int64Var(&c.Seed, "seed", 0, "random seed for keys and values (default: the current time, printed)")
 	f.BoolVar(&c.VerifyGet, "verify-get", false, "check every read reply byte for byte against the value the seed writes")
-	f.BoolVar(&o.verify, "verify", false, "check every reply whose value is known: --verify-get, and in a command mix the GETs of keys it or the prefill writes")
+	f.BoolVar(&o.verify, "verify", false, "check every reply whose value is known: --verify-get, and in a command mix the GETs of keys it or the prefill writes, and with one connection the counters (INCR, LPUSH lengths)")
 	f.BoolVar(&c.AllowMisses, "allow-misses", false, "with --verify-get, count misses and wrong values without failing the run")
 	f.BoolVar(&c.ContinueOnError, "continue-on-error", false, "count error replies and go on instead of failing at the first")
 	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")

@@ -105,8 +105,12 @@ type cmdPlan struct {
 	// verify: the reply is the value of the request's first key, or
 	// null (see readVerifiable).
 	verify bool
-	cfg    Config // the key sequence's settings (pattern, seed)
-	vals   valueGen
+	// step, when not 0, makes the command a counter whose replies are
+	// checked (see counterStep); fixedKey: its key has no placeholder.
+	step     int64
+	fixedKey bool
+	cfg      Config // the key sequence's settings (pattern, seed)
+	vals     valueGen
 }
 
 // valueGen makes the values of a run: value i is a function of (seed, i,
@@ -233,6 +237,10 @@ func compileCommands(c Config) []cmdPlan {
 		}
 		cp := cmdPlan{name: CommandName(cmd), text: cmd.String(), cfg: kc, vals: vals,
 			verify: readVerifiable(c.Commands, i)}
+		if c.Connections == 1 && c.Segments <= 1 {
+			cp.step = counterStep(c.Commands, i)
+			cp.fixedKey = len(cmd.Args) > 1 && !strings.Contains(cmd.Args[1], PlaceholderKey) && !strings.Contains(cmd.Args[1], PlaceholderRandInt)
+		}
 		cp.pieces = compileArgs(c, cmd.Args, cmd.Inline, varKeys(kc.KeyPattern))
 		if len(cmd.Then) > 0 {
 			cp.then = compileArgs(c, cmd.Then, false, varKeys(kc.KeyPattern))
@@ -331,6 +339,82 @@ func readVerifiable(cmds []Command, i int) bool {
 		}
 	}
 	return known
+}
+
+// counterStep returns how much each reply of command i of the mix grows
+// over the previous reply for the same key, when that is known: INCR and
+// DECR (1, -1), INCRBY and DECRBY by a literal amount, LPUSH and RPUSH
+// (the list's length, by the elements pushed), provided no other command
+// of the mix names the command's key template. Its replies are checked
+// then with --verify under a single writer per key (one connection, no
+// agents): the first reply for a key sets its base. 0: not a counter.
+func counterStep(cmds []Command, i int) int64 {
+	c := cmds[i]
+	if len(c.Args) < 2 || len(c.Then) > 0 {
+		return 0
+	}
+	var step int64
+	switch name := strings.ToUpper(c.Args[0]); {
+	case (name == "INCR" || name == "DECR") && len(c.Args) == 2:
+		step = 1
+		if name == "DECR" {
+			step = -1
+		}
+	case (name == "INCRBY" || name == "DECRBY") && len(c.Args) == 3:
+		n, err := strconv.ParseInt(c.Args[2], 10, 64)
+		if err != nil || n == 0 {
+			return 0
+		}
+		step = n
+		if name == "DECRBY" {
+			step = -n
+		}
+	case name == "LPUSH" || name == "RPUSH":
+		step = int64(len(c.Args) - 2)
+	default:
+		return 0
+	}
+	for j, o := range cmds {
+		if j != i && (slices.Contains(o.Args, c.Args[1]) || slices.Contains(o.Then, c.Args[1])) {
+			return 0 // another command touches the keys
+		}
+	}
+	return step
+}
+
+// verifyCounter checks the reply to a counter command (cmdPlan.step): an
+// integer, the previous reply for the same key plus the step.
+func (c *conn) verifyCounter(b []byte, s *slot) (int, error) {
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
+	}
+	cp := &c.p.cmds[s.op]
+	key := s.key
+	if cp.fixedKey {
+		key = 0
+	}
+	if c.counters == nil {
+		c.counters = make(map[[2]uint64]int64)
+	}
+	ck := [2]uint64{uint64(s.op), key}
+	last, seen := c.counters[ck]
+	got := r.Int
+	switch {
+	case r.Type != resp.TypeInt:
+		c.verifyFailed++
+		if len(c.warnings) < maxWarnings {
+			c.warn(fmt.Errorf("verify: %s: got %s, want an integer", cp.name, quote(b[:n])))
+		}
+		return n, nil
+	case seen && got != last+cp.step:
+		c.verifyFailed++
+		if len(c.warnings) < maxWarnings {
+			c.warn(fmt.Errorf("verify: %s (key index %d): got %d, want %d, the previous reply %+d", cp.name, key, got, last+cp.step, cp.step))
+		}
+	}
+	c.counters[ck] = got
+	return n, nil
 }
 
 // nextPlaceholder finds the first placeholder in a: its index (-1: none)
@@ -537,6 +621,8 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 			n, err = c.cmdError(b, s)
 		case cp.verify && p.verify && !s.then:
 			n, err = c.verifyRead(b, s)
+		case cp.step != 0 && p.verify:
+			n, err = c.verifyCounter(b, s)
 		default:
 			n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen)
 			if err != nil {
@@ -578,12 +664,9 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 // verifyRead checks the reply to a read of a known value: null is a miss,
 // anything but the value of the request's key a verify failure.
 func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
-	r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
-	if err != nil {
-		return 0, fmt.Errorf("connection %d: %w", c.id, err)
-	}
-	if n == 0 {
-		return 0, nil
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
 	}
 	cp := &c.p.cmds[s.op]
 	switch {
@@ -606,12 +689,9 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 // cmdError counts an error reply to a command of a mix, and returns the
 // error that ends the run unless Config.ContinueOnError.
 func (c *conn) cmdError(b []byte, s *slot) (int, error) {
-	r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
-	if err != nil {
-		return 0, fmt.Errorf("connection %d: %w", c.id, err)
-	}
-	if n == 0 {
-		return 0, nil
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
 	}
 	word := r.Data
 	if i := bytes.IndexByte(word, ' '); i >= 0 {

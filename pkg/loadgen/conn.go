@@ -102,8 +102,11 @@ type counts struct {
 	others                          int64 // replies to a command mix
 	cmd                             []cmdCount
 	conflicts, misses, verifyFailed int64
-	errors                          map[string]int64
-	warnings                        []error
+	// counters holds the last reply of each counter command and key
+	// (verifyCounter), created on the first.
+	counters map[[2]uint64]int64
+	errors   map[string]int64
+	warnings []error
 }
 
 func (a *counts) add(b *counts) {
@@ -287,15 +290,22 @@ func (c *conn) flushLatency() {
 	c.runN = 0
 }
 
+// parseReply parses the reply at the start of b: n is 0 when b holds
+// only part of it; an error names the connection.
+func (c *conn) parseReply(b []byte) (r resp.Reply, n int, err error) {
+	r, n, err = resp.ParseReply(b, resp.DefaultMaxBulkLen)
+	if err != nil {
+		return r, 0, fmt.Errorf("connection %d: %w", c.id, err)
+	}
+	return r, n, nil
+}
+
 // otherReply handles any reply but the two expected ones; it returns 0
 // when b holds only part of it.
 func (c *conn) otherReply(b []byte, s *slot) (int, error) {
-	r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
-	if err != nil {
-		return 0, fmt.Errorf("connection %d: %w", c.id, err)
-	}
-	if n == 0 {
-		return 0, nil
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
 	}
 	isGet := s.op == opGet
 	switch r.Type {

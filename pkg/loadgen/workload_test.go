@@ -165,3 +165,63 @@ func TestVerifyMix(t *testing.T) {
 		t.Errorf("GET beside APPEND: %v, %d wrong values: want no check", err, res.VerifyFailures)
 	}
 }
+
+// TestVerifyCounters: with one connection, counters are checked: each
+// INCR, INCRBY and LPUSH reply is the previous one for its key plus the
+// step, so a clean run has no failure; a second writer incrementing the
+// same keys meanwhile is caught; with two connections (two writers per
+// key) nothing is checked.
+func TestVerifyCounters(t *testing.T) {
+	r := testutil.StartRedis(t)
+	tg := newTarget(t, r.Addr)
+	cfg := fill(Config{Addr: r.Addr, Requests: 30_000, Keyspace: 20, Connections: 1, Pipeline: 16, Seed: 3, VerifyGet: true})
+	cfg.Commands = []Command{
+		{Args: []string{"INCR", "counter:__rand_int__"}},
+		{Args: []string{"INCRBY", "by5:__key__", "5"}},
+		{Args: []string{"LPUSH", "mylist", "__data__"}},
+		{Args: []string{"DECR", "down:__key__"}},
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil || res.VerifyFailures != 0 {
+		t.Fatalf("a clean run: %v, %d wrong replies %v", err, res.VerifyFailures, res.Warnings)
+	}
+
+	// A second writer on the same counters, while the run goes on at
+	// pipeline 1 so that the two interleave.
+	c := cfg
+	c.Pipeline, c.Requests = 1, 20_000
+	c.Commands = cfg.Commands[:1]
+	res, err = runBeside(c, func(ctx context.Context, i int) {
+		tg.client.Incr(ctx, fmt.Sprintf("counter:%012d", i%20)) // __rand_int__: 12 digits
+	})
+	if !errors.Is(err, ErrVerify) || res.VerifyFailures == 0 || len(res.Warnings) == 0 ||
+		!strings.Contains(res.Warnings[0].Error(), "the previous reply +1") {
+		t.Errorf("a second writer: %v, %d wrong replies, warnings %v; want them caught", err, res.VerifyFailures, res.Warnings)
+	}
+
+	// Two connections are two writers per key: not checked.
+	c.Connections = 2
+	res, err = runBeside(c, func(ctx context.Context, i int) {
+		tg.client.Incr(ctx, fmt.Sprintf("counter:%012d", i%20))
+	})
+	if err != nil || res.VerifyFailures != 0 {
+		t.Errorf("two connections: %v, %d wrong replies: want no check", err, res.VerifyFailures)
+	}
+}
+
+// runBeside runs cfg while another client calls write(ctx, 0), (ctx, 1), …
+// until the run ends.
+func runBeside(cfg Config, write func(ctx context.Context, i int)) (Result, error) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			write(ctx, i)
+		}
+	}()
+	res, err := Run(context.Background(), cfg)
+	stop()
+	<-done
+	return res, err
+}
