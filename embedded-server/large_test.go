@@ -320,3 +320,36 @@ func TestOutputBufferLimit(t *testing.T) {
 		t.Fatalf("server down: %v", err)
 	}
 }
+
+// TestLargeRecordReuse: a freed large record's memory goes to the next large
+// record of its size, unless a reply may still be writing it or a snapshot
+// may still read it.
+func TestLargeRecordReuse(t *testing.T) {
+	const n = 256 << 10
+	val := bytes.Repeat([]byte("v"), n)
+	for _, tc := range []struct {
+		name  string
+		hold  func(a *arena, r ref) (release func())
+		reuse bool
+	}{
+		{"overwritten", func(*arena, ref) func() { return func() {} }, true},
+		{"lent to a reply", func(*arena, ref) func() { valuesLent.Add(1); return func() {} }, false},
+		{"read by a snapshot", func(a *arena, _ ref) func() { a.freeze(); return a.thaw }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newArena()
+			r := a.newRecord([]byte("k"), val)
+			old := &a.record(r)[0]
+			release := tc.hold(a, r)
+			a.free(r)
+			release()
+			r2 := a.newRecord([]byte("k2"), val[:n-100])
+			if got := &a.record(r2)[0] == old; got != tc.reuse {
+				t.Errorf("memory reused: %v, want %v", got, tc.reuse)
+			}
+			if !bytes.Equal(a.key(r2), []byte("k2")) || !bytes.Equal(a.val(r2), val[:n-100]) {
+				t.Error("the new record does not hold its key and value")
+			}
+		})
+	}
+}
