@@ -103,6 +103,7 @@ type arena struct {
 	born    map[uint64]uint64 // large record id: valuesLent when it was made
 	bigFree map[int][][]byte  // freed large records by capacity (see newLarge)
 	bigKept int64             // bytes in bigFree
+	offered []byte            // a large record to adopt (see DB.offer)
 }
 
 // Large records are Go heap slices, and a SET of a large value used to
@@ -137,16 +138,14 @@ func bigClass(n int) (class, step int) {
 func (a *arena) newLarge(key, val []byte, vlen int) (ref, []byte) {
 	n := recordHeader + len(key) + vlen
 	var b []byte
-	c, step := bigClass(n)
-	for _, k := range [2]int{c, c + step} {
-		if free := a.bigFree[k]; len(free) > 0 && cap(free[len(free)-1]) >= n {
-			b = free[len(free)-1][:n]
-			a.bigFree[k] = free[:len(free)-1]
-			a.bigKept -= int64(cap(b))
-			break
-		}
-	}
-	if b == nil {
+	if o := a.offered; len(o) == n && len(val) == vlen && vlen > 0 && &o[recordHeader+len(key)] == &val[0] {
+		// The value was read into place.
+		b, a.offered = o, nil
+		copy(b[recordHeader:], key)
+	} else if b = a.takeKept(n); b != nil {
+		copy(b[recordHeader:], key)
+		copy(b[recordHeader+len(key):], val)
+	} else {
 		// Made by append, which leaves uncleared what it is about to
 		// overwrite (make clears it: a third of a 256 KB SET's time).
 		h := make([]byte, recordHeader, recordHeader+len(key))
@@ -154,9 +153,6 @@ func (a *arena) newLarge(key, val []byte, vlen int) (ref, []byte) {
 		if len(b) < n {
 			b = append(b, make([]byte, n-len(b))...)
 		}
-	} else {
-		copy(b[recordHeader:], key)
-		copy(b[recordHeader+len(key):], val)
 	}
 	putHeader(b, len(key), vlen)
 	a.nextBig++
@@ -169,15 +165,24 @@ func (a *arena) newLarge(key, val []byte, vlen int) (ref, []byte) {
 	return refLarge | a.nextBig, b
 }
 
-// freeLarge drops a large record, keeping its memory when nothing can read
-// it any more.
-func (a *arena) freeLarge(id uint64) {
-	b := a.large[id]
-	born := a.born[id]
-	delete(a.large, id)
-	delete(a.born, id)
-	a.inUse -= int64(len(b))
-	if a.frozen > 0 || born != valuesLent.Load() || a.bigKept+int64(cap(b)) > bigKeep {
+// takeKept returns a kept large record of n bytes, or nil.
+func (a *arena) takeKept(n int) []byte {
+	c, step := bigClass(n)
+	for _, k := range [2]int{c, c + step} {
+		if free := a.bigFree[k]; len(free) > 0 && cap(free[len(free)-1]) >= n {
+			b := free[len(free)-1][:n]
+			a.bigFree[k] = free[:len(free)-1]
+			a.bigKept -= int64(cap(b))
+			return b
+		}
+	}
+	return nil
+}
+
+// keep keeps b, a large record nothing refers to, for a later one, if
+// there is room.
+func (a *arena) keep(b []byte) {
+	if a.bigKept+int64(cap(b)) > bigKeep {
 		return
 	}
 	if a.bigFree == nil {
@@ -186,6 +191,19 @@ func (a *arena) freeLarge(id uint64) {
 	c, _ := bigClass(cap(b))
 	a.bigFree[c] = append(a.bigFree[c], b[:0])
 	a.bigKept += int64(cap(b))
+}
+
+// freeLarge drops a large record, keeping its memory when nothing can read
+// it any more.
+func (a *arena) freeLarge(id uint64) {
+	b := a.large[id]
+	born := a.born[id]
+	delete(a.large, id)
+	delete(a.born, id)
+	a.inUse -= int64(len(b))
+	if a.frozen == 0 && born == valuesLent.Load() {
+		a.keep(b)
+	}
 }
 
 func newArena() *arena {

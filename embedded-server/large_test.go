@@ -353,3 +353,54 @@ func TestLargeRecordReuse(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeArgumentsInPlace: values read straight into their records (see
+// conn.bigArg) and values that are not (other commands, records that stay
+// pooled), sent in one pipeline with small requests between them, read
+// back byte for byte, from the server and from its log after a restart.
+func TestLargeArgumentsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	type kv struct{ key, val string }
+	var want []kv
+	var batch []byte
+	sent := 0
+	add := func(args ...string) { batch = appendCmd(batch, args...); sent++ }
+	for i, n := range []int{detachMin - 1, detachMin, maxClassSize - recordHeader - 2, maxClassSize, 256 << 10, 4 << 20} {
+		k := fmt.Sprint("k", i)
+		v := string(randomValue(uint64(i), n))
+		add("SET", k, v)
+		add("PING")
+		want = append(want, kv{k, v})
+	}
+	big1, big2 := string(randomValue(7, 300<<10)), string(randomValue(8, 200<<10))
+	add("MSET", "m1", big1, "m2", big2)
+	add("APPEND", "m1", big2)
+	add("SET", "k0", big2) // replaces a record made in place
+	want = append(want, kv{"m1", big1 + big2}, kv{"m2", big2})
+	want[0].val = big2
+
+	check := func(srv *Server) {
+		rdb := newClient(t, srv)
+		for _, w := range want {
+			got, err := rdb.Get(ctx(t), w.key).Result()
+			if err != nil || got != w.val {
+				t.Fatalf("GET %s: %d bytes, want %d (%v)", w.key, len(got), len(w.val), err)
+			}
+		}
+	}
+	srv := startPersistent(t, dir, "always")
+	rc := dialRaw(t, srv)
+	for len(batch) > 0 { // in pieces, so that requests straddle reads
+		n := min(len(batch), 100<<10)
+		rc.send(batch[:n])
+		batch = batch[n:]
+	}
+	for range sent {
+		if r := rc.reply(); strings.HasPrefix(r, "-") {
+			t.Fatalf("reply %q", r)
+		}
+	}
+	check(srv)
+	srv.Close()
+	check(startPersistent(t, dir, "always"))
+}
