@@ -161,10 +161,15 @@ type Reader struct {
 // request's size. alloc gets the request's arguments so far and the
 // argument's length n, and returns n+2 bytes (the argument and its CRLF).
 // As Redis reads its large arguments into their own objects
-// (PROTO_MBULK_BIG_ARG).
+// (PROTO_MBULK_BIG_ARG); unlike Redis, a declared length is trusted up
+// front only up to detachMax bytes (the buffer a large request keeps
+// anyway): larger arguments grow the buffer as far as their bytes arrive.
 func (r *Reader) Detach(min int, alloc func(args [][]byte, n int) []byte) {
 	r.detachMin, r.alloc = min, alloc
 }
+
+// detachMax is the largest argument Detach reads into memory of its own.
+const detachMax = keepBigBuf
 
 // NewReader returns a Reader reading from src under lim.
 func NewReader(src io.Reader, lim Limits) *Reader {
@@ -430,7 +435,7 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		if end-int64(start) > r.lim.MaxQueryBuffer {
 			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
 		}
-		if end > int64(r.w) && r.alloc != nil && l >= int64(r.detachMin) {
+		if end > int64(r.w) && r.alloc != nil && l >= int64(r.detachMin) && l <= detachMax {
 			r.detach(arg0, data, l)
 			if r.dst != nil {
 				return r.suspend(n, r.r, arg0)
