@@ -10,7 +10,8 @@
 # A cell is bounded: its keyspace holds at most KEYSPACE_BYTES of values
 # (fewer keys as values grow) and a run moves at most MAX_BYTES of values,
 # and at least 4 pipelines per connection. Prints markdown: medians and
-# ratios (kvstore/redis, kvbench/redis-benchmark) with every sample.
+# ratios (kvstore/redis, kvbench/redis-benchmark) with every sample, the
+# one-sided U-test of each cell against 0.95, and the median ratio.
 #
 #   bench/matrix.sh                 (make bench-matrix)
 #   SAMPLES=1 SIZES=16384 PIPES=128 CONNS=1 PARTS=server bench/matrix.sh
@@ -99,24 +100,62 @@ cells() { # part sideA sideB runA runB portA portB
 	done
 }
 
+# pbelow "A samples" "B samples": the one-sided p-value of the exact
+# Mann-Whitney U test that A runs below 0.95 × B (A's rank sum among all
+# splits of the pooled samples; ties take mid-ranks).
+pbelow() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		na = split(a, A, " "); nb = split(b, B, " "); n = na + nb
+		for (i = 1; i <= na; i++) x[i] = A[i]
+		for (i = 1; i <= nb; i++) x[na + i] = 0.95 * B[i]
+		for (i = 1; i <= n; i++) {
+			r[i] = 1
+			for (j = 1; j <= n; j++) if (j != i) r[i] += (x[j] < x[i]) + 0.5 * (x[j] == x[i])
+		}
+		obs = 0
+		for (i = 1; i <= na; i++) obs += r[i]
+		for (i = 1; i <= na; i++) c[i] = i
+		total = 0; low = 0
+		while (1) {
+			s = 0
+			for (i = 1; i <= na; i++) s += r[c[i]]
+			total++; if (s <= obs + 1e-9) low++
+			for (i = na; i >= 1 && c[i] == n - na + i; i--) ;
+			if (i < 1) break
+			c[i]++
+			for (j = i + 1; j <= na; j++) c[j] = c[j - 1] + 1
+		}
+		printf "%.3f\n", low / total
+	}'
+}
+
 table() { # part a b title
 	local part=$1 a=$2 b=$3 size p c t ka kb
 	echo
 	echo "$4"
 	echo
-	echo "| test | value | pipeline | conns | $a (req/s) | $b (req/s) | $a/$b | $a samples | $b samples |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---|---|"
+	echo "| test | value | pipeline | conns | $a (req/s) | $b (req/s) | $a/$b | p($a < 0.95 $b) | $a samples | $b samples |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
+	local ratios="" below=""
 	for t in $TESTS; do
 		for size in $SIZES; do
 			for p in $PIPES; do
 				for c in $CONNS; do
 					# shellcheck disable=SC2086
 					ka=$(median ${S[$part,$a,$t,$size,$p,$c]}) kb=$(median ${S[$part,$b,$t,$size,$p,$c]})
-					echo "| ${t^^} | $size B | $p | $c | $ka | $kb | $(ratio "$ka" "$kb") | ${S[$part,$a,$t,$size,$p,$c]# } | ${S[$part,$b,$t,$size,$p,$c]# } |"
+					local r pv
+					r=$(ratio "$ka" "$kb")
+					pv=$(pbelow "${S[$part,$a,$t,$size,$p,$c]}" "${S[$part,$b,$t,$size,$p,$c]}")
+					ratios+=" $r"
+					awk -v p="$pv" 'BEGIN { exit !(p <= 0.05) }' && below+=" ${t^^}/$size/P$p/c$c"
+					echo "| ${t^^} | $size B | $p | $c | $ka | $kb | $r | $pv | ${S[$part,$a,$t,$size,$p,$c]# } | ${S[$part,$b,$t,$size,$p,$c]# } |"
 				done
 			done
 		done
 	done
+	echo
+	# shellcheck disable=SC2086
+	echo "Median $a/$b over the cells: $(median $ratios); $(wc -w <<<"$ratios") cells, $(awk '{ n = 0; for (i = 1; i <= NF; i++) n += $i >= 1; print n }' <<<"$ratios") at 1.00 or more; significantly below 0.95 (U-test, 5%):${below:- none}"
 }
 
 rb_side() { rb "$@"; }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 	"sync/atomic"
 
@@ -98,6 +99,111 @@ type arena struct {
 	frozen   int      // snapshots out
 	deferred []ref    // records freed while frozen
 	orphans  [][]byte // chunks dropped by a reset while frozen
+
+	born    map[uint64]uint64 // large record id: valuesLent when it was made
+	bigFree map[int][][]byte  // freed large records by capacity (see newLarge)
+	bigKept int64             // bytes in bigFree
+	offered []byte            // a large record to adopt (see DB.offer)
+}
+
+// Large records are Go heap slices, and a SET of a large value used to
+// leave its predecessor to the collector and take fresh memory for itself:
+// the kernel zero-filled that memory page by page as the value was copied
+// in (43,000 page faults per 6,000 SETs of 256 KB, where redis-server,
+// whose allocator hands the freed block to the next value of its size,
+// took 136), and the copy was half the server's time (BENCHMARKS.md,
+// "Large values"). So a freed large record is kept, up to bigKeep bytes,
+// for the next large record of its size class, unless something may still
+// read it: a snapshot (the arena is frozen), or a reply written without
+// copying (see reply.go), which holds the value without the lock. Replies
+// are not tracked one by one: valuesLent counts the values ever lent to a
+// reply, and a record made before the latest loan is left to the
+// collector. A workload that reads large values while it overwrites them
+// gains nothing; one that only writes them, or only reads, loses nothing.
+var valuesLent atomic.Uint64
+
+// bigKeep is the most bytes of freed large records an arena keeps.
+const bigKeep = 64 << 20
+
+// bigClass is the size class of a large record's capacity: 16 classes
+// between powers of two.
+func bigClass(n int) (class, step int) {
+	step = 1 << max(0, bits.Len(uint(n))-5)
+	return n &^ (step - 1), step
+}
+
+// newLarge returns a new large record holding key and val, of room for a
+// value of vlen bytes (val is its start), its header written: a kept one
+// that is large enough, or new memory.
+func (a *arena) newLarge(key, val []byte, vlen int) (ref, []byte) {
+	n := recordHeader + len(key) + vlen
+	var b []byte
+	if o := a.offered; len(o) == n && len(val) == vlen && vlen > 0 && &o[recordHeader+len(key)] == &val[0] {
+		// The value was read into place.
+		b, a.offered = o, nil
+		copy(b[recordHeader:], key)
+	} else if b = a.takeKept(n); b != nil {
+		copy(b[recordHeader:], key)
+		copy(b[recordHeader+len(key):], val)
+	} else {
+		// Made by append, which leaves uncleared what it is about to
+		// overwrite (make clears it: a third of a 256 KB SET's time).
+		h := make([]byte, recordHeader, recordHeader+len(key))
+		b = append(append(h, key...), val...)
+		if len(b) < n {
+			b = append(b, make([]byte, n-len(b))...)
+		}
+	}
+	putHeader(b, len(key), vlen)
+	a.nextBig++
+	a.large[a.nextBig] = b
+	if a.born == nil {
+		a.born = make(map[uint64]uint64)
+	}
+	a.born[a.nextBig] = valuesLent.Load()
+	a.inUse += int64(n)
+	return refLarge | a.nextBig, b
+}
+
+// takeKept returns a kept large record of n bytes, or nil.
+func (a *arena) takeKept(n int) []byte {
+	c, step := bigClass(n)
+	for _, k := range [2]int{c, c + step} {
+		if free := a.bigFree[k]; len(free) > 0 && cap(free[len(free)-1]) >= n {
+			b := free[len(free)-1][:n]
+			a.bigFree[k] = free[:len(free)-1]
+			a.bigKept -= int64(cap(b))
+			return b
+		}
+	}
+	return nil
+}
+
+// keep keeps b, a large record nothing refers to, for a later one, if
+// there is room.
+func (a *arena) keep(b []byte) {
+	if a.bigKept+int64(cap(b)) > bigKeep {
+		return
+	}
+	if a.bigFree == nil {
+		a.bigFree = make(map[int][][]byte)
+	}
+	c, _ := bigClass(cap(b))
+	a.bigFree[c] = append(a.bigFree[c], b[:0])
+	a.bigKept += int64(cap(b))
+}
+
+// freeLarge drops a large record, keeping its memory when nothing can read
+// it any more.
+func (a *arena) freeLarge(id uint64) {
+	b := a.large[id]
+	born := a.born[id]
+	delete(a.large, id)
+	delete(a.born, id)
+	a.inUse -= int64(len(b))
+	if a.frozen == 0 && born == valuesLent.Load() {
+		a.keep(b)
+	}
 }
 
 func newArena() *arena {
@@ -183,13 +289,7 @@ func takeChunk() []byte {
 func (a *arena) alloc(klen, vlen int) (ref, []byte) {
 	n := recordHeader + klen + vlen
 	if n > maxClassSize {
-		a.nextBig++
-		r := refLarge | a.nextBig
-		b := make([]byte, n)
-		a.large[a.nextBig] = b
-		a.inUse += int64(n)
-		putHeader(b, klen, vlen)
-		return r, b
+		return a.newLarge(make([]byte, klen), nil, vlen)
 	}
 	ci := classFor(n)
 	c := &a.classes[ci]
@@ -228,8 +328,7 @@ func (a *records) record(r ref) []byte {
 func (a *arena) free(r ref) {
 	if r&refLarge != 0 {
 		// A snapshot's records hold their own map of large records.
-		a.inUse -= int64(len(a.large[r&^refLarge]))
-		delete(a.large, r&^refLarge)
+		a.freeLarge(r &^ refLarge)
 		return
 	}
 	c := &a.classes[r>>classShift&0x7f]
@@ -306,17 +405,9 @@ func (a *arena) setVal(r ref, val []byte) {
 
 // newRecord stores key and val in a new record.
 func (a *arena) newRecord(key, val []byte) ref {
-	if n := recordHeader + len(key) + len(val); n > maxClassSize {
-		// Built by append, which does not zero what it is about to
-		// overwrite (make does: a third of a 256 KB SET's time).
-		hk := make([]byte, recordHeader+len(key))
-		putHeader(hk, len(key), len(val))
-		copy(hk[recordHeader:], key)
-		b := append(hk, val...)
-		a.nextBig++
-		a.large[a.nextBig] = b
-		a.inUse += int64(len(b))
-		return refLarge | a.nextBig
+	if recordHeader+len(key)+len(val) > maxClassSize {
+		r, _ := a.newLarge(key, val, len(val))
+		return r
 	}
 	r, b := a.alloc(len(key), len(val))
 	copy(b[recordHeader:], key)
@@ -374,5 +465,5 @@ func (a *arena) bytes() int64 {
 	for _, rec := range a.large {
 		n += int64(len(rec))
 	}
-	return n
+	return n + a.bigKept
 }

@@ -88,6 +88,39 @@ func (db *DB) delRedis(key []byte) bool {
 	return false
 }
 
+// arenas are the pool arenas of the engines.
+func (db *DB) arenas() []*arena {
+	var as []*arena
+	for _, t := range []table{db.strs, db.hash, db.tree} {
+		switch t := t.(type) {
+		case *poolHash:
+			as = append(as, t.ar)
+		case *poolTree:
+			as = append(as, t.ar)
+		}
+	}
+	return as
+}
+
+// takeLarge returns n bytes for a large record: a kept one of the string
+// table's (see arena.freeLarge), or new memory.
+func (db *DB) takeLarge(n int) []byte {
+	if t, ok := db.strs.(*poolHash); ok {
+		if b := t.ar.takeKept(n); b != nil {
+			return b
+		}
+	}
+	return make([]byte, n)
+}
+
+// offer lets the next large record made adopt rec rather than copy its
+// value into new memory (see arena.newLarge); nil withdraws the offer.
+func (db *DB) offer(rec []byte) {
+	for _, a := range db.arenas() {
+		a.offered = rec
+	}
+}
+
 // arenaBytes is the memory held by pool arenas outside the Go heap.
 func (db *DB) arenaBytes() int64 {
 	var n int64

@@ -320,3 +320,87 @@ func TestOutputBufferLimit(t *testing.T) {
 		t.Fatalf("server down: %v", err)
 	}
 }
+
+// TestLargeRecordReuse: a freed large record's memory goes to the next large
+// record of its size, unless a reply may still be writing it or a snapshot
+// may still read it.
+func TestLargeRecordReuse(t *testing.T) {
+	const n = 256 << 10
+	val := bytes.Repeat([]byte("v"), n)
+	for _, tc := range []struct {
+		name  string
+		hold  func(a *arena, r ref) (release func())
+		reuse bool
+	}{
+		{"overwritten", func(*arena, ref) func() { return func() {} }, true},
+		{"lent to a reply", func(*arena, ref) func() { valuesLent.Add(1); return func() {} }, false},
+		{"read by a snapshot", func(a *arena, _ ref) func() { a.freeze(); return a.thaw }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newArena()
+			r := a.newRecord([]byte("k"), val)
+			old := &a.record(r)[0]
+			release := tc.hold(a, r)
+			a.free(r)
+			release()
+			r2 := a.newRecord([]byte("k2"), val[:n-100])
+			if got := &a.record(r2)[0] == old; got != tc.reuse {
+				t.Errorf("memory reused: %v, want %v", got, tc.reuse)
+			}
+			if !bytes.Equal(a.key(r2), []byte("k2")) || !bytes.Equal(a.val(r2), val[:n-100]) {
+				t.Error("the new record does not hold its key and value")
+			}
+		})
+	}
+}
+
+// TestLargeArgumentsInPlace: values read straight into their records (see
+// conn.bigArg) and values that are not (other commands, records that stay
+// pooled), sent in one pipeline with small requests between them, read
+// back byte for byte, from the server and from its log after a restart.
+func TestLargeArgumentsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	type kv struct{ key, val string }
+	var want []kv
+	var batch []byte
+	sent := 0
+	add := func(args ...string) { batch = appendCmd(batch, args...); sent++ }
+	for i, n := range []int{detachMin - 1, detachMin, maxClassSize - recordHeader - 2, maxClassSize, 256 << 10, 4 << 20} {
+		k := fmt.Sprint("k", i)
+		v := string(randomValue(uint64(i), n))
+		add("SET", k, v)
+		add("PING")
+		want = append(want, kv{k, v})
+	}
+	big1, big2 := string(randomValue(7, 300<<10)), string(randomValue(8, 200<<10))
+	add("MSET", "m1", big1, "m2", big2)
+	add("APPEND", "m1", big2)
+	add("SET", "k0", big2) // replaces a record made in place
+	want = append(want, kv{"m1", big1 + big2}, kv{"m2", big2})
+	want[0].val = big2
+
+	check := func(srv *Server) {
+		rdb := newClient(t, srv)
+		for _, w := range want {
+			got, err := rdb.Get(ctx(t), w.key).Result()
+			if err != nil || got != w.val {
+				t.Fatalf("GET %s: %d bytes, want %d (%v)", w.key, len(got), len(w.val), err)
+			}
+		}
+	}
+	srv := startPersistent(t, dir, "always")
+	rc := dialRaw(t, srv)
+	for len(batch) > 0 { // in pieces, so that requests straddle reads
+		n := min(len(batch), 100<<10)
+		rc.send(batch[:n])
+		batch = batch[n:]
+	}
+	for range sent {
+		if r := rc.reply(); strings.HasPrefix(r, "-") {
+			t.Fatalf("reply %q", r)
+		}
+	}
+	check(srv)
+	srv.Close()
+	check(startPersistent(t, dir, "always"))
+}

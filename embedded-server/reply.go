@@ -22,7 +22,8 @@ import (
 //     after the lock is released. Such values live on the Go heap and are
 //     never rewritten in place (see arena.rewritable), so the reference
 //     pins them: a SET, DEL, FLUSHALL or rewrite meanwhile makes a new
-//     value or drops the table's reference, never changes these bytes.
+//     value or drops the table's reference, never changes these bytes, and
+//     the arena does not reuse a lent value's memory (see valuesLent).
 //   - smaller values are copied under the lock, into blocks of blockSize
 //     bytes taken from the loop's free list; a full block is queued and
 //     the next one taken.
@@ -61,6 +62,7 @@ func (c *conn) appendValue(v []byte) {
 	c.out = strconv.AppendInt(c.out, int64(len(v)), 10)
 	c.out = append(c.out, "\r\n"...)
 	c.seal()
+	valuesLent.Add(1)
 	c.segs = append(c.segs, v)
 	c.qbytes += len(v)
 	c.out = append(c.out, "\r\n"...)

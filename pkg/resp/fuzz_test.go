@@ -22,6 +22,11 @@ func FuzzReader(f *testing.F) {
 		if (err == nil) != (err2 == nil) || !equalArgs(got, whole) {
 			t.Fatalf("chunked read %q (%v) differs from whole read %q (%v)", got, err, whole, err2)
 		}
+		// And with arguments of 4 bytes and more detached.
+		det, err3 := readDetached(t, src, int(chunk)+1, lim, 4)
+		if (err == nil) != (err3 == nil) || !equalArgs(got, det) {
+			t.Fatalf("detached read %q (%v) differs from chunked read %q (%v)", det, err3, got, err)
+		}
 	})
 }
 

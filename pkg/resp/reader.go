@@ -74,8 +74,12 @@ type Command struct {
 	// Args holds the command name and its arguments.
 	Args [][]byte
 	// Raw is the exact multibulk encoding of the request as received, nil
-	// for an inline request.
+	// for an inline request or one with a detached argument.
 	Raw []byte
+	// Detached is the index of the argument read into memory from the
+	// Reader's Detach function (the last one, if several), 0 if none.
+	// That argument stays valid after Fill.
+	Detached int
 }
 
 const (
@@ -138,7 +142,34 @@ type Reader struct {
 	// big: a buffer over keepBufSize is dropped once empty after
 	// quietFills of them.
 	quiet int
+
+	// Detached arguments (see Detach): the pending request's parsed
+	// arguments are copies or detached (det), and dst[:dstN] of the
+	// argument being read (with its CRLF) has arrived.
+	detachMin int
+	alloc     func(args [][]byte, n int) []byte
+	det       bool
+	detIdx    int
+	detOwned  int // the pending request's first detOwned arguments are not in buf
+	dst       []byte
+	dstN      int
 }
+
+// Detach makes the Reader read every bulk argument of min bytes or more
+// that is not yet buffered whole straight into memory from alloc, rather
+// than into its buffer: no copy afterwards, and no buffer growing to the
+// request's size. alloc gets the request's arguments so far and the
+// argument's length n, and returns n+2 bytes (the argument and its CRLF).
+// As Redis reads its large arguments into their own objects
+// (PROTO_MBULK_BIG_ARG); unlike Redis, a declared length is trusted up
+// front only up to detachMax bytes (the buffer a large request keeps
+// anyway): larger arguments grow the buffer as far as their bytes arrive.
+func (r *Reader) Detach(min int, alloc func(args [][]byte, n int) []byte) {
+	r.detachMin, r.alloc = min, alloc
+}
+
+// detachMax is the largest argument Detach reads into memory of its own.
+const detachMax = keepBigBuf
 
 // NewReader returns a Reader reading from src under lim.
 func NewReader(src io.Reader, lim Limits) *Reader {
@@ -171,6 +202,9 @@ func (r *Reader) Fill() error {
 	if r.err != nil {
 		return r.err
 	}
+	if r.dst != nil {
+		return r.fillDetached()
+	}
 	r.release()
 	n, err := r.src.Read(r.buf[r.w:])
 	r.full = n > 0 && r.w+n == len(r.buf)
@@ -188,6 +222,67 @@ func (r *Reader) Fill() error {
 		return err
 	}
 	return nil
+}
+
+// fillDetached reads the detached argument being received.
+func (r *Reader) fillDetached() error {
+	r.release()
+	n, err := r.src.Read(r.dst[r.dstN:])
+	r.dstN += n
+	r.off += int64(n)
+	if r.dstN == len(r.dst) {
+		if r.dst[len(r.dst)-2] != '\r' || r.dst[len(r.dst)-1] != '\n' {
+			r.err = protoErr("bulk string not terminated by CRLF")
+			return r.err
+		}
+		r.argv = append(r.argv, r.dst[:len(r.dst)-2:len(r.dst)-2])
+		r.detIdx = len(r.argv) - 1 - r.pendArg0
+		r.detOwned = r.detIdx + 1
+		r.dst = nil
+	}
+	if err != nil && n > 0 {
+		r.err = err
+		return nil
+	}
+	return err
+}
+
+// detach moves the pending request out of the buffer: its parsed
+// arguments are copied, and the bulk argument of l bytes starting at
+// buf[data] is read into memory from alloc from now on.
+func (r *Reader) detach(arg0, data int, l int64) {
+	r.own(arg0)
+	r.det = true
+	r.dst = r.alloc(r.argv[arg0:], int(l))[:l+2]
+	r.dstN = copy(r.dst, r.buf[data:r.w])
+	r.off += int64(r.dstN)
+	// A read that filled the buffer with this argument is no reason to
+	// grow the buffer: the argument's other bytes go to dst.
+	r.full = false
+	// The request's bytes are consumed: it continues after the argument.
+	r.r, r.w = r.w-r.dstN, r.w-r.dstN
+	r.need = 0
+	if r.dstN == len(r.dst) {
+		r.argv = append(r.argv, r.dst[:l:l])
+		r.detIdx = len(r.argv) - 1 - arg0
+		r.detOwned = r.detIdx + 1
+		r.dst = nil
+	}
+}
+
+// own copies the pending request's arguments that are in the buffer out of
+// it.
+func (r *Reader) own(arg0 int) {
+	size := 0
+	for _, a := range r.argv[arg0+r.detOwned:] {
+		size += len(a)
+	}
+	buf := make([]byte, 0, size)
+	for i, a := range r.argv[arg0+r.detOwned:] {
+		buf = append(buf, a...)
+		r.argv[arg0+r.detOwned+i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	r.detOwned = len(r.argv) - arg0
 }
 
 // release drops consumed bytes and arguments and makes room for a read.
@@ -249,7 +344,7 @@ func (r *Reader) streaming() bool {
 // moved forgets the partial parse of a pending request whose bytes are about
 // to move; Next parses it again from its start.
 func (r *Reader) moved() {
-	if r.pend {
+	if r.pend && !r.det {
 		r.pend = false
 		r.argv = r.argv[:r.pendArg0]
 	}
@@ -260,7 +355,7 @@ func (r *Reader) moved() {
 // inline line, *0) are skipped, as Redis does. After a ProtocolError the
 // Reader is unusable.
 func (r *Reader) Next() (cmd Command, ok bool, err error) {
-	for r.r < r.w {
+	for r.r < r.w || r.det && r.dst == nil {
 		if r.pend || r.buf[r.r] == TypeArray {
 			cmd, ok, err = r.multibulk()
 		} else {
@@ -298,6 +393,9 @@ func (r *Reader) multibulk() (Command, bool, error) {
 	var n, p, arg0 int
 	if r.pend {
 		n, p, arg0 = r.pendN, r.pendPos, r.pendArg0
+		if r.det {
+			p = r.r
+		}
 	} else {
 		cr, err := r.line(start+1, "mbulk count")
 		if cr < 0 {
@@ -337,6 +435,14 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		if end-int64(start) > r.lim.MaxQueryBuffer {
 			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
 		}
+		if end > int64(r.w) && r.alloc != nil && l >= int64(r.detachMin) && l <= detachMax {
+			r.detach(arg0, data, l)
+			if r.dst != nil {
+				return r.suspend(n, r.r, arg0)
+			}
+			p = r.r
+			continue
+		}
 		if end > int64(r.w) {
 			r.need = end - int64(start)
 			return r.suspend(n, p, arg0)
@@ -350,12 +456,23 @@ func (r *Reader) multibulk() (Command, bool, error) {
 	}
 	r.pend = false
 	r.need = 0
-	r.big = p-start > keepBufSize
 	r.r = p
-	return Command{Args: r.argv[arg0:len(r.argv):len(r.argv)], Raw: r.buf[start:p:p]}, true, nil
+	args := r.argv[arg0:len(r.argv):len(r.argv)]
+	if r.det {
+		r.det, r.detOwned = false, 0
+		return Command{Args: args, Detached: r.detIdx}, true, nil
+	}
+	r.big = p-start > keepBufSize
+	return Command{Args: args, Raw: r.buf[start:p:p]}, true, nil
 }
 
 func (r *Reader) suspend(n, p, arg0 int) (Command, bool, error) {
+	if r.det {
+		// A detached request is never parsed again: what is parsed is
+		// consumed.
+		r.own(arg0)
+		r.r = p
+	}
 	r.pend, r.pendN, r.pendPos, r.pendArg0 = true, n, p, arg0
 	return Command{}, false, nil
 }

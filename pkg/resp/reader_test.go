@@ -12,12 +12,39 @@ import (
 // readAll parses every request in src, reading it through a reader that
 // returns at most chunk bytes per Read, and returns the arguments as strings.
 func readAll(t testing.TB, src []byte, chunk int, lim Limits) ([][]string, error) {
+	return readDetached(t, src, chunk, lim, 0)
+}
+
+// readDetached is readAll with arguments of detach bytes and more
+// detached (none if 0); it checks that each detached argument is where
+// Detached says and is still intact once everything is read.
+func readDetached(t testing.TB, src []byte, chunk int, lim Limits, detach int) ([][]string, error) {
 	t.Helper()
 	var in io.Reader = bytes.NewReader(src)
 	if chunk > 0 {
 		in = &chunkReader{b: src, n: chunk}
 	}
 	rd := NewReader(in, lim)
+	type kept struct {
+		arg  []byte
+		want string
+	}
+	var detached []kept
+	var allocated [][]byte
+	if detach > 0 {
+		rd.Detach(detach, func(_ [][]byte, n int) []byte {
+			b := make([]byte, n+2)
+			allocated = append(allocated, b)
+			return b
+		})
+		defer func() {
+			for _, k := range detached {
+				if string(k.arg) != k.want {
+					t.Fatalf("a detached argument changed after later reads")
+				}
+			}
+		}()
+	}
 	var out [][]string
 	var consumed int64
 	for {
@@ -36,6 +63,13 @@ func readAll(t testing.TB, src []byte, chunk int, lim Limits) ([][]string, error
 			if got := rd.Offset(); got != consumed+int64(len(cmd.Raw)) && cmd.Raw != nil {
 				t.Fatalf("Offset %d after a %d-byte request at %d", got, len(cmd.Raw), consumed)
 			}
+			if cmd.Detached > 0 {
+				a := cmd.Args[cmd.Detached]
+				if len(allocated) == 0 || len(a) > 0 && &a[0] != &allocated[len(allocated)-1][0] {
+					t.Fatalf("argument %d is not in the last allocated memory", cmd.Detached)
+				}
+				detached = append(detached, kept{a, string(a)})
+			}
 			consumed = rd.Offset()
 			if cmd.Raw != nil && !bytes.Equal(cmd.Raw, AppendCommand(nil, cmd.Args...)) {
 				t.Fatalf("Raw %q does not re-encode args %q", cmd.Raw, args)
@@ -44,6 +78,9 @@ func readAll(t testing.TB, src []byte, chunk int, lim Limits) ([][]string, error
 		}
 		if err := rd.Fill(); err != nil {
 			if errors.Is(err, io.EOF) {
+				if got := rd.Offset() + int64(rd.Buffered()); got != int64(len(src)) {
+					t.Fatalf("%d bytes consumed or buffered at the end of %d", got, len(src))
+				}
 				return out, nil
 			}
 			return out, err
@@ -110,6 +147,41 @@ func TestReaderLargeRequests(t *testing.T) {
 		if !equalArgs(got, want) {
 			t.Fatalf("chunk %d: requests differ", chunk)
 		}
+	}
+}
+
+// TestReaderDetach: large arguments read into memory of their own give the
+// same requests as read through the buffer, in any chunks, and stay intact
+// after later reads.
+func TestReaderDetach(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	mid := strings.Repeat("y", 20<<10)
+	want := [][]string{
+		{"SET", "k", big},
+		{"GET", "k"},
+		{"MSET", "a", mid, "b", big, "c", "small"},
+		{"SET", "k2", mid},
+		{"PING"},
+	}
+	var src []byte
+	for _, c := range want {
+		src = AppendCommandString(src, c...)
+	}
+	for _, detach := range []int{1, 16 << 10, 1 << 20} {
+		for _, chunk := range []int{0, 1, 1000, 16 << 10} {
+			got, err := readDetached(t, src, chunk, Limits{}, detach)
+			if err != nil {
+				t.Fatalf("detach %d, chunk %d: %v", detach, chunk, err)
+			}
+			if !equalArgs(got, want) {
+				t.Fatalf("detach %d, chunk %d: requests differ", detach, chunk)
+			}
+		}
+	}
+	// A detached argument's CRLF is checked as any other's.
+	bad := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalueXX")
+	if _, err := readDetached(t, bad, 4, Limits{}, 1); !IsProtocolError(err) {
+		t.Fatalf("a detached argument without CRLF: %v, want a protocol error", err)
 	}
 }
 
