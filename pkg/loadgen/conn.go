@@ -51,6 +51,26 @@ type plan struct {
 	mixSum uint64
 }
 
+// maxPresize bounds batchBytes: a larger batch grows its buffer as it is
+// built.
+const maxPresize = 64 << 20
+
+// batchBytes is the length of a whole batch of set/get requests, so that
+// a connection's write buffers are made at their final size once: grown by
+// append, a batch of large values would be copied and its fresh pages
+// faulted in at each doubling, which dominated short runs of 256 KB values
+// with many connections. 0 for command mixes (their lengths vary).
+func (p *plan) batchBytes() int {
+	if p.cmds != nil {
+		return 0
+	}
+	n := len(p.getHead) + p.width + 2
+	if p.setRatio > 0 {
+		n = len(p.setHead) + p.width + len(p.setMid) + p.vsize + 2
+	}
+	return min(n*p.cfg.Pipeline, maxPresize)
+}
+
 func newPlan(c Config) *plan {
 	p := &plan{
 		cfg:      c,
