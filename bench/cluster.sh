@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Clusters (issue #14), on loopback, every comparison alternated A B A B:
+# Clusters, on loopback, every comparison alternated A B A B:
 #
 #  1. the load generator: "kvbench bench --cluster --connections 1
 #     --threads 3" against "redis-benchmark --cluster -c 3 --threads 3",

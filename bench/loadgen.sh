@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of kvbench's load generator against redis-benchmark
-# (issue #4): one redis-server --save "" --appendonly no on a free loopback
+# Side-by-side benchmark of kvbench's load generator against redis-benchmark:
+# one redis-server --save "" --appendonly no on a free loopback
 # port, the two clients alternated A B A B with the same settings, medians
 # and ratios of QPS and of client CPU seconds (user+sys) per million
 # requests.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open-loop accuracy of kvbench bench (issue #16): at --pipeline 1
+# Open-loop accuracy of kvbench bench: at --pipeline 1
 # --connections 1 against an idle server, the open loop's latency p50 next
 # to the closed loop's, and the open loop's send lag (intended → actual
 # send), at rates from 1,000/s to half the closed loop's maximum. Closed
