@@ -456,7 +456,7 @@ func isRedirect(word []byte) bool {
 // request's latency includes them.
 func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 	cr := c.route
-	req := c.appendRequest(nil, s)
+	req := c.requestOf(s)
 	key := c.keyName(s.key)
 	backoff := clusterBackoff
 	from := cr.node // the node that replied msg
@@ -533,6 +533,21 @@ func (c *conn) side(addr string) (*nodeClient, error) {
 	cr.rt.sides = append(cr.rt.sides, cl)
 	cr.rt.mu.Unlock()
 	return cl, nil
+}
+
+// requestOf returns request s again, as build or buildCmds wrote it (in
+// cluster mode a mix's command has one key, which s holds).
+func (c *conn) requestOf(s *slot) []byte {
+	if c.p.cmds == nil {
+		return c.appendRequest(nil, s)
+	}
+	cp := &c.p.cmds[s.op]
+	pieces := cp.pieces
+	if s.then {
+		pieces = cp.then
+	}
+	req, _ := cp.appendRequest(nil, pieces, nil, nil, s.key)
+	return req
 }
 
 // appendRequest appends request s as build wrote it.
@@ -789,9 +804,6 @@ func (s *sock) nodeLost(err error) error {
 	fail := func(why string, args ...any) error {
 		return fmt.Errorf("cluster node %s lost mid-run (%w): %s", lost, err, fmt.Sprintf(why, args...))
 	}
-	if s.p.cmds != nil {
-		return fail("a command mix is not resent to another node")
-	}
 	rt.mu.Lock()
 	var seeds []string
 	for _, a := range rt.addrs {
@@ -863,7 +875,7 @@ func (s *sock) reconnect(addr string) error {
 	s.wbuf, s.woff = s.wbuf[:0], 0
 	mask := len(s.ring) - 1
 	for i := s.head; i < s.head+s.inflight; i++ {
-		s.wbuf = s.appendRequest(s.wbuf, &s.ring[i&mask])
+		s.wbuf = append(s.wbuf, s.requestOf(&s.ring[i&mask])...)
 	}
 	return s.flush()
 }

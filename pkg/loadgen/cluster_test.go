@@ -183,6 +183,31 @@ func TestClusterResharding(t *testing.T) {
 	if n, _ := dst.Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", slot).Int(); n != most {
 		t.Errorf("the new master holds %d keys of slot %d, want %d", n, slot, most)
 	}
+
+	// A command mix follows the redirects too, verified: the slot moved
+	// back while SETs and GETs of the keys and counters go on.
+	mix := cfg
+	mix.Commands = []Command{
+		{Args: []string{"SET", "__key__", "__data__"}},
+		{Args: []string{"GET", "__key__"}, Ratio: 3},
+		{Args: []string{"INCR", "{__key__}:n"}},
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		done <- migrateSlot(ctx, dst, src, dstID, srcID, info.Nodes[0], slot)
+	}()
+	res, err = Run(ctx, mix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("mix, slot %d back: %d requests, moved %d, ask %d", slot, res.Requests, res.Moved, res.Ask)
+	if res.Moved == 0 || res.Ask == 0 || res.VerifyFailures != 0 || res.Misses != 0 || len(res.Errors) != 0 {
+		t.Errorf("mix: moved %d, ask %d, %d verify failures, %d misses, errors %v; want redirects followed and nothing wrong",
+			res.Moved, res.Ask, res.VerifyFailures, res.Misses, res.Errors)
+	}
 }
 
 // migrateSlot moves slot from src to dst as redis-cli --cluster reshard

@@ -618,7 +618,7 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		case len(b) >= 5 && string(b[:5]) == "+OK\r\n":
 			n = 5
 		case isErr:
-			n, err = c.cmdError(b, s)
+			n, isErr, err = c.cmdError(b, s)
 		case cp.verify && p.verify && !s.then:
 			n, err = c.verifyRead(b, s)
 		case cp.step != 0 && p.verify:
@@ -688,14 +688,35 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 
 // cmdError counts an error reply to a command of a mix, and returns the
 // error that ends the run unless Config.ContinueOnError.
-func (c *conn) cmdError(b []byte, s *slot) (int, error) {
+//
+// In cluster mode a redirect (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) is
+// followed (resend) and the final reply taken as the request's: failed
+// then says whether it is an error after all.
+func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 	r, n, err := c.parseReply(b)
 	if n == 0 || err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	word := r.Data
 	if i := bytes.IndexByte(word, ' '); i >= 0 {
 		word = word[:i]
+	}
+	if c.route != nil && isRedirect(word) {
+		reply, err := c.resend(s, r.Data)
+		if err != nil {
+			return n, true, fmt.Errorf("connection %d: %w", c.id, err)
+		}
+		cp := &c.p.cmds[s.op]
+		switch {
+		case len(reply) > 0 && reply[0] == '-':
+			_, _, err = c.cmdError(reply, s)
+			return n, true, err
+		case cp.verify && c.p.verify && !s.then:
+			_, err = c.verifyRead(reply, s)
+		case cp.step != 0 && c.p.verify:
+			_, err = c.verifyCounter(reply, s)
+		}
+		return n, false, err
 	}
 	if c.errors == nil {
 		c.errors = map[string]int64{}
@@ -703,9 +724,9 @@ func (c *conn) cmdError(b []byte, s *slot) (int, error) {
 	c.errors[string(word)]++
 	c.cmd[s.op].errors++
 	if !c.p.cfg.ContinueOnError {
-		return n, &ReplyError{Command: c.p.cmds[s.op].text, Msg: string(r.Data)}
+		return n, true, &ReplyError{Command: c.p.cmds[s.op].text, Msg: string(r.Data)}
 	}
-	return n, nil
+	return n, true, nil
 }
 
 // commandResults sums the connections' per-command counts and the

@@ -407,6 +407,9 @@ func (c *conn) keyName(key uint64) string {
 }
 
 func (c *conn) cmdName(op uint8) string {
+	if c.p.cmds != nil {
+		return c.p.cmds[op].name
+	}
 	if op == opSet {
 		return c.p.cfg.SetCmd
 	}
