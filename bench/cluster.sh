@@ -84,18 +84,8 @@ summarize() {
 import sys
 name, a, b = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
 med = lambda xs: sorted(xs)[len(xs)//2] if len(xs) % 2 else sum(sorted(xs)[len(xs)//2-1:len(xs)//2+1])/2
-# Mann-Whitney U, two-sided, exact by enumeration of the rank sums (n <= 10).
-from itertools import combinations
-allv = sorted(a + b)
-rank = {}
-for v in set(allv):
-    idx = [i + 1 for i, x in enumerate(allv) if x == v]
-    rank[v] = sum(idx) / len(idx)
-ra = sum(rank[x] for x in a)
-ranks = [rank[x] for x in a + b]
-sums = [sum(c) for c in combinations(ranks, len(a))]
-mean = len(a) * (len(a) + len(b) + 1) / 2
-p = sum(1 for s in sums if abs(s - mean) >= abs(ra - mean) - 1e-9) / len(sums)
+from utest import utest
+p = utest(a, b)
 fmt = (lambda x: f"{x:,.0f}") if med(a) > 100 else (lambda x: f"{x:.3f}")
 print(f"| {name} | {fmt(med(a))} | {fmt(med(b))} | {med(a)/med(b):.2f} | {p:.3f} | {len(a)} |")
 PY

@@ -3,6 +3,8 @@
 
 KVBENCH=${KVBENCH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/kvbench}
 WORK=$(mktemp -d /tmp/kvbench-bench.XXXXXX)
+# The scripts' Python finds bench/utest.py, the U test they share.
+export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 PIDS=()
 declare -A PORT_PID
 

@@ -103,31 +103,7 @@ cells() { # part sideA sideB runA runB portA portB
 # pbelow "A samples" "B samples": the one-sided p-value of the exact
 # Mann-Whitney U test that A runs below 0.95 × B (A's rank sum among all
 # splits of the pooled samples; ties take mid-ranks).
-pbelow() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		na = split(a, A, " "); nb = split(b, B, " "); n = na + nb
-		for (i = 1; i <= na; i++) x[i] = A[i]
-		for (i = 1; i <= nb; i++) x[na + i] = 0.95 * B[i]
-		for (i = 1; i <= n; i++) {
-			r[i] = 1
-			for (j = 1; j <= n; j++) if (j != i) r[i] += (x[j] < x[i]) + 0.5 * (x[j] == x[i])
-		}
-		obs = 0
-		for (i = 1; i <= na; i++) obs += r[i]
-		for (i = 1; i <= na; i++) c[i] = i
-		total = 0; low = 0
-		while (1) {
-			s = 0
-			for (i = 1; i <= na; i++) s += r[c[i]]
-			total++; if (s <= obs + 1e-9) low++
-			for (i = na; i >= 1 && c[i] == n - na + i; i--) ;
-			if (i < 1) break
-			c[i]++
-			for (j = i + 1; j <= na; j++) c[j] = c[j - 1] + 1
-		}
-		printf "%.3f\n", low / total
-	}'
-}
+pbelow() { python3 -m utest below "$1" "$2"; }
 
 table() { # part a b title
 	local part=$1 a=$2 b=$3 size p c t ka kb

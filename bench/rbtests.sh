@@ -85,20 +85,7 @@ done
 python3 - "$rows" <<'PY'
 import csv, itertools, statistics, sys
 
-def u_test(a, b):
-    """Exact two-sided Mann-Whitney U test (mid-ranks for ties)."""
-    xs = sorted(a + b)
-    rank = {}
-    for v in set(xs):
-        idx = [i + 1 for i, x in enumerate(xs) if x == v]
-        rank[v] = sum(idx) / len(idx)
-    ranks = [rank[v] for v in a + b]
-    n1, tot = len(a), sum(ranks)
-    obs = sum(ranks[:n1])
-    mean = n1 * (len(a) + len(b) + 1) / 2
-    dev = abs(obs - mean)
-    combos = list(itertools.combinations(ranks, n1))
-    return sum(1 for c in combos if abs(sum(c) - mean) >= dev - 1e-9) / len(combos)
+from utest import utest as u_test
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 print("| test | redis-benchmark QPS | kvbench QPS | ratio | U-test p | redis-benchmark CPU s | kvbench CPU s |")

@@ -23,6 +23,8 @@ N_PIPE=${N_PIPE:-1000000}
 N_P1=${N_P1:-200000}
 KEYSPACE=1000000
 VALUE=32
+# The Python below finds bench/utest.py, the U test the scripts share.
+export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 
 for tool in redis-server redis-benchmark redis-cli openssl python3 /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "tls.sh: $tool is required" >&2; exit 1; }
@@ -148,20 +150,7 @@ python3 - "$rows" <<'PY'
 import csv, itertools, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 
-def utest(a, b):
-    """Two-sided exact Mann-Whitney U test (mid-ranks for ties), by
-    enumerating every split of the pooled samples."""
-    pooled = sorted(a + b)
-    rank = {}
-    for v in set(pooled):
-        idx = [i + 1 for i, x in enumerate(pooled) if x == v]
-        rank[v] = sum(idx) / len(idx)
-    ranks = [rank[v] for v in a + b]
-    n1, mean = len(a), len(a) * len(b) / 2
-    u = lambda r: sum(r) - n1 * (n1 + 1) / 2
-    obs = abs(u(ranks[:n1]) - mean)
-    splits = list(itertools.combinations(ranks, n1))
-    return sum(abs(u(s) - mean) >= obs - 1e-9 for s in splits) / len(splits)
+from utest import utest
 
 def runs(sc, cl, tr):
     return [float(r["qps"]) for r in rows if (r["scenario"], r["client"], r["transport"]) == (sc, cl, tr)]
