@@ -80,6 +80,7 @@ verification), 2 for a usage error.`,
   kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
+  kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

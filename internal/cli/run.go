@@ -40,13 +40,15 @@ func newRunCmd(runF func(context.Context, *runOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the whole experiment: every round, target, strategy and mode on a fresh server",
-		Long: `run is the main job. For every round, target, strategy and mode it starts
-a fresh server under that persistence configuration, checks its effective
-configuration, prefills it when the mode reads, measures it, stops it and
-appends a row to the detail CSV; at the end it writes and prints the
-report (trimmed rounds, overheads with significance, latencies).
+		Long: `run is the main job. For every round, target, strategy and mode (or
+workload) it starts a fresh server (or cluster) under that persistence
+configuration, checks its effective configuration, prefills it when the
+load reads, measures it, stops it and appends rows to the detail CSV; at
+the end it writes and prints the report (trimmed rounds, overheads with
+significance, latencies).
 
-Targets are the embedded kvstore, redis-server when it is installed, and
+Targets are the embedded kvstore, redis-server when it is installed, their
+clusters (kvstore-cluster, redis-cluster, when --targets names them), and
 the servers of a YAML file (--config), which run instead of the built-in
 ones unless --targets names those. Rounds are interleaved: each round
 runs every scenario once, in an order shuffled with the seed. A failed
@@ -81,6 +83,12 @@ The manual: docs/run.md.`,
 
   # redis-benchmark's six tests as one mix, and YCSB A, instead of set and get
   kvbench run --workloads rb-six,ycsb-a
+
+  # the kvstore as a 3-node cluster against a 3-master Redis Cluster
+  kvbench run --targets kvstore-cluster,redis-cluster
+
+  # Redis over TLS, with certificates kvbench makes for each instance
+  kvbench run --targets redis --tls
 
   # servers described in a file (Valkey, a C kvstore build, a remote server)
   kvbench run --config kvbench.yaml --out results/valkey`,
@@ -121,7 +129,7 @@ The manual: docs/run.md.`,
 	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed (with --workloads, only when given)")
 	f.StringSliceVar(&o.Workloads, "workloads", nil, "workloads to measure beside the modes: names (see bench --list-workloads) or YAML files")
 	f.StringVar(&o.Order, "order", o.Order, "interleaved (each round shuffled) or sequential (all rounds of a scenario, then the next)")
-	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing targets (kvstore, redis, command, attach); they run instead of the built-in ones unless --targets names those")
+	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing targets (kvstore, kvstore-cluster, redis, redis-cluster, command, attach); they run instead of the built-in ones unless --targets names those")
 	f.BoolVar(&o.AllowFlush, "allow-flush", false, "let attach targets that hold keys be emptied (FLUSHALL) before the first attempt; without it they are refused")
 	f.StringVar(&o.RedisBin, "redis-bin", "", "redis-server executable (default: from PATH)")
 	f.StringVar(&o.OutDir, "out", o.OutDir, "directory of the result files")
