@@ -207,13 +207,7 @@ func (r *Row) Unsupported() bool { return r.Status == StatusUnsupported }
 
 // Columns lists the detail CSV's columns in the order they are written: the
 // csv tags of Row, in field order.
-var Columns = func() []string {
-	var cols []string
-	for _, f := range rowFields() {
-		cols = append(cols, f.name)
-	}
-	return cols
-}()
+var Columns = names(rowFields())
 
 // RequiredColumns are the columns a detail CSV must have; every other
 // column is optional (it reads as its zero value when absent) and unknown
@@ -252,9 +246,12 @@ type field struct {
 }
 
 // rowFields lists Row's columns from its csv tags, in field order.
-func rowFields() []field {
+func rowFields() []field { return csvFields[Row]() }
+
+// csvFields lists a row type's columns from its csv tags, in field order.
+func csvFields[T any]() []field {
 	var fs []field
-	t := reflect.TypeFor[Row]()
+	t := reflect.TypeFor[T]()
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if tag := f.Tag.Get("csv"); tag != "" && tag != "-" {
@@ -264,14 +261,26 @@ func rowFields() []field {
 	return fs
 }
 
-// fieldByName maps a column name to its field.
-var fieldByName = func() map[string]field {
+// names lists the column names of fs.
+func names(fs []field) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// byName maps each column name of fs to its field.
+func byName(fs []field) map[string]field {
 	m := make(map[string]field)
-	for _, f := range rowFields() {
+	for _, f := range fs {
 		m[f.name] = f
 	}
 	return m
-}()
+}
+
+// fieldByName maps a column name of the detail CSV to its field.
+var fieldByName = byName(rowFields())
 
 // csvFile is a CSV file of T, written with gocsv (driven by T's csv tags)
 // and flushed at every append, so that an interrupted run keeps every row
@@ -504,7 +513,7 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 	if br.binary {
 		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
 	}
-	cols, err := mapHeader(slices.Clone(header), hdrPos)
+	cols, err := mapHeader(slices.Clone(header), hdrPos, fieldByName, RequiredColumns, "detail CSV")
 	if err != nil {
 		return err
 	}
@@ -523,17 +532,7 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 		}
 		line, _ := cr.FieldPos(0)
 		row = Row{Pos: Pos{File: name, Line: line}}
-		bad := false
-		for i, c := range cols {
-			if c.name == "" {
-				continue
-			}
-			if err := setField(v.Field(c.index), c.kind, rec[i]); err != nil {
-				errs.At(row.Pos, c.name, err)
-				bad = true
-			}
-		}
-		if !bad {
+		if setFields(v, cols, rec, row.Pos, &errs) {
 			emit(&row)
 		}
 	}
@@ -543,9 +542,10 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 	return errs.Err()
 }
 
-// mapHeader checks the header line and maps each column to its field; an
-// unknown column maps to the zero field (no name).
-func mapHeader(header []string, pos Pos) ([]field, error) {
+// mapHeader checks the header line of a CSV of what ("detail CSV") and
+// maps each column to its field among fields; an unknown column maps to
+// the zero field (no name). Every required column must be there.
+func mapHeader(header []string, pos Pos, fields map[string]field, required []string, what string) ([]field, error) {
 	cols := make([]field, len(header))
 	seen := make(map[string]bool)
 	var errs ErrorList
@@ -557,7 +557,7 @@ func mapHeader(header []string, pos Pos) ([]field, error) {
 		if !utf8.ValidString(h) {
 			return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the header is not UTF-8 text", ErrNotCSV)}
 		}
-		f, ok := fieldByName[h]
+		f, ok := fields[h]
 		if !ok {
 			continue
 		}
@@ -569,15 +569,32 @@ func mapHeader(header []string, pos Pos) ([]field, error) {
 		cols[i] = f
 	}
 	if len(seen) == 0 {
-		return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the first line %q is not a detail CSV header (want columns %s)",
-			ErrNotCSV, truncate(strings.Join(header, ","), 40), strings.Join(RequiredColumns, ", "))}
+		return nil, &InputError{Pos: pos, Err: fmt.Errorf("%w: the first line %q is not a %s header (want columns %s)",
+			ErrNotCSV, truncate(strings.Join(header, ","), 40), what, strings.Join(required, ", "))}
 	}
-	for _, c := range RequiredColumns {
+	for _, c := range required {
 		if !seen[c] {
 			errs.At(pos, "", fmt.Errorf("%w %q", ErrMissingColumn, c))
 		}
 	}
 	return cols, errs.Err()
+}
+
+// setFields parses a record's cells into the fields of v that cols map
+// them to (cols from mapHeader); each bad cell is an error at pos in errs.
+// It reports whether every cell parsed.
+func setFields(v reflect.Value, cols []field, rec []string, pos Pos, errs *ErrorList) bool {
+	ok := true
+	for i, c := range cols {
+		if c.name == "" {
+			continue
+		}
+		if err := setField(v.Field(c.index), c.kind, rec[i]); err != nil {
+			errs.At(pos, c.name, err)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // setField parses s into a field of the given kind.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strings"
 )
 
 // NodeRow is one node's share of one attempt on a cluster target: a row
@@ -58,6 +57,13 @@ func (w *NodeWriter) Write(rows []NodeRow) error {
 	return w.append(rows)
 }
 
+// The nodes CSV's columns: every one is required.
+var (
+	nodeFields      = csvFields[NodeRow]()
+	nodeFieldByName = byName(nodeFields)
+	nodeColumns     = names(nodeFields)
+)
+
 // ReadNodesCSV reads a nodes CSV; name is the file's, for errors. Every
 // column of NodeRow must be in the header, in any order; unknown columns
 // (appended by a later kvbench) are ignored. An error names the file and
@@ -73,29 +79,11 @@ func ReadNodesCSV(r io.Reader, name string) ([]NodeRow, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	t := reflect.TypeFor[NodeRow]()
-	index := make(map[string]int) // column name → field
-	for i := range t.NumField() {
-		index[t.Field(i).Tag.Get("csv")] = i
-	}
-	cols := make([]int, len(header)) // field of each column, -1: none
-	seen := make(map[string]bool)
-	var errs ErrorList
-	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		cols[i] = -1
-		if f, ok := index[h]; ok && !seen[h] {
-			cols[i], seen[h] = f, true
-		}
-	}
-	for i := range t.NumField() {
-		if c := t.Field(i).Tag.Get("csv"); !seen[c] {
-			errs.At(hdrPos, "", fmt.Errorf("%w %q", ErrMissingColumn, c))
-		}
-	}
-	if err := errs.Err(); err != nil {
+	cols, err := mapHeader(header, hdrPos, nodeFieldByName, nodeColumns, "nodes CSV")
+	if err != nil {
 		return nil, err
 	}
+	var errs ErrorList
 	var rows []NodeRow
 	for !errs.Full() {
 		rec, err := cr.Read()
@@ -108,18 +96,7 @@ func ReadNodesCSV(r io.Reader, name string) ([]NodeRow, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		var row NodeRow
-		v := reflect.ValueOf(&row).Elem()
-		ok := true
-		for i, f := range cols {
-			if f < 0 {
-				continue
-			}
-			if err := setField(v.Field(f), t.Field(f).Type.Kind(), rec[i]); err != nil {
-				errs.At(Pos{File: name, Line: line}, header[i], err)
-				ok = false
-			}
-		}
-		if ok {
+		if setFields(reflect.ValueOf(&row).Elem(), cols, rec, Pos{File: name, Line: line}, &errs) {
 			rows = append(rows, row)
 		}
 	}
