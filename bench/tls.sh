@@ -13,7 +13,7 @@
 #   SAMPLES=5      samples per scenario (at least 5)
 #   N_PIPE=1000000 requests per pipelined run, N_P1=200000 per pipeline-1 run
 #   SCENARIOS="set-P128-c1 get-P128-c1 set-P1-c50 get-P1-c50"  the ones to run
-#   KVBENCH=path   a kvbench binary (default: built into the temp dir)
+#   KVBENCH=path   a kvbench binary (default: bin/kvbench; make bench-tls builds it)
 #   OUT=file       also append the per-run rows as CSV to this file
 set -euo pipefail
 
@@ -23,29 +23,12 @@ N_PIPE=${N_PIPE:-1000000}
 N_P1=${N_P1:-200000}
 KEYSPACE=1000000
 VALUE=32
-# The Python below finds bench/utest.py, the U test the scripts share.
-export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 
-for tool in redis-server redis-benchmark redis-cli openssl python3 /usr/bin/time; do
-	command -v "$tool" >/dev/null || { echo "tls.sh: $tool is required" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+for tool in openssl python3 /usr/bin/time; do
+	command -v "$tool" >/dev/null || die "tls.sh: $tool is required"
 done
-
-tmp=$(mktemp -d)
-redis_pid=
-cleanup() {
-	if [[ -n $redis_pid ]]; then
-		kill "$redis_pid" 2>/dev/null || true
-		wait "$redis_pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [[ -z ${KVBENCH:-} ]]; then
-	go build -o "$tmp/kvbench" ./cmd/kvbench
-	KVBENCH=$tmp/kvbench
-fi
+tmp=$WORK
 
 # A CA, a server certificate for 127.0.0.1 and a client certificate.
 cert() { # NAME CN [EXT]
@@ -59,19 +42,12 @@ openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -
 cert server localhost "subjectAltName=IP:127.0.0.1,DNS:localhost"
 cert client client
 
-free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port=$(free)
-tport=$(free)
-redis-server --port "$port" --tls-port "$tport" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp" \
+port=$(free_port)
+tport=$(free_port)
+while [[ $tport == "$port" ]]; do tport=$(free_port); done
+start_redis "$port" --tls-port "$tport" --bind 127.0.0.1 --save "" --appendonly no \
 	--tls-cert-file "$tmp/server.crt" --tls-key-file "$tmp/server.key" --tls-ca-cert-file "$tmp/ca.crt" \
-	--tls-auth-clients yes --daemonize no --logfile "$tmp/redis.log" &
-redis_pid=$!
-for _ in $(seq 200); do
-	[[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break
-	kill -0 "$redis_pid" 2>/dev/null || { echo "redis-server exited" >&2; cat "$tmp/redis.log" >&2; exit 1; }
-	sleep 0.05
-done
-[[ $(redis-cli -p "$port" ping) == PONG ]] || { echo "redis-server not ready" >&2; exit 1; }
+	--tls-auth-clients yes
 
 kv_tls=(--port "$tport" --tls --cacert "$tmp/ca.crt" --cert "$tmp/client.crt" --key "$tmp/client.key")
 rb_tls=(-p "$tport" --tls --cacert "$tmp/ca.crt" --cert "$tmp/client.crt" --key "$tmp/client.key")
