@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"sync/atomic"
@@ -195,8 +196,12 @@ func (c *conn) flush() bool {
 // when every command of the batch only reads.
 func (c *conn) exec() {
 	mode := lockNone
+	var name []byte // the last name looked up: a pipeline repeats it
+	var cmd *command
 	for i := range c.batch {
-		cmd := lookup(c.batch[i].req.Args[0])
+		if n := c.batch[i].req.Args[0]; i == 0 || !bytes.Equal(n, name) {
+			name, cmd = n, lookup(n)
+		}
 		c.batch[i].cmd = cmd
 		if cmd != nil && cmd.lock > mode {
 			mode = cmd.lock

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"sync"
+	"unsafe"
 )
 
 // hashIndex maps keys to records of an arena by open addressing (linear
@@ -145,23 +146,58 @@ func (x *hashIndex) lookup(ar *arena, key []byte) (ref, bool) {
 	return sh.slots[i].r, true
 }
 
-// touch loads the memory a lookup of key will read: its slot in pass 0,
-// the record the slot points at in pass 1. Touching every key of a
-// pipelined batch before executing it lets the processor wait for many
-// cache misses at once instead of one after another. The result only keeps
-// the loads from being optimized away.
-func (x *hashIndex) touch(ar *arena, key []byte, pass int) uint64 {
-	h := x.hash(key)
+// touch prefetches the memory a lookup of key will read: in pass 0 its
+// home slot's line and the next (a key is often a few slots past its home
+// slot: linear probing at a load of up to 3/4), keeping the hash in *cur;
+// in pass 1 the record of the first slot with the key's hash. Touching
+// every key of a pipelined batch before executing it lets the processor
+// wait for many cache misses at once instead of one after another.
+// Prefetch instructions, not loads: a load that misses holds its place in
+// the reorder buffer until the data comes, so the hashing of the following
+// keys soon fills the buffer and only three or four misses overlap; a
+// prefetch retires at once.
+func (x *hashIndex) touch(ar *arena, key []byte, pass int, cur *uint64) {
+	h := *cur
+	if pass == 0 {
+		h = x.hash(key)
+		*cur = h
+	}
 	sh := &x.shards[h>>hashShardShift]
 	if sh.slots == nil {
-		return 0
+		return
 	}
-	s := sh.slots[h&uint64(len(sh.slots)-1)]
-	if pass == 0 || s.h != h {
-		return s.h
+	mask := uint64(len(sh.slots) - 1)
+	i := h & mask
+	if pass == 0 {
+		at := uintptr(unsafe.Pointer(&sh.slots[i]))
+		prefetch(at)
+		prefetch(at + 64)
+		return
 	}
-	return uint64(ar.record(s.r)[0])
+	for n := 0; n < touchProbes; n, i = n+1, (i+1)&mask {
+		s := &sh.slots[i]
+		if s.h == 0 {
+			return
+		}
+		if s.h != h {
+			continue
+		}
+		// The record's first line and its last (most records of small
+		// values straddle two: a slot of 56 bytes for a 16-byte key and
+		// a 32-byte value); a longer value streams from memory anyway.
+		rec := ar.record(s.r)
+		first := uintptr(unsafe.Pointer(unsafe.SliceData(rec)))
+		prefetch(first)
+		if last := first + uintptr(min(len(rec), 128)) - 1; last/64 != first/64 {
+			prefetch(last)
+		}
+		return
+	}
 }
+
+// touchProbes is how far along a probe run touch looks: the two lines it
+// prefetched hold at least four slots past the home one.
+const touchProbes = 5
 
 // remove deletes key and returns its record.
 func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {

@@ -13,8 +13,9 @@ func newPoolHash() *poolHash {
 	return &poolHash{ar: newArena(), idx: newHashIndex()}
 }
 
-func (t *poolHash) touch(key []byte, pass int, _ *uint64, _ bool) (uint64, bool) {
-	return t.idx.touch(t.ar, key, pass), pass == 0
+func (t *poolHash) touch(key []byte, pass int, cur *uint64, _ bool) (uint64, bool) {
+	t.idx.touch(t.ar, key, pass, cur)
+	return 0, pass == 0
 }
 
 func (t *poolHash) get(key []byte) ([]byte, bool) {

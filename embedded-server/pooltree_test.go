@@ -109,22 +109,7 @@ func BenchmarkBatchInsert(b *testing.B) {
 				tab := tableKinds[name]()
 				for lo := 0; lo < n; lo += batch {
 					ks := keys[lo:min(lo+batch, n)]
-					clear(cur)
-					for pass, more := 0, true; more; pass++ {
-						more = false
-						for i, k := range ks {
-							if pass > 0 && cur[i] == doneTouching {
-								continue
-							}
-							s, m := tab.touch(k, pass, &cur[i], true)
-							sink += s
-							if m {
-								more = true
-							} else {
-								cur[i] = doneTouching
-							}
-						}
-					}
+					sink += touchBatch(tab, ks, cur, true)
 					for _, k := range ks {
 						if !tab.put(k, val, putNew) {
 							b.Fatalf("%s refused", k)
@@ -383,4 +368,73 @@ func gcCycles() uint64 {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// touchBatch runs the prefetch passes over a batch of keys, as
+// conn.prefetch does.
+func touchBatch(tab table, ks [][]byte, cur []uint64, write bool) (sink uint64) {
+	clear(cur[:len(ks)])
+	for pass, more := 0, true; more; pass++ {
+		more = false
+		for i, k := range ks {
+			if pass > 0 && cur[i] == doneTouching {
+				continue
+			}
+			s, m := tab.touch(k, pass, &cur[i], write)
+			sink += s
+			if m {
+				more = true
+			} else {
+				cur[i] = doneTouching
+			}
+		}
+	}
+	return sink
+}
+
+// BenchmarkBatchGet reads random keys of 1,000,000 (32-byte values) in
+// batches of 128, as the server runs redis-benchmark -P 128 GETs: with the
+// batch prefetched first, and without. cpu-ns/key is the figure.
+func BenchmarkBatchGet(b *testing.B) {
+	const n, batch, reads = 1_000_000, 128, 1 << 20
+	tab := newPoolHash()
+	keys := make([][]byte, n)
+	val := bytes.Repeat([]byte("x"), 32)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "key:%012d", i)
+		tab.put(keys[i], val, putAny)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := make([][]byte, reads)
+	for i := range order {
+		order[i] = keys[rng.IntN(n)]
+	}
+	for _, prefetched := range []bool{true, false} {
+		b.Run(map[bool]string{true: "prefetched", false: "plain"}[prefetched], func(b *testing.B) {
+			var sink uint64
+			cur := make([]uint64, batch)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			for b.Loop() {
+				for lo := 0; lo < reads; lo += batch {
+					ks := order[lo : lo+batch]
+					if prefetched {
+						sink += touchBatch(tab, ks, cur, false)
+					}
+					for _, k := range ks {
+						v, ok := tab.get(k)
+						if !ok {
+							b.Fatalf("%s missing", k)
+						}
+						sink += uint64(v[0])
+					}
+				}
+			}
+			b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N*reads), "cpu-ns/key")
+			if sink == 1 {
+				b.Log(sink)
+			}
+		})
+	}
 }
