@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/kvbench
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-loadgen bench-ordered bench-matrix bench-tests bench-cluster clean
+.PHONY: all build run test vet fuzz docs deps chart-check bench-serve bench-persist bench-alloc bench-largerss bench-loadgen bench-ordered bench-matrix bench-tests bench-cluster clean
 
 all: build
 
@@ -96,6 +96,10 @@ bench-persist: build deps
 # The two allocators side by side: QPS, RSS, GC CPU share and pauses.
 bench-alloc: build deps
 	bench/alloc.sh
+
+# Memory held for large values: RSS after 100,000 keys × 16 KB, kvstore and Redis.
+bench-largerss: build deps
+	bench/largerss.sh
 
 # The ordered engine (RSET/RGET) against the kvstore's SET/GET and Redis's.
 bench-ordered: build deps
