@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // runAgents runs n bench agents at once in-process, segment i of n each,
@@ -397,7 +399,7 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := agents.BenchArgs(want)
+	args, err := agents.BenchArgs(want, tlsconf.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,5 +416,27 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	c.Progress = nil
 	if fmt.Sprintf("%+v", c) != fmt.Sprintf("%+v", want) {
 		t.Errorf("bench %q\ngives %+v\nwant  %+v", args[1:], c, want)
+	}
+
+	// Over TLS, the files the configuration was read from.
+	f, err := tlsconf.WriteFiles(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := tlsconf.Options{Enabled: true, CAFile: f.CA, CertFile: f.ClientCert, KeyFile: f.ClientKey, ServerName: "db.example", Insecure: true}
+	want.TLS = &tls.Config{}
+	if _, err := agents.BenchArgs(want, tlsconf.Options{}); err == nil {
+		t.Error("BenchArgs with TLS and no files: no error")
+	}
+	if args, err = agents.BenchArgs(want, files); err != nil {
+		t.Fatal(err)
+	}
+	cmd = newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
+	cmd.SetArgs(args[1:])
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("bench %q: %v", args[1:], err)
+	}
+	if got.tls != files {
+		t.Errorf("bench %q: TLS settings %+v, want %+v", args[1:], got.tls, files)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Local agents' timing.
@@ -29,9 +30,11 @@ const (
 // BenchArgs returns the "kvbench bench" arguments that run cfg (without
 // its password, Progress, segment and start: RunLocal adds those). It is
 // the inverse of bench's flag parsing for every Config field a flag sets.
-func BenchArgs(cfg loadgen.Config) ([]string, error) {
-	if cfg.TLS != nil {
-		return nil, errors.New("TLS settings cannot be passed to agents")
+// A cfg.TLS goes as the files it was read from, tlsFiles: --tls, --cacert,
+// --cert, --key, --sni and --insecure.
+func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
+	if cfg.TLS != nil && !tlsFiles.Enabled {
+		return nil, errors.New("the TLS settings cannot be passed to agents: no files they were read from")
 	}
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -73,6 +76,17 @@ func BenchArgs(cfg loadgen.Config) ([]string, error) {
 			a = append(a, "--"+name)
 		}
 	}
+	if cfg.TLS != nil {
+		a = append(a, "--tls")
+		for name, v := range map[string]string{"cacert": tlsFiles.CAFile, "cert": tlsFiles.CertFile, "key": tlsFiles.KeyFile, "sni": tlsFiles.ServerName} {
+			if v != "" {
+				add(name, v)
+			}
+		}
+		if tlsFiles.Insecure {
+			a = append(a, "--insecure")
+		}
+	}
 	return a, nil
 }
 
@@ -86,16 +100,17 @@ type Local struct {
 // RunLocal runs cfg as n agent processes of the kvbench binary bin
 // ("kvbench bench --segment i/n --start-at T --output json"), on this
 // host, started together at T = now + LocalLead + n·LocalLeadPerAgent,
-// and merges their results. The password goes to them in their
+// and merges their results. Over TLS, the agents read tlsFiles (see
+// BenchArgs). The password goes to them in their
 // environment (KVBENCH_PASSWORD), not on their command line. Each runs
 // in its own process group and is stopped (SIGTERM, then SIGKILL) when
 // ctx ends. The error names the agents that failed, with their stderr.
-func RunLocal(ctx context.Context, bin string, cfg loadgen.Config, n int) (Local, error) {
+func RunLocal(ctx context.Context, bin string, cfg loadgen.Config, tlsFiles tlsconf.Options, n int) (Local, error) {
 	cfg, err := cfg.Normalize()
 	if err != nil {
 		return Local{}, fmt.Errorf("invalid configuration: %w", err)
 	}
-	args, err := BenchArgs(cfg)
+	args, err := BenchArgs(cfg, tlsFiles)
 	if err != nil {
 		return Local{}, err
 	}

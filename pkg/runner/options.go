@@ -282,9 +282,6 @@ func (o Options) normalize() (Options, error) {
 	if err := o.TLS.Validate(); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	if o.TLS.Enabled && o.Agents > 1 {
-		return o, fmt.Errorf("%w: --agents with --tls: the agents are not given the TLS settings; measure in this process (--agents 0)", ErrOptions)
-	}
 	def(&o.Order, d.Order)
 	def(&o.Alloc, d.Alloc)
 	def(&o.SetCmd, d.SetCmd)

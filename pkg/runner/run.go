@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"golang.org/x/sys/unix"
 )
 
@@ -478,7 +479,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	}
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
-	res, clientCPU, err := r.measure(ctx, cfg, sc.Name(), e.Round)
+	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
 	t.Measure = time.Since(t1)
 	fillRow(&row, res)
 	r.attemptCommands = res.Commands
@@ -530,9 +531,9 @@ func (r *run) prefill(ctx context.Context, cfg loadgen.Config, sc *Scenario, rou
 }
 
 // measure runs cfg in this process, or with Options.Agents > 1 through
-// local agent processes, and returns the result and the load generator's
-// CPU time.
-func (r *run) measure(ctx context.Context, cfg loadgen.Config, scenario string, round int) (loadgen.Result, time.Duration, error) {
+// local agent processes (which read cfg.TLS from tlsFiles), and returns
+// the result and the load generator's CPU time.
+func (r *run) measure(ctx context.Context, cfg loadgen.Config, tlsFiles tlsconf.Options, scenario string, round int) (loadgen.Result, time.Duration, error) {
 	o := r.o
 	if o.Agents <= 1 {
 		cpu0 := processCPU()
@@ -546,7 +547,7 @@ func (r *run) measure(ctx context.Context, cfg loadgen.Config, scenario string, 
 			return loadgen.Result{Config: cfg}, 0, fmt.Errorf("agents: the kvbench binary: %w", err)
 		}
 	}
-	l, err := agents.RunLocal(ctx, bin, cfg, o.Agents)
+	l, err := agents.RunLocal(ctx, bin, cfg, tlsFiles, o.Agents)
 	for _, w := range l.Result.Warnings {
 		r.log("%s round %d: warning: %v", scenario, round, w)
 	}

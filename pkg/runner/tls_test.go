@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,26 +16,31 @@ import (
 // TestRunRedisTLS runs the redis target over TLS (run --tls): its
 // instances serve TLS only with the certificates kvbench makes, the
 // prefill, the quiet wait, the samples and the measurement all reach them,
-// and every row says tls.
+// in this process or from two agent processes given the certificates'
+// files, and every row says tls.
 func TestRunRedisTLS(t *testing.T) {
 	testutil.RequireRedisServer(t)
-	o := runOptions(t)
-	o.Targets, o.Strategies, o.Modes = []string{"redis"}, []string{"none"}, []string{"set", "get"}
-	o.Rounds, o.Requests, o.Keyspace = 1, 5000, 5000
-	o.TLS = tlsconf.Options{Enabled: true}
-	res, _, _, err := runQuiet(t, context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkClean(t, o)
-	rows := readDetail(t, res)
-	if ok := okRounds(rows); len(ok) != 2 {
-		t.Errorf("ok rounds %v: want set and get", ok)
-	}
-	for _, r := range rows {
-		if !r.TLS || r.Requests != 5000 {
-			t.Errorf("row %v: tls %v, %d requests: want tls, 5000", r.Pos, r.TLS, r.Requests)
-		}
+	for _, agents := range []int{0, 2} {
+		t.Run(fmt.Sprintf("agents=%d", agents), func(t *testing.T) {
+			o := runOptions(t)
+			o.Targets, o.Strategies, o.Modes = []string{"redis"}, []string{"none"}, []string{"set", "get"}
+			o.Rounds, o.Requests, o.Keyspace, o.Agents = 1, 5000, 5000, agents
+			o.TLS = tlsconf.Options{Enabled: true}
+			res, _, stderr, err := runQuiet(t, context.Background(), o)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			checkClean(t, o)
+			rows := readDetail(t, res)
+			if ok := okRounds(rows); len(ok) != 2 {
+				t.Errorf("ok rounds %v: want set and get", ok)
+			}
+			for _, r := range rows {
+				if !r.TLS || r.Requests != 5000 || r.Agents != max(agents, 1) {
+					t.Errorf("row %v: tls %v, %d requests, %d agents: want tls, 5000, %d", r.Pos, r.TLS, r.Requests, r.Agents, max(agents, 1))
+				}
+			}
+		})
 	}
 }
 

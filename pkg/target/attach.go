@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // AttachConfig configures an Attach target.
@@ -42,6 +44,8 @@ type AttachConfig struct {
 	// TLS, when set, reaches the server (every node of a cluster) over
 	// TLS with this client configuration.
 	TLS *tls.Config
+	// TLSFiles are the settings TLS was made from (Info.TLSFiles).
+	TLSFiles tlsconf.Options
 	// AllowFlush lets Start empty a server that holds keys kvbench did
 	// not write; without it such a server is refused (ErrNotEmpty).
 	AllowFlush bool
@@ -143,7 +147,7 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		}
 		if inst == nil {
 			inst = in
-			inst.info.TLS = a.cfg.TLS
+			inst.info.TLS, inst.info.TLSFiles = a.cfg.TLS, a.cfg.TLSFiles
 		}
 		c, err := dialClient(ctx, addr, a.creds(), cmdTimeout)
 		if err != nil {

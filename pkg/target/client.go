@@ -30,6 +30,9 @@ func (e *replyError) Error() string { return e.msg }
 type creds struct {
 	password string      // sent with AUTH when set
 	tls      *tls.Config // nil: plaintext
+	// files are the settings tls was made from, for other processes
+	// (Info.TLSFiles).
+	files tlsconf.Options
 }
 
 // dialClient connects to addr, over TLS when cr.tls is set, and

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Placeholders substituted in a command target's command line and strategy
@@ -38,6 +40,8 @@ type CommandConfig struct {
 	// TLS, when set, reaches the server over TLS with this client
 	// configuration: its command line makes {port} a TLS port.
 	TLS *tls.Config
+	// TLSFiles are the settings TLS was made from (Info.TLSFiles).
+	TLSFiles tlsconf.Options
 	// Baseline names the strategy whose persistence is "none".
 	Baseline string
 	// Strategies lists the strategies, in order (at least one). A
@@ -193,7 +197,7 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	params := configParams(redisParams, s)
 	// Its shutdown may matter beyond its directory (a wrapper stopping a
 	// container, say): it gets SIGTERM.
-	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{tls: c.cfg.TLS}, func(port int) ([]string, error) {
+	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{tls: c.cfg.TLS, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)
 		var argv []string
 		for _, a := range append(slices.Clone(c.cfg.Command), s.Args...) {

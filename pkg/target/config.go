@@ -352,7 +352,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		c, err := NewCommand(CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
-			Password: t.Password, TLS: tc, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+			Password: t.Password, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
 		return c, wrap(err)
 	default: // KindAttach
 		list, err := p.strategies(strats, false)
@@ -363,7 +363,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, TLS: tc, SetCmd: t.SetCmd,
+		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, TLS: tc, TLSFiles: tlsOpts, SetCmd: t.SetCmd,
 			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush})
 		return a, wrap(err)
 	}

@@ -23,7 +23,7 @@ const QuietPoll = 20 * time.Millisecond
 // default. A server without INFO persistence counts as quiet. busy is true
 // if the server was still busy when limit ran out.
 func WaitQuiet(ctx context.Context, addr, password string, tlsCfg *tls.Config, limit time.Duration) (busy bool, err error) {
-	c, err := dialClient(ctx, addr, creds{password, tlsCfg}, DefaultReadyTimeout)
+	c, err := dialClient(ctx, addr, creds{password: password, tls: tlsCfg}, DefaultReadyTimeout)
 	if err != nil {
 		return false, err
 	}

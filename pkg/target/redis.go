@@ -187,7 +187,7 @@ func (r *Redis) tlsSetup(dir string) (creds, []string, error) {
 	if err != nil {
 		return creds{}, nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
 	}
-	return creds{tls: c}, []string{
+	return creds{tls: c, files: opts}, []string{
 		"tls-cert-file " + redisQuote(f.ServerCert),
 		"tls-key-file " + redisQuote(f.ServerKey),
 		"tls-ca-cert-file " + redisQuote(f.CA),
@@ -236,7 +236,7 @@ func spawnOnPort(ctx context.Context, name string, s Strategy, env Env, params [
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		inst, rerr := ready(ctx, p, s, addr, cr, params, env, own, started)
 		if rerr == nil {
-			inst.info.TLS = cr.tls
+			inst.info.TLS, inst.info.TLSFiles = cr.tls, cr.files
 			return inst, nil
 		}
 		err = rerr

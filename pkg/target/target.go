@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Kind is the kind of a target.
@@ -216,6 +218,9 @@ type Info struct {
 	// TLS is the client configuration that reaches the server over TLS;
 	// nil when it is reached in plaintext.
 	TLS *tls.Config
+	// TLSFiles are the settings TLS was made from (its CA, certificate
+	// and key files), which another process, a load agent, can use.
+	TLSFiles tlsconf.Options
 }
 
 // Masters returns the addresses of the servers holding the keys: a

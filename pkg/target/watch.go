@@ -48,7 +48,7 @@ const sampleTimeout = 5 * time.Second
 // its CPU is their sum (-1 if one's is not known).
 func SampleServer(ctx context.Context, info Info, password string) (Sample, error) {
 	if len(info.Nodes) == 0 {
-		return sampleOne(ctx, info.Addr, info.PID, creds{password, info.TLS})
+		return sampleOne(ctx, info.Addr, info.PID, creds{password: password, tls: info.TLS})
 	}
 	s := Sample{At: time.Now(), Uptime: -1}
 	for i, addr := range info.Nodes {
@@ -56,7 +56,7 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 		if i < len(info.NodePIDs) {
 			pid = info.NodePIDs[i]
 		}
-		ns, err := sampleOne(ctx, addr, pid, creds{password, info.TLS})
+		ns, err := sampleOne(ctx, addr, pid, creds{password: password, tls: info.TLS})
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", addr, err)
 		}
