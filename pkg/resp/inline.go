@@ -1,5 +1,10 @@
 package resp
 
+import (
+	"fmt"
+	"strings"
+)
+
 var errUnbalanced = protoErr("unbalanced quotes in request")
 
 // SplitInline splits an inline request line into arguments with Redis's
@@ -110,4 +115,39 @@ func unhex(c byte) byte {
 	default:
 		return c - 'A' + 10
 	}
+}
+
+// QuoteInline joins args as an inline request that SplitInline splits
+// back into them: an argument that is empty or holds a space, a quote, a
+// backslash or a byte outside printable ASCII goes in double quotes, with
+// the quotes and backslashes escaped and the other bytes as \xHH.
+func QuoteInline(args []string) string {
+	var b strings.Builder
+	for i, arg := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		plain := arg != ""
+		for j := 0; j < len(arg) && plain; j++ {
+			plain = arg[j] > ' ' && arg[j] < 0x7f && arg[j] != '"' && arg[j] != '\'' && arg[j] != '\\'
+		}
+		if plain {
+			b.WriteString(arg)
+			continue
+		}
+		b.WriteByte('"')
+		for j := 0; j < len(arg); j++ {
+			switch ch := arg[j]; {
+			case ch == '"' || ch == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(ch)
+			case ch >= ' ' && ch < 0x7f:
+				b.WriteByte(ch)
+			default:
+				fmt.Fprintf(&b, "\\x%02x", ch)
+			}
+		}
+		b.WriteByte('"')
+	}
+	return b.String()
 }
