@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,6 +418,34 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	c.Progress = nil
 	if fmt.Sprintf("%+v", c) != fmt.Sprintf("%+v", want) {
 		t.Errorf("bench %q\ngives %+v\nwant  %+v", args[1:], c, want)
+	}
+
+	// A command mix: names, weights, key patterns, a read-modify-write,
+	// arguments that need quoting, and value sizes by weight.
+	mix := want
+	mix.TLS = nil
+	mix.Commands = []loadgen.Command{
+		{Name: "READ", Args: []string{"GET", "__key__"}, Ratio: 3, KeyPattern: loadgen.KeyLatest},
+		{Args: []string{"HSET", "h:__key__", "a field", `q"uo\te`, "__data__"}, KeyPattern: loadgen.KeyInsert},
+		{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}},
+		{Args: []string{"SET", "k\n", ""}},
+	}
+	loadgen.NameCommands(mix.Commands)
+	mix.ValueSizes = []loadgen.SizeRange{{Min: 32, Max: 32, Weight: 60}, {Min: 100, Max: 1000, Weight: 40}}
+	mix.KeyPattern, mix.Zipf, mix.KeyMedian, mix.KeyStddev = loadgen.KeyGaussian, 0, 500, 50.5
+	if args, err = agents.BenchArgs(mix, tlsconf.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cmd = newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
+	cmd.SetArgs(args[1:])
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("bench %q: %v", args[1:], err)
+	}
+	if !reflect.DeepEqual(got.Config.Commands, mix.Commands) || !slices.Equal(got.Config.ValueSizes, mix.ValueSizes) ||
+		got.Config.KeyMedian != mix.KeyMedian || got.Config.KeyStddev != mix.KeyStddev {
+		t.Errorf("bench %q\ngives %+v, sizes %v, median %v, stddev %v\nwant  %+v, sizes %v, median %v, stddev %v", args[1:],
+			got.Config.Commands, got.Config.ValueSizes, got.Config.KeyMedian, got.Config.KeyStddev,
+			mix.Commands, mix.ValueSizes, mix.KeyMedian, mix.KeyStddev)
 	}
 
 	// Over TLS, the files the configuration was read from.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -39,6 +40,23 @@ func (f commandFlag) Set(s string) error {
 		c.Args = append(c.Args, string(a))
 	}
 	f.l.cmds = append(f.l.cmds, c)
+	return nil
+}
+
+// commandNameFlag is --command-name.
+type commandNameFlag struct{ l *commandList }
+
+func (f commandNameFlag) String() string { return "" }
+func (f commandNameFlag) Type() string   { return "string" }
+func (f commandNameFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("empty name")
+	}
+	last, err := f.l.last("--command-name")
+	if err != nil {
+		return err
+	}
+	last.Name = s
 	return nil
 }
 
@@ -136,6 +154,7 @@ func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.BoolVar(&o.listWorkloads, "list-workloads", false, "list the named workloads and exit")
 	f.StringVar(&o.tests, "tests", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
 	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
+	f.Var(commandNameFlag{&o.commands}, "command-name", "name of the --command before it in the report (default the command's name, RMW for a read-modify-write)")
 	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
 	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf, G gaussian, L latest, I insert (default --key-pattern)")
 	f.Var(commandThenFlag{&o.commands}, "command-then", "make the --command before it a read-modify-write: send this command once its reply has arrived, same key (reported as one operation, RMW)")
@@ -163,17 +182,8 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 			return fmt.Errorf("--tests cannot be used with --segment, --prefill or --cluster")
 		}
 	}
-	cmds := o.commands.cmds
-	seen := map[string]int{}
-	for i := range cmds {
-		name := loadgen.CommandName(cmds[i])
-		seen[name]++
-		if seen[name] > 1 {
-			name += "#" + strconv.Itoa(seen[name])
-		}
-		cmds[i].Name = name
-	}
-	o.Config.Commands = cmds
+	loadgen.NameCommands(o.commands.cmds)
+	o.Config.Commands = o.commands.cmds
 	if o.workload != "" {
 		w, err := workload.Load(o.workload)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -40,8 +41,13 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("address %q: %w", cfg.Addr, err)
 	}
-	a := []string{"bench", "--host", host, "--port", port, "--mode", string(cfg.Mode)}
+	a := []string{"bench", "--host", host, "--port", port}
 	add := func(name string, v any) { a = append(a, "--"+name, fmt.Sprint(v)) }
+	if len(cfg.Commands) == 0 {
+		add("mode", cfg.Mode)
+	} else if err := addCommands(add, cfg.Commands); err != nil {
+		return nil, err
+	}
 	if cfg.Duration > 0 {
 		add("duration", cfg.Duration)
 	} else {
@@ -57,7 +63,17 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	add("connections", cfg.Connections)
 	add("threads", cfg.Threads)
 	add("keyspace", cfg.Keyspace)
-	add("value-size", cfg.ValueSize)
+	if len(cfg.ValueSizes) > 0 {
+		add("data-size-list", loadgen.FormatValueSizes(cfg.ValueSizes))
+	} else {
+		add("value-size", cfg.ValueSize)
+	}
+	if cfg.KeyMedian > 0 {
+		add("key-median", strconv.FormatFloat(cfg.KeyMedian, 'g', -1, 64))
+	}
+	if cfg.KeyStddev > 0 {
+		add("key-stddev", strconv.FormatFloat(cfg.KeyStddev, 'g', -1, 64))
+	}
 	add("set-ratio", cfg.SetRatio)
 	add("set-cmd", cfg.SetCmd)
 	add("get-cmd", cfg.GetCmd)
@@ -88,6 +104,31 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 		}
 	}
 	return a, nil
+}
+
+// addCommands adds a command mix as bench's --command flags, each followed
+// by its --command-name, --command-ratio, --command-key-pattern and
+// --command-then. A mix with an inline command has no flags.
+func addCommands(add func(string, any), cmds []loadgen.Command) error {
+	for _, c := range cmds {
+		if c.Inline {
+			return fmt.Errorf("command %s: inline commands cannot be passed to agents", c)
+		}
+		add("command", resp.QuoteInline(c.Args))
+		if c.Name != "" {
+			add("command-name", c.Name)
+		}
+		if c.Ratio > 0 {
+			add("command-ratio", c.Ratio)
+		}
+		if c.KeyPattern != "" {
+			add("command-key-pattern", c.KeyPattern)
+		}
+		if len(c.Then) > 0 {
+			add("command-then", resp.QuoteInline(c.Then))
+		}
+	}
+	return nil
 }
 
 // Local is the outcome of RunLocal.

@@ -173,6 +173,20 @@ func CommandName(c Command) string {
 	return strings.ToUpper(c.Args[0])
 }
 
+// NameCommands names every command of a mix for its report: its Name, or
+// CommandName, with "#2" on the second command of a name, "#3" on the
+// third.
+func NameCommands(cmds []Command) {
+	seen := map[string]int{}
+	for i := range cmds {
+		name := CommandName(cmds[i])
+		if seen[name]++; seen[name] > 1 {
+			name += "#" + strconv.Itoa(seen[name])
+		}
+		cmds[i].Name = name
+	}
+}
+
 // commandErrors checks the mix of c.
 func (c Config) commandErrors() []error {
 	var errs []error

@@ -364,9 +364,6 @@ func (o Options) normalize() (Options, error) {
 			o.workloads = append(o.workloads, w)
 		}
 	}
-	if o.Agents > 1 && len(o.workloads) > 0 {
-		bad("agents %d: workloads are measured in kvbench's own process; leave --agents out", o.Agents)
-	}
 	if a, err := target.ParseAlloc(o.Alloc); err != nil {
 		errs = append(errs, err)
 	} else {

@@ -216,3 +216,45 @@ func mustWorkload(t *testing.T, name string) *workload.Workload {
 	}
 	return w
 }
+
+// TestRunWorkloadAgents runs workloads through two agent processes (run
+// --workloads with --agents 2) on Redis: ycsb-f (named commands, a
+// read-modify-write, 1,000-byte values) and ycsb-d (latest and insert
+// keys). Each command's row is the agents' merge, and ycsb-d's commands'
+// requests add up to the mix's (ycsb-f's RMW is one operation of two).
+func TestRunWorkloadAgents(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Rounds, o.Retries = []string{"redis"}, []string{"none"}, 1, 0
+	o.Workloads, o.Modes, o.Agents, o.Connections = []string{"ycsb-f", "ycsb-d"}, []string{"set"}, 2, 2
+	o.Requests, o.Keyspace, o.Chart = 6_000, 2_000, "none"
+	res, _, stderr, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	checkClean(t, o)
+	sum, total := map[string]int64{}, map[string]int64{}
+	for _, r := range readDetail(t, res) {
+		if !r.OK() || r.Agents != 2 {
+			t.Errorf("%s %s %s: status %s (%s), %d agents; want ok, 2", r.Pos, r.Workload, r.Command, r.Status, r.Error, r.Agents)
+		}
+		switch {
+		case r.Mode == "set":
+		case r.Command == results.CommandTotal:
+			total[r.Workload] = r.Requests
+		default:
+			sum[r.Workload] += r.Requests
+			if r.Workload == "ycsb-f" && r.Command != "READ" && r.Command != "RMW" {
+				t.Errorf("ycsb-f command %q, want READ or RMW", r.Command)
+			}
+		}
+	}
+	for _, w := range o.Workloads {
+		if sum[w] == 0 || total[w] == 0 {
+			t.Errorf("%s: commands %d requests, total %d", w, sum[w], total[w])
+		}
+	}
+	if sum["ycsb-d"] != total["ycsb-d"] || total["ycsb-d"] != o.Requests {
+		t.Errorf("ycsb-d: commands %d, total %d; want %d each", sum["ycsb-d"], total["ycsb-d"], o.Requests)
+	}
+}

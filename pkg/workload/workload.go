@@ -338,18 +338,7 @@ func (p *parser) argv(v *yaml.Node) []string {
 // "keyspace", "key-median", "key-stddev").
 func (w *Workload) Apply(c *loadgen.Config, keep func(setting string) bool) {
 	cmds := append([]loadgen.Command(nil), w.Commands...)
-	seen := map[string]int{}
-	for i := range cmds {
-		name := cmds[i].Name
-		if name == "" {
-			name = loadgen.CommandName(cmds[i])
-		}
-		seen[name]++
-		if seen[name] > 1 {
-			name += "#" + strconv.Itoa(seen[name])
-		}
-		cmds[i].Name = name
-	}
+	loadgen.NameCommands(cmds)
 	c.Commands = cmds
 	if w.KeyPattern != "" && !keep("key-pattern") && !keep("zipf") {
 		c.KeyPattern = w.KeyPattern
