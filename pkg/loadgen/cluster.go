@@ -872,7 +872,7 @@ func (s *sock) reconnect(addr string) error {
 	s.wantOut, s.muted = false, false
 	s.route.node = s.route.rt.node(addr)
 	s.r, s.n = 0, 0
-	s.wbuf, s.woff = s.wbuf[:0], 0
+	s.wbuf, s.wsegs, s.woff = s.wbuf[:0], s.wsegs[:0], 0
 	mask := len(s.ring) - 1
 	for i := s.head; i < s.head+s.inflight; i++ {
 		s.wbuf = append(s.wbuf, s.requestOf(&s.ring[i&mask])...)

@@ -44,6 +44,23 @@ func sysWrite(raw bool, fd int, b []byte) (int, error) {
 	return rawIO(unix.SYS_WRITE, fd, b)
 }
 
+// sysWritev is writev(2) of iov, whose pieces must stay as they are until
+// it returns.
+func sysWritev(raw bool, fd int, iov []unix.Iovec) (int, error) {
+	if len(iov) == 0 {
+		return 0, nil
+	}
+	call := unix.Syscall
+	if raw {
+		call = unix.RawSyscall
+	}
+	r, _, e := call(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(iov))), uintptr(len(iov)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
 // rawIO is read(2) or write(2) as a raw system call.
 func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	r, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))

@@ -85,12 +85,20 @@ func appendValue(dst []byte, seed int64, i uint64, size int) []byte {
 // appendValueFrom is appendValue with the block of blockFor(seed, size).
 func appendValueFrom(dst, block []byte, seed int64, i uint64, size int) []byte {
 	if size >= windowMin {
-		w0, w1, off := valueHeader(seed, i, size)
-		dst = binary.LittleEndian.AppendUint64(dst, w0)
-		dst = binary.LittleEndian.AppendUint64(dst, w1)
-		return append(dst, block[off:off+size-16]...)
+		dst, w := appendValueHead(dst, block, seed, i, size)
+		return append(dst, w...)
 	}
 	return appendStream(dst, valueState(seed, i), size)
+}
+
+// appendValueHead appends the header of key i's value of size bytes
+// (windowMin and more) and returns the rest of the value, its window into
+// block.
+func appendValueHead(dst, block []byte, seed int64, i uint64, size int) ([]byte, []byte) {
+	w0, w1, off := valueHeader(seed, i, size)
+	dst = binary.LittleEndian.AppendUint64(dst, w0)
+	dst = binary.LittleEndian.AppendUint64(dst, w1)
+	return dst, block[off : off+size-16]
 }
 
 // appendStream appends size bytes of the hash stream st.

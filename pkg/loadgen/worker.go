@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
@@ -45,11 +46,14 @@ type sock struct {
 	w   *worker
 	idx int32 // index in w.socks, the epoll user data
 
-	wbuf    []byte // being written, from woff
+	wbuf    []byte // being written, from woff (counted over wbuf and wsegs)
 	woff    int
+	wsegs   []wseg // the windows written between wbuf's bytes
 	nbuf    []byte // the next batch, built while wbuf's replies are awaited
-	wantOut bool   // EPOLLOUT is registered: wbuf could not be written whole
-	muted   bool   // no event is registered: the connection is done
+	nsegs   []wseg // its windows
+	iov     []unix.Iovec
+	wantOut bool // EPOLLOUT is registered: wbuf could not be written whole
+	muted   bool // no event is registered: the connection is done
 
 	rbuf []byte // received, unparsed: rbuf[r:n]
 	r, n int
@@ -295,15 +299,16 @@ func (s *sock) pump(ph *phase, now int64) error {
 		return nil
 	}
 	if s.pre == 0 && s.quota != 0 {
-		s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
+		s.buildNext()
 	}
 	if s.pre == 0 && !s.depsQueued() {
 		s.done = true
 		return nil
 	}
 	s.wbuf, s.nbuf = s.nbuf, s.wbuf
+	s.wsegs, s.nsegs = s.nsegs, s.wsegs
 	if s.pre == 0 {
-		s.wbuf = s.wbuf[:0] // no batch (or one dropped): dependents only
+		s.wbuf, s.wsegs = s.wbuf[:0], s.wsegs[:0] // no batch (or one dropped): dependents only
 	}
 	s.woff = 0
 	s.stamp(s.pre, now)
@@ -315,9 +320,17 @@ func (s *sock) pump(ph *phase, now int64) error {
 	// Build the next batch now, while the server works on this one: in a
 	// closed loop this takes the encoding off the critical path.
 	if s.quota != 0 {
-		s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
+		s.buildNext()
 	}
 	return nil
+}
+
+// buildNext builds the next batch into nbuf and nsegs.
+func (s *sock) buildNext() {
+	s.nsegs = s.nsegs[:0]
+	s.segs = &s.nsegs
+	s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
+	s.segs = nil
 }
 
 // batch takes the size of the next batch from the quota.
@@ -333,8 +346,8 @@ func (s *sock) batch() int {
 // pumpOpen sends the requests that are due, each stamped with its intended
 // send time, as far as the pipeline allows.
 func (s *sock) pumpOpen(ph *phase, now int64) error {
-	if s.woff == len(s.wbuf) {
-		s.wbuf, s.woff = s.wbuf[:0], 0
+	if s.woff == s.wlen() {
+		s.wbuf, s.wsegs, s.woff = s.wbuf[:0], s.wsegs[:0], 0
 	}
 	var deps int
 	s.wbuf, deps = s.sendDeps(s.wbuf)
@@ -347,7 +360,9 @@ func (s *sock) pumpOpen(ph *phase, now int64) error {
 		if s.inflight == 0 {
 			s.last = now
 		}
+		s.segs = &s.wsegs
 		s.wbuf = s.build(s.wbuf, 1, 0)
+		s.segs = nil
 		s.stamp(1, t)
 		s.seq++
 		if s.quota > 0 {
@@ -392,8 +407,14 @@ func (s *sock) flush() error {
 	if s.tls != nil {
 		return s.flushTLS()
 	}
-	for s.woff < len(s.wbuf) {
-		n, err := sysWrite(s.w.raw, s.fd, s.wbuf[s.woff:])
+	for s.woff < s.wlen() {
+		var n int
+		var err error
+		if len(s.wsegs) == 0 {
+			n, err = sysWrite(s.w.raw, s.fd, s.wbuf[s.woff:])
+		} else {
+			n, err = s.writeSegs()
+		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -410,6 +431,43 @@ func (s *sock) flush() error {
 	}
 	return nil
 }
+
+// wlen is the length of what wbuf and wsegs hold together.
+func (s *sock) wlen() int {
+	n := len(s.wbuf)
+	for _, g := range s.wsegs {
+		n += len(g.data)
+	}
+	return n
+}
+
+// writeSegs writes wbuf with its windows in place, from woff on, with one
+// writev of at most maxIovecs pieces.
+func (s *sock) writeSegs() (int, error) {
+	iov := s.iov[:0]
+	pos, prev := 0, 0 // where the next piece starts; wbuf's bytes taken
+	add := func(b []byte) {
+		n := len(b)
+		if pos+n > s.woff && len(iov) < maxIovecs {
+			b = b[max(s.woff-pos, 0):]
+			v := unix.Iovec{Base: unsafe.SliceData(b)}
+			v.SetLen(len(b))
+			iov = append(iov, v)
+		}
+		pos += n
+	}
+	for _, g := range s.wsegs {
+		add(s.wbuf[prev:g.at])
+		add(g.data)
+		prev = g.at
+	}
+	add(s.wbuf[prev:])
+	s.iov = iov
+	return sysWritev(s.w.raw, s.fd, iov)
+}
+
+// maxIovecs is Linux's IOV_MAX.
+const maxIovecs = 1024
 
 // flushTLS is flush over TLS: wbuf is encrypted whole, and EPOLLOUT
 // asked for while ciphertext waits for the socket.
