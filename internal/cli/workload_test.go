@@ -178,7 +178,7 @@ func TestBenchGaussianKeys(t *testing.T) {
 	r := testutil.StartRedis(t)
 	_, port, _ := strings.Cut(r.Addr, ":")
 	code, stdout, stderr := execute(t, "bench", "--port", port, "--mode", "set", "--key-pattern", "gaussian",
-		"--key-median", "500", "--key-stddev", "2", "--keyspace", "1000", "--requests", "2000", "--key-prefix", "g:")
+		"--key-median", "500", "--key-stddev", "2", "--keyspace", "1000", "--requests", "2000", "--key-prefix", "g:", "--seed", "1")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
