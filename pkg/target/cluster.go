@@ -207,12 +207,24 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 			return fmt.Errorf("CLUSTER ADDSLOTSRANGE %d %d on %s: %w", lo, hi, ci.nodes[i].inst.info.Addr, err)
 		}
 	}
-	for _, nd := range ci.nodes[1:] {
-		host, port, _ := net.SplitHostPort(nd.inst.info.Addr)
-		if _, err := clients[0].do(cmdTimeout, "CLUSTER", "MEET", host, port); err != nil {
-			return fmt.Errorf("CLUSTER MEET %s: %w", nd.inst.info.Addr, err)
+	// meet introduces to node i the nodes its CLUSTER NODES, known, does
+	// not list.
+	meet := func(i int, known string) error {
+		for j, nd := range ci.nodes {
+			if j == i || strings.Contains(known, " "+nd.inst.info.Addr+"@") {
+				continue
+			}
+			host, port, _ := net.SplitHostPort(nd.inst.info.Addr)
+			if _, err := clients[i].do(cmdTimeout, "CLUSTER", "MEET", host, port); err != nil {
+				return fmt.Errorf("CLUSTER MEET %s on %s: %w", nd.inst.info.Addr, ci.nodes[i].inst.info.Addr, err)
+			}
 		}
+		return nil
 	}
+	if err := meet(0, ""); err != nil {
+		return err
+	}
+	met := time.Now()
 	// A replica can only follow a master it knows.
 	if err := c.await(ctx, deadline, "every node knowing every other", func() (string, bool, error) {
 		for i, cl := range clients {
@@ -223,6 +235,14 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 			s, _ := v.(string)
 			lines := strings.Split(strings.TrimSpace(s), "\n")
 			if len(lines) != len(ci.nodes) || strings.Contains(s, "handshake") || strings.Contains(s, "noaddr") {
+				// A handshake that failed (its packets lost on a loaded
+				// machine) is dropped, not retried: meet again.
+				if time.Since(met) > remeetAfter {
+					if err := meet(i, s); err != nil {
+						return "", false, err
+					}
+					met = time.Now()
+				}
 				return fmt.Sprintf("%s knows %d of %d nodes", ci.nodes[i].inst.info.Addr, len(lines), len(ci.nodes)), false, nil
 			}
 		}
@@ -267,6 +287,10 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 		return "", true, nil
 	})
 }
+
+// remeetAfter is how long form waits for the nodes to know each other
+// before it meets the ones still unknown again.
+const remeetAfter = 2 * time.Second
 
 // await calls check until it reports done, fails, or deadline passes;
 // the last state it described goes in the timeout's error.
