@@ -175,14 +175,21 @@ func CommandName(c Command) string {
 
 // NameCommands names every command of a mix for its report: its Name, or
 // CommandName, with "#2" on the second command of a name, "#3" on the
-// third.
+// third, and so on past any name already taken.
 func NameCommands(cmds []Command) {
 	seen := map[string]int{}
+	taken := map[string]bool{}
 	for i := range cmds {
-		name := CommandName(cmds[i])
-		if seen[name]++; seen[name] > 1 {
-			name += "#" + strconv.Itoa(seen[name])
+		base := CommandName(cmds[i])
+		name := base
+		if seen[base]++; seen[base] > 1 {
+			name = base + "#" + strconv.Itoa(seen[base])
 		}
+		for taken[name] {
+			seen[base]++
+			name = base + "#" + strconv.Itoa(seen[base])
+		}
+		taken[name] = true
 		cmds[i].Name = name
 	}
 }
