@@ -517,9 +517,24 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 	if err != nil {
 		return err
 	}
+	err = readRows(cr, name, cols, func(row *Row, pos Pos) {
+		row.Pos = pos
+		emit(row)
+	})
+	if br.binary {
+		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
+	}
+	return err
+}
 
+// readRows reads the records after a CSV's header into rows of T, its
+// columns mapped to T's fields by cols, and passes each complete row with
+// its position to emit (the row is reused after emit returns). It stops
+// at the end, at a malformed record, or at MaxErrors errors, and returns
+// them all.
+func readRows[T any](cr *csv.Reader, name string, cols []field, emit func(*T, Pos)) error {
 	var errs ErrorList
-	var row Row
+	var row, zero T
 	v := reflect.ValueOf(&row).Elem()
 	for !errs.Full() {
 		rec, err := cr.Read()
@@ -531,13 +546,11 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 			break
 		}
 		line, _ := cr.FieldPos(0)
-		row = Row{Pos: Pos{File: name, Line: line}}
-		if setFields(v, cols, rec, row.Pos, &errs) {
-			emit(&row)
+		pos := Pos{File: name, Line: line}
+		row = zero
+		if setFields(v, cols, rec, pos, &errs) {
+			emit(&row, pos)
 		}
-	}
-	if br.binary {
-		return &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
 	}
 	return errs.Err()
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 )
 
 // NodeRow is one node's share of one attempt on a cluster target: a row
@@ -83,22 +82,7 @@ func ReadNodesCSV(r io.Reader, name string) ([]NodeRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs ErrorList
 	var rows []NodeRow
-	for !errs.Full() {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			errs.Add(csvError(name, err))
-			break
-		}
-		line, _ := cr.FieldPos(0)
-		var row NodeRow
-		if setFields(reflect.ValueOf(&row).Elem(), cols, rec, Pos{File: name, Line: line}, &errs) {
-			rows = append(rows, row)
-		}
-	}
-	return rows, errs.Err()
+	err = readRows(cr, name, cols, func(row *NodeRow, _ Pos) { rows = append(rows, *row) })
+	return rows, err
 }
