@@ -1,0 +1,303 @@
+package measure
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The JSON form of a Result is one object: the counters under their
+// Counts names, "errors", "shards", the figures ("qps", "us_per_op",
+// "latency_us" with p50, p90, p99, p999, max and mean in µs, "send_lag_us"
+// in an open loop), "commands" and "nodes" (each with its own requests,
+// qps, latency_us and histogram), the window ("elapsed_s",
+// "start_unix_ns", "end_unix_ns"), the whole histograms
+// ("latency_histogram", "send_lag_histogram": HdrHistogram's compressed
+// V2 encoding in base64, as hdrhistogram-go's Encode writes it) and
+// "warnings". Documents written by earlier versions of kvbench, which lack
+// newer counters, decode with those counters zero.
+
+// wire is the JSON form of what Result's own fields cannot say as they
+// are: durations in seconds, times in Unix nanoseconds, histograms
+// encoded, warnings as strings.
+type wire struct {
+	ElapsedS         float64  `json:"elapsed_s"`
+	StartUnixNs      int64    `json:"start_unix_ns"`
+	EndUnixNs        int64    `json:"end_unix_ns"`
+	SendLagUs        *Latency `json:"send_lag_us,omitempty"`
+	LatencyHistogram string   `json:"latency_histogram"`
+	SendLagHistogram string   `json:"send_lag_histogram,omitempty"`
+	Warnings         []string `json:"warnings"`
+}
+
+// plain is Result with JSON names, its wire-form fields left out.
+type plain struct {
+	Counts
+	Errors   map[string]int64 `json:"errors"`
+	Shards   int              `json:"shards,omitempty"`
+	QPS      float64          `json:"qps"`
+	UsPerOp  float64          `json:"us_per_op"`
+	Latency  Latency          `json:"latency_us"`
+	Commands []Command        `json:"commands,omitempty"`
+	Nodes    []Node           `json:"nodes,omitempty"`
+}
+
+type document struct {
+	plain
+	wire
+}
+
+// MarshalJSON encodes r in its JSON form.
+func (r Result) MarshalJSON() ([]byte, error) { return Encode(&r) }
+
+// UnmarshalJSON decodes r from its JSON form and derives its figures
+// (Finish); it is strict, as Decode.
+func (r *Result) UnmarshalJSON(b []byte) error { return Decode(b, r, nil) }
+
+// Field is a named value a document carries beside the measurement (the
+// settings of the run that made it, say).
+type Field struct {
+	Name  string
+	Value any
+}
+
+// Encode returns r's JSON object followed by the extra fields, in order.
+func Encode(r *Result, extra ...Field) ([]byte, error) {
+	d := document{
+		plain: plain{
+			Counts: r.Counts, Errors: r.Errors, Shards: r.Shards,
+			QPS: r.QPS, UsPerOp: r.UsPerOp, Latency: r.Latency,
+			Commands: r.Commands, Nodes: r.Nodes,
+		},
+		wire: wire{
+			ElapsedS:         r.Elapsed.Seconds(),
+			LatencyHistogram: EncodeHistogram(r.Histogram),
+			Warnings:         make([]string, 0, len(r.Warnings)),
+		},
+	}
+	if d.Errors == nil {
+		d.Errors = map[string]int64{}
+	}
+	if !r.Start.IsZero() {
+		d.StartUnixNs, d.EndUnixNs = r.Start.UnixNano(), r.End.UnixNano()
+	}
+	if r.SendLag != nil {
+		lag := r.SendLagLatency
+		d.SendLagUs = &lag
+		d.SendLagHistogram = EncodeHistogram(r.SendLag)
+	}
+	for _, w := range r.Warnings {
+		d.Warnings = append(d.Warnings, w.Error())
+	}
+	b, err := json.Marshal(d)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1]) // without its "}"
+	for _, f := range extra {
+		v, err := json.Marshal(f.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		name, _ := json.Marshal(f.Name)
+		buf.WriteByte(',')
+		buf.Write(name)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// documentKeys are the names Decode knows.
+var documentKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for f := range t.Fields() {
+			if f.Anonymous && f.Tag.Get("json") == "" {
+				walk(f.Type)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			keys[name] = true
+		}
+	}
+	walk(reflect.TypeFor[document]())
+	return keys
+}()
+
+// Decode decodes a JSON object into r, and each extra field named in
+// extra into its Value, a pointer; absent ones are left as they are. A
+// name neither knows is an error, as is a histogram that does not decode,
+// naming its field. The figures are derived again (Finish).
+func Decode(b []byte, r *Result, extra []Field) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return err
+	}
+	if obj == nil {
+		return errors.New("not a JSON object")
+	}
+	own := map[string]json.RawMessage{}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if i := slices.IndexFunc(extra, func(f Field) bool { return f.Name == k }); i >= 0 {
+			if err := json.Unmarshal(obj[k], extra[i].Value); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			continue
+		}
+		if !documentKeys[k] {
+			return fmt.Errorf("unknown field %q", k)
+		}
+		own[k] = obj[k]
+	}
+	ownJSON, err := json.Marshal(own)
+	if err != nil {
+		return err
+	}
+	var d document
+	if err := json.Unmarshal(ownJSON, &d); err != nil {
+		return err
+	}
+	*r = Result{
+		Counts: d.Counts, Errors: d.Errors, Shards: d.Shards,
+		Commands: d.Commands, Nodes: d.Nodes,
+		Elapsed: FromSeconds(d.ElapsedS),
+	}
+	if d.StartUnixNs != 0 || d.EndUnixNs != 0 {
+		r.Start, r.End = time.Unix(0, d.StartUnixNs), time.Unix(0, d.EndUnixNs)
+	}
+	if r.Histogram, err = DecodeHistogram(d.LatencyHistogram); err != nil {
+		return fmt.Errorf("latency_histogram: %w", err)
+	}
+	if d.SendLagHistogram != "" {
+		if r.SendLag, err = DecodeHistogram(d.SendLagHistogram); err != nil {
+			return fmt.Errorf("send_lag_histogram: %w", err)
+		}
+	}
+	for _, w := range d.Warnings {
+		r.Warnings = append(r.Warnings, errors.New(w))
+	}
+	r.Finish()
+	return nil
+}
+
+// FromSeconds is a duration of s seconds, to the nanosecond.
+func FromSeconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// EncodeHistogram returns h in HdrHistogram's compressed base64 encoding;
+// an empty histogram for nil.
+func EncodeHistogram(h *hdrhistogram.Histogram) string {
+	if h == nil {
+		h = NewHistogram()
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		// Only an unknown encoding version fails.
+		panic(fmt.Sprintf("encode histogram: %v", err))
+	}
+	return string(b)
+}
+
+// MaxHistogramBytes bounds an encoded histogram that DecodeHistogram
+// takes: a histogram of the measurements' bounds encodes to at most a few
+// tens of kilobytes, so anything far larger is not one.
+const MaxHistogramBytes = 4 << 20
+
+// DecodeHistogram decodes a histogram EncodeHistogram encoded; an empty
+// string is an empty histogram. A histogram whose bounds differ from the
+// measurements' or that is malformed is an error: hdrhistogram-go would
+// allocate what a hostile header asks.
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	if s == "" {
+		return NewHistogram(), nil
+	}
+	if len(s) > MaxHistogramBytes {
+		return nil, fmt.Errorf("%d bytes: longer than any histogram", len(s))
+	}
+	if err := checkHistogramHeader(s); err != nil {
+		return nil, err
+	}
+	return hdrhistogram.Decode([]byte(s))
+}
+
+// histogram JSON of the parts: each has its histogram encoded under
+// "latency_histogram", its QPS and its latency summary.
+
+type commandJSON struct {
+	Name             string  `json:"command"`
+	Args             string  `json:"args"`
+	Requests         int64   `json:"requests"`
+	QPS              float64 `json:"qps"`
+	Latency          Latency `json:"latency_us"`
+	Errors           int64   `json:"errors"`
+	LatencyHistogram string  `json:"latency_histogram,omitempty"`
+}
+
+// MarshalJSON encodes the command's share with its histogram.
+func (c Command) MarshalJSON() ([]byte, error) {
+	return json.Marshal(commandJSON{c.Name, c.Args, c.Requests, c.QPS, c.Latency, c.Errors, EncodeHistogram(c.Histogram)})
+}
+
+// UnmarshalJSON decodes a command's share; an absent histogram is empty.
+func (c *Command) UnmarshalJSON(b []byte) error {
+	var j commandJSON
+	if err := strictUnmarshal(b, &j); err != nil {
+		return err
+	}
+	h, err := DecodeHistogram(j.LatencyHistogram)
+	if err != nil {
+		return fmt.Errorf("command %s: latency_histogram: %w", j.Name, err)
+	}
+	*c = Command{Name: j.Name, Args: j.Args, Requests: j.Requests, Errors: j.Errors, Histogram: h, QPS: j.QPS, Latency: j.Latency}
+	return nil
+}
+
+type nodeJSON struct {
+	Addr             string  `json:"addr"`
+	Role             string  `json:"role"`
+	Slots            int     `json:"slots"`
+	Requests         int64   `json:"requests"`
+	QPS              float64 `json:"qps"`
+	Latency          Latency `json:"latency_us"`
+	Moved            int64   `json:"moved"`
+	Ask              int64   `json:"ask"`
+	LatencyHistogram string  `json:"latency_histogram"`
+}
+
+// MarshalJSON encodes the node's share with its histogram.
+func (n Node) MarshalJSON() ([]byte, error) {
+	return json.Marshal(nodeJSON{n.Addr, n.Role, n.Slots, n.Requests, n.QPS, n.Latency, n.Moved, n.Ask, EncodeHistogram(n.Histogram)})
+}
+
+// UnmarshalJSON decodes a node's share.
+func (n *Node) UnmarshalJSON(b []byte) error {
+	var j nodeJSON
+	if err := strictUnmarshal(b, &j); err != nil {
+		return err
+	}
+	h, err := DecodeHistogram(j.LatencyHistogram)
+	if err != nil {
+		return fmt.Errorf("node %s: latency_histogram: %w", j.Addr, err)
+	}
+	*n = Node{Addr: j.Addr, Role: j.Role, Slots: j.Slots, Requests: j.Requests, Moved: j.Moved, Ask: j.Ask, Histogram: h, QPS: j.QPS, Latency: j.Latency}
+	return nil
+}
+
+// strictUnmarshal is json.Unmarshal refusing unknown fields.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
