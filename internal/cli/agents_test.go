@@ -102,14 +102,14 @@ func TestAgents(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("merge: exit %d\n%s", code, stderr)
 			}
-			var m agents.JSONMerged
+			var m benchDoc
 			if err := json.Unmarshal([]byte(stdout), &m); err != nil {
 				t.Fatal(err)
 			}
 			sum := hdrhistogram.New(1, 3600e9, 3)
 			var first, last int64
 			for i, o := range outs {
-				var j loadgen.JSONResult
+				var j benchDoc
 				if err := json.Unmarshal([]byte(o), &j); err != nil {
 					t.Fatal(err)
 				}
@@ -176,7 +176,7 @@ func TestMergeMix(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge: exit %d\n%s", code, stderr)
 	}
-	var m agents.JSONMerged
+	var m benchDoc
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestMergeMix(t *testing.T) {
 	}
 	want := map[string]*sums{}
 	for _, o := range outs {
-		var j loadgen.JSONResult
+		var j benchDoc
 		if err := json.Unmarshal([]byte(o), &j); err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -44,7 +43,7 @@ func TestBenchTLS(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("bench --mode %s over TLS: exit %d: %s", mode, code, stderr)
 		}
-		var j loadgen.JSONResult
+		var j benchDoc
 		if err := json.Unmarshal([]byte(stdout), &j); err != nil {
 			t.Fatal(err)
 		}

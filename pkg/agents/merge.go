@@ -1,12 +1,13 @@
 // Package agents spreads one load over several load-generator processes,
 // the agents, and merges what they report. Each agent runs one segment of
-// the load (loadgen.Config.Segment) and prints its result as JSON
-// (loadgen.JSONResult, with its whole latency histogram and its measured
-// window); Merge adds the histograms bucket by bucket (percentiles are
-// never averaged), sums the counters, merges a command mix per command
-// and a cluster run per node, and measures throughput over the union of
-// the agents' windows. RunLocal starts the agents as local
-// processes of the kvbench binary.
+// the load (loadgen.Config.Segment) and prints its result as JSON (a
+// loadgen.Result: the measurement with its whole histograms and window,
+// and its settings); Merge merges the measurements (measure.Result.Merge:
+// histograms added bucket by bucket, counters summed, per command and per
+// node, throughput over the union of the windows) and checks that the
+// agents were parts of one load that ran at once. RunLocal starts the
+// agents as local processes of the kvbench binary; Job builds the
+// Kubernetes Job that runs them in a cluster.
 package agents
 
 import (
@@ -17,14 +18,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 )
 
 // MinOverlap is the share of the union of the agents' measured windows
@@ -46,8 +46,8 @@ var (
 type Agent struct {
 	// Source is where it was read from, "file:line".
 	Source string
-	// JSON is the document; Result the same, decoded.
-	JSON   loadgen.JSONResult
+	// Result is the document decoded; its Error says why the agent's
+	// run failed, if it did.
 	Result loadgen.Result
 }
 
@@ -77,17 +77,12 @@ func Read(r io.Reader, name string) (agents []Agent, notes []error, err error) {
 			continue
 		}
 		dec := json.NewDecoder(bytes.NewReader(data[off:]))
-		dec.DisallowUnknownFields()
-		var j loadgen.JSONResult
+		var res loadgen.Result
 		pos := fmt.Sprintf("%s:%d", name, line)
-		if err := dec.Decode(&j); err != nil {
+		if err := dec.Decode(&res); err != nil {
 			return nil, notes, fmt.Errorf("%s: %w", pos, err)
 		}
-		res, err := j.Result()
-		if err != nil {
-			return nil, notes, fmt.Errorf("%s: %w", pos, err)
-		}
-		agents = append(agents, Agent{Source: pos, JSON: j, Result: res})
+		agents = append(agents, Agent{Source: pos, Result: res})
 		n := int(dec.InputOffset())
 		line += bytes.Count(data[off:off+n], []byte("\n"))
 		off += n
@@ -162,70 +157,24 @@ func Merge(agents []Agent, want int) (Merged, error) {
 
 	m := Merged{Agents: agents}
 	r := &m.Result
-	first := agents[0].Result
-	r.Config = first.Config
+	r.Config = agents[0].Result.Config
 	r.Config.Segment, r.Config.Segments, r.Config.Threads = 0, 1, 0
-	r.Histogram = newLike(first.Histogram)
-	r.Errors = map[string]int64{}
 	var warnings []error
 	for _, a := range agents {
 		x := a.Result
 		r.Config.Threads += x.Config.Threads
-		r.Requests += x.Requests
-		r.Sent += x.Sent
-		r.Sets += x.Sets
-		r.Gets += x.Gets
-		r.Conflicts += x.Conflicts
-		r.Misses += x.Misses
-		r.VerifyFailures += x.VerifyFailures
-		r.Shards = max(r.Shards, x.Shards)
-		r.Moved += x.Moved
-		r.Ask += x.Ask
-		if err := mergeNodes(r, x.Nodes); err != nil {
+		own := x.Result
+		own.Warnings = nil // kept below, named by agent
+		if err := r.Result.Merge(&own); err != nil {
 			return Merged{}, fmt.Errorf("%s: %w", a.Source, err)
 		}
-		if err := mergeCommands(r, x.Commands); err != nil {
-			return Merged{}, fmt.Errorf("%s: %w", a.Source, err)
-		}
-		for k, v := range x.Errors {
-			r.Errors[k] += v
-		}
-		if dropped := r.Histogram.Merge(x.Histogram); dropped > 0 {
-			return Merged{}, fmt.Errorf("%s: %d latencies out of the histogram's range", a.Source, dropped)
-		}
-		if x.SendLagHistogram != nil {
-			if r.SendLagHistogram == nil {
-				r.SendLagHistogram = newLike(x.SendLagHistogram)
-			}
-			r.SendLagHistogram.Merge(x.SendLagHistogram)
-		}
-		if r.Start.IsZero() || x.Start.Before(r.Start) {
-			r.Start = x.Start
-		}
-		if x.End.After(r.End) {
-			r.End = x.End
-		}
-		if a.JSON.Error != "" {
-			warnings = append(warnings, fmt.Errorf("agent %s (%s) failed: %s", segName(x.Config), a.Source, a.JSON.Error))
+		if x.Error != "" {
+			warnings = append(warnings, fmt.Errorf("agent %s (%s) failed: %s", segName(x.Config), a.Source, x.Error))
 		}
 	}
-	r.Elapsed = r.End.Sub(r.Start)
-	if r.Requests > 0 && r.Elapsed > 0 {
-		r.QPS = perSecond(r.Requests, r.Elapsed)
-		r.UsPerOp = math.Round(float64(r.Elapsed)/10/float64(r.Requests)) / 100
-	}
-	r.Latency = loadgen.Summarize(r.Histogram)
-	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		n.QPS, n.Latency = perSecond(n.Requests, r.Elapsed), loadgen.Summarize(n.Histogram)
-	}
-	for i := range r.Commands {
-		c := &r.Commands[i]
-		c.QPS, c.Latency = perSecond(c.Requests, r.Elapsed), loadgen.Summarize(c.Histogram)
-	}
-	if r.SendLagHistogram != nil {
-		r.SendLag = loadgen.Summarize(r.SendLagHistogram)
-		if w := loadgen.BehindSchedule(r.SendLag); w != nil {
+	r.Finish()
+	if r.SendLag != nil {
+		if w := loadgen.BehindSchedule(r.SendLagLatency); w != nil {
 			warnings = append(warnings, w)
 		}
 	}
@@ -251,59 +200,6 @@ func Merge(agents []Agent, want int) (Merged, error) {
 	}
 	r.Warnings = warnings
 	return m, nil
-}
-
-// mergeNodes adds an agent's per-node shares of a cluster run to r's,
-// node by address, in the order the nodes first appear.
-func mergeNodes(r *loadgen.Result, nodes []loadgen.NodeResult) error {
-	for _, n := range nodes {
-		i := slices.IndexFunc(r.Nodes, func(m loadgen.NodeResult) bool { return m.Addr == n.Addr })
-		if i < 0 {
-			r.Nodes = append(r.Nodes, loadgen.NodeResult{Addr: n.Addr, Role: n.Role, Histogram: newLike(n.Histogram)})
-			i = len(r.Nodes) - 1
-		}
-		m := &r.Nodes[i]
-		m.Slots = max(m.Slots, n.Slots)
-		m.Requests += n.Requests
-		m.Moved += n.Moved
-		m.Ask += n.Ask
-		if dropped := m.Histogram.Merge(n.Histogram); dropped > 0 {
-			return fmt.Errorf("node %s: %d latencies out of the histogram's range", n.Addr, dropped)
-		}
-	}
-	return nil
-}
-
-// mergeCommands adds an agent's per-command shares of a command mix to
-// r's, command by name, in the order the commands first appear.
-func mergeCommands(r *loadgen.Result, cmds []loadgen.CommandResult) error {
-	for _, c := range cmds {
-		i := slices.IndexFunc(r.Commands, func(m loadgen.CommandResult) bool { return m.Name == c.Name && m.Command == c.Command })
-		if i < 0 {
-			r.Commands = append(r.Commands, loadgen.CommandResult{Name: c.Name, Command: c.Command, Histogram: newLike(c.Histogram)})
-			i = len(r.Commands) - 1
-		}
-		m := &r.Commands[i]
-		m.Requests += c.Requests
-		m.Errors += c.Errors
-		if dropped := m.Histogram.Merge(c.Histogram); dropped > 0 {
-			return fmt.Errorf("command %s: %d latencies out of the histogram's range", c.Name, dropped)
-		}
-	}
-	return nil
-}
-
-// perSecond is n over d, 0 for an empty window.
-func perSecond(n int64, d time.Duration) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return float64(n) / d.Seconds()
-}
-
-// newLike returns an empty histogram with h's range and precision.
-func newLike(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	return hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
 }
 
 // overlap is the intersection of the agents' windows over their union.
@@ -359,12 +255,12 @@ func spread(agents []Agent) (starts, ends time.Duration) {
 // the thread count (one per CPU of each agent) may differ.
 func settingsDiff(agents []Agent) []string {
 	norm := func(a Agent) map[string]any {
-		s := a.JSON.Settings
+		s := a.Result.Config
 		s.Segment, s.Threads = 0, 0
 		b, _ := json.Marshal(s)
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
-		m["seed"] = a.JSON.Seed
+		m["seed"] = s.Seed
 		return m
 	}
 	base := norm(agents[0])
@@ -385,50 +281,59 @@ func settingsDiff(agents []Agent) []string {
 
 func segName(c loadgen.Config) string { return fmt.Sprintf("%d/%d", c.Segment, c.Segments) }
 
-// JSONMerged is the JSON form of a Merged: the whole load's result, as
-// "kvbench bench --output json" writes one, plus the agents.
-type JSONMerged struct {
-	loadgen.JSONResult
-	// Overlap is Merged.Overlap.
-	Overlap float64 `json:"overlap"`
-	// Agents is one summary per agent, by segment.
-	Agents []JSONAgent `json:"agents"`
+// AgentSummary is one agent's line in the JSON form of a Merged.
+type AgentSummary struct {
+	Source      string          `json:"source"`
+	Segment     int             `json:"segment"`
+	Segments    int             `json:"segments"`
+	Requests    int64           `json:"requests"`
+	QPS         float64         `json:"qps"`
+	LatencyUs   measure.Latency `json:"latency_us"`
+	StartUnixNs int64           `json:"start_unix_ns"`
+	EndUnixNs   int64           `json:"end_unix_ns"`
+	Threads     int             `json:"threads"`
+	Error       string          `json:"error,omitempty"`
 }
 
-// JSONAgent summarizes one agent's result.
-type JSONAgent struct {
-	Source      string              `json:"source"`
-	Segment     int                 `json:"segment"`
-	Segments    int                 `json:"segments"`
-	Requests    int64               `json:"requests"`
-	QPS         float64             `json:"qps"`
-	LatencyUs   loadgen.JSONLatency `json:"latency_us"`
-	StartUnixNs int64               `json:"start_unix_ns"`
-	EndUnixNs   int64               `json:"end_unix_ns"`
-	Threads     int                 `json:"threads"`
-	Error       string              `json:"error,omitempty"`
-}
-
-// JSON returns m in its JSON form.
-func (m Merged) JSON() JSONMerged {
-	j := JSONMerged{JSONResult: m.Result.JSON(), Overlap: m.Overlap}
+// MarshalJSON encodes m as "kvbench merge --output json" prints it: the
+// whole load's result as "kvbench bench --output json" writes one, then
+// "overlap" and "agents", one AgentSummary each.
+func (m Merged) MarshalJSON() ([]byte, error) {
+	var sums []AgentSummary
 	for _, a := range m.Agents {
 		x := a.Result
-		j.Agents = append(j.Agents, JSONAgent{
+		s := AgentSummary{
 			Source: a.Source, Segment: x.Config.Segment, Segments: x.Config.Segments,
-			Requests: x.Requests, QPS: x.QPS, LatencyUs: loadgen.JSONLatency(x.Latency),
-			StartUnixNs: a.JSON.StartUnixNs, EndUnixNs: a.JSON.EndUnixNs,
-			Threads: x.Config.Threads, Error: a.JSON.Error,
-		})
+			Requests: x.Requests, QPS: x.QPS, LatencyUs: x.Latency,
+			Threads: x.Config.Threads, Error: x.Error,
+		}
+		if !x.Start.IsZero() {
+			s.StartUnixNs, s.EndUnixNs = x.Start.UnixNano(), x.End.UnixNano()
+		}
+		sums = append(sums, s)
 	}
-	return j
+	r := m.Result
+	extra := []measure.Field{{Name: "seed", Value: r.Config.Seed}, {Name: "settings", Value: r.Config}}
+	if r.Error != "" {
+		extra = append(extra, measure.Field{Name: "error", Value: r.Error})
+	}
+	extra = append(extra, measure.Field{Name: "overlap", Value: m.Overlap}, measure.Field{Name: "agents", Value: sums})
+	return measure.Encode(&r.Result, extra...)
 }
 
-// WriteJSON writes m.JSON() as one indented JSON object.
+// WriteJSON writes m as one indented JSON object.
 func WriteJSON(w io.Writer, m Merged) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(m.JSON())
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
 }
 
 // WriteText writes the whole load's result as "kvbench bench" does, then

@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 )
 
 // agent makes segment i of n's JSON document: requests latencies of lat
@@ -24,8 +25,8 @@ func agent(t *testing.T, i, n int, requests, lat int64, start time.Time, d time.
 	if err := h.RecordValues(lat, requests); err != nil {
 		t.Fatal(err)
 	}
-	r := loadgen.Result{Config: cfg, Requests: requests, Sent: requests, Gets: requests, Histogram: h,
-		Start: start, End: start.Add(d), Elapsed: d, Errors: map[string]int64{"ERR": 1}}
+	r := loadgen.Result{Config: cfg, Result: measure.Result{Counts: measure.Counts{Requests: requests, Sent: requests, Gets: requests}, Histogram: h,
+		Start: start, End: start.Add(d), Elapsed: d, Errors: map[string]int64{"ERR": 1}}}
 	var b bytes.Buffer
 	if err := loadgen.WriteJSON(&b, r); err != nil {
 		t.Fatal(err)
@@ -81,17 +82,17 @@ func TestMergeNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		whole := hdrhistogram.New(1, 3600e9, 3)
-		var nodes []loadgen.NodeResult
+		var nodes []measure.Node
 		for k, addr := range []string{"127.0.0.1:7000", "127.0.0.1:7001"} {
 			h := hdrhistogram.New(1, 3600e9, 3)
 			if err := h.RecordValues(lat*int64(k+1), 50); err != nil {
 				t.Fatal(err)
 			}
 			whole.Merge(h)
-			nodes = append(nodes, loadgen.NodeResult{Addr: addr, Role: "master", Slots: 8192, Requests: 50, Histogram: h, Moved: moved})
+			nodes = append(nodes, measure.Node{Addr: addr, Role: "master", Slots: 8192, Requests: 50, Histogram: h, Moved: moved})
 		}
-		r := loadgen.Result{Config: cfg, Requests: 100, Sent: 100, Sets: 100, Histogram: whole, Start: t0, End: t0.Add(time.Second),
-			Elapsed: time.Second, Shards: 2, Moved: 2 * moved, Ask: 1, Nodes: nodes}
+		r := loadgen.Result{Config: cfg, Result: measure.Result{Counts: measure.Counts{Requests: 100, Sent: 100, Sets: 100, Moved: 2 * moved, Ask: 1},
+			Histogram: whole, Start: t0, End: t0.Add(time.Second), Elapsed: time.Second, Shards: 2, Nodes: nodes}}
 		var b bytes.Buffer
 		if err := loadgen.WriteJSON(&b, r); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/keyslot"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"golang.org/x/sys/unix"
@@ -570,7 +571,8 @@ func (c *conn) appendRequest(dst []byte, s *slot) []byte {
 // slot), cfg.Pipeline keys per round trip to a master, and the masters'
 // DBSIZE must sum to 0 before and to the keyspace after.
 func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
-	res := Result{Config: cfg, Histogram: newHistogram(), Errors: map[string]int64{}}
+	res := Result{Config: cfg}
+	res.Histogram, res.Errors = newHistogram(), map[string]int64{}
 	seeds := cfg.ClusterSeeds
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
@@ -672,6 +674,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	res.Elapsed = time.Since(start)
+	res.Finish()
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: hi - lo, Elapsed: res.Elapsed, Final: true})
 	}
@@ -751,17 +754,17 @@ func (r *runner) dialCluster(ctx context.Context) error {
 
 // collectNodes returns each master's share of the phase: its
 // connections' counts and the workers' histograms of it, its slots now,
-// its redirects (reset for the next phase). QPS is left to the caller.
-func (r *runner) collectNodes() []NodeResult {
+// its redirects (reset for the next phase).
+func (r *runner) collectNodes() []measure.Node {
 	rt := r.route
 	rt.mu.Lock()
 	addrs := slices.Clone(rt.addrs)
 	redirects := rt.redirects
 	rt.redirects = nil
 	rt.mu.Unlock()
-	nodes := make([]NodeResult, len(addrs))
+	nodes := make([]measure.Node, len(addrs))
 	for i, a := range addrs {
-		nodes[i] = NodeResult{Addr: a, Role: "master", Histogram: newHistogram()}
+		nodes[i] = measure.Node{Addr: a, Role: "master", Histogram: newHistogram()}
 		if i < len(redirects) {
 			nodes[i].Moved, nodes[i].Ask = redirects[i][0], redirects[i][1]
 		}
@@ -778,10 +781,7 @@ func (r *runner) collectNodes() []NodeResult {
 	}
 	for _, s := range r.conns {
 		n := &nodes[s.route.node]
-		n.Requests += s.sets + s.gets + s.others
-	}
-	for i := range nodes {
-		nodes[i].Latency = summarize(nodes[i].Histogram)
+		n.Requests += s.Sets + s.Gets + s.others
 	}
 	return nodes
 }

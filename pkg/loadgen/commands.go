@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
@@ -42,21 +43,21 @@ const MaxCommands = 255
 // placeholders, its share of the requests and its key order.
 type Command struct {
 	// Name names the command in reports; empty means Args[0] upper-cased.
-	Name string
+	Name string `json:"name,omitempty"`
 	// Args is the command and its arguments; PlaceholderKey,
 	// PlaceholderRandInt and PlaceholderData are replaced in each request
 	// (also inside a longer argument, "user:__rand_int__").
-	Args []string
+	Args []string `json:"args"`
 	// Ratio is the command's weight in the mix: it gets
 	// Ratio/(sum of Ratios) of the requests, chosen at random per request.
 	// 0 means 1, as memtier_benchmark's default.
-	Ratio int
+	Ratio int `json:"ratio,omitempty"`
 	// KeyPattern is the order of the command's keys; empty means
 	// Config.KeyPattern.
-	KeyPattern KeyPattern
+	KeyPattern KeyPattern `json:"key_pattern,omitempty"`
 	// Inline sends the command as an inline request ("PING\r\n") instead
 	// of a RESP array.
-	Inline bool
+	Inline bool `json:"inline,omitempty"`
 	// Then, when set, makes the command a read-modify-write: this
 	// dependent command is sent on the same connection once the reply to
 	// Args has arrived (an error reply ends the operation instead), its
@@ -65,7 +66,7 @@ type Command struct {
 	// counts once in the command's requests, with the latency from the
 	// send of Args to the reply of Then (both count in the run's
 	// requests).
-	Then []string
+	Then []string `json:"then,omitempty"`
 }
 
 // String is the command as it would be typed.
@@ -142,21 +143,6 @@ func (v *valueGen) sizeOf(i uint64) int {
 
 // cmdCount is what a connection counts per command.
 type cmdCount struct{ requests, errors int64 }
-
-// CommandResult is one command's share of a mix's measured phase.
-type CommandResult struct {
-	// Name is Command.Name; Command the command as typed.
-	Name, Command string
-	// Requests is the number of replies (of operations, for a command
-	// with Then); Errors how many were error replies.
-	Requests, Errors int64
-	// QPS is Requests per second of the phase's Elapsed.
-	QPS float64
-	// Latency summarizes Histogram, in microseconds.
-	Latency Latency
-	// Histogram holds the command's latencies in nanoseconds.
-	Histogram *hdrhistogram.Histogram
-}
 
 // CommandName is a command's name in reports: Name, else RMW for a
 // command with Then, else its first word upper-cased.
@@ -423,13 +409,13 @@ func (c *conn) verifyCounter(b []byte, s *slot) (int, error) {
 	got := r.Int
 	switch {
 	case r.Type != resp.TypeInt:
-		c.verifyFailed++
+		c.VerifyFailures++
 		if len(c.warnings) < maxWarnings {
 			c.warn(fmt.Errorf("verify: %s: got %s, want an integer", cp.name, quote(b[:n])))
 		}
 		return n, nil
 	case seen && got != last+cp.step:
-		c.verifyFailed++
+		c.VerifyFailures++
 		if len(c.warnings) < maxWarnings {
 			c.warn(fmt.Errorf("verify: %s (key index %d): got %d, want %d, the previous reply %+d", cp.name, key, got, last+cp.step, cp.step))
 		}
@@ -614,7 +600,7 @@ func (c *conn) sendDeps(dst []byte) ([]byte, int) {
 		c.inflight++
 	}
 	n := len(q.slots)
-	c.sent += int64(n)
+	c.Sent += int64(n)
 	dst = append(dst, q.buf...)
 	q.buf, q.slots = q.buf[:0], q.slots[:0]
 	return dst, n
@@ -692,9 +678,9 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 	cp := &c.p.cmds[s.op]
 	switch {
 	case r.Type == resp.TypeBulk && r.IsNull():
-		c.misses++
+		c.Misses++
 	case r.Type != resp.TypeBulk || !valueMatchesFrom(r.Data, cp.vals.block, cp.vals.seed, s.key, cp.vals.sizeOf(s.key)):
-		c.verifyFailed++
+		c.VerifyFailures++
 		if len(c.warnings) < maxWarnings {
 			want := appendValue(nil, cp.vals.seed, s.key, cp.vals.sizeOf(s.key))
 			key := "key index " + strconv.FormatUint(s.key, 10)
@@ -752,14 +738,14 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 
 // commandResults sums the connections' per-command counts and the
 // workers' per-command histograms of a finished phase.
-func (r *runner) commandResults(res *Result) []CommandResult {
+func (r *runner) commandResults(res *measure.Result) []measure.Command {
 	cmds := r.plan.cmds
 	if len(cmds) == 0 {
 		return nil
 	}
-	out := make([]CommandResult, len(cmds))
+	out := make([]measure.Command, len(cmds))
 	for i, cp := range cmds {
-		out[i] = CommandResult{Name: cp.name, Command: cp.text, Histogram: newHistogram()}
+		out[i] = measure.Command{Name: cp.name, Args: cp.text, Histogram: newHistogram()}
 		if len(cmds) == 1 {
 			out[i].Histogram.Merge(res.Histogram)
 		} else {
@@ -773,12 +759,6 @@ func (r *runner) commandResults(res *Result) []CommandResult {
 			out[i].Requests += n.requests
 			out[i].Errors += n.errors
 		}
-	}
-	for i := range out {
-		if res.Elapsed > 0 {
-			out[i].QPS = float64(out[i].Requests) / res.Elapsed.Seconds()
-		}
-		out[i].Latency = summarize(out[i].Histogram)
 	}
 	return out
 }
@@ -926,7 +906,7 @@ func writeMix(b *strings.Builder, c Config) {
 }
 
 // writeCommands writes the per-command table of a text report.
-func writeCommands(b *strings.Builder, cmds []CommandResult) {
+func writeCommands(b *strings.Builder, cmds []measure.Command) {
 	if len(cmds) == 0 {
 		return
 	}
@@ -939,26 +919,4 @@ func writeCommands(b *strings.Builder, cmds []CommandResult) {
 		l := c.Latency
 		fmt.Fprintf(b, "%-*s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", w, c.Name, c.Requests, c.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, c.Errors)
 	}
-}
-
-// JSONCommand is a CommandResult in JSON.
-type JSONCommand struct {
-	Command   string      `json:"command"`
-	Args      string      `json:"args"`
-	Requests  int64       `json:"requests"`
-	QPS       float64     `json:"qps"`
-	LatencyUs JSONLatency `json:"latency_us"`
-	Errors    int64       `json:"errors"`
-	// LatencyHistogram is CommandResult.Histogram in the encoding of
-	// JSONResult.LatencyHistogram, so that agents' mixes merge.
-	LatencyHistogram string `json:"latency_histogram,omitempty"`
-}
-
-func jsonCommands(cmds []CommandResult) []JSONCommand {
-	var out []JSONCommand
-	for _, c := range cmds {
-		out = append(out, JSONCommand{Command: c.Name, Args: c.Command, Requests: c.Requests, QPS: c.QPS,
-			LatencyUs: JSONLatency(c.Latency), Errors: c.Errors, LatencyHistogram: encodeHistogram(c.Histogram)})
-	}
-	return out
 }

@@ -117,54 +117,54 @@ func DefaultKeyPattern(m Mode) KeyPattern {
 // the timeouts and progress interval, where zero or less means the default.
 type Config struct {
 	// Addr is the server's host:port.
-	Addr string
+	Addr string `json:"addr"`
 	// Password, when set, is sent with AUTH on every connection.
-	Password string
+	Password string `json:"-"`
 	// TLS, when set, runs every connection over TLS with this
 	// configuration (tlsconf.Options.Config makes one); nil is plaintext.
 	// A Result decoded from JSON has an empty one when its run used TLS.
-	TLS *tls.Config
+	TLS *tls.Config `json:"-"`
 	// Cluster drives a Redis Cluster: the slot map is read from Addr (or
 	// ClusterSeeds), Connections is per master, and every request goes to
 	// its key's master (see cluster.go).
-	Cluster bool
+	Cluster bool `json:"cluster,omitempty"`
 	// ClusterSeeds are the addresses the slot map is read from, the first
 	// that answers; Addr when empty.
-	ClusterSeeds []string
+	ClusterSeeds []string `json:"-"`
 
 	// Mode is the request mix.
-	Mode Mode
+	Mode Mode `json:"mode"`
 	// Requests is the number of measured requests over all connections,
 	// split as evenly as possible between them. It is exact: the run sends
 	// exactly this many and waits for every reply. Ignored when Duration is
 	// set.
-	Requests int64
+	Requests int64 `json:"requests"`
 	// Duration, when positive, bounds the measured phase by time instead:
 	// no batch is started after it, and the batches in flight are waited
 	// for.
-	Duration time.Duration
+	Duration time.Duration `json:"-"`
 	// WarmupRequests and Warmup run an unmeasured phase first (by count or
 	// by time; the count wins when both are set), on the same connections
 	// and continuing the same key sequences.
-	WarmupRequests int64
-	Warmup         time.Duration
+	WarmupRequests int64         `json:"warmup_requests"`
+	Warmup         time.Duration `json:"-"`
 	// Rate, when positive, makes the run open-loop: Rate requests per second
 	// in total, each with an intended send time, latency measured from it.
 	// A connection still has at most Pipeline requests in flight. Zero is a
 	// closed loop: each connection sends a batch of Pipeline requests,
 	// waits for all replies, and sends the next.
-	Rate float64
+	Rate float64 `json:"rate"`
 
 	// Pipeline is the number of requests per batch (closed loop) or the
 	// most requests in flight per connection (open loop).
-	Pipeline int
+	Pipeline int `json:"pipeline"`
 	// Connections is the number of connections, spread over Threads worker
 	// threads (never more threads than connections, or in cluster mode
 	// than connections × masters). With Segments > 1 it
 	// is the total over all agents (raised to Segments if smaller), and
 	// this run opens its share (see Segment).
-	Connections int
-	Threads     int
+	Connections int `json:"connections"`
+	Threads     int `json:"threads"`
 
 	// Segment and Segments make this run agent Segment (0-based) of
 	// Segments that together do exactly the work of one run with this
@@ -177,68 +177,71 @@ type Config struct {
 	// Requests, their rates to Rate, and in ModeSet with a permutation
 	// they write disjoint keys. Threads is capped at this agent's
 	// connections.
-	Segment, Segments int
+	Segment  int `json:"segment"`
+	Segments int `json:"segments"`
 	// StartAt, when set, is the wall-clock time at which the run starts
 	// its warmup or measured phase, after connecting: agents given the
 	// same StartAt measure overlapping windows. Run fails with
 	// ErrLateStart when it is reached more than MaxStartLate after it.
-	StartAt time.Time
+	StartAt time.Time `json:"-"`
 
 	// Keyspace is the number of distinct keys, 0 to Keyspace-1.
-	Keyspace int64
+	Keyspace int64 `json:"keyspace"`
 	// KeyPrefix starts every key.
-	KeyPrefix string
+	KeyPrefix string `json:"key_prefix"`
 	// KeyPattern is the order of keys; empty means DefaultKeyPattern(Mode).
-	KeyPattern KeyPattern
+	KeyPattern KeyPattern `json:"key_pattern"`
 	// Zipf is the exponent of KeyZipf (> 0); setting it with an empty
 	// KeyPattern selects KeyZipf.
-	Zipf float64
+	Zipf float64 `json:"zipf"`
 	// KeyMedian and KeyStddev shape KeyGaussian: 0 means the middle of
 	// the keyspace, (Keyspace-1)/2, and Keyspace/6, as
 	// memtier_benchmark's --key-median and --key-stddev.
-	KeyMedian, KeyStddev float64
+	KeyMedian float64 `json:"key_median,omitempty"`
+	KeyStddev float64 `json:"key_stddev,omitempty"`
 	// ValueSize is the length of written values in bytes.
-	ValueSize int
+	ValueSize int `json:"value_size"`
 	// ValueSizes, when set, replaces ValueSize in a command mix (and its
 	// prefill; --mode runs ignore it): each key's value has the size this
 	// distribution gives it,
 	// a function of Seed and the key (see ValueSizeOf), so that reads
 	// know it. ValueSize should then be the largest size.
-	ValueSizes []SizeRange
+	ValueSizes []SizeRange `json:"-"`
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
-	SetRatio int
+	SetRatio int `json:"set_ratio"`
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
 	// commands, e.g. RSET/RGET or HSET/HGET on the kvstore.
-	SetCmd string
-	GetCmd string
+	SetCmd string `json:"set_cmd"`
+	GetCmd string `json:"get_cmd"`
 	// Commands, when set, replaces Mode, SetRatio, SetCmd and GetCmd: each
 	// request is one of these commands, chosen by their ratios.
-	Commands []Command
+	Commands []Command `json:"commands,omitempty"`
 
 	// Seed drives key choice and values: the same seed and settings give
-	// the same key sequence on every connection and the same values.
-	Seed int64
+	// the same key sequence on every connection and the same values. (In
+	// a Result's JSON it is "seed", beside "settings".)
+	Seed int64 `json:"-"`
 
 	// VerifyGet checks every read reply against the value the same seed
 	// writes. A null reply is a miss, any other difference a verify failure.
-	VerifyGet bool
+	VerifyGet bool `json:"verify_get"`
 	// AllowMisses keeps misses and verify failures of a ModeGet run with
 	// VerifyGet from failing it (they are still counted).
-	AllowMisses bool
+	AllowMisses bool `json:"allow_misses"`
 	// ContinueOnError counts error replies other than conflicts and goes
 	// on; otherwise the first one ends the run with the server's message.
-	ContinueOnError bool
+	ContinueOnError bool `json:"continue_on_error"`
 
 	// ConnectTimeout bounds connecting and AUTH, per connection.
-	ConnectTimeout time.Duration
+	ConnectTimeout time.Duration `json:"-"`
 	// Timeout fails the run when a connection with requests in flight gets
 	// no reply for this long.
-	Timeout time.Duration
+	Timeout time.Duration `json:"-"`
 
 	// Progress, when set, is called every ProgressInterval while a phase
 	// runs, and once at its end, from one goroutine, never concurrently.
-	Progress         func(Progress)
-	ProgressInterval time.Duration
+	Progress         func(Progress) `json:"-"`
+	ProgressInterval time.Duration  `json:"-"`
 }
 
 // Progress is a snapshot of a running phase, passed to Config.Progress.

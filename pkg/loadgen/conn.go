@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -17,17 +18,15 @@ const (
 )
 
 // maxWarnings bounds the per-connection and per-run warning lists.
-const maxWarnings = 10
+const maxWarnings = measure.MaxWarnings
 
-// Histogram bounds, in nanoseconds: 1 ns to 1 h at 3 significant digits
-// (about 200 KiB per worker). Longer latencies are recorded as 1 h.
+// Histogram bounds, in nanoseconds: those of every measurement.
 const (
-	histMin    = 1
-	histMax    = int64(3600e9)
-	histDigits = 3
+	histMin = measure.HistMin
+	histMax = measure.HistMax
 )
 
-func newHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+func newHistogram() *hdrhistogram.Histogram { return measure.NewHistogram() }
 
 // plan is what every connection of a run shares, read-only: the settings
 // and the pre-encoded request templates.
@@ -139,12 +138,11 @@ type slot struct {
 	then bool // the dependent request of a read-modify-write (commands.go)
 }
 
-// counts is what a connection tallies; the worker sums them.
+// counts is what a connection tallies; the run sums them.
 type counts struct {
-	sent, sets, gets                int64
-	others                          int64 // replies to a command mix
-	cmd                             []cmdCount
-	conflicts, misses, verifyFailed int64
+	measure.Counts       // Requests is left to the run: sets, gets and others
+	others         int64 // replies to a command mix
+	cmd            []cmdCount
 	// counters holds the last reply of each counter command and key
 	// (verifyCounter), created on the first.
 	counters map[[2]uint64]int64
@@ -153,13 +151,8 @@ type counts struct {
 }
 
 func (a *counts) add(b *counts) {
-	a.sent += b.sent
-	a.sets += b.sets
-	a.gets += b.gets
+	a.Counts.Add(&b.Counts)
 	a.others += b.others
-	a.conflicts += b.conflicts
-	a.misses += b.misses
-	a.verifyFailed += b.verifyFailed
 	for k, v := range b.errors {
 		if a.errors == nil {
 			a.errors = map[string]int64{}
@@ -268,7 +261,7 @@ func (c *conn) stamp(n int, t int64) {
 	}
 	c.inflight += n
 	c.pre -= n
-	c.sent += int64(n)
+	c.Sent += int64(n)
 }
 
 // consume parses the replies at the start of b, all received at time now,
@@ -314,9 +307,9 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		}
 		c.runN++
 		if s.op == opSet {
-			c.sets++
+			c.Sets++
 		} else {
-			c.gets++
+			c.Gets++
 		}
 		c.head = (c.head + 1) & mask
 		c.inflight--
@@ -376,7 +369,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 			return n, err
 		}
 		if !isGet && string(word) == "EXIST" {
-			c.conflicts++
+			c.Conflicts++
 			return n, nil
 		}
 		if c.errors == nil {
@@ -389,7 +382,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 	case resp.TypeBulk:
 		if r.IsNull() {
 			if isGet {
-				c.misses++
+				c.Misses++
 				// Misses are expected in mixed mode and without
 				// verification; in a verified read run they fail it.
 				if c.p.verify && c.p.cfg.Mode == ModeGet && len(c.warnings) < maxWarnings {
@@ -413,7 +406,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 }
 
 func (c *conn) wrongValue(key uint64, got []byte) {
-	c.verifyFailed++
+	c.VerifyFailures++
 	if len(c.warnings) >= maxWarnings {
 		return
 	}

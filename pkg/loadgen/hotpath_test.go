@@ -92,8 +92,8 @@ func TestHotPathAllocs(t *testing.T) {
 				t.Errorf("%v allocations per batch, want 0", allocs)
 			}
 			c := h.c
-			if c.verifyFailed != 0 || c.misses != 0 || len(c.errors) != 0 {
-				t.Errorf("verify failures %d, misses %d, errors %v: want none (%v)", c.verifyFailed, c.misses, c.errors, c.warnings)
+			if c.VerifyFailures != 0 || c.Misses != 0 || len(c.errors) != 0 {
+				t.Errorf("verify failures %d, misses %d, errors %v: want none (%v)", c.VerifyFailures, c.Misses, c.errors, c.warnings)
 			}
 		})
 	}

@@ -37,9 +37,9 @@ func BenchmarkOpenLoop(b *testing.B) {
 			}
 			b.ReportMetric(res.Latency.P50, "p50-us")
 			b.ReportMetric(res.Latency.P99, "p99-us")
-			if res.SendLagHistogram != nil {
-				b.ReportMetric(res.SendLag.P50, "lag-p50-us")
-				b.ReportMetric(res.SendLag.P99, "lag-p99-us")
+			if res.SendLag != nil {
+				b.ReportMetric(res.SendLagLatency.P50, "lag-p50-us")
+				b.ReportMetric(res.SendLagLatency.P99, "lag-p99-us")
 			}
 		})
 	}

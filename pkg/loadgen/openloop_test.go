@@ -31,7 +31,7 @@ func TestOpenLoopSendLag(t *testing.T) {
 			// Two connections at 1000/s each for 0.5 s: 500 intended
 			// send times each before the deadline, none after it.
 			res := run(t, tg, fill(Config{Mode: ModeGet, Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 1}))
-			lag := res.SendLagHistogram
+			lag := res.SendLag
 			if lag == nil {
 				t.Fatal("no send lag histogram in an open-loop result")
 			}
@@ -46,7 +46,7 @@ func TestOpenLoopSendLag(t *testing.T) {
 				t.Errorf("%d requests at 2000/s for 0.5 s, want 500 to 1000 (send lag %+v)", res.Requests, res.SendLag)
 			}
 			// Latency runs from the same intended time to a later event.
-			l, s := res.Latency, res.SendLag
+			l, s := res.Latency, res.SendLagLatency
 			if s.Max <= 0 || s.P50 > s.P99 || s.P99 > s.Max || l.P50 < s.P50 || l.Max < s.Max {
 				t.Errorf("send lag %+v, latency %+v: want ordered percentiles, each latency above its send lag", s, l)
 			}
@@ -81,7 +81,7 @@ func TestOpenLoopSendLag(t *testing.T) {
 	if err := WriteJSON(&js, res); err != nil {
 		t.Fatal(err)
 	}
-	if res.SendLagHistogram != nil || strings.Contains(js.String(), "send_lag_us") {
+	if res.SendLag != nil || strings.Contains(js.String(), "send_lag_us") {
 		t.Errorf("closed loop reports a send lag:\n%s", js.String())
 	}
 }
@@ -96,12 +96,12 @@ func TestOpenLoopBehindSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := run(t, tg, fill(Config{Mode: ModeSet, Rate: 1e6, Requests: 500, Pipeline: 1}))
-	if res.Requests != 500 || res.SendLagHistogram.TotalCount() != 500 {
-		t.Fatalf("%d requests, %d send lags: want 500 each", res.Requests, res.SendLagHistogram.TotalCount())
+	if res.Requests != 500 || res.SendLag.TotalCount() != 500 {
+		t.Fatalf("%d requests, %d send lags: want 500 each", res.Requests, res.SendLag.TotalCount())
 	}
 	// All 500 were due in the first 0.5 ms; the last left after the
 	// pause and 499 round trips.
-	if res.SendLag.Max < float64(MaxSendLag.Microseconds()) {
+	if res.SendLagLatency.Max < float64(MaxSendLag.Microseconds()) {
 		t.Errorf("send lag %+v: want the last request over %v late", res.SendLag, MaxSendLag)
 	}
 	var warned error
@@ -123,11 +123,11 @@ func TestOpenLoopBehindSchedule(t *testing.T) {
 	if err := WriteJSON(&js, res); err != nil {
 		t.Fatal(err)
 	}
-	var j JSONResult
+	var j Result
 	if err := json.Unmarshal(js.Bytes(), &j); err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Warnings) == 0 || j.Warnings[len(j.Warnings)-1] != warned.Error() || j.SendLagUs == nil || j.SendLagUs.Max != res.SendLag.Max {
-		t.Errorf("JSON warnings %q, send_lag_us %+v: want the warning and the lag", j.Warnings, j.SendLagUs)
+	if len(j.Warnings) == 0 || j.Warnings[len(j.Warnings)-1].Error() != warned.Error() || j.SendLag == nil || j.SendLagLatency.Max != res.SendLagLatency.Max {
+		t.Errorf("JSON warnings %q, send lag %+v: want the warning and the lag", j.Warnings, j.SendLagLatency)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -73,7 +72,8 @@ func PrefillConfig(cfg Config) Config {
 // and its keys, unless cfg.ContinueOnError.
 func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	cfg, err := PrefillConfig(cfg).Normalize()
-	res := Result{Config: cfg, Histogram: newHistogram(), Errors: map[string]int64{}}
+	res := Result{Config: cfg}
+	res.Histogram, res.Errors = newHistogram(), map[string]int64{}
 	if err != nil {
 		return res, fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -219,10 +219,7 @@ func (f *filler) fill(res *Result) error {
 	lastReport := t0
 	defer func() {
 		res.Elapsed = time.Since(t0)
-		if res.Requests > 0 && res.Elapsed > 0 {
-			res.QPS = float64(res.Requests) / res.Elapsed.Seconds()
-			res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100
-		}
+		res.Finish()
 	}()
 	// One batch is written ahead: while the client reads the replies to a
 	// batch, the server has the next one queued (about 1.1 times the rate

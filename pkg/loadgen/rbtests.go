@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -204,45 +205,38 @@ func WriteTestsText(w io.Writer, cfg Config, results []TestResult) error {
 	for _, r := range results {
 		l := r.Latency
 		fmt.Fprintf(&b, "%-12s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n",
-			strings.ToUpper(r.Test), r.Requests, r.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, errorCount(r.Errors))
+			strings.ToUpper(r.Test), r.Requests, r.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, r.ErrorCount())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func errorCount(m map[string]int64) int64 {
-	var n int64
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// JSONTest is one test in the JSON report of RunTests.
+// JSONTest is one test in the JSON report of RunTests: a summary row,
+// as redis-benchmark's CSV has one per test.
 type JSONTest struct {
-	Test      string      `json:"test"`
-	Requests  int64       `json:"requests"`
-	QPS       float64     `json:"qps"`
-	LatencyUs JSONLatency `json:"latency_us"`
-	Errors    int64       `json:"errors"`
-	ElapsedS  float64     `json:"elapsed_s"`
+	Test      string          `json:"test"`
+	Requests  int64           `json:"requests"`
+	QPS       float64         `json:"qps"`
+	LatencyUs measure.Latency `json:"latency_us"`
+	Errors    int64           `json:"errors"`
+	ElapsedS  float64         `json:"elapsed_s"`
 }
 
 // JSONTests is the JSON report of RunTests.
 type JSONTests struct {
-	Tests    []JSONTest   `json:"tests"`
-	Seed     int64        `json:"seed"`
-	Settings JSONSettings `json:"settings"`
-	Error    string       `json:"error,omitempty"`
+	Tests    []JSONTest `json:"tests"`
+	Seed     int64      `json:"seed"`
+	Settings Config     `json:"settings"`
+	Error    string     `json:"error,omitempty"`
 }
 
 // WriteTestsJSON writes the results as one JSONTests object; runErr, when
 // set, is its error.
 func WriteTestsJSON(w io.Writer, cfg Config, results []TestResult, runErr error) error {
-	j := JSONTests{Tests: []JSONTest{}, Seed: cfg.Seed, Settings: Result{Config: cfg}.JSON().Settings}
+	j := JSONTests{Tests: []JSONTest{}, Seed: cfg.Seed, Settings: cfg}
 	for _, r := range results {
 		j.Tests = append(j.Tests, JSONTest{Test: r.Test, Requests: r.Requests, QPS: r.QPS,
-			LatencyUs: JSONLatency(r.Latency), Errors: errorCount(r.Errors), ElapsedS: r.Elapsed.Seconds()})
+			LatencyUs: r.Latency, Errors: r.ErrorCount(), ElapsedS: r.Elapsed.Seconds()})
 	}
 	if runErr != nil {
 		j.Error = runErr.Error()

@@ -144,7 +144,7 @@ func TestTestsMatchRedisBenchmark(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("kvbench sent %q\nredis-benchmark sent %q", got, want)
 			}
-			if len(res) != 1 || res[0].Requests != 300 || errorCount(res[0].Errors) != 0 {
+			if len(res) != 1 || res[0].Requests != 300 || res[0].ErrorCount() != 0 {
 				t.Errorf("results %+v", res)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/measure"
 )
 
 // ErrVerify is wrapped by the error of a run whose reads did not all return
@@ -21,92 +21,19 @@ var ErrVerify = errors.New("verify-get failed")
 // Config.StartAt more than MaxStartLate after it.
 var ErrLateStart = errors.New("start time already passed")
 
-// Result is the outcome of a measured phase. On error, Run returns the
-// counts so far.
+// Result is the outcome of a measured phase: the measurement and the
+// configuration that made it. On error, Run returns the counts so far.
+// Its JSON form (json.go) is the document "kvbench bench --output json"
+// prints: the measurement's fields, then "seed", "settings" (Config) and
+// "error".
 type Result struct {
+	measure.Result
 	// Config is the configuration used, defaults filled in.
 	Config Config
-	// Requests is the number of replies received, which equals the number
-	// of requests sent (Sent) unless the run failed.
-	Requests int64
-	Sent     int64
-	// Sets and Gets split Requests by command.
-	Sets, Gets int64
-	// Elapsed is the time from the start of the measured phase to its last
-	// reply.
-	Elapsed time.Duration
-	// Start and End are that window in wall-clock time: End is Start plus
-	// Elapsed.
-	Start, End time.Time
-	// QPS is Requests per second of Elapsed.
-	QPS float64
-	// UsPerOp is Elapsed in microseconds divided by Requests.
-	UsPerOp float64
-	// Latency summarizes Histogram in microseconds.
-	Latency Latency
-	// Histogram holds every request's latency in nanoseconds (see the
-	// package documentation for what latency means).
-	Histogram *hdrhistogram.Histogram
-	// Errors counts error replies by their first word (ERR, WRONGTYPE...),
-	// conflicts excluded.
-	Errors map[string]int64
-	// Conflicts counts EXIST error replies to writes: an insert-only
-	// command met an existing key.
-	Conflicts int64
-	// Misses counts null replies to reads.
-	Misses int64
-	// VerifyFailures counts reads that returned something other than the
-	// expected value (only with Config.VerifyGet).
-	VerifyFailures int64
-	// SendLag summarizes SendLagHistogram in microseconds; zero in a
-	// closed loop.
-	SendLag Latency
-	// SendLagHistogram holds, in an open loop (Config.Rate > 0), every
-	// request's send lag in nanoseconds: the time from its intended send
-	// time to the write(2) that sent it. Latency includes it. Nil in a
-	// closed loop, where a request is sent when built.
-	SendLagHistogram *hdrhistogram.Histogram
-	// Shards is the number of masters of a cluster run (Config.Cluster),
-	// 0 otherwise.
-	Shards int
-	// Moved and Ask count the cluster's redirects: MOVED (the slot map
-	// changed) and ASK (a slot being migrated) replies, each request
-	// resent to the node named.
-	Moved, Ask int64
-	// Nodes is each master's share of a cluster run, in slot order; nil
-	// otherwise. Their Requests sum to Requests and their histograms to
-	// Histogram.
-	Nodes []NodeResult
-	// Commands is each command's share, with Config.Commands.
-	Commands []CommandResult
-	// Warnings describes the first few verify failures, misses in a
-	// verified ModeGet run, and a client that fell behind its open-loop
-	// schedule (ErrBehindSchedule).
-	Warnings []error
-}
-
-// NodeResult is one master's share of a cluster run: the requests sent
-// on the connections to it, whatever node a redirect resent them to.
-type NodeResult struct {
-	// Addr is the master's address, host:port; Role is "master".
-	Addr, Role string
-	// Slots is the number of hash slots it served at the end of the run.
-	Slots int
-	// Requests is the number of replies received on its connections; QPS
-	// is Requests per second of the run's Elapsed.
-	Requests int64
-	QPS      float64
-	// Latency summarizes Histogram in microseconds.
-	Latency Latency
-	// Histogram holds the latencies of its requests in nanoseconds.
-	Histogram *hdrhistogram.Histogram
-	// Moved and Ask count the redirects it replied.
-	Moved, Ask int64
-}
-
-// Latency is a latency summary in microseconds.
-type Latency struct {
-	P50, P90, P99, P999, Max, Mean float64
+	// Error is why the run failed, the counts being those so far; empty
+	// when it completed. Only the JSON form carries it: Run returns the
+	// error itself.
+	Error string
 }
 
 // Run connects Config.Connections connections to the server, runs the
@@ -398,77 +325,44 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 
 // collect sums the connections' counts and the workers' histograms.
 func (r *runner) collect(ph *phase) Result {
-	res := Result{Config: r.cfg, Histogram: newHistogram()}
-	var c counts
+	res := Result{Config: r.cfg}
+	m := &res.Result
+	m.Histogram = measure.NewHistogram()
 	end := ph.start
 	if ph.interval > 0 {
-		res.SendLagHistogram = newHistogram()
+		m.SendLag = measure.NewHistogram()
 	}
 	for _, w := range r.workers {
-		res.Histogram.Merge(w.hist)
-		if res.SendLagHistogram != nil {
-			res.SendLagHistogram.Merge(w.lag)
+		m.Histogram.Merge(w.hist)
+		if m.SendLag != nil {
+			m.SendLag.Merge(w.lag)
 		}
 		end = max(end, w.last)
 	}
+	var c counts
 	for _, s := range r.conns {
 		c.add(&s.counts)
 	}
+	m.Counts = c.Counts
+	m.Requests = c.Sets + c.Gets + c.others
+	m.Errors, m.Warnings = c.errors, c.warnings
 	if r.route != nil {
-		res.Nodes = r.collectNodes()
-		for _, n := range res.Nodes {
-			res.Histogram.Merge(n.Histogram)
+		m.Nodes = r.collectNodes()
+		for _, n := range m.Nodes {
+			m.Histogram.Merge(n.Histogram)
 		}
+		m.Shards = r.shards
+		m.Moved, m.Ask = r.route.moved.Swap(0), r.route.ask.Swap(0)
 	}
-	res.Sent, res.Sets, res.Gets = c.sent, c.sets, c.gets
-	res.Requests = c.sets + c.gets + c.others
-	res.Conflicts, res.Misses, res.VerifyFailures = c.conflicts, c.misses, c.verifyFailed
-	res.Errors = c.errors
-	if res.Errors == nil {
-		res.Errors = map[string]int64{}
-	}
-	res.Warnings = c.warnings
-	if r.route != nil {
-		res.Shards = r.shards
-		res.Moved, res.Ask = r.route.moved.Swap(0), r.route.ask.Swap(0)
-	}
-	res.Elapsed = time.Duration(end - ph.start)
-	res.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)
-	res.End = res.Start.Add(res.Elapsed)
-	if res.Requests > 0 && res.Elapsed > 0 {
-		res.QPS = float64(res.Requests) / res.Elapsed.Seconds()
-		res.UsPerOp = math.Round(float64(res.Elapsed)/10/float64(res.Requests)) / 100
-	}
-	res.Latency = summarize(res.Histogram)
-	for i := range res.Nodes {
-		n := &res.Nodes[i]
-		if res.Elapsed > 0 {
-			n.QPS = float64(n.Requests) / res.Elapsed.Seconds()
-		}
-	}
-	res.Commands = r.commandResults(&res)
-	if h := res.SendLagHistogram; h != nil {
-		res.SendLag = summarize(h)
-		if w := behindSchedule(res.SendLag); w != nil {
-			res.Warnings = append(res.Warnings, w)
+	m.Elapsed = time.Duration(end - ph.start)
+	m.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)
+	m.End = m.Start.Add(m.Elapsed)
+	m.Commands = r.commandResults(m)
+	m.Finish()
+	if m.SendLag != nil {
+		if w := behindSchedule(m.SendLagLatency); w != nil {
+			m.Warnings = append(m.Warnings, w)
 		}
 	}
 	return res
-}
-
-// summarize returns the percentiles of a histogram of nanoseconds in
-// microseconds, zero when it is empty.
-func summarize(h *hdrhistogram.Histogram) Latency {
-	if h.TotalCount() == 0 {
-		return Latency{}
-	}
-	us := func(ns int64) float64 { return math.Round(float64(ns)/10) / 100 }
-	return Latency{
-		P50:  us(h.ValueAtQuantile(50)),
-		P90:  us(h.ValueAtQuantile(90)),
-		P99:  us(h.ValueAtQuantile(99)),
-		P999: us(h.ValueAtQuantile(99.9)),
-		Max:  us(h.Max()),
-		Mean: math.Round(h.Mean()/10) / 100,
-	}
 }

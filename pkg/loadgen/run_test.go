@@ -43,6 +43,20 @@ func newTarget(t *testing.T, addr string) target {
 	}}
 }
 
+// jsonOf returns res's JSON form as a map.
+func jsonOf(t *testing.T, res Result) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // run runs cfg against tg and fails the test on error.
 func run(t *testing.T, tg target, cfg Config) Result {
 	t.Helper()
@@ -446,7 +460,7 @@ func TestJSONMatchesText(t *testing.T) {
 	if err := WriteJSON(&js, res); err != nil {
 		t.Fatal(err)
 	}
-	var j JSONResult
+	var j Result
 	if err := json.Unmarshal(js.Bytes(), &j); err != nil {
 		t.Fatalf("JSON does not parse: %v\n%s", err, js.Bytes())
 	}
@@ -472,10 +486,10 @@ func TestJSONMatchesText(t *testing.T) {
 		{"requests", float64(j.Requests), 0},
 		{"sets", float64(j.Sets), 0},
 		{"gets", float64(j.Gets), 0},
-		{"seed", float64(j.Seed), 0},
+		{"seed", float64(j.Config.Seed), 0},
 		{"QPS", j.QPS, 0.01},
 		{"avg", j.UsPerOp, 0},
-		{"elapsed", j.ElapsedS, 0.0005},
+		{"elapsed", j.Elapsed.Seconds(), 0.0005},
 		{"conflicts", float64(j.Conflicts), 0},
 		{"misses", float64(j.Misses), 0},
 		{"verify failures", float64(j.VerifyFailures), 0},
@@ -485,13 +499,13 @@ func TestJSONMatchesText(t *testing.T) {
 		}
 	}
 	lat := strings.Fields(fields["latency us"])
-	want := []float64{j.LatencyUs.P50, j.LatencyUs.P90, j.LatencyUs.P99, j.LatencyUs.P999, j.LatencyUs.Max}
+	want := []float64{j.Latency.P50, j.Latency.P90, j.Latency.P99, j.Latency.P999, j.Latency.Max}
 	for i, w := range want {
 		if got, _ := strconv.ParseFloat(lat[2*i+1], 64); got != w {
 			t.Errorf("text latency %s = %v, JSON %v", lat[2*i], got, w)
 		}
 	}
-	if j.Requests != 3000 || j.Seed != 1234 || j.Settings.Mode != ModeMixed || j.Settings.KeyPattern != "random" || j.Errors == nil {
+	if j.Requests != 3000 || j.Config.Seed != 1234 || j.Config.Mode != ModeMixed || j.Config.KeyPattern != "random" || j.Errors == nil {
 		t.Errorf("JSON %+v", j)
 	}
 }

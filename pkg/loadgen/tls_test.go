@@ -162,7 +162,7 @@ func TestTLSSetGet(t *testing.T) {
 					if got := commandsProcessed(t, tg) - before; got != n+int64(cfg.Connections)+1 {
 						t.Errorf("server processed %d commands, want %d requests + %d PINGs + 1 INFO", got, n, cfg.Connections)
 					}
-					if !res.JSON().Settings.TLS {
+					if jsonOf(t, res)["settings"].(map[string]any)["tls"] != true {
 						t.Error("JSON settings: tls is false")
 					}
 				})

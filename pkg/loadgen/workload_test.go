@@ -84,7 +84,7 @@ func TestValueSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.JSON().Settings.ValueSizes; got != "32:60,1024:30,100-200:10" {
+	if got := jsonOf(t, res)["settings"].(map[string]any)["value_sizes"]; got != "32:60,1024:30,100-200:10" {
 		t.Errorf("JSON settings: value sizes %q", got)
 	}
 	for i := range int64(50) {

@@ -151,6 +151,9 @@ type Row struct {
 	// TLS says the load generator reached the server over TLS; false in
 	// files written before.
 	TLS bool `csv:"tls" json:"tls,omitempty"`
+	// Reconnects counts the connections lost mid-measurement and dialled
+	// again; 0 in files written before.
+	Reconnects int64 `csv:"reconnects" json:"reconnects,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 )
@@ -54,7 +55,7 @@ func TestWhoIsTheBottleneck(t *testing.T) {
 // or more is marked client-bound; the server's CPU time gives QPS per
 // server CPU-second.
 func TestClientBoundRule(t *testing.T) {
-	res := loadgen.Result{Elapsed: 2 * time.Second, QPS: 100_000}
+	res := loadgen.Result{Result: measure.Result{Elapsed: 2 * time.Second, QPS: 100_000}}
 	res.Config.Threads = 2
 	for _, tc := range []struct {
 		client time.Duration

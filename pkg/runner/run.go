@@ -10,13 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
+	"github.com/kvbench/kvbench/pkg/workload"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,12 +116,6 @@ type run struct {
 	disp   *display
 	detail *results.Writer
 	nodes  *results.NodeWriter // created with the first cluster attempt
-	// attemptNodes are the node rows of the attempt that just ended.
-	attemptNodes []results.NodeRow
-	// attemptCfg and attemptCommands are the configuration and the
-	// per-command results of the workload attempt that just ended.
-	attemptCfg      loadgen.Config
-	attemptCommands []loadgen.CommandResult
 	// unsupported holds, by (target, workload), why the target was
 	// refused the workload.
 	unsupported map[[2]string]string
@@ -283,20 +278,17 @@ func (r *run) steps(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			e := base
 			e.Attempt = attempt
-			r.attemptNodes = nil
-			row, timing, err := r.attempt(ctx, e)
+			out, err := r.attempt(ctx, e)
+			row, timing := out.row, out.timing
 			r.res.Timing.add(timing)
-			rows := []results.Row{row}
-			if w := st.Scenario.Workload; w != nil {
-				rows = workloadRows(row, w, r.attemptCfg, r.attemptCommands)
-			}
+			rows := out.rows(st.Scenario.Workload)
 			if werr := r.writeRows(rows); werr != nil {
 				return werr // without a detail CSV there is no point going on
 			}
-			if werr := r.writeNodes(r.attemptNodes); werr != nil {
+			if werr := r.writeNodes(out.nodes); werr != nil {
 				return werr
 			}
-			r.res.Nodes = append(r.res.Nodes, r.attemptNodes...)
+			r.res.Nodes = append(r.res.Nodes, out.nodes...)
 			interrupted := row.Status == results.StatusInterrupted
 			unsupported := row.Status == results.StatusUnsupported
 			if unsupported {
@@ -360,17 +352,40 @@ func (r *run) newRow(sc *Scenario, round, attempt int) results.Row {
 	return row
 }
 
+// attemptResult is what one attempt produced.
+type attemptResult struct {
+	// row is the attempt's detail row: its status, settings, server and
+	// measurement (a workload's total row).
+	row results.Row
+	// cfg is the load as it ran (a workload's commands named), and
+	// commands each command's share of its mix.
+	cfg      loadgen.Config
+	commands []measure.Command
+	// nodes are the rows of the nodes CSV: one per master of a cluster.
+	nodes  []results.NodeRow
+	timing Timing
+}
+
+// rows are the attempt's detail rows: its row, or for workload w one row
+// per command and the total row (workloadRows).
+func (a *attemptResult) rows(w *workload.Workload) []results.Row {
+	if w == nil {
+		return []results.Row{a.row}
+	}
+	return workloadRows(a.row, w, a.cfg, a.commands)
+}
+
 // attempt starts a fresh server for the step, prefills it if the mode or
-// workload reads, measures, stops it, and returns the detail row (a
-// workload's total row: workloadRows makes the others).
-func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, err error) {
+// workload reads, measures, stops it, and returns what it measured, its
+// row's status saying how it ended.
+func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err error) {
 	sc := e.Scenario
 	o := r.o
 	seed := o.Seed + int64(e.Round)
-	row = r.newRow(sc, e.Round, e.Attempt)
-	r.attemptCommands = nil
+	out.row = r.newRow(sc, e.Round, e.Attempt)
+	row, t := &out.row, &out.timing
 	if sc.Workload != nil {
-		r.attemptCfg = workloadConfig(o, sc.Workload)
+		out.cfg = workloadConfig(o, sc.Workload)
 	}
 	defer func() {
 		switch {
@@ -388,14 +403,14 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	r.event(e)
 	dir, err := os.MkdirTemp(r.tmp, fmt.Sprintf("%s-%s-r%d-", safeName(sc.Desc.Name), safeName(sc.Strategy.Name), e.Round))
 	if err != nil {
-		return row, t, fmt.Errorf("create the instance directory: %w", err)
+		return out, fmt.Errorf("create the instance directory: %w", err)
 	}
 	t0 := time.Now()
 	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
 	t.Start = time.Since(t0)
 	if err != nil {
 		os.RemoveAll(dir)
-		return row, t, fmt.Errorf("start: %w", err)
+		return out, fmt.Errorf("start: %w", err)
 	}
 	defer func() {
 		t1 := time.Now()
@@ -443,11 +458,11 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	if sc.Workload != nil {
 		sc.Workload.Apply(&cfg, func(string) bool { return false })
 		cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
-		r.attemptCfg = cfg
+		out.cfg = cfg
 		// Refused before the prefill: a target without the commands is
 		// not worth filling.
 		if err := checkWorkload(cfg); err != nil {
-			return row, t, err
+			return out, err
 		}
 		fills = workloadFills(cfg)
 	}
@@ -463,7 +478,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {
-			return row, t, serverError(inst, err)
+			return out, serverError(inst, err)
 		}
 		// The measurement starts once the compaction the prefill may have
 		// set off is done: the reads would share the machine with it.
@@ -471,7 +486,7 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {
-			return row, t, serverError(inst, fmt.Errorf("waiting for the server's background persistence work: %w", err))
+			return out, serverError(inst, fmt.Errorf("waiting for the server's background persistence work: %w", err))
 		}
 		if busy {
 			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
@@ -481,38 +496,38 @@ func (r *run) attempt(ctx context.Context, e Event) (row results.Row, t Timing, 
 	t1 := time.Now()
 	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
 	t.Measure = time.Since(t1)
-	fillRow(&row, res)
-	r.attemptCommands = res.Commands
-	r.attemptNodes = nodeRows(&row, res)
+	row.Measured(&res.Result)
+	out.commands = res.Commands
+	out.nodes = results.NodeRows(row, &res.Result)
 	row.Agents = max(o.Agents, 1)
 	if err != nil {
 		if serr == nil { // a restart is the reason to give, if there was one
 			if rerr := restartReason(ctx, info, sc.Desc.Password, before); rerr != nil {
-				return row, t, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
+				return out, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
 			}
 		}
-		return row, t, serverError(inst, err)
+		return out, serverError(inst, err)
 	}
 	if err := checkResult(res); err != nil {
-		return row, t, err
+		return out, err
 	}
 	if err := inst.Err(); err != nil {
-		return row, t, err
+		return out, err
 	}
 	if serr == nil {
 		after, err := target.SampleServer(ctx, info, sc.Desc.Password)
 		if err != nil {
-			return row, t, serverError(inst, fmt.Errorf("after the measurement: %w", err))
+			return out, serverError(inst, fmt.Errorf("after the measurement: %w", err))
 		}
 		if err := target.Restarted(before, after); err != nil {
-			return row, t, err
+			return out, err
 		}
-		fillCPU(&row, res, clientCPU, before, after)
+		fillCPU(row, res, clientCPU, before, after)
 	} else {
 		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
-		fillCPU(&row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
+		fillCPU(row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
 	}
-	return row, t, nil
+	return out, nil
 }
 
 // prefill writes the keyspace before a mode that reads.
@@ -647,48 +662,6 @@ func checkResult(res loadgen.Result) error {
 		return fmt.Errorf("%d wrong values in %d reads", res.VerifyFailures, res.Gets)
 	}
 	return nil
-}
-
-// fillRow copies a measurement into its detail row.
-func fillRow(row *results.Row, res loadgen.Result) {
-	row.Requests = res.Requests
-	row.ElapsedS = res.Elapsed.Seconds()
-	row.QPS, row.UsPerOp = res.QPS, res.UsPerOp
-	row.LatP50Us, row.LatP99Us, row.LatP999Us, row.LatMaxUs = res.Latency.P50, res.Latency.P99, res.Latency.P999, res.Latency.Max
-	for _, n := range res.Errors {
-		row.Errors += n
-	}
-	row.Conflicts, row.Misses, row.VerifyFailures = res.Conflicts, res.Misses, res.VerifyFailures
-	row.Moved, row.Ask = res.Moved, res.Ask
-	row.LatencyHist = encodeHist(res.Histogram)
-}
-
-// encodeHist is a histogram as the latency_hist column holds it; "" when
-// empty.
-func encodeHist(h *hdrhistogram.Histogram) string {
-	if h == nil || h.TotalCount() == 0 {
-		return ""
-	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// nodeRows returns the rows of the nodes CSV of a measurement: one per
-// master of a cluster target, none otherwise.
-func nodeRows(row *results.Row, res loadgen.Result) []results.NodeRow {
-	var rows []results.NodeRow
-	for _, n := range res.Nodes {
-		rows = append(rows, results.NodeRow{
-			RunID: row.RunID, Target: row.Target, Strategy: row.Strategy, Mode: row.Mode,
-			Round: row.Round, Attempt: row.Attempt, Node: n.Addr, Slots: n.Slots,
-			Requests: n.Requests, QPS: n.QPS, LatP50Us: n.Latency.P50, LatP99Us: n.Latency.P99,
-			Moved: n.Moved, Ask: n.Ask,
-		})
-	}
-	return rows
 }
 
 // safeName keeps letters, digits, - and _ for a directory name.

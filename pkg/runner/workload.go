@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -162,20 +162,19 @@ func checkWorkload(cfg loadgen.Config) error {
 // total as the attempt measured it. Every row carries the attempt's
 // status and error. A failed attempt without per-command results gets
 // one row per command of the workload all the same, its figures empty.
-func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []loadgen.CommandResult) []results.Row {
+func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []measure.Command) []results.Row {
 	total.Mode, total.Workload, total.Command = results.ModeWorkload, w.Name, results.CommandTotal
 	var out []results.Row
 	for i, c := range cfg.Commands {
 		row := total
 		row.Command = c.Name
-		row.Requests, row.QPS, row.UsPerOp, row.Errors = 0, 0, 0, 0
-		row.LatP50Us, row.LatP99Us, row.LatP999Us, row.LatMaxUs = 0, 0, 0, 0
-		row.LatencyHist, row.Misses, row.VerifyFailures, row.Conflicts = "", 0, 0, 0
+		cmd := measure.Command{Name: c.Name}
+		if i < len(cmds) {
+			cmd = cmds[i]
+		}
+		row.MeasuredCommand(&cmd)
 		// The CPU figures are the attempt's: only the total row has them.
 		row.ClientCPUS, row.ServerCPUS, row.QPSPerServerCPUS = 0, 0, 0
-		if i < len(cmds) {
-			fillCommand(&row, cmds[i])
-		}
 		if row.OK() && !(row.QPS > 0) {
 			// A command the mix never drew (a tiny ratio in a short run)
 			// measured nothing: its row says so rather than hold a QPS of 0.
@@ -184,16 +183,6 @@ func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, c
 		out = append(out, row)
 	}
 	return append(out, total)
-}
-
-// fillCommand copies one command's share of a mix into its row.
-func fillCommand(row *results.Row, c loadgen.CommandResult) {
-	row.Requests, row.Errors, row.QPS = c.Requests, c.Errors, c.QPS
-	if c.QPS > 0 {
-		row.UsPerOp = math.Round(1e8/c.QPS) / 100 // 2 decimals, as the total's
-	}
-	row.LatP50Us, row.LatP99Us, row.LatP999Us, row.LatMaxUs = c.Latency.P50, c.Latency.P99, c.Latency.P999, c.Latency.Max
-	row.LatencyHist = encodeHist(c.Histogram)
 }
 
 // errUnsupported reports whether an attempt's error is a target lacking

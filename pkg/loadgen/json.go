@@ -1,0 +1,115 @@
+package loadgen
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/measure"
+)
+
+// The JSON form of a Result is the measurement's (package measure), then
+// "seed", "settings" (the Config, below) and, for a run that failed part
+// way, "error". "kvbench merge" reads it back; documents of earlier
+// versions decode too.
+
+// configExtra is what Config's own fields cannot say as they are in JSON.
+type configExtra struct {
+	DurationS float64 `json:"duration_s"`
+	WarmupS   float64 `json:"warmup_s"`
+	// ValueSizes is Config.ValueSizes as --data-size-list takes it.
+	ValueSizes string `json:"value_sizes,omitempty"`
+	// StartAt is Config.StartAt in RFC 3339, empty when not set.
+	StartAt string `json:"start_at,omitempty"`
+	// TLS says the connections were TLS (Config.TLS set).
+	TLS bool `json:"tls"`
+}
+
+// configPlain is Config without its methods, for the codec.
+type configPlain Config
+
+// MarshalJSON encodes the settings of a run: every field with a JSON
+// name, durations in seconds; no password, no TLS material.
+func (c Config) MarshalJSON() ([]byte, error) {
+	x := configExtra{DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), TLS: c.TLS != nil}
+	if len(c.ValueSizes) > 0 {
+		x.ValueSizes = FormatValueSizes(c.ValueSizes)
+	}
+	if !c.StartAt.IsZero() {
+		x.StartAt = c.StartAt.Format(time.RFC3339Nano)
+	}
+	c.Segments = max(c.Segments, 1)
+	return json.Marshal(struct {
+		configPlain
+		configExtra
+	}{configPlain(c), x})
+}
+
+// UnmarshalJSON decodes settings MarshalJSON wrote; a field it does not
+// know is an error. A run over TLS decodes with an empty TLS
+// configuration; the value sizes are parsed back.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	var v struct {
+		*configPlain
+		configExtra
+	}
+	v.configPlain = (*configPlain)(c)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	x := v.configExtra
+	c.Duration, c.Warmup = measure.FromSeconds(x.DurationS), measure.FromSeconds(x.WarmupS)
+	if x.ValueSizes != "" {
+		rs, err := ParseValueSizes(x.ValueSizes)
+		if err != nil {
+			return fmt.Errorf("value_sizes: %w", err)
+		}
+		c.ValueSizes = rs
+	}
+	if x.StartAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, x.StartAt)
+		if err != nil {
+			return fmt.Errorf("start_at: %w", err)
+		}
+		c.StartAt = t
+	}
+	if x.TLS {
+		c.TLS = &tls.Config{}
+	}
+	return nil
+}
+
+// MarshalJSON encodes r: the measurement, then the seed, the settings
+// and the error.
+func (r Result) MarshalJSON() ([]byte, error) {
+	extra := []measure.Field{{Name: "seed", Value: r.Config.Seed}, {Name: "settings", Value: r.Config}}
+	if r.Error != "" {
+		extra = append(extra, measure.Field{Name: "error", Value: r.Error})
+	}
+	return measure.Encode(&r.Result, extra...)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote, strictly: a field it
+// does not know, a histogram that does not decode or settings that are
+// not valid are errors naming the field.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	*r = Result{}
+	var seed int64
+	err := measure.Decode(b, &r.Result, []measure.Field{
+		{Name: "seed", Value: &seed}, {Name: "settings", Value: &r.Config}, {Name: "error", Value: &r.Error},
+	})
+	if err != nil {
+		return err
+	}
+	r.Config.Seed = seed
+	c, err := r.Config.Normalize()
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	r.Config = c
+	return nil
+}
