@@ -187,13 +187,13 @@ func applyEnv(f *pflag.FlagSet, lookup func(string) (string, bool)) error {
 func killOnSecondSignal(tr *target.Tracker, stderr io.Writer) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, cancel := context.WithCancel(context.Background())
+	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for n := 0; ; {
 			select {
-			case <-ctx.Done():
+			case <-quit:
 				return
 			case <-sigs:
 				if n++; n < 2 {
@@ -208,7 +208,7 @@ func killOnSecondSignal(tr *target.Tracker, stderr io.Writer) (stop func()) {
 	}()
 	return func() {
 		signal.Stop(sigs)
-		cancel()
+		close(quit)
 		<-done
 	}
 }

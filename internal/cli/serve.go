@@ -242,7 +242,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		logger.Info("signal received, shutting down")
 	case <-srv.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
 }

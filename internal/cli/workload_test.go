@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 )
 
@@ -166,7 +167,7 @@ func TestBenchWorkload(t *testing.T) {
 	if code != 2 || stdout != "" || !strings.Contains(stderr, bad+`:3: "lots": want a whole number`) {
 		t.Errorf("bad file: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if b, err := loadgen.Query(r.Addr, "", nil, time.Second, "EXISTS", "l"); err != nil || string(b) != ":0\r\n" {
+	if b, err := control.Query(context.Background(), r.Addr, control.Options{}, "EXISTS", "l"); err != nil || string(b) != ":0\r\n" {
 		t.Errorf("EXISTS l: %q %v: the bad file's LPUSH ran", b, err)
 	}
 }
@@ -189,7 +190,7 @@ func TestBenchGaussianKeys(t *testing.T) {
 		t.Errorf("%d keys written, want 5 to 21", n)
 	}
 	for _, k := range []string{"g:490", "g:510"} {
-		if b, err := loadgen.Query(r.Addr, "", nil, time.Second, "EXISTS", k); err != nil || string(b) != ":0\r\n" {
+		if b, err := control.Query(context.Background(), r.Addr, control.Options{}, "EXISTS", k); err != nil || string(b) != ":0\r\n" {
 			t.Errorf("EXISTS %s: %q %v, want :0", k, b, err)
 		}
 	}
@@ -211,7 +212,7 @@ func TestBenchListWorkloads(t *testing.T) {
 // dbsize is the number of keys of the server at addr.
 func dbsize(t *testing.T, addr string) int {
 	t.Helper()
-	b, err := loadgen.Query(addr, "", nil, time.Second, "DBSIZE")
+	b, err := control.Query(context.Background(), addr, control.Options{}, "DBSIZE")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestBenchVerify(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for i := range 100 {
-		if _, err := loadgen.Query(r.Addr, "", nil, time.Second, "SET", fmt.Sprintf("bench:key:%03d", i), "corrupt"); err != nil {
+		if _, err := control.Query(context.Background(), r.Addr, control.Options{}, "SET", fmt.Sprintf("bench:key:%03d", i), "corrupt"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -15,10 +14,10 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
-	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,13 +46,13 @@ type Topology struct {
 
 // FetchTopology reads the slot map with CLUSTER SLOTS from the first of
 // seeds that answers.
-func FetchTopology(ctx context.Context, seeds []string, password string, tlsCfg *tls.Config, timeout time.Duration) (*Topology, error) {
+func FetchTopology(ctx context.Context, seeds []string, o control.Options) (*Topology, error) {
 	if len(seeds) == 0 {
 		return nil, errors.New("cluster: no seed address")
 	}
 	var errs []error
 	for _, seed := range seeds {
-		t, err := fetchTopology(ctx, seed, password, tlsCfg, timeout)
+		t, err := fetchTopology(ctx, seed, o)
 		if err == nil {
 			return t, nil
 		}
@@ -62,13 +61,8 @@ func FetchTopology(ctx context.Context, seeds []string, password string, tlsCfg 
 	return nil, fmt.Errorf("cluster topology: %w", errors.Join(errs...))
 }
 
-func fetchTopology(ctx context.Context, addr, password string, tlsCfg *tls.Config, timeout time.Duration) (*Topology, error) {
-	cl, err := dialNode(ctx, addr, password, tlsCfg, timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.close()
-	raw, err := cl.do(resp.AppendCommandString(nil, "CLUSTER", "SLOTS"), timeout)
+func fetchTopology(ctx context.Context, addr string, o control.Options) (*Topology, error) {
+	raw, err := control.Query(ctx, addr, o, "CLUSTER", "SLOTS")
 	if err != nil {
 		return nil, err
 	}
@@ -161,83 +155,6 @@ func parseClusterSlots(b []byte, seed string) (*Topology, error) {
 	return t, nil
 }
 
-// nodeClient is a blocking connection to one cluster node, for the
-// topology and for the rare requests resent after a redirect.
-type nodeClient struct {
-	conn net.Conn
-	in   []byte
-}
-
-func dialNode(ctx context.Context, addr, password string, tlsCfg *tls.Config, timeout time.Duration) (*nodeClient, error) {
-	conn, err := tlsconf.Dial(ctx, addr, tlsCfg, timeout)
-	if err != nil {
-		return nil, err
-	}
-	cl := &nodeClient{conn: conn}
-	if password != "" {
-		raw, err := cl.do(resp.AppendCommandString(nil, "AUTH", password), timeout)
-		if err == nil && len(raw) > 0 && raw[0] == '-' {
-			err = fmt.Errorf("AUTH: %s", bytes.TrimSpace(raw[1:]))
-		}
-		if err != nil {
-			conn.Close()
-			return nil, err
-		}
-	}
-	return cl, nil
-}
-
-func (cl *nodeClient) close() { cl.conn.Close() }
-
-// do writes req (one or more requests) and returns the raw last reply.
-func (cl *nodeClient) do(req []byte, timeout time.Duration) ([]byte, error) {
-	all, err := cl.doAll(req, timeout)
-	if err != nil {
-		return nil, err
-	}
-	return all[len(all)-1], nil
-}
-
-// doAll writes req (one or more requests) and returns every raw reply.
-func (cl *nodeClient) doAll(req []byte, timeout time.Duration) ([][]byte, error) {
-	if err := cl.conn.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return nil, err
-	}
-	if _, err := cl.conn.Write(req); err != nil {
-		return nil, err
-	}
-	want := 0 // replies expected: one per request
-	for off := 0; off < len(req); want++ {
-		m, err := resp.SkipReply(req[off:], 0)
-		if err != nil || m == 0 {
-			return nil, errors.New("malformed request")
-		}
-		off += m
-	}
-	var chunk [16 << 10]byte
-	var replies [][]byte
-	for off := 0; ; {
-		n, err := resp.SkipReply(cl.in[off:], 0)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			replies = append(replies, slices.Clone(cl.in[off:off+n]))
-			off += n
-			if want--; want == 0 {
-				cl.in = append(cl.in[:0], cl.in[off:]...)
-				return replies, nil
-			}
-			continue
-		}
-		m, err := cl.conn.Read(chunk[:])
-		cl.in = append(cl.in, chunk[:m]...)
-		if err != nil && m == 0 {
-			return nil, err
-		}
-	}
-}
-
 // route is a cluster run's shared slot map and redirect counts. Slots
 // move during a run: a MOVED reply updates the map for every connection.
 type route struct {
@@ -246,7 +163,11 @@ type route struct {
 	owner [ClusterSlots]atomic.Int32
 	moved atomic.Int64
 	ask   atomic.Int64
-	sides []*nodeClient // every side connection, closed with the run
+	sides []*control.Conn // every side connection, closed with the run
+	// ctx is the running phase's, for what a redirect or a lost node
+	// makes the event loop do outside it: dial, resend, wait for a
+	// failover (set by runner.phase).
+	ctx context.Context
 	// walks are each connection's position in its stripe, by global
 	// index, for exactQuotas; nil entries for other segments'.
 	walks []*keyGen
@@ -344,7 +265,7 @@ func (rt *route) close() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for _, cl := range rt.sides {
-		cl.close()
+		cl.Close()
 	}
 	rt.sides = nil
 }
@@ -354,7 +275,7 @@ func (rt *route) close() {
 type connRoute struct {
 	rt    *route
 	node  int32
-	sides map[string]*nodeClient
+	sides map[string]*control.Conn
 	buf   []byte
 }
 
@@ -483,7 +404,11 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 				asking = true
 			}
 		default: // TRYAGAIN, CLUSTERDOWN
-			time.Sleep(backoff)
+			select {
+			case <-cr.rt.ctx.Done():
+				return nil, cr.rt.ctx.Err()
+			case <-time.After(backoff):
+			}
 			backoff *= 2
 			addr = cr.rt.addr(cr.rt.owner[keyslot.Of([]byte(key))].Load())
 			if addr == "" {
@@ -499,7 +424,11 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 		if asking {
 			out = append(resp.AppendCommandString(nil, "ASKING"), req...)
 		}
-		reply, err := cl.do(out, c.p.cfg.Timeout)
+		replies, err := cl.Raw(cr.rt.ctx, out)
+		var reply []byte
+		if err == nil {
+			reply = replies[len(replies)-1]
+		}
 		if err != nil {
 			return nil, fmt.Errorf("resend %s %s to %s: %w", c.cmdName(s.op), key, addr, err)
 		}
@@ -517,17 +446,19 @@ func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 
 // side returns the connection's side connection to addr, dialing it
 // the first time.
-func (c *conn) side(addr string) (*nodeClient, error) {
+func (c *conn) side(addr string) (*control.Conn, error) {
 	cr := c.route
 	if cl := cr.sides[addr]; cl != nil {
 		return cl, nil
 	}
-	cl, err := dialNode(context.Background(), addr, c.p.cfg.Password, c.p.cfg.TLS, c.p.cfg.ConnectTimeout)
+	o := c.p.cfg.control()
+	o.Timeout = c.p.cfg.Timeout
+	cl, err := control.Dial(cr.rt.ctx, addr, o)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	if cr.sides == nil {
-		cr.sides = make(map[string]*nodeClient)
+		cr.sides = make(map[string]*control.Conn)
 	}
 	cr.sides[addr] = cl
 	cr.rt.mu.Lock()
@@ -577,36 +508,38 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}
-	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.TLS, cfg.ConnectTimeout)
+	topo, err := FetchTopology(ctx, seeds, cfg.control())
 	if err != nil {
 		return res, fmt.Errorf("prefill: %w", err)
 	}
 	res.Shards = len(topo.Masters)
-	nodes := make([]*nodeClient, len(topo.Masters))
+	nodes := make([]*control.Conn, len(topo.Masters))
 	defer func() {
 		for _, cl := range nodes {
 			if cl != nil {
-				cl.close()
+				cl.Close()
 			}
 		}
 	}()
 	dbsize := func() (int64, error) {
 		var sum int64
 		for i, cl := range nodes {
-			raw, err := cl.do(resp.AppendCommandString(nil, "DBSIZE"), cfg.Timeout)
+			v, err := cl.Do(ctx, "DBSIZE")
 			if err != nil {
-				return 0, fmt.Errorf("DBSIZE on %s: %w", topo.Masters[i], err)
+				return 0, fmt.Errorf("on %s: %w", topo.Masters[i], err)
 			}
-			r, _, err := resp.ParseReply(raw, 0)
-			if err != nil || r.Type != resp.TypeInt {
-				return 0, fmt.Errorf("DBSIZE on %s: got %s", topo.Masters[i], quote(raw))
+			n, ok := v.(int64)
+			if !ok {
+				return 0, fmt.Errorf("DBSIZE on %s: got %v", topo.Masters[i], v)
 			}
-			sum += r.Int
+			sum += n
 		}
 		return sum, nil
 	}
 	for i, addr := range topo.Masters {
-		if nodes[i], err = dialNode(ctx, addr, cfg.Password, cfg.TLS, cfg.ConnectTimeout); err != nil {
+		o := cfg.control()
+		o.Timeout = cfg.Timeout
+		if nodes[i], err = control.Dial(ctx, addr, o); err != nil {
 			return res, fmt.Errorf("prefill: connect to %s: %w", addr, err)
 		}
 	}
@@ -630,7 +563,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 		if pending[i] == 0 {
 			return nil
 		}
-		replies, err := nodes[i].doAll(bufs[i], cfg.Timeout)
+		replies, err := nodes[i].Raw(ctx, bufs[i])
 		if err != nil {
 			return fmt.Errorf("prefill: %s: %w", topo.Masters[i], err)
 		}
@@ -700,7 +633,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}
-	topo, err := FetchTopology(ctx, seeds, cfg.Password, cfg.TLS, cfg.ConnectTimeout)
+	topo, err := FetchTopology(ctx, seeds, cfg.control())
 	if err != nil {
 		return err
 	}
@@ -815,7 +748,7 @@ func (s *sock) nodeLost(err error) error {
 	cfg := s.p.cfg
 	deadline := time.Now().Add(cfg.Timeout)
 	for {
-		topo, terr := FetchTopology(context.Background(), seeds, cfg.Password, cfg.TLS, cfg.ConnectTimeout)
+		topo, terr := FetchTopology(rt.ctx, seeds, cfg.control())
 		if terr != nil {
 			return fail("no other node gives the slot map: %v", terr)
 		}
@@ -849,7 +782,11 @@ func (s *sock) nodeLost(err error) error {
 		case time.Now().After(deadline):
 			return fail("no replica took over its %d slots within %v", slots, cfg.Timeout)
 		}
-		time.Sleep(failoverPoll)
+		select {
+		case <-rt.ctx.Done():
+			return rt.ctx.Err()
+		case <-time.After(failoverPoll):
+		}
 	}
 }
 
@@ -858,7 +795,7 @@ func (s *sock) nodeLost(err error) error {
 // were not all read, so none counts.
 func (s *sock) reconnect(addr string) error {
 	cfg := s.p.cfg
-	l, err := dial(context.Background(), addr, &cfg)
+	l, err := dial(s.route.rt.ctx, addr, &cfg)
 	if err != nil {
 		return err
 	}

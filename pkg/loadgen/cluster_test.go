@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/redis/go-redis/v9"
@@ -67,7 +68,7 @@ func redisNode(t *testing.T, addr string) *redis.Client {
 func TestClusterSetGet(t *testing.T) {
 	info := startCluster(t, 3)
 	ctx := context.Background()
-	topo, err := FetchTopology(ctx, []string{info.Addr}, "", nil, time.Second)
+	topo, err := FetchTopology(ctx, []string{info.Addr}, control.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +488,7 @@ func TestClusterFailover(t *testing.T) {
 	if res.Requests != cfg.Requests || len(res.Errors) != 0 {
 		t.Errorf("%d requests (want %d), errors %v", res.Requests, cfg.Requests, res.Errors)
 	}
-	topo, err := FetchTopology(context.Background(), info.Nodes[1:], "", nil, time.Second)
+	topo, err := FetchTopology(context.Background(), info.Nodes[1:], control.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

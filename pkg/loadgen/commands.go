@@ -3,18 +3,16 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
-	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
 // Placeholders of a Command's arguments. Every occurrence is a new draw
@@ -770,7 +768,7 @@ var ErrUnsupported = errors.New("unsupported commands")
 // CheckCommands asks the server at cfg.Addr with COMMAND INFO whether it
 // has the commands named, and fails with one error naming those it lacks
 // (wrapping ErrUnsupported). A server without COMMAND is not checked.
-func CheckCommands(cfg Config, names []string) error {
+func CheckCommands(ctx context.Context, cfg Config, names []string) error {
 	var uniq []string
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -783,11 +781,7 @@ func CheckCommands(cfg Config, names []string) error {
 	if len(uniq) == 0 {
 		return nil
 	}
-	timeout := cfg.ConnectTimeout
-	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
-	}
-	b, err := Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, append([]string{"COMMAND", "INFO"}, uniq...)...)
+	b, err := control.Query(ctx, cfg.Addr, cfg.control(), append([]string{"COMMAND", "INFO"}, uniq...)...)
 	if err != nil {
 		return err
 	}
@@ -829,60 +823,6 @@ func commandNames(cmds []Command) []string {
 		}
 	}
 	return names
-}
-
-// Query sends one command to addr on a new connection (after AUTH when
-// password is set), over TLS when tlsCfg is set, and returns its whole
-// reply, raw.
-func Query(addr, password string, tlsCfg *tls.Config, timeout time.Duration, args ...string) ([]byte, error) {
-	nc, err := tlsconf.Dial(context.Background(), addr, tlsCfg, timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(timeout))
-	var req []byte
-	if password != "" {
-		req = resp.AppendCommandString(req, "AUTH", password)
-	}
-	req = resp.AppendCommandString(req, args...)
-	if _, err := nc.Write(req); err != nil {
-		return nil, err
-	}
-	var buf []byte
-	chunk := make([]byte, 64<<10)
-	want := 1
-	if password != "" {
-		want = 2
-	}
-	for {
-		pos := 0
-		var last int
-		ok := true
-		for i := range want {
-			n, err := resp.SkipReply(buf[pos:], resp.DefaultMaxBulkLen)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", args[0], err)
-			}
-			if n == 0 {
-				ok = false
-				break
-			}
-			if i == 0 && password != "" && buf[0] == '-' {
-				return nil, fmt.Errorf("AUTH: %s", strings.TrimSpace(string(buf[1:n])))
-			}
-			last = pos
-			pos += n
-		}
-		if ok {
-			return buf[last:pos], nil
-		}
-		m, err := nc.Read(chunk)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", args[0], err)
-		}
-		buf = append(buf, chunk[:m]...)
-	}
 }
 
 // writeMix writes the mix line of a text report.

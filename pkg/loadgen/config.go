@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/control"
 )
 
 // Mode is the request mix of a run.
@@ -428,6 +430,12 @@ func (c Config) usesPattern(p KeyPattern) bool {
 		}
 	}
 	return false
+}
+
+// control is how the run's control connections (topology, redirects,
+// probes) reach the server: its credentials and TLS, the connect timeout.
+func (c *Config) control() control.Options {
+	return control.Options{Password: c.Password, TLS: c.TLS, Timeout: c.ConnectTimeout}
 }
 
 // LocalConnections is the number of connections this run opens: the

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"golang.org/x/sys/unix"
@@ -59,9 +60,10 @@ func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 		l.tls = &tlsLink{conn: tc, sock: sc}
 		rw = tc
 	}
+	o := cfg.control()
 	switch {
-	case cfg.Password != "":
-		err = auth(rw, cfg.Password)
+	case o.Password != "" || o.User != "" || o.DB > 0:
+		err = control.Handshake(rw, o)
 	case cfg.TLS != nil:
 		// A TLS 1.3 server checks the client's certificate after the
 		// client's handshake is over: one round trip makes a refusal an
@@ -132,19 +134,6 @@ func waitFd(ctx context.Context, fd int, events int16) error {
 			return nil
 		}
 	}
-}
-
-// auth sends AUTH and checks the reply, before the connection joins the
-// run.
-func auth(rw io.ReadWriter, password string) error {
-	r, err := roundTrip(rw, resp.AppendCommandString(nil, "AUTH", password))
-	if err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	if r.Type == resp.TypeError {
-		return fmt.Errorf("auth: server replied %q", r.Data)
-	}
-	return nil
 }
 
 // roundTrip writes req, one request, and returns its reply, of at most

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -113,7 +114,7 @@ func RunTests(ctx context.Context, cfg Config, tests []Test) ([]TestResult, erro
 	for _, t := range tests {
 		names = append(names, t.Command.Args[0])
 	}
-	if err := CheckCommands(cfg, names); err != nil {
+	if err := CheckCommands(ctx, cfg, names); err != nil {
 		return nil, err
 	}
 	var out []TestResult
@@ -160,7 +161,7 @@ func prepareTest(ctx context.Context, cfg Config, test string, wrote bool) error
 // 12-digit numbers, so they hardly meet those of the keyspace.
 func fillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd Command) error {
 	for range 3 {
-		b, err := Query(cfg.Addr, cfg.Password, cfg.TLS, max(cfg.ConnectTimeout, DefaultConnectTimeout), lenCmd, key)
+		b, err := control.Query(ctx, cfg.Addr, cfg.control(), lenCmd, key)
 		if err != nil {
 			return err
 		}

@@ -204,12 +204,12 @@ func TestParseTests(t *testing.T) {
 // error naming what it lacks; redis-server passes.
 func TestCheckCommands(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
-	err := CheckCommands(Config{Addr: tg.addr}, []string{"set", "LPUSH", "get", "sadd", "lpush"})
+	err := CheckCommands(context.Background(), Config{Addr: tg.addr}, []string{"set", "LPUSH", "get", "sadd", "lpush"})
 	if !errors.Is(err, ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no LPUSH, SADD") {
 		t.Errorf("kvstore: %v", err)
 	}
 	r := testutil.StartRedis(t)
-	if err := CheckCommands(Config{Addr: r.Addr}, []string{"LPUSH", "zpopmin"}); err != nil {
+	if err := CheckCommands(context.Background(), Config{Addr: r.Addr}, []string{"LPUSH", "zpopmin"}); err != nil {
 		t.Errorf("redis-server: %v", err)
 	}
 }

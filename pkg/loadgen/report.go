@@ -69,7 +69,7 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 		}
 	}
 	if len(cfg.Commands) > 0 {
-		if err := CheckCommands(cfg, commandNames(cfg.Commands)); err != nil {
+		if err := CheckCommands(ctx, cfg, commandNames(cfg.Commands)); err != nil {
 			return Result{Config: cfg}, err
 		}
 	}

@@ -253,6 +253,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 		}
 		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
 	}
+	if r.route != nil {
+		r.route.ctx = ctx
+	}
 	if r.exactQuotas(requests) { // cluster.go
 		ph.start = r.now()
 	}

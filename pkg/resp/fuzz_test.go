@@ -62,3 +62,50 @@ func FuzzInline(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReply feeds arbitrary bytes to the reply parsers, which read every
+// reply an attached server sends: they never panic, never claim more
+// bytes than they were given, and agree with each other: SkipReply's
+// length is the header ParseReply reads plus its elements', each skipped
+// in turn, and any prefix of a complete reply is incomplete, not an error.
+func FuzzReply(f *testing.F) {
+	for _, s := range []string{
+		"+OK\r\n", "-ERR unknown\r\n", ":-42\r\n", "$5\r\nhello\r\n", "$-1\r\n", "*-1\r\n",
+		"*2\r\n$3\r\nfoo\r\n*1\r\n:1\r\n", "*3\r\n*0\r\n+a\r\n$0\r\n\r\n", "$9999999999999\r\n", "*99999999999999\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, n, err := ParseReply(b, 1<<10)
+		if err != nil && !IsProtocolError(err) || n < 0 || n > len(b) {
+			t.Fatalf("ParseReply(%q) = %+v, %d, %v", b, r, n, err)
+		}
+		total, err := SkipReply(b, 1<<10)
+		if err != nil && !IsProtocolError(err) || total < 0 || total > len(b) {
+			t.Fatalf("SkipReply(%q) = %d, %v", b, total, err)
+		}
+		if total == 0 {
+			return
+		}
+		// Walk the same reply element by element.
+		pos, want := 0, 1
+		for want > 0 {
+			r, n, err := ParseReply(b[pos:], 1<<10)
+			if err != nil || n == 0 {
+				t.Fatalf("SkipReply took %d bytes of %q, but element at %d: %d, %v", total, b, pos, n, err)
+			}
+			pos, want = pos+n, want-1
+			if r.Type == TypeArray && r.Int > 0 {
+				want += int(r.Int)
+			}
+		}
+		if pos != total {
+			t.Fatalf("SkipReply(%q) = %d, the elements end at %d", b, total, pos)
+		}
+		for cut := range total {
+			if m, err := SkipReply(b[:cut], 1<<10); m != 0 || err != nil {
+				t.Fatalf("SkipReply of a %d-byte prefix of %q = %d, %v; want incomplete", cut, b[:total], m, err)
+			}
+		}
+	})
+}

@@ -81,9 +81,10 @@ func ParseReply(b []byte, maxBulk int64) (Reply, int, error) {
 }
 
 // SkipReply returns the length of the complete reply at the start of b,
-// nested arrays included, or 0 when b holds only part of it.
+// nested arrays included, or 0 when b holds only part of it. An array
+// declaring more than MaxReplyElements elements is a ProtocolError.
 func SkipReply(b []byte, maxBulk int64) (int, error) {
-	pos, want := 0, 1
+	pos, want := 0, int64(1)
 	for want > 0 {
 		r, n, err := ParseReply(b[pos:], maxBulk)
 		if n == 0 || err != nil {
@@ -92,8 +93,15 @@ func SkipReply(b []byte, maxBulk int64) (int, error) {
 		pos += n
 		want--
 		if r.Type == TypeArray && r.Int > 0 {
-			want += int(r.Int)
+			if r.Int > MaxReplyElements-want {
+				return 0, protoErr("array of %d elements", r.Int)
+			}
+			want += r.Int
 		}
 	}
 	return pos, nil
 }
+
+// MaxReplyElements bounds the elements a reply's arrays may declare in
+// all: far beyond any reply, and no count can overflow.
+const MaxReplyElements = 1 << 40

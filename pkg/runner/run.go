@@ -294,7 +294,10 @@ func (r *run) steps(ctx context.Context) error {
 			if unsupported {
 				r.unsupported[[2]string{st.Scenario.Desc.Name, st.Scenario.Workload.Name}] = row.Error
 			}
-			refused := errors.Is(err, target.ErrNotEmpty)
+			// An attached server that holds others' keys, refuses the
+			// credentials or does not speak RESP is the target's, whatever
+			// the scenario: none of them is tried.
+			refused := errors.Is(err, target.ErrNotEmpty) || errors.Is(err, target.ErrRefused)
 			outOfRetries := err != nil && !interrupted && !unsupported && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
 			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1], err, timing
 			e.Final = err == nil || interrupted || unsupported || outOfRetries
@@ -461,7 +464,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		out.cfg = cfg
 		// Refused before the prefill: a target without the commands is
 		// not worth filling.
-		if err := checkWorkload(cfg); err != nil {
+		if err := checkWorkload(ctx, cfg); err != nil {
 			return out, err
 		}
 		fills = workloadFills(cfg)
@@ -584,10 +587,14 @@ func restartReason(ctx context.Context, info target.Info, password string, befor
 		if err == nil {
 			return target.Restarted(before, after)
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond) // bounded by restartWait
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
@@ -623,19 +630,23 @@ func fillCPU(row *results.Row, res loadgen.Result, client time.Duration, before,
 }
 
 // serverError adds the server's exit, if it exited, to a load generator
-// error: a dead server shows as a lost connection first.
+// error: a dead server shows as a lost connection first, its exit a
+// moment later.
 func serverError(inst target.Instance, err error) error {
-	for range 20 {
-		if serr := inst.Err(); serr != nil {
-			return fmt.Errorf("%w; %w", err, serr)
+	if isConnError(err) {
+		select {
+		case <-inst.Exited():
+		case <-time.After(exitWait):
 		}
-		if !isConnError(err) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	if serr := inst.Err(); serr != nil {
+		return fmt.Errorf("%w; %w", err, serr)
 	}
 	return err
 }
+
+// exitWait bounds how long a lost connection waits for the server's exit.
+const exitWait = 200 * time.Millisecond
 
 // isConnError reports whether err looks like a lost connection (worth
 // waiting a moment for the server's exit status).

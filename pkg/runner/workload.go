@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/measure"
-	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
@@ -113,24 +113,29 @@ const ProbePrefix = "kvbench:probe:"
 // lacks a command of the workload: it asks COMMAND INFO; a server without
 // COMMAND gets each command once, on a key under ProbePrefix (deleted
 // after), and lacks those it calls unknown.
-func checkWorkload(cfg loadgen.Config) error {
+func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 	var names []string
 	for _, c := range cfg.Commands {
 		names = append(names, c.Args[0])
 	}
-	timeout := max(cfg.ConnectTimeout, loadgen.DefaultConnectTimeout)
-	b, err := loadgen.Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, "COMMAND", "COUNT")
+	o := control.Options{Password: cfg.Password, TLS: cfg.TLS, Timeout: max(cfg.ConnectTimeout, loadgen.DefaultConnectTimeout)}
+	c, err := control.Dial(ctx, cfg.Addr, o)
 	if err != nil {
 		return err
 	}
-	if r, _, err := resp.ParseReply(b, resp.DefaultMaxBulkLen); err != nil || r.Type != resp.TypeError {
-		return loadgen.CheckCommands(cfg, names)
+	defer c.Close()
+	var re *control.ReplyError
+	if _, err := c.Do(ctx, "COMMAND", "COUNT"); !errors.As(err, &re) {
+		if err != nil {
+			return err
+		}
+		return loadgen.CheckCommands(ctx, cfg, names)
 	}
 	var lack []string
-	for i, c := range cfg.Commands {
+	for i, cmd := range cfg.Commands {
 		key := fmt.Sprintf("%s%d", ProbePrefix, i)
-		args := []string{c.Args[0]}
-		for j, a := range c.Args[1:] {
+		args := []string{cmd.Args[0]}
+		for j, a := range cmd.Args[1:] {
 			if j == 0 {
 				a = key // by Redis's convention the first argument is the key
 			} else {
@@ -138,15 +143,16 @@ func checkWorkload(cfg loadgen.Config) error {
 			}
 			args = append(args, a)
 		}
-		b, err := loadgen.Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, args...)
-		if err != nil {
+		_, err := c.Do(ctx, args...)
+		switch {
+		case errors.As(err, &re):
+			if strings.HasPrefix(strings.ToUpper(re.Msg), "ERR UNKNOWN COMMAND") {
+				lack = append(lack, strings.ToUpper(cmd.Args[0]))
+			}
+		case err != nil:
 			return err
 		}
-		r, _, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
-		if err == nil && r.Type == resp.TypeError && strings.HasPrefix(strings.ToUpper(string(r.Data)), "ERR UNKNOWN COMMAND") {
-			lack = append(lack, strings.ToUpper(c.Args[0]))
-		}
-		if _, err := loadgen.Query(cfg.Addr, cfg.Password, cfg.TLS, timeout, "DEL", key); err != nil {
+		if _, err := c.Do(ctx, "DEL", key); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -198,11 +199,11 @@ func TestCheckWorkloadProbe(t *testing.T) {
 	defer inst.Stop(context.Background())
 	cfg := workloadConfig(DefaultOptions(), mustWorkload(t, "rb-six"))
 	cfg.Addr = inst.Info().Addr
-	err = checkWorkload(cfg)
+	err = checkWorkload(context.Background(), cfg)
 	if !errors.Is(err, loadgen.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no SADD") {
 		t.Errorf("check: %v, want SADD unsupported", err)
 	}
-	b, err := loadgen.Query(cfg.Addr, "", nil, loadgen.DefaultConnectTimeout, "DBSIZE")
+	b, err := control.Query(context.Background(), cfg.Addr, control.Options{}, "DBSIZE")
 	if err != nil || string(b) != ":0\r\n" {
 		t.Errorf("DBSIZE after the probe: %q %v, want 0", b, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -101,7 +102,9 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 // Desc describes the target.
 func (a *Attach) Desc() Desc { return a.desc }
 
-func (a *Attach) creds() creds { return creds{password: a.cfg.Password, tls: a.cfg.TLS} }
+func (a *Attach) creds() creds {
+	return creds{Options: control.Options{Password: a.cfg.Password, TLS: a.cfg.TLS}}
+}
 
 // seeds are the addresses to try: Addr, then Addrs.
 func (cfg AttachConfig) seeds() []string {
@@ -134,10 +137,10 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		}
 	}
 	var inst *instance
-	clients := make([]*client, 0, len(addrs))
+	clients := make([]*control.Conn, 0, len(addrs))
 	defer func() {
 		for _, c := range clients {
-			c.close()
+			c.Close()
 		}
 	}()
 	for _, addr := range addrs {
@@ -149,7 +152,7 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 			inst = in
 			inst.info.TLS, inst.info.TLSFiles = a.cfg.TLS, a.cfg.TLSFiles
 		}
-		c, err := dialClient(ctx, addr, a.creds(), cmdTimeout)
+		c, err := dialControl(ctx, addr, a.creds(), cmdTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.cfg.Name, err)
 		}
@@ -164,7 +167,7 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		var n int64
 		var err error
 		for i, c := range clients {
-			k, kerr := c.keys()
+			k, kerr := keyCount(ctx, c)
 			if kerr != nil {
 				if len(addrs) > 1 {
 					kerr = fmt.Errorf("%s: %w", addrs[i], kerr)
@@ -193,7 +196,7 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		inst.info.Flushed = n > 0 || err != nil
 	}
 	for i, c := range clients {
-		if _, err := c.do(flushTimeout, "FLUSHALL"); err != nil {
+		if _, err := c.Do(ctx, "FLUSHALL"); err != nil {
 			return nil, fmt.Errorf("%s: FLUSHALL on %s refused: %w", a.cfg.Name, addrs[i], err)
 		}
 	}
@@ -209,12 +212,22 @@ func clusterMasters(ctx context.Context, seeds []string, cr creds, started time.
 	deadline := started.Add(timeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		var errs []error
+		refused := 0
 		for _, seed := range seeds {
 			masters, err := seedMasters(ctx, seed, cr, min(max(time.Until(deadline), time.Millisecond), time.Second))
 			if err == nil {
 				return masters, nil
 			}
+			// A server that refuses CLUSTER INFO (no cluster support)
+			// will not change its mind.
+			var re *control.ReplyError
+			if errors.As(err, &re) || errors.Is(err, control.ErrAuth) || errors.Is(err, control.ErrNotRESP) {
+				refused++
+			}
 			errs = append(errs, fmt.Errorf("seed %s: %w", seed, err))
+		}
+		if refused == len(seeds) {
+			return nil, fmt.Errorf("%w: no seed can give the cluster's masters: %w", ErrConfigMismatch, errors.Join(errs...))
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -232,19 +245,19 @@ func clusterMasters(ctx context.Context, seeds []string, cr creds, started time.
 
 // seedMasters asks seed for the cluster's masters.
 func seedMasters(ctx context.Context, seed string, cr creds, dial time.Duration) ([]string, error) {
-	c, err := dialClient(ctx, seed, cr, dial)
+	c, err := dialControl(ctx, seed, cr, dial)
 	if err != nil {
 		return nil, err
 	}
-	defer c.close()
-	info, err := c.clusterInfo()
+	defer c.Close()
+	info, err := clusterInfo(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTER INFO: %w", err)
 	}
 	if st := info["cluster_state"]; st != "ok" {
 		return nil, fmt.Errorf("cluster_state is %q, want ok", st)
 	}
-	slots, err := c.clusterSlots()
+	slots, err := clusterSlots(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTER SLOTS: %w", err)
 	}
@@ -264,9 +277,9 @@ func seedMasters(ctx context.Context, seed string, cr creds, dial time.Duration)
 
 // keys counts the server's keys: the sum of INFO keyspace's databases, or
 // DBSIZE (the current database) if larger.
-func (c *client) keys() (int64, error) {
+func keyCount(ctx context.Context, c *control.Conn) (int64, error) {
 	var n int64
-	info, ierr := c.info(cmdTimeout, "keyspace")
+	info, ierr := c.Info(ctx, "keyspace")
 	for k, v := range info {
 		var db, keys int64
 		if _, err := fmt.Sscanf(k, "db%d", &db); err != nil {
@@ -276,7 +289,7 @@ func (c *client) keys() (int64, error) {
 			n += keys
 		}
 	}
-	v, derr := c.do(cmdTimeout, "DBSIZE")
+	v, derr := c.Do(ctx, "DBSIZE")
 	if size, ok := v.(int64); derr == nil && ok {
 		return max(n, size), nil
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/control"
 )
 
 // Redis Cluster defaults.
@@ -133,7 +135,7 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 	for i := range n {
 		dir := filepath.Join(env.Dir, "node-"+strconv.Itoa(i))
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			ci.stopAll()
+			ci.stopAll(ctx)
 			return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
 		}
 		nenv := env
@@ -160,13 +162,13 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 			return []string{c.cfg.Bin, conf}, nil
 		})
 		if err != nil {
-			ci.stopAll()
+			ci.stopAll(ctx)
 			return nil, err
 		}
 		ci.nodes = append(ci.nodes, &clusterNode{inst: inst})
 	}
 	if err := c.form(ctx, ci, started.Add(env.readyTimeout())); err != nil {
-		ci.stopAll()
+		ci.stopAll(ctx)
 		return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
 	}
 	ci.info = ci.nodes[0].inst.info
@@ -181,21 +183,21 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 // form assigns the slots, joins the nodes, attaches the replicas and
 // waits for the cluster to agree, until deadline.
 func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline time.Time) error {
-	clients := make([]*client, len(ci.nodes))
+	clients := make([]*control.Conn, len(ci.nodes))
 	defer func() {
 		for _, cl := range clients {
 			if cl != nil {
-				cl.close()
+				cl.Close()
 			}
 		}
 	}()
 	for i, nd := range ci.nodes {
-		cl, err := dialClient(ctx, nd.inst.info.Addr, ci.cr, cmdTimeout)
+		cl, err := dialControl(ctx, nd.inst.info.Addr, ci.cr, cmdTimeout)
 		if err != nil {
 			return err
 		}
 		clients[i] = cl
-		v, err := cl.do(cmdTimeout, "CLUSTER", "MYID")
+		v, err := cl.Do(ctx, "CLUSTER", "MYID")
 		if err != nil {
 			return fmt.Errorf("CLUSTER MYID on %s: %w", nd.inst.info.Addr, err)
 		}
@@ -203,7 +205,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 	}
 	for i := range c.shards {
 		lo, hi := SlotRange(i, c.shards)
-		if _, err := clients[i].do(cmdTimeout, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+		if _, err := clients[i].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
 			return fmt.Errorf("CLUSTER ADDSLOTSRANGE %d %d on %s: %w", lo, hi, ci.nodes[i].inst.info.Addr, err)
 		}
 	}
@@ -215,7 +217,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 				continue
 			}
 			host, port, _ := net.SplitHostPort(nd.inst.info.Addr)
-			if _, err := clients[i].do(cmdTimeout, "CLUSTER", "MEET", host, port); err != nil {
+			if _, err := clients[i].Do(ctx, "CLUSTER", "MEET", host, port); err != nil {
 				return fmt.Errorf("CLUSTER MEET %s on %s: %w", nd.inst.info.Addr, ci.nodes[i].inst.info.Addr, err)
 			}
 		}
@@ -228,7 +230,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 	// A replica can only follow a master it knows.
 	if err := c.await(ctx, deadline, "every node knowing every other", func() (string, bool, error) {
 		for i, cl := range clients {
-			v, err := cl.do(cmdTimeout, "CLUSTER", "NODES")
+			v, err := cl.Do(ctx, "CLUSTER", "NODES")
 			if err != nil {
 				return "", false, fmt.Errorf("CLUSTER NODES on %s: %w", ci.nodes[i].inst.info.Addr, err)
 			}
@@ -252,7 +254,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 	}
 	for i := c.shards; i < len(ci.nodes); i++ {
 		master := ci.nodes[(i-c.shards)%c.shards]
-		if _, err := clients[i].do(cmdTimeout, "CLUSTER", "REPLICATE", master.id); err != nil {
+		if _, err := clients[i].Do(ctx, "CLUSTER", "REPLICATE", master.id); err != nil {
 			return fmt.Errorf("CLUSTER REPLICATE on %s: %w", ci.nodes[i].inst.info.Addr, err)
 		}
 	}
@@ -260,14 +262,14 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 	return c.await(ctx, deadline, "cluster_state:ok and the same slot map on every node", func() (string, bool, error) {
 		for i, cl := range clients {
 			addr := ci.nodes[i].inst.info.Addr
-			info, err := cl.clusterInfo()
+			info, err := clusterInfo(ctx, cl)
 			if err != nil {
 				return "", false, fmt.Errorf("CLUSTER INFO on %s: %w", addr, err)
 			}
 			if st := info["cluster_state"]; st != "ok" {
 				return fmt.Sprintf("%s reports cluster_state:%s", addr, st), false, nil
 			}
-			got, err := cl.clusterNodesMap()
+			got, err := clusterNodesMap(ctx, cl)
 			if err != nil {
 				return "", false, fmt.Errorf("CLUSTER NODES on %s: %w", addr, err)
 			}
@@ -275,7 +277,7 @@ func (c *RedisCluster) form(ctx context.Context, ci *clusterInstance, deadline t
 				return fmt.Sprintf("%s reports slots %s, want %s", addr, got, want), false, nil
 			}
 			if i >= c.shards {
-				rep, err := cl.info(cmdTimeout, "replication")
+				rep, err := cl.Info(ctx, "replication")
 				if err != nil {
 					return "", false, err
 				}
@@ -335,8 +337,8 @@ func SlotRange(i, n int) (lo, hi int) {
 }
 
 // clusterInfo returns the fields of CLUSTER INFO.
-func (cl *client) clusterInfo() (map[string]string, error) {
-	v, err := cl.do(cmdTimeout, "CLUSTER", "INFO")
+func clusterInfo(ctx context.Context, cl *control.Conn) (map[string]string, error) {
+	v, err := cl.Do(ctx, "CLUSTER", "INFO")
 	if err != nil {
 		return nil, err
 	}
@@ -352,8 +354,8 @@ func (cl *client) clusterInfo() (map[string]string, error) {
 
 // clusterSlots returns CLUSTER SLOTS as "lo-hi:master,replica,..."
 // entries in slot order, separated by spaces, replicas sorted.
-func (cl *client) clusterSlots() (string, error) {
-	v, err := cl.do(cmdTimeout, "CLUSTER", "SLOTS")
+func clusterSlots(ctx context.Context, cl *control.Conn) (string, error) {
+	v, err := cl.Do(ctx, "CLUSTER", "SLOTS")
 	if err != nil {
 		return "", err
 	}
@@ -395,8 +397,8 @@ func (cl *client) clusterSlots() (string, error) {
 // form, with every replica that follows a master (CLUSTER SLOTS lists a
 // replica only once it has replicated some data); a node marked failing
 // gets a "!" after its address.
-func (cl *client) clusterNodesMap() (string, error) {
-	v, err := cl.do(cmdTimeout, "CLUSTER", "NODES")
+func clusterNodesMap(ctx context.Context, cl *control.Conn) (string, error) {
+	v, err := cl.Do(ctx, "CLUSTER", "NODES")
 	if err != nil {
 		return "", err
 	}
@@ -481,6 +483,9 @@ type clusterInstance struct {
 	nodes []*clusterNode
 	info  Info
 	cr    creds // how to reach the nodes
+
+	exitOnce sync.Once
+	exited   chan struct{} // closed when the first node exits
 }
 
 func (ci *clusterInstance) Info() Info {
@@ -500,6 +505,23 @@ func (ci *clusterInstance) Err() error {
 	return nil
 }
 
+// Exited is closed once any node has exited.
+func (ci *clusterInstance) Exited() <-chan struct{} {
+	ci.exitOnce.Do(func() {
+		ci.exited = make(chan struct{})
+		var once sync.Once
+		for _, nd := range ci.nodes {
+			if ch := nd.inst.Exited(); ch != nil {
+				go func() {
+					<-ch
+					once.Do(func() { close(ci.exited) })
+				}()
+			}
+		}
+	})
+	return ci.exited
+}
+
 // Stop stops every node, at once.
 func (ci *clusterInstance) Stop(ctx context.Context) error {
 	errs := make([]error, len(ci.nodes))
@@ -515,8 +537,10 @@ func (ci *clusterInstance) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (ci *clusterInstance) stopAll() {
-	ctx, cancel := context.WithTimeout(context.Background(), failedStartGrace)
+// stopAll stops every node within failedStartGrace, whether or not ctx
+// (the failed start's) is done.
+func (ci *clusterInstance) stopAll(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failedStartGrace)
 	defer cancel()
 	_ = ci.Stop(ctx)
 }

@@ -79,12 +79,12 @@ func TestRedisCluster(t *testing.T) {
 			if !strings.Contains(info.Config, "cluster-enabled=yes") {
 				t.Errorf("config %q lacks cluster-enabled=yes", info.Config)
 			}
-			cl, err := dialClient(context.Background(), info.Addr, creds{}, time.Second)
+			cl, err := dialControl(context.Background(), info.Addr, creds{}, time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer cl.close()
-			ci, err := cl.clusterInfo()
+			defer cl.Close()
+			ci, err := clusterInfo(context.Background(), cl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestRedisCluster(t *testing.T) {
 				ci["cluster_size"] != itoa(tt.shards) || ci["cluster_slots_assigned"] != "16384" {
 				t.Errorf("CLUSTER INFO: %v", ci)
 			}
-			slots, err := cl.clusterNodesMap()
+			slots, err := clusterNodesMap(context.Background(), cl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestRedisCluster(t *testing.T) {
 					t.Errorf("slot range %d: %q, want %s with %d replicas", i, e, want, tt.replicas)
 				}
 			}
-			masters, err := cl.clusterSlots()
+			masters, err := clusterSlots(context.Background(), cl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,14 +158,14 @@ func TestRedisClusterSampled(t *testing.T) {
 		t.Fatalf("sample %+v: want 3 masters' samples and their CPU time", before)
 	}
 	// The last master, alone, burns CPU time in a Lua loop.
-	cl, err := dialClient(ctx, info.Nodes[2], creds{}, time.Second)
+	cl, err := dialControl(ctx, info.Nodes[2], creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.do(30*time.Second, "EVAL", "local i = 0 while i < 20000000 do i = i + 1 end return i", "0"); err != nil {
+	if _, err := cl.Do(context.Background(), "EVAL", "local i = 0 while i < 20000000 do i = i + 1 end return i", "0"); err != nil {
 		t.Fatal(err)
 	}
-	cl.close()
+	cl.Close()
 	after, err := SampleServer(ctx, info, "")
 	if err != nil {
 		t.Fatal(err)
@@ -243,12 +243,12 @@ func TestKvstoreCluster(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 	for _, addr := range info.Nodes {
-		cl, err := dialClient(context.Background(), addr, creds{}, cmdTimeout)
+		cl, err := dialControl(context.Background(), addr, creds{}, cmdTimeout)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := cl.clusterSlots()
-		cl.close()
+		got, err := clusterSlots(context.Background(), cl)
+		cl.Close()
 		var want []string
 		for i, a := range info.Nodes {
 			lo, hi := SlotRange(i, 3)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -197,7 +198,7 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	params := configParams(redisParams, s)
 	// Its shutdown may matter beyond its directory (a wrapper stopping a
 	// container, say): it gets SIGTERM.
-	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{tls: c.cfg.TLS, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
+	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{Options: control.Options{TLS: c.cfg.TLS}, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)
 		var argv []string
 		for _, a := range append(slices.Clone(c.cfg.Command), s.Args...) {

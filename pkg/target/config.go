@@ -343,6 +343,11 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if len(cmd) > 0 {
 			if strings.Contains(cmd[0], "/") {
 				cmd[0] = p.path(cmd[0])
+				if fi, err := os.Stat(cmd[0]); err != nil {
+					return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), ErrNotFound, err)
+				} else if fi.IsDir() || fi.Mode()&0o111 == 0 {
+					return nil, p.at(n, "%s: %v: %s is not an executable file", or(t.Name, "command"), ErrNotFound, cmd[0])
+				}
 			} else if _, err := exec.LookPath(cmd[0]); err != nil {
 				return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), ErrNotFound, err)
 			}

@@ -97,6 +97,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"command without strategies", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n", "at least one strategy"},
 		{"command strategies as list", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    strategies: [a]\n", "t.yaml:5: strategies: want a mapping"},
 		{"command not found", "targets:\n  - name: x\n    kind: command\n    command: [no-such-server-here, '{port}']\n    strategies: {a: []}\n", "server executable not found"},
+		{"command path not found", "targets:\n  - name: x\n    kind: command\n    command: [/no/such/server, '{port}']\n    strategies: {a: []}\n", "x: server executable not found: stat /no/such/server"},
+		{"command path not executable", "targets:\n  - name: x\n    kind: command\n    command: [/tmp, '{port}']\n    strategies: {a: []}\n", "/tmp is not an executable file"},
 		{"bad strategy key", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    strategies:\n      a: {argz: []}\n", `t.yaml:6: strategy a: unknown key "argz"`},
 		{"baseline unknown", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    baseline: none\n    strategies: {a: []}\n", "baseline none is not one of its strategies"},
 		{"baseline not none", "targets:\n  - name: x\n    kind: attach\n    addr: h:1\n    baseline: a\n    strategies: {a: {persistence: rdb}}\n", `baseline but its persistence is "rdb"`},

@@ -104,7 +104,7 @@ func (c *KvstoreCluster) Start(ctx context.Context, s Strategy, env Env) (Instan
 	for i, port := range ports {
 		dir := filepath.Join(env.Dir, "node-"+strconv.Itoa(i))
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			ci.stopAll()
+			ci.stopAll(ctx)
 			return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
 		}
 		nenv := env
@@ -124,7 +124,7 @@ func (c *KvstoreCluster) Start(ctx context.Context, s Strategy, env Env) (Instan
 			return slices.Concat(argv, flags, c.kv.cfg.Args), nil
 		})
 		if err != nil {
-			ci.stopAll()
+			ci.stopAll(ctx)
 			return nil, err
 		}
 		ci.nodes = append(ci.nodes, &clusterNode{inst: inst, id: "node-" + strconv.Itoa(i)})

@@ -209,7 +209,7 @@ func (k *Kvstore) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 			}
 			return false
 		})
-		p, serr := startProc(k.cfg.Name, argv, env.Dir, log, env.Tracker, true)
+		p, serr := startProc(ctx, k.cfg.Name, argv, env.Dir, log, env.Tracker, true)
 		if serr != nil {
 			return nil, serr
 		}
@@ -221,10 +221,10 @@ func (k *Kvstore) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 		case <-p.exited:
 			err = p.Err() // the preferred port may be taken: try any port
 		case <-ctx.Done():
-			p.stopWithin(failedStartGrace)
+			p.stopWithin(ctx, failedStartGrace)
 			return nil, ctx.Err()
 		case <-timer.C:
-			p.stopWithin(failedStartGrace)
+			p.stopWithin(ctx, failedStartGrace)
 			return nil, fmt.Errorf("%w: %s logged no ready line within %v%s", ErrNotReady, k.cfg.Name, env.readyTimeout(), log.quote())
 		}
 		timer.Stop()

@@ -73,9 +73,10 @@ type proc struct {
 }
 
 // startProc starts argv in dir, in a new process group, with its output in
-// log, and registers it with tr (if set). discard sets proc.discard.
-func startProc(name string, argv []string, dir string, log *logTail, tr *Tracker, discard bool) (*proc, error) {
-	ctx, kill := context.WithCancel(context.Background())
+// log, and registers it with tr (if set). discard sets proc.discard. The
+// process outlives ctx, the starting call's: Stop and kill end it.
+func startProc(ctx context.Context, name string, argv []string, dir string, log *logTail, tr *Tracker, discard bool) (*proc, error) {
+	ctx, kill := context.WithCancel(context.WithoutCancel(ctx))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
@@ -144,9 +145,10 @@ func (p *proc) Stop(ctx context.Context) error {
 	return nil
 }
 
-// stopWithin is Stop with a grace period.
-func (p *proc) stopWithin(grace time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+// stopWithin is Stop with a grace period, whether or not ctx (the caller's,
+// perhaps cancelled: what failed) is done.
+func (p *proc) stopWithin(ctx context.Context, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	_ = p.Stop(ctx)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/control"
 )
 
 // quietFields are the INFO persistence fields that show background work:
@@ -23,15 +25,15 @@ const QuietPoll = 20 * time.Millisecond
 // default. A server without INFO persistence counts as quiet. busy is true
 // if the server was still busy when limit ran out.
 func WaitQuiet(ctx context.Context, addr, password string, tlsCfg *tls.Config, limit time.Duration) (busy bool, err error) {
-	c, err := dialClient(ctx, addr, creds{password: password, tls: tlsCfg}, DefaultReadyTimeout)
+	c, err := dialControl(ctx, addr, creds{Options: control.Options{Password: password, TLS: tlsCfg}}, DefaultReadyTimeout)
 	if err != nil {
 		return false, err
 	}
-	defer c.close()
+	defer c.Close()
 	deadline := time.Now().Add(limit)
 	for {
-		m, err := c.info(DefaultReadyTimeout, "persistence")
-		var re *replyError
+		m, err := c.Info(ctx, "persistence")
+		var re *control.ReplyError
 		if errors.As(err, &re) {
 			return false, nil
 		}

@@ -44,17 +44,17 @@ func TestWaitQuietRedis(t *testing.T) {
 		}
 	}
 
-	c, err := dialClient(context.Background(), addr, creds{}, time.Second)
+	c, err := dialControl(context.Background(), addr, creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	for _, cmd := range [][]string{{"CONFIG", "SET", "rdb-key-save-delay", "50"}, {"BGREWRITEAOF"}} {
-		if _, err := c.do(time.Second, cmd...); err != nil {
+		if _, err := c.Do(context.Background(), cmd...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m, err := c.info(time.Second, "persistence")
+	m, err := c.Info(context.Background(), "persistence")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestWaitQuietRedis(t *testing.T) {
 	if err != nil || busy {
 		t.Fatalf("WaitQuiet: busy %v, %v", busy, err)
 	}
-	m, err = c.info(time.Second, "persistence")
+	m, err = c.Info(context.Background(), "persistence")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/control"
 )
 
 // instance is a started (or attached) server.
@@ -22,6 +24,13 @@ func (i *instance) Err() error {
 		return nil
 	}
 	return i.proc.Err()
+}
+
+func (i *instance) Exited() <-chan struct{} {
+	if i.proc == nil {
+		return nil
+	}
+	return i.proc.exited
 }
 
 func (i *instance) Stop(ctx context.Context) error {
@@ -46,13 +55,21 @@ func waitPing(ctx context.Context, addr string, cr creds, started time.Time, tim
 			}
 		}
 		left := time.Until(deadline)
-		c, err := dialClient(ctx, addr, cr, min(max(left, time.Millisecond), time.Second))
+		c, err := dialControl(ctx, addr, cr, min(max(left, time.Millisecond), time.Second))
 		if err == nil {
-			err = c.ping(min(max(left, time.Millisecond), time.Second))
-			c.close()
+			err = c.Ping(ctx)
+			c.Close()
 			if err == nil {
 				return nil
 			}
+		}
+		// A server that refuses the credentials, or that is not a RESP
+		// server, will not change its mind: no retry.
+		if errors.Is(err, control.ErrAuth) {
+			return fmt.Errorf("%w: %s: %w", ErrRefused, addr, err)
+		}
+		if errors.Is(err, control.ErrNotRESP) {
+			return fmt.Errorf("%w: %s answers, but not in RESP (is it a Redis-protocol server?): %w", ErrRefused, addr, err)
 		}
 		last = err
 		if err := ctx.Err(); err != nil {
@@ -94,12 +111,12 @@ type probeResult struct {
 
 func probe(ctx context.Context, addr string, cr creds, params []string) (probeResult, error) {
 	var r probeResult
-	c, err := dialClient(ctx, addr, cr, cmdTimeout)
+	c, err := dialControl(ctx, addr, cr, cmdTimeout)
 	if err != nil {
 		return r, err
 	}
-	defer c.close()
-	info, err := c.info(cmdTimeout, "server")
+	defer c.Close()
+	info, err := c.Info(ctx, "server")
 	if err != nil {
 		return r, err
 	}
@@ -110,7 +127,7 @@ func probe(ctx context.Context, addr string, cr creds, params []string) (probeRe
 		}
 	}
 	r.pid, _ = strconv.Atoi(info["process_id"])
-	r.config, r.supported, err = c.configGet(cmdTimeout, params)
+	r.config, r.supported, err = c.ConfigGet(ctx, params)
 	return r, err
 }
 
@@ -132,7 +149,7 @@ const (
 func ready(ctx context.Context, p *proc, s Strategy, addr string, cr creds, params []string, env Env, own ownership, started time.Time) (*instance, error) {
 	inst, err := readyCheck(ctx, p, s, addr, cr, params, env, own, started)
 	if err != nil && p != nil {
-		p.stopWithin(failedStartGrace)
+		p.stopWithin(ctx, failedStartGrace)
 	}
 	return inst, err
 }

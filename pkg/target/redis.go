@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -187,7 +188,7 @@ func (r *Redis) tlsSetup(dir string) (creds, []string, error) {
 	if err != nil {
 		return creds{}, nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
 	}
-	return creds{tls: c, files: opts}, []string{
+	return creds{Options: control.Options{TLS: c}, files: opts}, []string{
 		"tls-cert-file " + redisQuote(f.ServerCert),
 		"tls-key-file " + redisQuote(f.ServerKey),
 		"tls-ca-cert-file " + redisQuote(f.CA),
@@ -229,14 +230,14 @@ func spawnOnPort(ctx context.Context, name string, s Strategy, env Env, params [
 		if aerr != nil {
 			return nil, aerr
 		}
-		p, serr := startProc(name, args, env.Dir, newLogTail(nil), env.Tracker, discard)
+		p, serr := startProc(ctx, name, args, env.Dir, newLogTail(nil), env.Tracker, discard)
 		if serr != nil {
 			return nil, serr
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		inst, rerr := ready(ctx, p, s, addr, cr, params, env, own, started)
 		if rerr == nil {
-			inst.info.TLS, inst.info.TLSFiles = cr.tls, cr.files
+			inst.info.TLS, inst.info.TLSFiles = cr.TLS, cr.files
 			return inst, nil
 		}
 		err = rerr

@@ -54,6 +54,10 @@ var (
 	// ErrNotEmpty: an attached server holds keys kvbench did not write,
 	// and emptying it was not allowed. Retrying does not help.
 	ErrNotEmpty = errors.New("server not empty")
+	// ErrRefused: the server refused the credentials (wrapping
+	// control.ErrAuth), or what answers is not a RESP server (wrapping
+	// control.ErrNotRESP). Retrying does not help.
+	ErrRefused = errors.New("server refused the connection")
 )
 
 // Target is a server kvbench measures: a description and a way to get a
@@ -75,6 +79,9 @@ type Instance interface {
 	// Err returns nil while the server runs, and an error wrapping
 	// ErrExited (with the last lines of its output) once it has exited.
 	Err() error
+	// Exited is closed once the server has exited (any node of a
+	// cluster): Err then says how. An attached server's never closes.
+	Exited() <-chan struct{}
 	// Stop stops the server and waits for it. A kvstore or redis
 	// instance, whose files the caller removes (Env.Dir), is killed at
 	// once (SIGKILL to its process group): its own shutdown would only

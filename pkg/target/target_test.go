@@ -67,12 +67,12 @@ func stopAndCheck(t *testing.T, inst Instance, env Env) {
 }
 
 func pingAddr(addr string) error {
-	c, err := dialClient(context.Background(), addr, creds{}, time.Second)
+	c, err := dialControl(context.Background(), addr, creds{}, time.Second)
 	if err != nil {
 		return err
 	}
-	defer c.close()
-	return c.ping(time.Second)
+	defer c.Close()
+	return c.Ping(context.Background())
 }
 
 func TestKvstoreStrategies(t *testing.T) {
@@ -365,12 +365,12 @@ func TestStopDiscards(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tg.Desc().Kind != KindCommand {
-				c, err := dialClient(context.Background(), inst.Info().Addr, creds{}, time.Second)
+				c, err := dialControl(context.Background(), inst.Info().Addr, creds{}, time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = c.do(time.Second, "SET", "k", "v")
-				c.close()
+				_, err = c.Do(context.Background(), "SET", "k", "v")
+				c.Close()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -406,14 +406,14 @@ func TestServerDiesIsReported(t *testing.T) {
 
 func TestAttach(t *testing.T) {
 	r := testutil.StartRedis(t)
-	c, err := dialClient(context.Background(), r.Addr, creds{}, time.Second)
+	c, err := dialControl(context.Background(), r.Addr, creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	do := func(args ...string) any {
 		t.Helper()
-		v, err := c.do(time.Second, args...)
+		v, err := c.Do(context.Background(), args...)
 		if err != nil {
 			t.Fatal(err)
 		}

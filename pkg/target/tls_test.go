@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -44,10 +45,10 @@ func TestRedisTLS(t *testing.T) {
 			}
 			anon := info.TLS.Clone()
 			anon.Certificates = nil
-			c, err := dialClient(context.Background(), info.Addr, creds{tls: anon}, time.Second)
+			c, err := dialControl(context.Background(), info.Addr, creds{Options: control.Options{TLS: anon}}, time.Second)
 			if err == nil {
-				err = c.ping(time.Second)
-				c.close()
+				err = c.Ping(context.Background())
+				c.Close()
 			}
 			if mutual && err == nil {
 				t.Error("mutual TLS: a client without a certificate got PONG")
@@ -164,19 +165,19 @@ func TestCommandAndAttachTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := dialClient(context.Background(), info.Addr, creds{tls: client}, time.Second)
+	cl, err := dialControl(context.Background(), info.Addr, creds{Options: control.Options{TLS: client}}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.close()
-	if _, err := cl.do(time.Second, "SET", "someone's", "key"); err != nil {
+	defer cl.Close()
+	if _, err := cl.Do(context.Background(), "SET", "someone's", "key"); err != nil {
 		t.Fatal(err)
 	}
 	ai, _ := start(t, a, "default")
 	if ai.Info().TLS != client || !ai.Info().Flushed {
 		t.Errorf("attach over TLS: TLS %v, flushed %v: want the client configuration and a flush", ai.Info().TLS != nil, ai.Info().Flushed)
 	}
-	if n, err := cl.keys(); err != nil || n != 0 {
+	if n, err := keyCount(context.Background(), cl); err != nil || n != 0 {
 		t.Errorf("keys after the attach's FLUSHALL: %d, %v", n, err)
 	}
 }

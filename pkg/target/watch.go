@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/control"
 )
 
 // ErrRestarted is wrapped by Restarted's error: the server measured is not
@@ -48,7 +50,7 @@ const sampleTimeout = 5 * time.Second
 // its CPU is their sum (-1 if one's is not known).
 func SampleServer(ctx context.Context, info Info, password string) (Sample, error) {
 	if len(info.Nodes) == 0 {
-		return sampleOne(ctx, info.Addr, info.PID, creds{password: password, tls: info.TLS})
+		return sampleOne(ctx, info.Addr, info.PID, creds{Options: control.Options{Password: password, TLS: info.TLS}})
 	}
 	s := Sample{At: time.Now(), Uptime: -1}
 	for i, addr := range info.Nodes {
@@ -56,7 +58,7 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 		if i < len(info.NodePIDs) {
 			pid = info.NodePIDs[i]
 		}
-		ns, err := sampleOne(ctx, addr, pid, creds{password: password, tls: info.TLS})
+		ns, err := sampleOne(ctx, addr, pid, creds{Options: control.Options{Password: password, TLS: info.TLS}})
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", addr, err)
 		}
@@ -74,12 +76,12 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 // pid's when pid is not 0.
 func sampleOne(ctx context.Context, addr string, pid int, cr creds) (Sample, error) {
 	s := Sample{At: time.Now(), Addr: addr, Uptime: -1, CPU: -1}
-	c, err := dialClient(ctx, addr, cr, sampleTimeout)
+	c, err := dialControl(ctx, addr, cr, sampleTimeout)
 	if err != nil {
 		return s, err
 	}
-	defer c.close()
-	srv, err := c.info(sampleTimeout, "server")
+	defer c.Close()
+	srv, err := c.Info(ctx, "server")
 	if err != nil {
 		return s, err
 	}
@@ -96,7 +98,7 @@ func sampleOne(ctx context.Context, addr string, pid int, cr creds) (Sample, err
 			return s, nil
 		}
 	}
-	cpu, err := c.info(sampleTimeout, "cpu")
+	cpu, err := c.Info(ctx, "cpu")
 	if err != nil {
 		return s, nil // a server without INFO cpu: no CPU time, still a sample
 	}

@@ -33,16 +33,16 @@ func TestSampleSpawned(t *testing.T) {
 	if len(before.RunID) != 40 || before.PID != inst.Info().PID || before.CPU < 0 || before.Uptime < 0 {
 		t.Fatalf("sample %+v of process %d", before, inst.Info().PID)
 	}
-	c, err := dialClient(ctx, inst.Info().Addr, creds{}, time.Second)
+	c, err := dialControl(ctx, inst.Info().Addr, creds{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20000; i++ {
-		if _, err := c.do(time.Second, "SET", "k", strings.Repeat("v", 100)); err != nil {
+		if _, err := c.Do(context.Background(), "SET", "k", strings.Repeat("v", 100)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c.close()
+	c.Close()
 	after, err := SampleServer(ctx, inst.Info(), "")
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 )
 
@@ -87,7 +87,7 @@ func TestYCSBVerified(t *testing.T) {
 		{"ycsb-f", loadgen.KeyZipf, map[string]float64{"READ": 50, "RMW": 50}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if b, err := loadgen.Query(r.Addr, "", nil, time.Second, "FLUSHALL"); err != nil || string(b) != "+OK\r\n" {
+			if b, err := control.Query(context.Background(), r.Addr, control.Options{}, "FLUSHALL"); err != nil || string(b) != "+OK\r\n" {
 				t.Fatalf("FLUSHALL: %q %v", b, err)
 			}
 			w, err := Load(tc.name)
