@@ -23,6 +23,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -425,14 +426,14 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	mix := want
 	mix.TLS = nil
 	mix.Commands = []loadgen.Command{
-		{Name: "READ", Args: []string{"GET", "__key__"}, Ratio: 3, KeyPattern: loadgen.KeyLatest},
-		{Args: []string{"HSET", "h:__key__", "a field", `q"uo\te`, "__data__"}, KeyPattern: loadgen.KeyInsert},
+		{Name: "READ", Args: []string{"GET", "__key__"}, Ratio: 3, KeyPattern: keyspace.Latest},
+		{Args: []string{"HSET", "h:__key__", "a field", `q"uo\te`, "__data__"}, KeyPattern: keyspace.Insert},
 		{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}},
 		{Args: []string{"SET", "k\n", ""}},
 	}
 	loadgen.NameCommands(mix.Commands)
-	mix.ValueSizes = []loadgen.SizeRange{{Min: 32, Max: 32, Weight: 60}, {Min: 100, Max: 1000, Weight: 40}}
-	mix.KeyPattern, mix.Zipf, mix.KeyMedian, mix.KeyStddev = loadgen.KeyGaussian, 0, 500, 50.5
+	mix.ValueSizes = []keyspace.SizeRange{{Min: 32, Max: 32, Weight: 60}, {Min: 100, Max: 1000, Weight: 40}}
+	mix.KeyPattern, mix.Zipf, mix.KeyMedian, mix.KeyStddev = keyspace.Gaussian, 0, 500, 50.5
 	if args, err = agents.BenchArgs(mix, tlsconf.Options{}); err != nil {
 		t.Fatal(err)
 	}

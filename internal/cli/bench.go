@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -122,7 +123,7 @@ verification), 2 for a usage error.`,
 	f.StringVar(&c.GetCmd, "get-cmd", c.GetCmd, "read command: CMD key (GET, RGET, HGET...)")
 	f.StringVar(&c.KeyPrefix, "key-prefix", c.KeyPrefix, "prefix of every key")
 	f.StringVar(&o.pattern, "key-pattern", "", "key order: random, sequential, permutation, zipf or gaussian; in a command mix also latest or insert (default permutation for set, random otherwise)")
-	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", loadgen.DefaultZipf))
+	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", keyspace.DefaultZipf))
 	f.Int64Var(&c.Seed, "seed", 0, "random seed for keys and values (default: the current time, printed)")
 	f.BoolVar(&c.VerifyGet, "verify-get", false, "check every read reply byte for byte against the value the seed writes")
 	f.BoolVar(&o.verify, "verify", false, "check every reply whose value is known: --verify-get, and in a command mix the GETs of keys it or the prefill writes, and with one connection the counters (INCR, LPUSH lengths)")
@@ -145,7 +146,7 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	c := &o.Config
 	c.Addr = net.JoinHostPort(o.host, strconv.Itoa(o.port))
 	c.Mode = loadgen.Mode(o.mode)
-	c.KeyPattern = loadgen.KeyPattern(o.pattern)
+	c.KeyPattern = keyspace.Pattern(o.pattern)
 	if !f.Changed("seed") {
 		c.Seed = time.Now().UnixNano()
 	}
@@ -209,13 +210,13 @@ func (o *benchOptions) validateSizes(f *pflag.FlagSet) error {
 	if f.Changed("value-size") && f.Changed("data-size-list") {
 		return fmt.Errorf("--value-size and --data-size-list cannot be used together")
 	}
-	size, ranges, err := loadgen.ParseValueSize(o.valueSize)
+	size, ranges, err := keyspace.ParseValueSize(o.valueSize)
 	if err != nil {
 		return fmt.Errorf("--value-size %w", err)
 	}
 	c.ValueSize, c.ValueSizes = size, ranges
 	if o.dataSizeList != "" {
-		if c.ValueSizes, err = loadgen.ParseValueSizes(o.dataSizeList); err != nil {
+		if c.ValueSizes, err = keyspace.ParseValueSizes(o.dataSizeList); err != nil {
 			return fmt.Errorf("--data-size-list %w", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/workload"
 	"github.com/spf13/pflag"
@@ -128,22 +129,22 @@ func (l *commandList) last(flag string) (*loadgen.Command, error) {
 
 // parseKeyPattern takes memtier_benchmark's letters (R, S, P, G; Z for zipf)
 // or kvbench's names.
-func parseKeyPattern(s string) (loadgen.KeyPattern, error) {
+func parseKeyPattern(s string) (keyspace.Pattern, error) {
 	switch strings.ToLower(s) {
 	case "r", "random":
-		return loadgen.KeyRandom, nil
+		return keyspace.Random, nil
 	case "s", "sequential":
-		return loadgen.KeySequential, nil
+		return keyspace.Sequential, nil
 	case "p", "permutation":
-		return loadgen.KeyPermutation, nil
+		return keyspace.Permutation, nil
 	case "z", "zipf":
-		return loadgen.KeyZipf, nil
+		return keyspace.Zipf, nil
 	case "g", "gaussian":
-		return loadgen.KeyGaussian, nil
+		return keyspace.Gaussian, nil
 	case "l", "latest":
-		return loadgen.KeyLatest, nil
+		return keyspace.Latest, nil
 	case "i", "insert":
-		return loadgen.KeyInsert, nil
+		return keyspace.Insert, nil
 	}
 	return "", fmt.Errorf("%q: want R (random), S (sequential), P (permutation), Z (zipf), G (gaussian), L (latest) or I (insert)", s)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
@@ -64,7 +65,7 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	add("threads", cfg.Threads)
 	add("keyspace", cfg.Keyspace)
 	if len(cfg.ValueSizes) > 0 {
-		add("data-size-list", loadgen.FormatValueSizes(cfg.ValueSizes))
+		add("data-size-list", keyspace.FormatValueSizes(cfg.ValueSizes))
 	} else {
 		add("value-size", cfg.ValueSize)
 	}

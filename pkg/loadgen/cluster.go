@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"golang.org/x/sys/unix"
@@ -170,7 +171,7 @@ type route struct {
 	ctx context.Context
 	// walks are each connection's position in its stripe, by global
 	// index, for exactQuotas; nil entries for other segments'.
-	walks []*keyGen
+	walks []*keyspace.Gen
 	// slots caches the slot of each key index of a keyspace of at most
 	// maxSlotCache keys: with it a connection's choice of its master's
 	// next key costs a table look-up per key drawn instead of naming the
@@ -194,7 +195,7 @@ func (rt *route) slotOf(key uint64, buf *[]byte) uint16 {
 	if rt.slots != nil {
 		return rt.slots[key]
 	}
-	*buf = AppendKey((*buf)[:0], rt.prefix, rt.keyspace, int64(key))
+	*buf = keyspace.AppendKey((*buf)[:0], rt.prefix, rt.keyspace, int64(key))
 	return uint16(keyslot.Of(*buf))
 }
 
@@ -206,7 +207,7 @@ func (rt *route) cacheSlots() {
 	slots := make([]uint16, rt.keyspace)
 	var buf []byte
 	for i := range slots {
-		buf = AppendKey(buf[:0], rt.prefix, rt.keyspace, int64(i))
+		buf = keyspace.AppendKey(buf[:0], rt.prefix, rt.keyspace, int64(i))
 		slots[i] = uint16(keyslot.Of(buf))
 	}
 	rt.slots = slots
@@ -287,24 +288,24 @@ const maxSkip = 1 << 12
 // nextKey returns the connection's next key that its master serves.
 func (c *conn) nextKey() uint64 {
 	if c.route == nil {
-		return c.keys.next()
+		return c.keys.Next()
 	}
 	cr := c.route
 	for range maxSkip {
-		key := c.keys.next()
+		key := c.keys.Next()
 		if cr.rt.owner[cr.rt.slotOf(key, &cr.buf)].Load() == cr.node {
 			return key
 		}
 	}
-	return c.keys.next()
+	return c.keys.Next()
 }
 
 // nextCmdKey returns the next key of a command of a mix from keys; in a
 // cluster run the command's first key (drawn false) is one the
 // connection's master serves, as nextKey's.
-func (c *conn) nextCmdKey(keys *keyGen, drawn bool) uint64 {
+func (c *conn) nextCmdKey(keys *keyspace.Gen, drawn bool) uint64 {
 	if c.route == nil || drawn {
-		return keys.next()
+		return keys.Next()
 	}
 	cr := c.route
 	// The key argument may hold more than the key: "user:__key__".
@@ -320,16 +321,16 @@ func (c *conn) nextCmdKey(keys *keyGen, drawn bool) uint64 {
 		}
 	}
 	for range maxSkip {
-		key := keys.next()
+		key := keys.Next()
 		cr.buf = append(cr.buf[:0], before...)
 		cr.buf = append(cr.buf, c.p.cfg.KeyPrefix...)
-		cr.buf = appendKeyDigits(cr.buf, key, KeyWidth(c.p.cfg.Keyspace)) // keys past the keyspace too (KeyInsert)
+		cr.buf = keyspace.AppendKeyDigits(cr.buf, key, keyspace.KeyWidth(c.p.cfg.Keyspace)) // keys past the keyspace too (keyspace.Insert)
 		cr.buf = append(cr.buf, after...)
 		if cr.rt.owner[keyslot.Of(cr.buf)].Load() == cr.node {
 			return key
 		}
 	}
-	return keys.next()
+	return keys.Next()
 }
 
 // clusterCommandErrors checks that a command mix can be routed in cluster
@@ -487,13 +488,13 @@ func (c *conn) appendRequest(dst []byte, s *slot) []byte {
 	p := c.p
 	if s.op == opSet {
 		dst = append(dst, p.setHead...)
-		dst = appendDigits(dst, s.key, p.width)
+		dst = keyspace.AppendDigits(dst, s.key, p.width)
 		dst = append(dst, p.setMid...)
-		dst = appendValueFrom(dst, p.block, p.seed, s.key, p.vsize)
+		dst = keyspace.AppendValueFrom(dst, p.block, p.seed, s.key, p.vsize)
 		return append(dst, '\r', '\n')
 	}
 	dst = append(dst, p.getHead...)
-	dst = appendDigits(dst, s.key, p.width)
+	dst = keyspace.AppendDigits(dst, s.key, p.width)
 	return append(dst, '\r', '\n')
 }
 
@@ -592,7 +593,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		key = AppendKey(key[:0], cfg.KeyPrefix, cfg.Keyspace, k)
+		key = keyspace.AppendKey(key[:0], cfg.KeyPrefix, cfg.Keyspace, k)
 		i := int(topo.Owner[keyslot.Of(key)])
 		bufs[i] = c.appendRequest(bufs[i], &slot{key: uint64(k), op: opSet})
 		if pending[i]++; pending[i] >= cfg.Pipeline {
@@ -641,14 +642,14 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		return errors.New("cluster: some slots are served by no master")
 	}
 	r.route = newRoute(topo)
-	r.route.walks = make([]*keyGen, cfg.Connections)
+	r.route.walks = make([]*keyspace.Gen, cfg.Connections)
 	r.route.prefix, r.route.keyspace = cfg.KeyPrefix, cfg.Keyspace
 	r.route.cacheSlots()
 	r.shards = len(topo.Masters)
 	S := r.shards
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
-		r.route.walks[g] = newKeyGen(&r.cfg, g, cfg.Connections)
+		r.route.walks[g] = keyspace.NewGen(r.cfg.keys(), g, cfg.Connections)
 		for m, addr := range topo.Masters {
 			l, err := dial(ctx, addr, &cfg)
 			if err != nil {
@@ -665,7 +666,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			// The connection records into its master's histogram; collect
 			// merges them into the total.
 			c := newConn(r.plan, g*S+m, cfg.Connections*S, w.nodeHist[m])
-			c.keys = newKeyGen(&r.cfg, g, cfg.Connections)
+			c.keys = keyspace.NewGen(r.cfg.keys(), g, cfg.Connections)
 			c.route = &connRoute{rt: r.route, node: int32(m)}
 			if err := w.add(c, l); err != nil {
 				l.close()
@@ -828,7 +829,7 @@ func (s *sock) reconnect(addr string) error {
 func (r *runner) exactQuotas(requests int64) bool {
 	cfg := r.cfg
 	if r.route == nil || requests <= 0 || r.plan.cmds != nil ||
-		(cfg.KeyPattern != KeySequential && cfg.KeyPattern != KeyPermutation) {
+		(cfg.KeyPattern != keyspace.Sequential && cfg.KeyPattern != keyspace.Permutation) {
 		return false
 	}
 	rt, S, C := r.route, r.shards, int64(cfg.Connections)
@@ -840,17 +841,17 @@ func (r *runner) exactQuotas(requests int64) bool {
 	var key []byte
 	for g, ss := range socks {
 		walk := rt.walks[g]
-		start := walk.pos
+		start := walk.Pos()
 		share := requests / C
 		if int64(g) < requests%C {
 			share++
 		}
 		clear(count)
 		for range share {
-			count[rt.owner[rt.slotOf(walk.next(), &key)].Load()]++
+			count[rt.owner[rt.slotOf(walk.Next(), &key)].Load()]++
 		}
 		for _, s := range ss {
-			s.keys.pos = start
+			s.keys.SetPos(start)
 			s.quota = count[s.route.node]
 		}
 	}

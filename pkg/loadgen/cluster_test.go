@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/redis/go-redis/v9"
 )
@@ -63,7 +64,7 @@ func redisNode(t *testing.T, addr string) *redis.Client {
 	return c
 }
 
-// TestClusterSetGet writes the keyspace through a 3-shard cluster and
+// TestClusterSetGet writes the nkeys through a 3-shard cluster and
 // reads it back verified: every key lands on its slot's master.
 func TestClusterSetGet(t *testing.T) {
 	info := startCluster(t, 3)
@@ -75,10 +76,10 @@ func TestClusterSetGet(t *testing.T) {
 	if len(topo.Masters) != 3 || topo.Masters[0] != info.Nodes[0] {
 		t.Fatalf("masters %v, want %v", topo.Masters, info.Nodes)
 	}
-	const keyspace = 3000
+	const nkeys = 3000
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.Cluster = info.Addr, true
-	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, keyspace, 3*keyspace
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, nkeys, 3*nkeys
 	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 16
 	res, err := Run(ctx, cfg)
 	if err != nil {
@@ -109,15 +110,15 @@ func TestClusterSetGet(t *testing.T) {
 		}
 		total += n
 	}
-	if total != keyspace {
-		t.Errorf("the masters hold %d keys, want %d", total, keyspace)
+	if total != nkeys {
+		t.Errorf("the masters hold %d keys, want %d", total, nkeys)
 	}
-	cfg.Mode, cfg.Requests, cfg.VerifyGet = ModeGet, keyspace, true
+	cfg.Mode, cfg.Requests, cfg.VerifyGet = ModeGet, nkeys, true
 	res, err = Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requests != keyspace || res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
+	if res.Requests != nkeys || res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
 		t.Errorf("get: %d requests, %d misses, %d verify failures, errors %v", res.Requests, res.Misses, res.VerifyFailures, res.Errors)
 	}
 	if j := jsonOf(t, res); j["shards"] != 3.0 || j["settings"].(map[string]any)["connections"] != 2.0 {
@@ -133,10 +134,10 @@ func TestClusterResharding(t *testing.T) {
 	}
 	info := startCluster(t, 2)
 	ctx := context.Background()
-	const keyspace = 100_000 // some 12 keys a slot
+	const nkeys = 100_000 // some 12 keys a slot
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.Cluster = info.Addr, true
-	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, keyspace, 3*keyspace
+	cfg.Mode, cfg.Keyspace, cfg.Requests = ModeSet, nkeys, 3*nkeys
 	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 32
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -146,8 +147,8 @@ func TestClusterResharding(t *testing.T) {
 	dstID, _ := dst.Do(ctx, "CLUSTER", "MYID").Text()
 	// The slot of the most keys among master 0's.
 	counts := map[int]int{}
-	for i := range int64(keyspace) {
-		s := keyslot.Of(AppendKey(nil, cfg.KeyPrefix, keyspace, i))
+	for i := range int64(nkeys) {
+		s := keyslot.Of(keyspace.AppendKey(nil, cfg.KeyPrefix, nkeys, i))
 		if s < ClusterSlots/2 {
 			counts[s]++
 		}
@@ -354,16 +355,16 @@ func TestClusterNodes(t *testing.T) {
 func TestClusterSetExactlyOnce(t *testing.T) {
 	info := startCluster(t, 3)
 	ctx := context.Background()
-	const keyspace = 5000
+	const nkeys = 5000
 	for _, tc := range []struct {
-		order       KeyPattern
+		order       keyspace.Pattern
 		connections int
 		warmup      int64
 	}{
-		{KeyPermutation, 1, 0},
-		{KeyPermutation, 3, 0},
-		{KeySequential, 2, 0},
-		{KeyPermutation, 2, 700}, // the run continues the warmup's walk
+		{keyspace.Permutation, 1, 0},
+		{keyspace.Permutation, 3, 0},
+		{keyspace.Sequential, 2, 0},
+		{keyspace.Permutation, 2, 700}, // the run continues the warmup's walk
 	} {
 		t.Run(fmt.Sprintf("%s/%d/%d", tc.order, tc.connections, tc.warmup), func(t *testing.T) {
 			for _, addr := range info.Nodes {
@@ -377,8 +378,8 @@ func TestClusterSetExactlyOnce(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.Addr, cfg.Cluster = info.Addr, true
-			cfg.Mode, cfg.KeyPattern, cfg.Keyspace = ModeSet, tc.order, keyspace
-			cfg.Requests, cfg.WarmupRequests = keyspace-tc.warmup, tc.warmup
+			cfg.Mode, cfg.KeyPattern, cfg.Keyspace = ModeSet, tc.order, nkeys
+			cfg.Requests, cfg.WarmupRequests = nkeys-tc.warmup, tc.warmup
 			cfg.Connections, cfg.Threads, cfg.Pipeline = tc.connections, 2, 16
 			res, err := Run(ctx, cfg)
 			if err != nil {
@@ -403,8 +404,8 @@ func TestClusterSetExactlyOnce(t *testing.T) {
 				calls, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)
 				sets += calls
 			}
-			if keys != keyspace || sets != keyspace {
-				t.Errorf("the masters hold %d keys after %d SETs: want %d and %d", keys, sets, keyspace, keyspace)
+			if keys != nkeys || sets != nkeys {
+				t.Errorf("the masters hold %d keys after %d SETs: want %d and %d", keys, sets, nkeys, nkeys)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -20,7 +21,7 @@ import (
 // __data__" writes two keys, as redis-benchmark's MSET writes ten.
 const (
 	// PlaceholderKey is a key: Config.KeyPrefix, then the index
-	// zero-padded to KeyWidth(Config.Keyspace) (memtier_benchmark's).
+	// zero-padded to keyspace.KeyWidth(Config.Keyspace) (memtier_benchmark's).
 	PlaceholderKey = "__key__"
 	// PlaceholderRandInt is a key index alone, zero-padded to 12 digits
 	// (redis-benchmark's "-r" substitution).
@@ -52,7 +53,7 @@ type Command struct {
 	Ratio int `json:"ratio,omitempty"`
 	// KeyPattern is the order of the command's keys; empty means
 	// Config.KeyPattern.
-	KeyPattern KeyPattern `json:"key_pattern,omitempty"`
+	KeyPattern keyspace.Pattern `json:"key_pattern,omitempty"`
 	// Inline sends the command as an inline request ("PING\r\n") instead
 	// of a RESP array.
 	Inline bool `json:"inline,omitempty"`
@@ -80,7 +81,7 @@ func (c Command) String() string {
 const (
 	phNone   uint8 = iota
 	phDigits       // a key index, zero-padded to width
-	phKey          // a key index, padded to width, longer past it (KeyInsert, KeyLatest)
+	phKey          // a key index, padded to width, longer past it (keyspace.Insert, keyspace.Latest)
 	phData         // a value
 	phArg          // the start of an argument whose length varies per request
 	phArgEnd       // its end: its "$len" header is inserted before it
@@ -117,17 +118,17 @@ type cmdPlan struct {
 type valueGen struct {
 	seed  int64
 	size  int
-	sizes *sizer // nil: every value is size bytes
-	block []byte // blockFor the largest size
+	sizes *keyspace.Sizes // nil: every value is size bytes
+	block []byte          // BlockFor the largest size
 }
 
 func newValues(c Config) valueGen {
-	v := valueGen{seed: c.Seed, size: c.ValueSize, sizes: newSizer(c)}
+	v := valueGen{seed: c.Seed, size: c.ValueSize, sizes: keyspace.NewSizes(c.ValueSizes, c.Seed)}
 	largest := v.size
 	if v.sizes != nil {
-		largest = v.sizes.max
+		largest = v.sizes.Max()
 	}
-	v.block = blockFor(c.Seed, largest)
+	v.block = keyspace.BlockFor(c.Seed, largest)
 	return v
 }
 
@@ -136,7 +137,7 @@ func (v *valueGen) sizeOf(i uint64) int {
 	if v.sizes == nil {
 		return v.size
 	}
-	return v.sizes.of(i)
+	return v.sizes.Of(i)
 }
 
 // cmdCount is what a connection counts per command.
@@ -183,10 +184,10 @@ func (c Config) commandErrors() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if len(c.Commands) == 0 {
-		if c.KeyPattern == KeyLatest || c.KeyPattern == KeyInsert {
+		if c.KeyPattern == keyspace.Latest || c.KeyPattern == keyspace.Insert {
 			bad("key pattern %s needs a command mix (--command or --workload)", c.KeyPattern)
 		}
-		return append(errs, sizeErrors(c.ValueSizes)...)
+		return append(errs, keyspace.SizeErrors(c.ValueSizes)...)
 	}
 	if len(c.Commands) > MaxCommands {
 		bad("%d commands: want at most %d", len(c.Commands), MaxCommands)
@@ -200,9 +201,9 @@ func (c Config) commandErrors() []error {
 			bad("command %q: ratio %d: want >= 0", cmd.String(), cmd.Ratio)
 		}
 		switch cmd.KeyPattern {
-		case "", KeyRandom, KeySequential, KeyPermutation, KeyZipf, KeyGaussian, KeyLatest, KeyInsert:
+		case "", keyspace.Random, keyspace.Sequential, keyspace.Permutation, keyspace.Zipf, keyspace.Gaussian, keyspace.Latest, keyspace.Insert:
 		default:
-			bad("command %q: key pattern %q: want %s", cmd.String(), cmd.KeyPattern, keyPatternNames)
+			bad("command %q: key pattern %q: want %s", cmd.String(), cmd.KeyPattern, keyspace.PatternNames)
 		}
 		if cmd.Inline {
 			for _, a := range cmd.Args {
@@ -215,15 +216,12 @@ func (c Config) commandErrors() []error {
 			bad("command %q: the dependent command must be a non-empty RESP command", cmd.String())
 		}
 	}
-	errs = append(errs, sizeErrors(c.ValueSizes)...)
+	errs = append(errs, keyspace.SizeErrors(c.ValueSizes)...)
 	return errs
 }
 
-// keyPatternNames lists the key patterns for error messages.
-const keyPatternNames = "random, sequential, permutation, zipf, gaussian, latest or insert"
-
 // varKeys reports whether pattern p names keys past the keyspace.
-func varKeys(p KeyPattern) bool { return p == KeyLatest || p == KeyInsert }
+func varKeys(p keyspace.Pattern) bool { return p == keyspace.Latest || p == keyspace.Insert }
 
 // compileCommands returns the plans of c.Commands.
 func compileCommands(c Config) []cmdPlan {
@@ -234,11 +232,11 @@ func compileCommands(c Config) []cmdPlan {
 		if cmd.KeyPattern != "" {
 			kc.KeyPattern = cmd.KeyPattern
 		}
-		if (kc.KeyPattern == KeyZipf || kc.KeyPattern == KeyLatest) && kc.Zipf == 0 {
-			kc.Zipf = DefaultZipf
+		if (kc.KeyPattern == keyspace.Zipf || kc.KeyPattern == keyspace.Latest) && kc.Zipf == 0 {
+			kc.Zipf = keyspace.DefaultZipf
 		}
 		if i > 0 { // the first command's keys are those of a set/get run
-			kc.Seed = int64(mix64(uint64(c.Seed) ^ mix64(uint64(i))))
+			kc.Seed = int64(keyspace.Mix64(uint64(c.Seed) ^ keyspace.Mix64(uint64(i))))
 		}
 		cp := cmdPlan{name: CommandName(cmd), text: cmd.String(), cfg: kc, vals: vals,
 			verify: readVerifiable(c.Commands, i)}
@@ -292,9 +290,9 @@ func compileArgs(c Config, args []string, inline, varKey bool) []piece {
 			case PlaceholderKey:
 				add([]byte(c.KeyPrefix))
 				if varKey {
-					flush(phKey, KeyWidth(c.Keyspace))
+					flush(phKey, keyspace.KeyWidth(c.Keyspace))
 				} else {
-					flush(phDigits, KeyWidth(c.Keyspace))
+					flush(phDigits, keyspace.KeyWidth(c.Keyspace))
 				}
 			case PlaceholderRandInt:
 				flush(phDigits, RandIntWidth)
@@ -437,7 +435,7 @@ func nextPlaceholder(a string) (int, string) {
 // argLen is the length of argument a once its placeholders are replaced.
 func argLen(a string, c Config) int {
 	n := len(a)
-	n += strings.Count(a, PlaceholderKey) * (len(c.KeyPrefix) + KeyWidth(c.Keyspace) - len(PlaceholderKey))
+	n += strings.Count(a, PlaceholderKey) * (len(c.KeyPrefix) + keyspace.KeyWidth(c.Keyspace) - len(PlaceholderKey))
 	n += strings.Count(a, PlaceholderRandInt) * (RandIntWidth - len(PlaceholderRandInt))
 	n += strings.Count(a, PlaceholderData) * (c.ValueSize - len(PlaceholderData))
 	return n
@@ -455,22 +453,13 @@ func mixTable(cmds []Command) []uint64 {
 }
 
 // newCmdKeys returns a connection's key sequences, one per command.
-func newCmdKeys(p *plan, id, conns int) []*keyGen {
-	g := make([]*keyGen, len(p.cmds))
-	inserted := new(uint64)
+func newCmdKeys(p *plan, id, conns int) []*keyspace.Gen {
+	g := make([]*keyspace.Gen, len(p.cmds))
 	for i := range p.cmds {
-		g[i] = newKeyGen(&p.cmds[i].cfg, id, conns)
-		if g[i].pattern == KeyZipf {
-			// One ranking for the whole mix: the hot keys a mix reads
-			// are those it writes, as in YCSB's workloads.
-			g[i].perm = newPerm(g[i].n, p.cfg.Seed)
-		}
-		if g[i].inserted != nil {
-			// One insert count per connection: KeyLatest reads
-			// what the mix's KeyInsert commands wrote.
-			g[i].inserted = inserted
-		}
+		g[i] = keyspace.NewGen(p.cmds[i].cfg.keys(), id, conns)
+		g[i].RankBy(p.cfg.Seed) // one ranking for the whole mix
 	}
+	keyspace.ShareInserts(g) // one insert count per connection
 	return g
 }
 
@@ -505,7 +494,7 @@ func newCmdHists(p *plan) []*hdrhistogram.Histogram {
 // new draw from keys (c.nextCmdKey: on a cluster socket, the first key its
 // master serves), or key when keys is nil; __data__ the value of the first
 // key. It returns the first key.
-func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, c *conn, keys *keyGen, key uint64) ([]byte, uint64) {
+func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, c *conn, keys *keyspace.Gen, key uint64) ([]byte, uint64) {
 	drawn := keys == nil
 	arg := 0
 	for k := range pieces {
@@ -521,15 +510,15 @@ func (cp *cmdPlan) appendRequest(dst []byte, pieces []piece, c *conn, keys *keyG
 				}
 			}
 			if pc.kind == phKey {
-				dst = appendKeyDigits(dst, v, pc.width)
+				dst = keyspace.AppendKeyDigits(dst, v, pc.width)
 			} else {
-				dst = appendDigits(dst, v, pc.width)
+				dst = keyspace.AppendDigits(dst, v, pc.width)
 			}
 		case phData:
 			if !drawn {
-				key, drawn = keys.next(), true
+				key, drawn = keys.Next(), true
 			}
-			dst = appendValueFrom(dst, cp.vals.block, cp.vals.seed, key, cp.vals.sizeOf(key))
+			dst = keyspace.AppendValueFrom(dst, cp.vals.block, cp.vals.seed, key, cp.vals.sizeOf(key))
 		case phArg:
 			arg = len(dst)
 		case phArgEnd:
@@ -559,7 +548,7 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 	for range n {
 		ci := 0
 		if len(p.cmds) > 1 {
-			x := c.ops.below(p.mixSum)
+			x := c.ops.Below(p.mixSum)
 			for x >= p.mix[ci] {
 				ci++
 			}
@@ -677,13 +666,13 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 	switch {
 	case r.Type == resp.TypeBulk && r.IsNull():
 		c.Misses++
-	case r.Type != resp.TypeBulk || !valueMatchesFrom(r.Data, cp.vals.block, cp.vals.seed, s.key, cp.vals.sizeOf(s.key)):
+	case r.Type != resp.TypeBulk || !keyspace.ValueMatchesFrom(r.Data, cp.vals.block, cp.vals.seed, s.key, cp.vals.sizeOf(s.key)):
 		c.VerifyFailures++
 		if len(c.warnings) < maxWarnings {
-			want := appendValue(nil, cp.vals.seed, s.key, cp.vals.sizeOf(s.key))
+			want := keyspace.AppendValue(nil, cp.vals.seed, int64(s.key), cp.vals.sizeOf(s.key))
 			key := "key index " + strconv.FormatUint(s.key, 10)
 			if args := c.p.cfg.Commands[s.op].Args; args[1] == PlaceholderKey {
-				key = string(appendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, KeyWidth(c.p.cfg.Keyspace)))
+				key = string(keyspace.AppendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, keyspace.KeyWidth(c.p.cfg.Keyspace)))
 			}
 			c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", cp.name, key, quote(b[:n]), quote(want)))
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // TestCommandMix: over 100,000 requests each command's share is within 1
@@ -20,7 +21,7 @@ func TestCommandMix(t *testing.T) {
 	tg := newTarget(t, r.Addr)
 	cfg := fill(Config{Addr: r.Addr, Requests: 100_000, Keyspace: 1000, KeyPrefix: "m:", ValueSize: 16, Connections: 4, Pipeline: 32, Seed: 7})
 	cfg.Commands = []Command{
-		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2, KeyPattern: KeySequential},
+		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2, KeyPattern: keyspace.Sequential},
 		{Args: []string{"GET", "__key__"}, Ratio: 5},
 		{Args: []string{"HSET", "h:__rand_int__", "f", "__data__"}, Ratio: 3},
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // Mode is the request mix of a run.
@@ -22,40 +23,6 @@ const (
 	// ModeMixed sends writes with probability Config.SetRatio percent and
 	// reads otherwise.
 	ModeMixed Mode = "mixed"
-)
-
-// KeyPattern is the order in which a connection picks keys.
-type KeyPattern string
-
-// The key patterns.
-const (
-	// KeyRandom picks keys uniformly at random.
-	KeyRandom KeyPattern = "random"
-	// KeySequential walks the keyspace in order: 0, 1, 2, ..., wrapping.
-	KeySequential KeyPattern = "sequential"
-	// KeyPermutation walks a seeded pseudo-random permutation of the
-	// keyspace: random-looking order, every key exactly once per pass, so a
-	// run of at most Keyspace writes never writes a key twice.
-	KeyPermutation KeyPattern = "permutation"
-	// KeyZipf picks keys with a Zipf distribution of exponent Config.Zipf:
-	// the rank-r key (r from 1) has probability proportional to 1/r^s. Ranks
-	// are spread over the keyspace by the seeded permutation.
-	KeyZipf KeyPattern = "zipf"
-	// KeyGaussian picks keys with a normal distribution of mean
-	// Config.KeyMedian and standard deviation Config.KeyStddev, rounded,
-	// drawn again when outside the keyspace (memtier_benchmark's G
-	// pattern). Keys are not permuted: the hot keys are the indices near
-	// the median.
-	KeyGaussian KeyPattern = "gaussian"
-	// KeyInsert writes new keys past the keyspace, each once: connection
-	// c of C (global index) takes Keyspace+c, Keyspace+c+C, ... Its key
-	// names have more digits than the keyspace's once they pass its width.
-	KeyInsert KeyPattern = "insert"
-	// KeyLatest reads the newest keys most (YCSB's "latest"): a Zipf
-	// draw of exponent Config.Zipf over the connection's keys in the
-	// order they were written, newest first: its own KeyInsert keys of
-	// the mix, then the keyspace from its end (see docs/bench.md).
-	KeyLatest KeyPattern = "latest"
 )
 
 // Defaults, shared with the command line so help text cannot drift.
@@ -85,8 +52,6 @@ const (
 	DefaultKeyPrefix = "bench:key:"
 	// DefaultConnections is the number of connections.
 	DefaultConnections = 1
-	// DefaultZipf is the exponent used by KeyZipf when Config.Zipf is 0.
-	DefaultZipf = 0.99
 	// DefaultConnectTimeout bounds connecting (and AUTH) per connection.
 	DefaultConnectTimeout = 3 * time.Second
 	// DefaultTimeout is how long a connection may wait for a reply before
@@ -104,18 +69,18 @@ func DefaultThreads() int { return runtime.NumCPU() }
 // DefaultKeyPattern is the key order used when Config.KeyPattern is empty:
 // a permutation for ModeSet (no key is written twice within a pass, so
 // insert-only commands do not collide), uniform random otherwise.
-func DefaultKeyPattern(m Mode) KeyPattern {
+func DefaultKeyPattern(m Mode) keyspace.Pattern {
 	if m == ModeSet {
-		return KeyPermutation
+		return keyspace.Permutation
 	}
-	return KeyRandom
+	return keyspace.Random
 }
 
 // Config describes one run. Start from DefaultConfig: a zero field means
 // zero (an empty value, no writes), and Normalize refuses the fields where
 // zero means nothing (no pipeline, no connections). Only what derives from
 // other fields is filled in by Normalize: the key pattern from the mode,
-// the Zipf exponent of KeyZipf, the threads capped at the connections, and
+// the Zipf exponent of keyspace.Zipf, the threads capped at the connections, and
 // the timeouts and progress interval, where zero or less means the default.
 type Config struct {
 	// Addr is the server's host:port.
@@ -192,11 +157,11 @@ type Config struct {
 	// KeyPrefix starts every key.
 	KeyPrefix string `json:"key_prefix"`
 	// KeyPattern is the order of keys; empty means DefaultKeyPattern(Mode).
-	KeyPattern KeyPattern `json:"key_pattern"`
-	// Zipf is the exponent of KeyZipf (> 0); setting it with an empty
-	// KeyPattern selects KeyZipf.
+	KeyPattern keyspace.Pattern `json:"key_pattern"`
+	// Zipf is the exponent of keyspace.Zipf (> 0); setting it with an empty
+	// KeyPattern selects keyspace.Zipf.
 	Zipf float64 `json:"zipf"`
-	// KeyMedian and KeyStddev shape KeyGaussian: 0 means the middle of
+	// KeyMedian and KeyStddev shape keyspace.Gaussian: 0 means the middle of
 	// the keyspace, (Keyspace-1)/2, and Keyspace/6, as
 	// memtier_benchmark's --key-median and --key-stddev.
 	KeyMedian float64 `json:"key_median,omitempty"`
@@ -208,7 +173,7 @@ type Config struct {
 	// distribution gives it,
 	// a function of Seed and the key (see ValueSizeOf), so that reads
 	// know it. ValueSize should then be the largest size.
-	ValueSizes []SizeRange `json:"-"`
+	ValueSizes []keyspace.SizeRange `json:"-"`
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
 	SetRatio int `json:"set_ratio"`
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
@@ -300,18 +265,18 @@ func (c Config) derive() Config {
 	}
 	if c.KeyPattern == "" {
 		if c.Zipf > 0 {
-			c.KeyPattern = KeyZipf
+			c.KeyPattern = keyspace.Zipf
 		} else {
 			c.KeyPattern = DefaultKeyPattern(c.Mode)
 		}
 	}
-	if c.KeyPattern == KeyZipf && c.Zipf == 0 {
-		c.Zipf = DefaultZipf
+	if c.KeyPattern == keyspace.Zipf && c.Zipf == 0 {
+		c.Zipf = keyspace.DefaultZipf
 	}
-	if z := newSizer(c); z != nil {
-		c.ValueSize = z.max
+	if z := keyspace.NewSizes(c.ValueSizes, c.Seed); z != nil {
+		c.ValueSize = z.Max()
 	}
-	if c.usesPattern(KeyGaussian) {
+	if c.usesPattern(keyspace.Gaussian) {
 		if c.KeyMedian == 0 {
 			c.KeyMedian = float64(c.Keyspace-1) / 2
 		}
@@ -343,31 +308,31 @@ func (c Config) Normalize() (Config, error) {
 		bad("mode %q: want set, get or mixed", c.Mode)
 	}
 	switch c.KeyPattern {
-	case KeyRandom, KeySequential, KeyPermutation:
+	case keyspace.Random, keyspace.Sequential, keyspace.Permutation:
 		if c.Zipf != 0 {
 			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
 		}
-	case KeyZipf:
+	case keyspace.Zipf:
 		if c.Zipf <= 0 {
 			bad("zipf exponent %g: want > 0", c.Zipf)
 		}
-	case KeyGaussian, KeyInsert:
+	case keyspace.Gaussian, keyspace.Insert:
 		if c.Zipf != 0 {
 			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
 		}
-	case KeyLatest:
+	case keyspace.Latest:
 		if c.Zipf < 0 {
 			bad("zipf exponent %g: want > 0", c.Zipf)
 		}
 	default:
-		bad("key pattern %q: want %s", c.KeyPattern, keyPatternNames)
+		bad("key pattern %q: want %s", c.KeyPattern, keyspace.PatternNames)
 	}
-	if c.usesPattern(KeyGaussian) {
+	if c.usesPattern(keyspace.Gaussian) {
 		if c.KeyMedian < 0 || c.KeyMedian > float64(c.Keyspace-1) {
 			bad("key median %g: want 0 to %d (the keyspace)", c.KeyMedian, c.Keyspace-1)
 		}
-		if c.KeyStddev <= 0 || c.KeyStddev > MaxKeyStddev*float64(c.Keyspace) {
-			bad("key stddev %g: want > 0 and at most %d times the keyspace", c.KeyStddev, MaxKeyStddev)
+		if c.KeyStddev <= 0 || c.KeyStddev > keyspace.MaxStddev*float64(c.Keyspace) {
+			bad("key stddev %g: want > 0 and at most %d times the keyspace", c.KeyStddev, keyspace.MaxStddev)
 		}
 	} else if c.KeyMedian != 0 || c.KeyStddev != 0 {
 		bad("key median and stddev need key pattern gaussian, not %s", c.KeyPattern)
@@ -402,8 +367,8 @@ func (c Config) Normalize() (Config, error) {
 	if c.Keyspace < 1 {
 		bad("keyspace %d: want >= 1", c.Keyspace)
 	}
-	if c.ValueSize < 0 || c.ValueSize > MaxValueSize {
-		bad("value size %d: want 0 to %d", c.ValueSize, MaxValueSize)
+	if c.ValueSize < 0 || c.ValueSize > keyspace.MaxValueSize {
+		bad("value size %d: want 0 to %d", c.ValueSize, keyspace.MaxValueSize)
 	}
 	if c.SetRatio < 0 || c.SetRatio > 100 {
 		bad("set ratio %d: want 0 to 100", c.SetRatio)
@@ -415,12 +380,8 @@ func (c Config) Normalize() (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// MaxKeyStddev bounds KeyStddev in keyspaces: a draw lands in the
-// keyspace at least once in 300 tries on average.
-const MaxKeyStddev = 100
-
 // usesPattern reports whether the run or a command of its mix uses p.
-func (c Config) usesPattern(p KeyPattern) bool {
+func (c Config) usesPattern(p keyspace.Pattern) bool {
 	if c.KeyPattern == p {
 		return true
 	}
@@ -430,6 +391,11 @@ func (c Config) usesPattern(p KeyPattern) bool {
 		}
 	}
 	return false
+}
+
+// keys is the spec of the run's key sequences.
+func (c *Config) keys() keyspace.Spec {
+	return keyspace.Spec{Keyspace: c.Keyspace, Pattern: c.KeyPattern, Zipf: c.Zipf, Median: c.KeyMedian, Stddev: c.KeyStddev, Seed: c.Seed}
 }
 
 // control is how the run's control connections (topology, redirects,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -41,7 +42,7 @@ type plan struct {
 	getHdr []byte
 	seed   int64
 	vsize  int
-	block  []byte // values' shared block (see blockFor)
+	block  []byte // values' shared block (see keyspace.BlockFor)
 	// windows says build may leave a value's window out of the request
 	// and list it to be written from the block (see wseg).
 	windows  bool
@@ -95,10 +96,10 @@ func (p *plan) batchBytes() int {
 func newPlan(c Config) *plan {
 	p := &plan{
 		cfg:      c,
-		width:    KeyWidth(c.Keyspace),
+		width:    keyspace.KeyWidth(c.Keyspace),
 		seed:     c.Seed,
 		vsize:    c.ValueSize,
-		block:    blockFor(c.Seed, c.ValueSize),
+		block:    keyspace.BlockFor(c.Seed, c.ValueSize),
 		windows:  c.ValueSize >= windowWriteMin && c.TLS == nil && !c.Cluster,
 		verify:   c.VerifyGet,
 		setRatio: uint64(c.SetRatio),
@@ -172,8 +173,8 @@ func (a *counts) add(b *counts) {
 type conn struct {
 	p    *plan
 	id   int
-	keys *keyGen
-	ops  rng // the write/read choice of ModeMixed
+	keys *keyspace.Gen
+	ops  keyspace.Rand // the write/read choice of ModeMixed
 
 	// ring holds the requests in flight, ring[head:head+inflight], followed
 	// by pre requests built but not yet written (closed loop only). Its
@@ -191,7 +192,7 @@ type conn struct {
 
 	hist    *hdrhistogram.Histogram   // the worker's
 	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
-	cmdKeys []*keyGen                 // per command of a mix
+	cmdKeys []*keyspace.Gen           // per command of a mix
 	deps    *depQueue                 // a mix's dependent requests (commands.go)
 	runV    int64                     // a run of runN equal latencies not yet recorded
 	runN    int64
@@ -203,8 +204,8 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 	c := &conn{
 		p:    p,
 		id:   id,
-		keys: newKeyGen(&p.cfg, id, conns),
-		ops:  rng(mix64(uint64(p.seed)^mix64(uint64(id)+1)) ^ 0x6f7073), // "ops"
+		keys: keyspace.NewGen(p.cfg.keys(), id, conns),
+		ops:  keyspace.Rand(keyspace.Mix64(uint64(p.seed)^keyspace.Mix64(uint64(id)+1)) ^ 0x6f7073), // "ops"
 		ring: make([]slot, size),
 		hist: hist,
 	}
@@ -226,26 +227,26 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 	for range n {
 		key := c.nextKey()
 		op := opGet
-		if p.setRatio == 100 || (p.setRatio > 0 && c.ops.below(100) < p.setRatio) {
+		if p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
 			op = opSet
 		}
 		c.ring[i&mask] = slot{key: key, t: t, op: op}
 		i++
 		if op == opSet {
 			dst = append(dst, p.setHead...)
-			dst = appendDigits(dst, key, p.width)
+			dst = keyspace.AppendDigits(dst, key, p.width)
 			dst = append(dst, p.setMid...)
 			if p.windows && c.segs != nil {
 				var w []byte
-				dst, w = appendValueHead(dst, p.block, p.seed, key, p.vsize)
+				dst, w = keyspace.AppendValueHead(dst, p.block, p.seed, key, p.vsize)
 				*c.segs = append(*c.segs, wseg{at: len(dst), data: w})
 			} else {
-				dst = appendValueFrom(dst, p.block, p.seed, key, p.vsize)
+				dst = keyspace.AppendValueFrom(dst, p.block, p.seed, key, p.vsize)
 			}
 			dst = append(dst, '\r', '\n')
 		} else {
 			dst = append(dst, p.getHead...)
-			dst = appendDigits(dst, key, p.width)
+			dst = keyspace.AppendDigits(dst, key, p.width)
 			dst = append(dst, '\r', '\n')
 		}
 	}
@@ -291,7 +292,7 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		} else if e := hdr + p.vsize; len(b) >= e+2 && string(b[:hdr]) == string(p.getHdr) &&
 			b[e] == '\r' && b[e+1] == '\n' {
 			n = e + 2
-			if p.verify && !valueMatchesFrom(b[hdr:e], p.block, p.seed, s.key, p.vsize) {
+			if p.verify && !keyspace.ValueMatchesFrom(b[hdr:e], p.block, p.seed, s.key, p.vsize) {
 				c.wrongValue(s.key, b[hdr:e])
 			}
 		}
@@ -389,7 +390,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 					c.warn(fmt.Errorf("miss: %s %s: null reply", c.p.cfg.GetCmd, c.keyName(s.key)))
 				}
 			}
-		} else if isGet && c.p.verify && !valueMatchesFrom(r.Data, c.p.block, c.p.seed, s.key, c.p.vsize) {
+		} else if isGet && c.p.verify && !keyspace.ValueMatchesFrom(r.Data, c.p.block, c.p.seed, s.key, c.p.vsize) {
 			c.wrongValue(s.key, r.Data)
 		}
 	case resp.TypeArray:
@@ -410,7 +411,7 @@ func (c *conn) wrongValue(key uint64, got []byte) {
 	if len(c.warnings) >= maxWarnings {
 		return
 	}
-	want := appendValue(nil, c.p.seed, key, c.p.vsize)
+	want := keyspace.AppendValue(nil, c.p.seed, int64(key), c.p.vsize)
 	c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", c.p.cfg.GetCmd, c.keyName(key), quote(got), quote(want)))
 }
 
@@ -429,7 +430,7 @@ func quote(b []byte) string {
 }
 
 func (c *conn) keyName(key uint64) string {
-	return string(AppendKey(nil, c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key)))
+	return string(keyspace.AppendKey(nil, c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key)))
 }
 
 func (c *conn) cmdName(op uint8) string {

@@ -8,7 +8,7 @@
 // DefaultConfig); Prefill writes the whole keyspace of an empty server
 // once, in order (with MSET when the write command is SET), so that a later
 // read run finds every key. Bench is Run plus a text or JSON report, the
-// whole of the "kvbench bench" command. AppendKey and AppendValue give key
+// whole of the "kvbench bench" command. keyspace.AppendKey and AppendValue give key
 // i and its value, a pure function of (seed, i, value size), so a read is
 // verified byte for byte without remembering anything.
 //

@@ -9,24 +9,6 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 )
 
-func ExampleAppendKey() {
-	fmt.Println(string(loadgen.AppendKey(nil, loadgen.DefaultKeyPrefix, loadgen.DefaultKeyspace, 42)))
-	fmt.Println(string(loadgen.AppendKey(nil, "k:", 1_000_000, 42)))
-	// Output:
-	// bench:key:00042
-	// k:000042
-}
-
-func ExampleAppendValue() {
-	v := loadgen.AppendValue(nil, 1, 42, 16)
-	fmt.Printf("%s %d\n", v, len(v))
-	// A longer value of the same key starts with the shorter one.
-	fmt.Printf("%s\n", loadgen.AppendValue(nil, 1, 42, 24))
-	// Output:
-	// xNVb^ps@gq\V`@Oi 16
-	// xNVb^ps@gq\V`@OizzkDYVIa
-}
-
 // Run against the embedded kvstore: write every key once with the
 // insert-only RSET, then read them all back and verify each value.
 func ExampleRun() {

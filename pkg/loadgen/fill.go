@@ -4,7 +4,7 @@ import "context"
 
 // SendN sends n requests of cmd on cfg's connections, unmeasured: how a
 // workload's reads get their keys before the measurement ("kvbench run
-// --workloads" sends SET for a GET's keys, in KeySequential order over
+// --workloads" sends SET for a GET's keys, in keyspace.Sequential order over
 // the keyspace).
 func SendN(ctx context.Context, cfg Config, cmd Command, n int64) error {
 	return sendN(ctx, cfg, cmd, n)

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"fmt"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // hotPath is a connection with no socket and the replies a correct server
@@ -11,8 +13,8 @@ type hotPath struct {
 	c       *conn
 	replies []byte
 	buf     []byte
-	keys    keyGen // the key and op streams before the first batch
-	ops     rng
+	keys    keyspace.Gen // the key and op streams before the first batch
+	ops     keyspace.Rand
 }
 
 func newHotPath(tb testing.TB, cfg Config) *hotPath {
@@ -30,7 +32,7 @@ func newHotPath(tb testing.TB, cfg Config) *hotPath {
 		if s.op == opSet {
 			h.replies = append(h.replies, "+OK\r\n"...)
 		} else {
-			v := AppendValue(nil, cfg.Seed, int64(s.key), cfg.ValueSize)
+			v := keyspace.AppendValue(nil, cfg.Seed, int64(s.key), cfg.ValueSize)
 			h.replies = fmt.Appendf(h.replies, "$%d\r\n%s\r\n", len(v), v)
 		}
 	}
@@ -64,7 +66,7 @@ var hotPathCases = []struct {
 	{"get", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000}), false},
 	{"get-verify", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
 	{"mixed-verify", fill(Config{Mode: ModeMixed, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
-	{"set-zipf", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, KeyPattern: KeyZipf}), false},
+	{"set-zipf", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, KeyPattern: keyspace.Zipf}), false},
 }
 
 // BenchmarkHotPath measures the client's work per request, system calls

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -35,7 +36,7 @@ type configPlain Config
 func (c Config) MarshalJSON() ([]byte, error) {
 	x := configExtra{DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), TLS: c.TLS != nil}
 	if len(c.ValueSizes) > 0 {
-		x.ValueSizes = FormatValueSizes(c.ValueSizes)
+		x.ValueSizes = keyspace.FormatValueSizes(c.ValueSizes)
 	}
 	if !c.StartAt.IsZero() {
 		x.StartAt = c.StartAt.Format(time.RFC3339Nano)
@@ -64,7 +65,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	x := v.configExtra
 	c.Duration, c.Warmup = measure.FromSeconds(x.DurationS), measure.FromSeconds(x.WarmupS)
 	if x.ValueSizes != "" {
-		rs, err := ParseValueSizes(x.ValueSizes)
+		rs, err := keyspace.ParseValueSizes(x.ValueSizes)
 		if err != nil {
 			return fmt.Errorf("value_sizes: %w", err)
 		}

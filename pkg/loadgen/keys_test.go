@@ -5,142 +5,26 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
-
-func TestAppendKey(t *testing.T) {
-	for _, tc := range []struct {
-		prefix string
-		n, i   int64
-		want   string
-	}{
-		{"k:", 1, 0, "k:0"},
-		{"k:", 10, 9, "k:9"},
-		{"k:", 11, 9, "k:09"},
-		{"bench:key:", 100_000, 42, "bench:key:00042"},
-		{"bench:key:", 1_000_000, 999_999, "bench:key:999999"},
-		{"", 1_000_001, 7, "0000007"},
-	} {
-		if got := string(AppendKey(nil, tc.prefix, tc.n, tc.i)); got != tc.want {
-			t.Errorf("AppendKey(%q, %d, %d) = %q, want %q", tc.prefix, tc.n, tc.i, got, tc.want)
-		}
-	}
-}
-
-func TestPermIsBijection(t *testing.T) {
-	for _, n := range []uint64{1, 2, 3, 4, 5, 10, 17, 1000, 1 << 16, 1<<16 + 3, 99_991} {
-		p := newPerm(n, 12345)
-		seen := make([]bool, n)
-		fixed := 0
-		for i := range n {
-			v := p.at(i)
-			if v >= n || seen[v] {
-				t.Fatalf("n=%d: at(%d) = %d: out of range or repeated", n, i, v)
-			}
-			seen[v] = true
-			if v == i {
-				fixed++
-			}
-		}
-		if n >= 1000 && fixed > int(n/100) {
-			t.Errorf("n=%d: %d fixed points: not a shuffled order", n, fixed)
-		}
-	}
-}
-
-func TestPermDependsOnSeed(t *testing.T) {
-	a, b := newPerm(1000, 1), newPerm(1000, 2)
-	same := 0
-	for i := range uint64(1000) {
-		if a.at(i) == b.at(i) {
-			same++
-		}
-	}
-	if same > 20 {
-		t.Errorf("seeds 1 and 2 agree on %d of 1000 positions", same)
-	}
-}
-
-func TestZipf(t *testing.T) {
-	for _, s := range []float64{0.5, 0.99, 1, 1.5} {
-		z := newZipf(1000, s)
-		r := rng(7)
-		counts := make([]int, 1001)
-		for range 100_000 {
-			k := z.sample(&r)
-			if k < 1 || k > 1000 {
-				t.Fatalf("s=%g: rank %d out of [1, 1000]", s, k)
-			}
-			counts[k]++
-		}
-		// P(1)/P(10) = 10^s.
-		ratio := float64(counts[1]) / float64(counts[10])
-		if want := math.Pow(10, s); ratio < want*0.8 || ratio > want*1.25 {
-			t.Errorf("s=%g: count(rank 1)/count(rank 10) = %.2f, want about %.2f", s, ratio, want)
-		}
-	}
-}
-
-// TestKeyGenStriping checks that sequential and permutation connections
-// together write each key exactly once per pass.
-func TestKeyGenStriping(t *testing.T) {
-	for _, pattern := range []KeyPattern{KeySequential, KeyPermutation} {
-		for _, conns := range []int{1, 3, 7} {
-			cfg := fill(Config{Keyspace: 100, KeyPattern: pattern, Seed: 9})
-			seen := map[uint64]int{}
-			for c := range conns {
-				g := newKeyGen(&cfg, c, conns)
-				for range 100 / conns {
-					seen[g.next()]++
-				}
-			}
-			for k, n := range seen {
-				if n != 1 {
-					t.Fatalf("%s, %d connections: key %d chosen %d times", pattern, conns, k, n)
-				}
-			}
-		}
-	}
-}
-
-func TestKeyGenDeterministic(t *testing.T) {
-	for _, pattern := range []KeyPattern{KeyRandom, KeySequential, KeyPermutation, KeyZipf} {
-		cfg, err := fill(Config{Keyspace: 1000, KeyPattern: pattern, Seed: 42}).Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := newKeyGen(&cfg, 1, 2), newKeyGen(&cfg, 1, 2)
-		cfg.Seed = 43
-		c := newKeyGen(&cfg, 1, 2)
-		differ := false
-		for i := range 200 {
-			x, y, z := a.next(), b.next(), c.next()
-			if x != y {
-				t.Fatalf("%s: same seed differs at %d: %d != %d", pattern, i, x, y)
-			}
-			differ = differ || x != z
-		}
-		if !differ && pattern != KeySequential {
-			t.Errorf("%s: seeds 42 and 43 give the same sequence", pattern)
-		}
-	}
-}
 
 // TestMixZipfSharesRanking: the commands of a mix draw zipf keys from one
 // ranking, so the key a mix reads most is the one it writes most; their
 // draws are still independent streams.
 func TestMixZipfSharesRanking(t *testing.T) {
-	c, err := fill(Config{Keyspace: 10_000, Seed: 11, KeyPattern: KeyZipf, Requests: 1, Commands: []Command{
+	c, err := fill(Config{Keyspace: 10_000, Seed: 11, KeyPattern: keyspace.Zipf, Requests: 1, Commands: []Command{
 		{Args: []string{"GET", "__key__"}}, {Args: []string{"SET", "__key__", "__data__"}},
 	}}).Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := newCmdKeys(newPlan(c), 0, 1)
-	top := func(k *keyGen) (uint64, []uint64) {
+	top := func(k *keyspace.Gen) (uint64, []uint64) {
 		n := map[uint64]int{}
 		var first []uint64
 		for i := range 50_000 {
-			x := k.next()
+			x := k.Next()
 			n[x]++
 			if i < 20 {
 				first = append(first, x)
@@ -174,10 +58,10 @@ func gaussianChi2(t *testing.T, c Config, n int, median, stddev float64) (float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newKeyGen(&c, 0, 1)
+	g := keyspace.NewGen(c.keys(), 0, 1)
 	counts := make([]float64, c.Keyspace)
 	for range n {
-		counts[g.next()]++
+		counts[g.Next()]++
 	}
 	cdf := func(x float64) float64 { return 0.5 * math.Erfc(-(x-median)/(stddev*math.Sqrt2)) }
 	total := cdf(float64(c.Keyspace)-0.5) - cdf(-0.5)
@@ -200,7 +84,7 @@ func gaussianChi2(t *testing.T, c Config, n int, median, stddev float64) (float6
 // off fails), and the median and stddev default to the keyspace's middle
 // and a sixth of it.
 func TestGaussianKeys(t *testing.T) {
-	c := fill(Config{Keyspace: 1000, Seed: 5, KeyPattern: KeyGaussian, KeyMedian: 300, KeyStddev: 150, Requests: 1})
+	c := fill(Config{Keyspace: 1000, Seed: 5, KeyPattern: keyspace.Gaussian, KeyMedian: 300, KeyStddev: 150, Requests: 1})
 	// 0.1% critical value of chi-square with df degrees of freedom
 	// (Wilson-Hilferty).
 	crit := func(df int) float64 {
@@ -214,7 +98,7 @@ func TestGaussianKeys(t *testing.T) {
 	if chi2, df := gaussianChi2(t, c, 200_000, 300, 150*1.05); chi2 <= crit(df) {
 		t.Errorf("chi-square %.1f against a stddev 5%% off: the test cannot tell", chi2)
 	}
-	d, err := fill(Config{Keyspace: 1000, KeyPattern: KeyGaussian, Requests: 1}).Normalize()
+	d, err := fill(Config{Keyspace: 1000, KeyPattern: keyspace.Gaussian, Requests: 1}).Normalize()
 	if err != nil || d.KeyMedian != 499.5 || d.KeyStddev != 1000.0/6 {
 		t.Errorf("defaults: median %g, stddev %g, %v", d.KeyMedian, d.KeyStddev, err)
 	}
@@ -225,10 +109,10 @@ func TestGaussianKeys(t *testing.T) {
 		c    Config
 		want string
 	}{
-		{Config{KeyPattern: KeyGaussian, KeyMedian: 1000}, "key median 1000: want 0 to 999"},
-		{Config{KeyPattern: KeyGaussian, KeyStddev: -1}, "key stddev -1"},
-		{Config{KeyPattern: KeyGaussian, KeyStddev: 1e6}, "key stddev 1e+06"},
-		{Config{KeyPattern: KeyRandom, KeyStddev: 3}, "key median and stddev need key pattern gaussian, not random"},
+		{Config{KeyPattern: keyspace.Gaussian, KeyMedian: 1000}, "key median 1000: want 0 to 999"},
+		{Config{KeyPattern: keyspace.Gaussian, KeyStddev: -1}, "key stddev -1"},
+		{Config{KeyPattern: keyspace.Gaussian, KeyStddev: 1e6}, "key stddev 1e+06"},
+		{Config{KeyPattern: keyspace.Random, KeyStddev: 3}, "key median and stddev need key pattern gaussian, not random"},
 	} {
 		tc.c.Keyspace, tc.c.Requests = 1000, 1
 		if _, err := fill(tc.c).Normalize(); err == nil || !strings.Contains(err.Error(), tc.want) {

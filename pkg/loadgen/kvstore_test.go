@@ -8,6 +8,7 @@ import (
 	"time"
 
 	kvstore "github.com/kvbench/kvbench/embedded-server"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 func kvstoreTarget(t *testing.T) (target, *kvstore.Server) {
@@ -56,12 +57,12 @@ func TestKvstoreFamilies(t *testing.T) {
 
 			// Every value verifies.
 			get := cfg
-			get.Mode, get.Requests, get.VerifyGet, get.KeyPattern = ModeGet, 3000, true, KeySequential
+			get.Mode, get.Requests, get.VerifyGet, get.KeyPattern = ModeGet, 3000, true, keyspace.Sequential
 			if res := run(t, tg, get); res.VerifyFailures != 0 || res.Misses != 0 {
 				t.Fatalf("verify: %d failures, %d misses", res.VerifyFailures, res.Misses)
 			}
 			// Overwrite one behind the generator's back.
-			key := string(AppendKey(nil, prefix, 3000, 2999))
+			key := string(keyspace.AppendKey(nil, prefix, 3000, 2999))
 			if err := tg.client.Do(ctx, f.mod, key, "tampered").Err(); err != nil {
 				t.Fatalf("%s: %v", f.mod, err)
 			}
@@ -88,7 +89,7 @@ func TestKvstoreFamilies(t *testing.T) {
 func TestKvstoreRandomInsertConflicts(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
 	// 2000 random writes over 500 keys must meet existing keys.
-	res := run(t, tg, fill(Config{Mode: ModeSet, SetCmd: "RSET", KeyPattern: KeyRandom, Keyspace: 500, Requests: 2000, Seed: 1}))
+	res := run(t, tg, fill(Config{Mode: ModeSet, SetCmd: "RSET", KeyPattern: keyspace.Random, Keyspace: 500, Requests: 2000, Seed: 1}))
 	if res.Requests != 2000 || res.Conflicts < 1000 || res.Conflicts >= 2000 {
 		t.Errorf("%d requests, %d conflicts; want 2000 and most of them conflicts", res.Requests, res.Conflicts)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"golang.org/x/sys/unix"
 )
@@ -32,13 +33,13 @@ const (
 )
 
 // PrefillConfig is cfg as Prefill uses it, defaults filled in: every key
-// written once, in order (ModeSet, KeySequential, Requests = Keyspace),
+// written once, in order (ModeSet, keyspace.Sequential, Requests = Keyspace),
 // with no warmup, no time bound, no rate limit and no verification.
 // Run with it writes the same keys and values as Prefill, one request per
 // key on cfg's connections, through the measuring machinery.
 func PrefillConfig(cfg Config) Config {
 	cfg.Mode = ModeSet
-	cfg.KeyPattern = KeySequential
+	cfg.KeyPattern = keyspace.Sequential
 	cfg.Zipf = 0
 	cfg.Requests = cfg.Keyspace
 	cfg.Duration, cfg.Warmup, cfg.WarmupRequests, cfg.Rate = 0, 0, 0, 0
@@ -140,7 +141,7 @@ type filler struct {
 	cmdHead, keyHead, mid []byte
 	width                 int
 	perCmd, perBatch      int64
-	sizes                 *sizer // Config.ValueSizes: mid is per key
+	sizes                 *keyspace.Sizes // Config.ValueSizes: mid is per key
 
 	lo, hi int64 // the keys written: [lo, hi)
 
@@ -150,7 +151,7 @@ type filler struct {
 }
 
 func newFiller(ctx context.Context, l link, cfg *Config) *filler {
-	f := &filler{ctx: ctx, cfg: cfg, l: l, width: KeyWidth(cfg.Keyspace), rbuf: make([]byte, 0, readBufSize)}
+	f := &filler{ctx: ctx, cfg: cfg, l: l, width: keyspace.KeyWidth(cfg.Keyspace), rbuf: make([]byte, 0, readBufSize)}
 	f.mset = strings.EqualFold(cfg.SetCmd, "SET")
 	f.perCmd = 1
 	if f.mset {
@@ -160,7 +161,7 @@ func newFiller(ctx context.Context, l link, cfg *Config) *filler {
 	}
 	f.keyHead = append(append(strconv.AppendInt([]byte{'$'}, int64(len(cfg.KeyPrefix)+f.width), 10), "\r\n"...), cfg.KeyPrefix...)
 	f.mid = append(strconv.AppendInt([]byte("\r\n$"), int64(cfg.ValueSize), 10), "\r\n"...)
-	f.sizes = newSizer(*cfg)
+	f.sizes = keyspace.NewSizes(cfg.ValueSizes, cfg.Seed)
 	perKey := int64(len(f.keyHead) + f.width + len(f.mid) + cfg.ValueSize + 2 + len(f.cmdHead))
 	f.perBatch = max(1, min(int64(cfg.Pipeline), prefillBatchBytes/perKey))
 	f.perCmd = min(f.perCmd, f.perBatch)
@@ -179,15 +180,15 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 		}
 		for ; m > 0; m-- {
 			dst = append(dst, f.keyHead...)
-			dst = appendDigits(dst, uint64(i), f.width)
+			dst = keyspace.AppendDigits(dst, uint64(i), f.width)
 			size := f.cfg.ValueSize
 			if f.sizes != nil {
-				size = f.sizes.of(uint64(i))
+				size = f.sizes.Of(uint64(i))
 				dst = append(strconv.AppendInt(append(dst, "\r\n$"...), int64(size), 10), '\r', '\n')
 			} else {
 				dst = append(dst, f.mid...)
 			}
-			dst = appendValue(dst, f.cfg.Seed, uint64(i), size)
+			dst = keyspace.AppendValue(dst, f.cfg.Seed, i, size)
 			dst = append(dst, '\r', '\n')
 			i++
 		}
@@ -403,11 +404,11 @@ func (f *filler) replies(res *Result, start, end int64) error {
 // replyError describes an error reply to the command writing keys
 // [i, i+keys).
 func (f *filler) replyError(r resp.Reply, i, keys int64) error {
-	first := string(AppendKey(nil, f.cfg.KeyPrefix, f.cfg.Keyspace, i))
+	first := string(keyspace.AppendKey(nil, f.cfg.KeyPrefix, f.cfg.Keyspace, i))
 	if !f.mset {
 		return &ReplyError{Command: f.cfg.SetCmd, Key: first, Msg: string(r.Data)}
 	}
-	last := string(AppendKey(nil, f.cfg.KeyPrefix, f.cfg.Keyspace, i+keys-1))
+	last := string(keyspace.AppendKey(nil, f.cfg.KeyPrefix, f.cfg.Keyspace, i+keys-1))
 	return &ReplyError{Command: "MSET", Key: fmt.Sprintf("%s ... %s (%d keys)", first, last, keys), Msg: string(r.Data)}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // TestPrefillWritesWhatReadsVerify prefills with MSET (SET in any case)
@@ -77,11 +78,11 @@ func TestPrefillWritesWhatReadsVerify(t *testing.T) {
 
 			get := cfg
 			get.Progress = nil
-			get.Mode, get.KeyPattern, get.Requests, get.VerifyGet = ModeGet, KeySequential, n, true
+			get.Mode, get.KeyPattern, get.Requests, get.VerifyGet = ModeGet, keyspace.Sequential, n, true
 			if res := run(t, tg, get); res.Gets != n || res.Misses != 0 || res.VerifyFailures != 0 {
 				t.Errorf("verified read of every key: %d gets, %d misses, %d wrong values", res.Gets, res.Misses, res.VerifyFailures)
 			}
-			get.KeyPattern, get.Requests = KeyRandom, 3*n
+			get.KeyPattern, get.Requests = keyspace.Random, 3*n
 			if res := run(t, tg, get); res.Gets != 3*n || res.Misses != 0 || res.VerifyFailures != 0 {
 				t.Errorf("verified random reads: %d gets, %d misses, %d wrong values", res.Gets, res.Misses, res.VerifyFailures)
 			}
@@ -99,7 +100,7 @@ func values(t *testing.T, tg target, cfg Config) []any {
 	}
 	var keys []string
 	for i := range cfg.Keyspace {
-		keys = append(keys, string(AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)))
+		keys = append(keys, string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)))
 	}
 	vals, err := tg.client.MGet(ctx, keys...).Result()
 	if err != nil {
@@ -255,7 +256,7 @@ func TestPrefillErrors(t *testing.T) {
 		if err != nil || res.Sets != 500 || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Error(), "does not answer DBSIZE") {
 			t.Fatalf("err %v, %d keys, warnings %v: want 500 keys and a warning", err, res.Sets, res.Warnings)
 		}
-		if got := keyspace(t, tg, DefaultKeyPrefix); len(got) != 500 {
+		if got := keysUnder(t, tg, DefaultKeyPrefix); len(got) != 500 {
 			t.Errorf("%d keys written, want 500", len(got))
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -143,7 +144,7 @@ func prepareTest(ctx context.Context, cfg Config, test string, wrote bool) error
 	}
 	switch {
 	case test == "get" && !wrote:
-		return sendN(ctx, cfg, Command{Args: []string{"SET", "key:__rand_int__", "__data__"}, KeyPattern: KeySequential}, cfg.Keyspace)
+		return sendN(ctx, cfg, Command{Args: []string{"SET", "key:__rand_int__", "__data__"}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 	case test == "lpop" || test == "rpop":
 		return fillTo(ctx, cfg, "LLEN", "mylist", need, Command{Args: []string{"LPUSH", "mylist", "__data__"}})
 	case strings.HasPrefix(test, "lrange_"):
@@ -175,7 +176,7 @@ func fillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd Co
 		c := cfg
 		c.Keyspace = 1e12
 		c.Seed = cfg.Seed + r.Int // another pass, other elements
-		cmd.KeyPattern = KeyPermutation
+		cmd.KeyPattern = keyspace.Permutation
 		if err := sendN(ctx, c, cmd, n-r.Int); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -129,13 +130,13 @@ func WriteText(w io.Writer, r Result) error {
 	}
 	values := strconv.Itoa(c.ValueSize)
 	if len(c.ValueSizes) > 0 {
-		values = FormatValueSizes(c.ValueSizes) + " (size:weight)"
+		values = keyspace.FormatValueSizes(c.ValueSizes) + " (size:weight)"
 	}
-	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", KeyWidth(c.Keyspace)), values)
-	if c.KeyPattern == KeyZipf {
+	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", keyspace.KeyWidth(c.Keyspace)), values)
+	if c.KeyPattern == keyspace.Zipf {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
 	}
-	if c.usesPattern(KeyGaussian) {
+	if c.usesPattern(keyspace.Gaussian) {
 		fmt.Fprintf(&b, ", gaussian median %g stddev %g", c.KeyMedian, c.KeyStddev)
 	}
 	fmt.Fprintf(&b, "\nload: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))

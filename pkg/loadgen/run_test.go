@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -137,8 +138,8 @@ func commandsProcessed(t *testing.T, tg target) int64 {
 	return 0
 }
 
-// keyspace returns every key and value under prefix.
-func keyspace(t *testing.T, tg target, prefix string) map[string]string {
+// keysUnder returns every key and value under prefix.
+func keysUnder(t *testing.T, tg target, prefix string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	keys, err := tg.client.Keys(ctx, prefix+"*").Result()
@@ -158,12 +159,12 @@ func keyspace(t *testing.T, tg target, prefix string) map[string]string {
 
 func TestSameSeedSameKeysAndValues(t *testing.T) {
 	tg := redisTarget(t)
-	write := func(pattern KeyPattern, seed int64) map[string]string {
+	write := func(pattern keyspace.Pattern, seed int64) map[string]string {
 		tg.flush(t)
 		run(t, tg, fill(Config{Mode: ModeSet, KeyPattern: pattern, Requests: 300, Keyspace: 1000, Pipeline: 8, Connections: 3, Seed: seed, ValueSize: 20}))
-		return keyspace(t, tg, DefaultKeyPrefix)
+		return keysUnder(t, tg, DefaultKeyPrefix)
 	}
-	for _, pattern := range []KeyPattern{KeyRandom, KeyPermutation, KeyZipf} {
+	for _, pattern := range []keyspace.Pattern{keyspace.Random, keyspace.Permutation, keyspace.Zipf} {
 		a, b, c := write(pattern, 7), write(pattern, 7), write(pattern, 8)
 		if len(a) == 0 || !mapsEqual(a, b) {
 			t.Errorf("%s: seed 7 twice wrote different keys or values (%d and %d keys)", pattern, len(a), len(b))
@@ -171,7 +172,7 @@ func TestSameSeedSameKeysAndValues(t *testing.T) {
 		if mapsEqual(a, c) {
 			t.Errorf("%s: seeds 7 and 8 wrote the same keys and values", pattern)
 		}
-		if pattern == KeyPermutation && len(a) != 300 {
+		if pattern == keyspace.Permutation && len(a) != 300 {
 			t.Errorf("permutation: 300 writes gave %d keys, want 300 distinct", len(a))
 		}
 		for k, v := range a {
@@ -179,8 +180,8 @@ func TestSameSeedSameKeysAndValues(t *testing.T) {
 			if err != nil || len(k) != len(DefaultKeyPrefix)+3 {
 				t.Fatalf("key %q is not prefix + 3 digits", k)
 			}
-			if want := string(AppendValue(nil, 7, i, 20)); v != want {
-				t.Fatalf("%s = %q, want AppendValue(7, %d, 20) = %q", k, v, i, want)
+			if want := string(keyspace.AppendValue(nil, 7, i, 20)); v != want {
+				t.Fatalf("%s = %q, want keyspace.AppendValue(7, %d, 20) = %q", k, v, i, want)
 			}
 		}
 	}
@@ -219,12 +220,12 @@ func TestVerifyAfterPrefill(t *testing.T) {
 	}
 
 	// Overwrite one key behind the generator's back: a sequential pass
-	// over the keyspace reads it once.
-	key := string(AppendKey(nil, DefaultKeyPrefix, 2000, 1234))
+	// over the nkeys reads it once.
+	key := string(keyspace.AppendKey(nil, DefaultKeyPrefix, 2000, 1234))
 	if err := tg.client.Set(context.Background(), key, "tampered", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	get.KeyPattern, get.Requests = KeySequential, 2000
+	get.KeyPattern, get.Requests = keyspace.Sequential, 2000
 	get.Addr = tg.addr
 	res, err = Run(context.Background(), get)
 	if !errors.Is(err, ErrVerify) {
@@ -288,7 +289,7 @@ func TestErrorReplies(t *testing.T) {
 	}
 	// WRONGTYPE: reading a list as a string.
 	tg.flush(t)
-	if err := tg.client.RPush(context.Background(), string(AppendKey(nil, "l:", 1, 0)), "x").Err(); err != nil {
+	if err := tg.client.RPush(context.Background(), string(keyspace.AppendKey(nil, "l:", 1, 0)), "x").Err(); err != nil {
 		t.Fatal(err)
 	}
 	res = run(t, tg, fill(Config{Mode: ModeGet, KeyPrefix: "l:", Keyspace: 1, Requests: 5, ContinueOnError: true}))
@@ -440,7 +441,7 @@ func TestCancel(t *testing.T) {
 func TestInvalidConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{Mode: "write"}, {KeyPattern: "spiral"}, {Pipeline: -1}, {SetRatio: 101},
-		{KeyPattern: KeyRandom, Zipf: 1.1}, {Keyspace: -5}, {ValueSize: -1},
+		{KeyPattern: keyspace.Random, Zipf: 1.1}, {Keyspace: -5}, {ValueSize: -1},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "invalid configuration") {
 			t.Errorf("%+v: err %v, want invalid configuration", cfg, err)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // runSegments runs cfg as n agents at once, segment i of n each, and
@@ -106,7 +108,7 @@ func TestSegmentsPrefill(t *testing.T) {
 		}
 		// The keys verify: the agents wrote the values one prefill would.
 		get := cfg
-		get.Mode, get.Requests, get.KeyPattern, get.VerifyGet, get.Segments = ModeGet, keys, KeySequential, true, 1
+		get.Mode, get.Requests, get.KeyPattern, get.VerifyGet, get.Segments = ModeGet, keys, keyspace.Sequential, true, 1
 		if r := run(t, kv, get); r.VerifyFailures != 0 || r.Misses != 0 {
 			t.Errorf("%d agents: %d wrong values, %d misses", n, r.VerifyFailures, r.Misses)
 		}

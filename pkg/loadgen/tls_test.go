@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/keyslot"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/redis/go-redis/v9"
@@ -243,11 +244,11 @@ func TestClusterTLS(t *testing.T) {
 		t.Fatalf("cluster: TLS %v, masters %v", info.TLS != nil, info.Nodes)
 	}
 	ctx := context.Background()
-	const keyspace = 50_000
+	const nkeys = 50_000
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.Cluster, cfg.TLS = info.Addr, true, info.TLS
-	cfg.Keyspace, cfg.Pipeline, cfg.Connections, cfg.Threads = keyspace, 32, 2, 2
-	if res, err := Prefill(ctx, cfg); err != nil || res.Sets != keyspace {
+	cfg.Keyspace, cfg.Pipeline, cfg.Connections, cfg.Threads = nkeys, 32, 2, 2
+	if res, err := Prefill(ctx, cfg); err != nil || res.Sets != nkeys {
 		t.Fatalf("prefill: %d keys, %v", res.Sets, err)
 	}
 	node := func(addr string) *redis.Client {
@@ -258,7 +259,7 @@ func TestClusterTLS(t *testing.T) {
 	src, dst := node(info.Nodes[0]), node(info.Nodes[1])
 	srcID, _ := src.Do(ctx, "CLUSTER", "MYID").Text()
 	dstID, _ := dst.Do(ctx, "CLUSTER", "MYID").Text()
-	slot := keyslot.Of(AppendKey(nil, cfg.KeyPrefix, keyspace, 0))
+	slot := keyslot.Of(keyspace.AppendKey(nil, cfg.KeyPrefix, nkeys, 0))
 	if slot >= ClusterSlots/2 { // a slot of master 0's
 		slot = keyslot.Of([]byte("{a}"))
 	}

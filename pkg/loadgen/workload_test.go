@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // TestReadModifyWrite: the write of a read-modify-write leaves only after
@@ -20,7 +21,7 @@ import (
 func TestReadModifyWrite(t *testing.T) {
 	r := testutil.StartRedis(t)
 	cfg := fill(Config{Addr: r.Addr, Requests: 24, Keyspace: 1000, KeyPrefix: "k:", ValueSize: 7, Connections: 1, Pipeline: 8, Seed: 3,
-		KeyPattern: KeySequential})
+		KeyPattern: keyspace.Sequential})
 	cfg.Commands = []Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}}
 	stop := monitor(t, r.Addr, 7)
 	res, err := Run(context.Background(), cfg)
@@ -74,11 +75,11 @@ func TestReadModifyWriteOpenLoop(t *testing.T) {
 func TestValueSizes(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
-	ranges, err := ParseValueSizes("32:60,1024:30,100-200:10")
+	ranges, err := keyspace.ParseValueSizes("32:60,1024:30,100-200:10")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := fill(Config{Addr: r.Addr, Requests: 5000, Keyspace: 2000, Connections: 2, Pipeline: 16, Seed: 4, KeyPattern: KeySequential, ValueSizes: ranges})
+	cfg := fill(Config{Addr: r.Addr, Requests: 5000, Keyspace: 2000, Connections: 2, Pipeline: 16, Seed: 4, KeyPattern: keyspace.Sequential, ValueSizes: ranges})
 	cfg.Commands = []Command{{Args: []string{"SET", "__key__", "__data__"}}}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -88,7 +89,7 @@ func TestValueSizes(t *testing.T) {
 		t.Errorf("JSON settings: value sizes %q", got)
 	}
 	for i := range int64(50) {
-		key := string(AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i))
+		key := string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i))
 		if n := tg.client.StrLen(context.Background(), key).Val(); n != int64(ValueSizeOf(cfg, i)) {
 			t.Errorf("%s: %d bytes, want %d", key, n, ValueSizeOf(cfg, i))
 		}
@@ -151,7 +152,7 @@ func TestVerifyMix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range int64(50) {
-		tg.client.Set(context.Background(), string(AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)), "corrupt", 0)
+		tg.client.Set(context.Background(), string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)), "corrupt", 0)
 	}
 	c := cfg
 	c.Commands = []Command{{Args: []string{"GET", "__key__"}}}

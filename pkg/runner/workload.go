@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -70,12 +71,12 @@ func workloadFills(cfg loadgen.Config) []fill {
 		switch {
 		case name == "GET" && len(args) == 2:
 			add("SET "+key, func(ctx context.Context, cfg loadgen.Config) error {
-				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"SET", key, loadgen.PlaceholderData}, KeyPattern: loadgen.KeySequential}, cfg.Keyspace)
+				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"SET", key, loadgen.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 			})
 		case name == "HGET" && len(args) == 3:
 			field := args[2]
 			add("HSET "+key+" "+field, func(ctx context.Context, cfg loadgen.Config) error {
-				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"HSET", key, field, loadgen.PlaceholderData}, KeyPattern: loadgen.KeySequential}, cfg.Keyspace)
+				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"HSET", key, field, loadgen.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 			})
 		case !fixed:
 		case name == "LPOP" || name == "RPOP":

@@ -7,7 +7,7 @@
 //
 //	description: one line shown by --list-workloads
 //	key-pattern: random, sequential, permutation, zipf, gaussian, latest or insert (every command's default)
-//	zipf: the exponent of the zipf and latest patterns (default loadgen.DefaultZipf)
+//	zipf: the exponent of the zipf and latest patterns (default keyspace.DefaultZipf)
 //	key-median, key-stddev: the gaussian pattern's (default the keyspace's middle and sixth)
 //	value-size: bytes of __data__, or a uniform range MIN-MAX (32-1024)
 //	data-size-list: a weighted list of sizes, SIZE:WEIGHT,... (32:60,1024:30,16384:10)
@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"go.yaml.in/yaml/v3"
 )
@@ -56,7 +57,7 @@ type Workload struct {
 	Description string
 	// KeyPattern and Zipf are the key distribution of every command
 	// without its own.
-	KeyPattern loadgen.KeyPattern
+	KeyPattern keyspace.Pattern
 	Zipf       float64
 	// KeyMedian and KeyStddev shape the gaussian pattern.
 	KeyMedian, KeyStddev float64
@@ -64,7 +65,7 @@ type Workload struct {
 	ValueSize *int
 	// ValueSizes is a distribution of value sizes (value-size MIN-MAX,
 	// or data-size-list); nil when not set.
-	ValueSizes []loadgen.SizeRange
+	ValueSizes []keyspace.SizeRange
 	// Keyspace is the number of distinct keys; 0 when not set.
 	Keyspace int64
 	// Commands is the mix.
@@ -172,13 +173,13 @@ func Parse(file string, b []byte) (*Workload, error) {
 		case "key-stddev":
 			w.KeyStddev = p.float(v, math.SmallestNonzeroFloat64)
 		case "value-size":
-			n, r, err := loadgen.ParseValueSize(p.str(v))
+			n, r, err := keyspace.ParseValueSize(p.str(v))
 			if err != nil {
 				p.fail(v, "%v", err)
 			}
 			w.ValueSize, w.ValueSizes = &n, r
 		case "data-size-list":
-			r, err := loadgen.ParseValueSizes(p.str(v))
+			r, err := keyspace.ParseValueSizes(p.str(v))
 			if err != nil {
 				p.fail(v, "%v", err)
 			}
@@ -191,7 +192,7 @@ func Parse(file string, b []byte) (*Workload, error) {
 			p.fail(k, "unknown key %q: want description, key-pattern, zipf, key-median, key-stddev, value-size, data-size-list, keyspace or commands", k.Value)
 		}
 	}
-	if w.Zipf > 0 && w.KeyPattern != "" && w.KeyPattern != loadgen.KeyZipf && w.KeyPattern != loadgen.KeyLatest {
+	if w.Zipf > 0 && w.KeyPattern != "" && w.KeyPattern != keyspace.Zipf && w.KeyPattern != keyspace.Latest {
 		p.fail(root, "zipf %g needs key-pattern zipf or latest, not %s", w.Zipf, w.KeyPattern)
 	}
 	switch {
@@ -270,11 +271,11 @@ func (p *parser) float(n *yaml.Node, lo float64) float64 {
 	return f
 }
 
-func (p *parser) pattern(n *yaml.Node) loadgen.KeyPattern {
-	s := loadgen.KeyPattern(p.str(n))
+func (p *parser) pattern(n *yaml.Node) keyspace.Pattern {
+	s := keyspace.Pattern(p.str(n))
 	switch s {
-	case loadgen.KeyRandom, loadgen.KeySequential, loadgen.KeyPermutation, loadgen.KeyZipf, loadgen.KeyGaussian,
-		loadgen.KeyLatest, loadgen.KeyInsert:
+	case keyspace.Random, keyspace.Sequential, keyspace.Permutation, keyspace.Zipf, keyspace.Gaussian,
+		keyspace.Latest, keyspace.Insert:
 		return s
 	}
 	p.fail(n, "key-pattern %q: want random, sequential, permutation, zipf, gaussian, latest or insert", n.Value)

@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // config is a short run against addr with the workload w applied.
@@ -77,14 +78,14 @@ func TestYCSBVerified(t *testing.T) {
 	r := testutil.StartRedis(t)
 	for _, tc := range []struct {
 		name    string
-		pattern loadgen.KeyPattern
+		pattern keyspace.Pattern
 		want    map[string]float64
 	}{
-		{"ycsb-a", loadgen.KeyZipf, map[string]float64{"READ": 50, "UPDATE": 50}},
-		{"ycsb-b", loadgen.KeyZipf, map[string]float64{"READ": 95, "UPDATE": 5}},
-		{"ycsb-c", loadgen.KeyZipf, map[string]float64{"READ": 100}},
-		{"ycsb-d", loadgen.KeyLatest, map[string]float64{"READ": 95, "INSERT": 5}},
-		{"ycsb-f", loadgen.KeyZipf, map[string]float64{"READ": 50, "RMW": 50}},
+		{"ycsb-a", keyspace.Zipf, map[string]float64{"READ": 50, "UPDATE": 50}},
+		{"ycsb-b", keyspace.Zipf, map[string]float64{"READ": 95, "UPDATE": 5}},
+		{"ycsb-c", keyspace.Zipf, map[string]float64{"READ": 100}},
+		{"ycsb-d", keyspace.Latest, map[string]float64{"READ": 95, "INSERT": 5}},
+		{"ycsb-f", keyspace.Zipf, map[string]float64{"READ": 50, "RMW": 50}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if b, err := control.Query(context.Background(), r.Addr, control.Options{}, "FLUSHALL"); err != nil || string(b) != "+OK\r\n" {
@@ -165,11 +166,11 @@ func TestLoadFile(t *testing.T) {
 	}
 	c := loadgen.DefaultConfig()
 	w.Apply(&c, func(s string) bool { return s == "keyspace" })
-	if c.ValueSize != 7 || c.Keyspace != loadgen.DefaultKeyspace || c.KeyPattern != loadgen.KeyZipf || c.Zipf != 1.2 {
+	if c.ValueSize != 7 || c.Keyspace != loadgen.DefaultKeyspace || c.KeyPattern != keyspace.Zipf || c.Zipf != 1.2 {
 		t.Errorf("%+v", c)
 	}
 	if len(c.Commands) != 2 || c.Commands[0].Name != "SET" || c.Commands[1].Name != "SET#2" ||
-		c.Commands[0].Ratio != 3 || c.Commands[0].KeyPattern != loadgen.KeySequential {
+		c.Commands[0].Ratio != 3 || c.Commands[0].KeyPattern != keyspace.Sequential {
 		t.Errorf("%+v", c.Commands)
 	}
 	if _, err := c.Normalize(); err != nil {
@@ -182,7 +183,7 @@ func TestLoadFile(t *testing.T) {
 	}
 	c = loadgen.DefaultConfig()
 	g.Apply(&c, func(s string) bool { return s == "key-median" })
-	if c.KeyPattern != loadgen.KeyGaussian || c.KeyMedian != 0 || c.KeyStddev != 2.5 {
+	if c.KeyPattern != keyspace.Gaussian || c.KeyMedian != 0 || c.KeyStddev != 2.5 {
 		t.Errorf("gaussian: %s median %g stddev %g", c.KeyPattern, c.KeyMedian, c.KeyStddev)
 	}
 }

@@ -1,4 +1,4 @@
-package loadgen
+package keyspace
 
 import (
 	"math"
@@ -60,7 +60,7 @@ func zipfProbs(n int, s float64) []float64 {
 // from its end, with inserts interleaved as a mix makes them.
 func TestKeyDistributions(t *testing.T) {
 	const n, draws = 1000, 200_000
-	base := Config{Keyspace: n, Seed: 11, Zipf: 0.99, KeyMedian: 400, KeyStddev: 120}
+	base := Spec{Keyspace: n, Seed: 11, Zipf: 0.99, Median: 400, Stddev: 120}
 	gaussian := make([]float64, n)
 	var gsum float64
 	for k := range gaussian {
@@ -75,13 +75,13 @@ func TestKeyDistributions(t *testing.T) {
 		uniform[k] = 1.0 / n
 	}
 	for _, tc := range []struct {
-		pattern KeyPattern
+		pattern Pattern
 		want    []float64
-		cell    func(g *keyGen, key uint64) int // the cell of a draw
+		cell    func(g *Gen, key uint64) int // the cell of a draw
 	}{
-		{KeyRandom, uniform, func(_ *keyGen, k uint64) int { return int(k) }},
-		{KeyGaussian, gaussian, func(_ *keyGen, k uint64) int { return int(k) }},
-		{KeyZipf, zipfProbs(n, 0.99), func(g *keyGen, k uint64) int {
+		{Random, uniform, func(_ *Gen, k uint64) int { return int(k) }},
+		{Gaussian, gaussian, func(_ *Gen, k uint64) int { return int(k) }},
+		{Zipf, zipfProbs(n, 0.99), func(g *Gen, k uint64) int {
 			for r := range uint64(n) { // invert the permutation
 				if g.perm.at(r) == k {
 					return int(r)
@@ -92,12 +92,12 @@ func TestKeyDistributions(t *testing.T) {
 	} {
 		t.Run(string(tc.pattern), func(t *testing.T) {
 			c := base
-			c.KeyPattern = tc.pattern
-			g := newKeyGen(&c, 0, 1)
+			c.Pattern = tc.pattern
+			g := NewGen(c, 0, 1)
 			obs := make([]int, n)
 			inv := map[uint64]int{}
 			for range draws {
-				k := g.next()
+				k := g.Next()
 				cell, ok := inv[k]
 				if !ok {
 					cell = tc.cell(g, k)
@@ -118,26 +118,26 @@ func TestKeyDistributions(t *testing.T) {
 	// cumulative probabilities are uniform, tested in 20 cells.
 	t.Run("latest", func(t *testing.T) {
 		c := base
-		c.KeyPattern = KeyLatest
+		c.Pattern = Latest
 		const conn, conns = 1, 3
-		read := newKeyGen(&c, conn, conns)
+		read := NewGen(c, conn, conns)
 		ins := c
-		ins.KeyPattern = KeyInsert
-		insert := newKeyGen(&ins, conn, conns)
+		ins.Pattern = Insert
+		insert := NewGen(ins, conn, conns)
 		insert.inserted = read.inserted
 		obs := make([]int, 20)
-		r := rng(5)
+		r := Rand(5)
 		var cum []float64
 		for i := range draws / 4 {
 			if i%20 == 19 {
-				k := insert.next()
+				k := insert.Next()
 				if k < n || (k-n)%conns != conn {
 					t.Fatalf("insert %d: not past the keyspace in the connection's stripe", k)
 				}
 				continue
 			}
 			ins := *read.inserted
-			k := read.next()
+			k := read.Next()
 			var rank uint64 // 1: the newest key
 			if k >= n {
 				rank = ins - (k-n-conn)/conns
@@ -148,7 +148,7 @@ func TestKeyDistributions(t *testing.T) {
 				cum = cumulative(zipfProbs(int(n+ins), 0.99))
 			}
 			// A uniform point within the rank's probability mass.
-			u := cum[rank-1] + r.float()*(cum[rank]-cum[rank-1])
+			u := cum[rank-1] + r.Float()*(cum[rank]-cum[rank-1])
 			obs[min(int(u*20), 19)]++
 		}
 		want := make([]float64, 20)

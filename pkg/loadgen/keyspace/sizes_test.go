@@ -1,4 +1,4 @@
-package loadgen
+package keyspace
 
 import (
 	"reflect"
@@ -54,12 +54,12 @@ func FuzzParseValueSizes(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if errs := sizeErrors(rs); len(errs) > 0 {
+		if errs := SizeErrors(rs); len(errs) > 0 {
 			return // weights too large together: Normalize refuses them
 		}
-		c := Config{Seed: 1, ValueSizes: rs}
-		for i := range int64(20) {
-			n := ValueSizeOf(c, i)
+		z := NewSizes(rs, 1)
+		for i := range uint64(20) {
+			n := z.Of(i)
 			ok := false
 			for _, r := range rs {
 				ok = ok || n >= r.Min && n <= r.Max

@@ -1,4 +1,4 @@
-package loadgen
+package keyspace
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ const (
 // valueState is the hash stream of key i's value: a function of the seed
 // and the key only, so that any value size gives a prefix of the same
 // bytes.
-func valueState(seed int64, i uint64) rng {
-	return rng(mix64(uint64(seed)^0x76616c7565) ^ mix64(i+golden)) // "value"
+func valueState(seed int64, i uint64) Rand {
+	return Rand(Mix64(uint64(seed)^0x76616c7565) ^ Mix64(i+golden)) // "value"
 }
 
 // AppendValue appends the value that a run with this seed writes to key i:
 // size printable ASCII bytes ('?' to '~'), a pure function of (seed, i,
-// size). Below windowMin bytes the value is the key's hash stream; from
-// windowMin on it is a header, the key's hash and the size, followed by a
+// size). Below WindowMin bytes the value is the key's hash stream; from
+// WindowMin on it is a header, the key's hash and the size, followed by a
 // window into a block of printable bytes shared by every key (at an offset
 // given by the key's hash), so that building and checking it costs a copy
 // and a comparison rather than hashing every 8 bytes.
@@ -33,21 +33,21 @@ func AppendValue(dst []byte, seed, i int64, size int) []byte {
 	return appendValue(dst, seed, uint64(i), size)
 }
 
-// windowMin is the smallest value made of a header and a window.
-const windowMin = 64
+// WindowMin is the smallest value made of a header and a window.
+const WindowMin = 64
 
 // windowStarts is how many offsets into the shared block a window may
 // start at; the block is that much longer than the longest window.
 const windowStarts = 1 << 16
 
 // valueHeader returns the two header words of key i's value of size bytes
-// (windowMin and more) and the offset of its window.
+// (WindowMin and more) and the offset of its window.
 func valueHeader(seed int64, i uint64, size int) (w0, w1 uint64, off int) {
 	st := valueState(seed, i)
-	h := st.next()
+	h := st.Next()
 	w0 = h&valueMask + valueOffset
-	w1 = mix64(h^uint64(size))&valueMask + valueOffset
-	return w0, w1, int(st.next() % windowStarts)
+	w1 = Mix64(h^uint64(size))&valueMask + valueOffset
+	return w0, w1, int(st.Next() % windowStarts)
 }
 
 // valueBlocks holds, per seed, the printable block windows are cut from,
@@ -69,32 +69,32 @@ func valueBlock(seed int64, n int) []byte {
 	return b
 }
 
-// blockFor returns the block values of size bytes are cut from, nil for
-// values shorter than windowMin.
-func blockFor(seed int64, size int) []byte {
-	if size < windowMin {
+// BlockFor returns the block values of size bytes are cut from, nil for
+// values shorter than WindowMin.
+func BlockFor(seed int64, size int) []byte {
+	if size < WindowMin {
 		return nil
 	}
 	return valueBlock(seed, windowStarts+size-16)
 }
 
 func appendValue(dst []byte, seed int64, i uint64, size int) []byte {
-	return appendValueFrom(dst, blockFor(seed, size), seed, i, size)
+	return AppendValueFrom(dst, BlockFor(seed, size), seed, i, size)
 }
 
-// appendValueFrom is appendValue with the block of blockFor(seed, size).
-func appendValueFrom(dst, block []byte, seed int64, i uint64, size int) []byte {
-	if size >= windowMin {
-		dst, w := appendValueHead(dst, block, seed, i, size)
+// AppendValueFrom is appendValue with the block of BlockFor(seed, size).
+func AppendValueFrom(dst, block []byte, seed int64, i uint64, size int) []byte {
+	if size >= WindowMin {
+		dst, w := AppendValueHead(dst, block, seed, i, size)
 		return append(dst, w...)
 	}
 	return appendStream(dst, valueState(seed, i), size)
 }
 
-// appendValueHead appends the header of key i's value of size bytes
-// (windowMin and more) and returns the rest of the value, its window into
+// AppendValueHead appends the header of key i's value of size bytes
+// (WindowMin and more) and returns the rest of the value, its window into
 // block.
-func appendValueHead(dst, block []byte, seed int64, i uint64, size int) ([]byte, []byte) {
+func AppendValueHead(dst, block []byte, seed int64, i uint64, size int) ([]byte, []byte) {
 	w0, w1, off := valueHeader(seed, i, size)
 	dst = binary.LittleEndian.AppendUint64(dst, w0)
 	dst = binary.LittleEndian.AppendUint64(dst, w1)
@@ -102,7 +102,7 @@ func appendValueHead(dst, block []byte, seed int64, i uint64, size int) ([]byte,
 }
 
 // appendStream appends size bytes of the hash stream st.
-func appendStream(dst []byte, st rng, size int) []byte {
+func appendStream(dst []byte, st Rand, size int) []byte {
 	n := len(dst)
 	if cap(dst)-n < size {
 		dst = append(dst[:cap(dst)], make([]byte, n+size-cap(dst))...)
@@ -110,11 +110,11 @@ func appendStream(dst []byte, st rng, size int) []byte {
 	dst = dst[:n+size]
 	b := dst[n:]
 	for len(b) >= 8 {
-		binary.LittleEndian.PutUint64(b, st.next()&valueMask+valueOffset)
+		binary.LittleEndian.PutUint64(b, st.Next()&valueMask+valueOffset)
 		b = b[8:]
 	}
 	if len(b) > 0 {
-		w := st.next()&valueMask + valueOffset
+		w := st.Next()&valueMask + valueOffset
 		for j := range b {
 			b[j] = byte(w >> (8 * j))
 		}
@@ -122,31 +122,31 @@ func appendStream(dst []byte, st rng, size int) []byte {
 	return dst
 }
 
-// valueMatches reports whether b is the value of key i with this seed and
+// ValueMatches reports whether b is the value of key i with this seed and
 // size, without materializing the expected value.
-func valueMatches(b []byte, seed int64, i uint64, size int) bool {
-	return valueMatchesFrom(b, blockFor(seed, size), seed, i, size)
+func ValueMatches(b []byte, seed int64, i uint64, size int) bool {
+	return ValueMatchesFrom(b, BlockFor(seed, size), seed, i, size)
 }
 
-// valueMatchesFrom is valueMatches with the block of blockFor(seed, size).
-func valueMatchesFrom(b, block []byte, seed int64, i uint64, size int) bool {
+// ValueMatchesFrom is ValueMatches with the block of BlockFor(seed, size).
+func ValueMatchesFrom(b, block []byte, seed int64, i uint64, size int) bool {
 	if len(b) != size {
 		return false
 	}
-	if size >= windowMin {
+	if size >= WindowMin {
 		w0, w1, off := valueHeader(seed, i, size)
 		return binary.LittleEndian.Uint64(b) == w0 && binary.LittleEndian.Uint64(b[8:]) == w1 &&
 			bytes.Equal(b[16:], block[off:off+size-16])
 	}
 	st := valueState(seed, i)
 	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != st.next()&valueMask+valueOffset {
+		if binary.LittleEndian.Uint64(b) != st.Next()&valueMask+valueOffset {
 			return false
 		}
 		b = b[8:]
 	}
 	if len(b) > 0 {
-		w := st.next()&valueMask + valueOffset
+		w := st.Next()&valueMask + valueOffset
 		for j := range b {
 			if b[j] != byte(w>>(8*j)) {
 				return false
