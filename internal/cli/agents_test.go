@@ -24,6 +24,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -423,18 +424,18 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 
 	// A command mix: names, weights, key patterns, a read-modify-write,
 	// arguments that need quoting, and value sizes by weight.
-	mix := want
-	mix.TLS = nil
-	mix.Commands = []loadgen.Command{
+	mixed := want
+	mixed.TLS = nil
+	mixed.Commands = []mix.Command{
 		{Name: "READ", Args: []string{"GET", "__key__"}, Ratio: 3, KeyPattern: keyspace.Latest},
 		{Args: []string{"HSET", "h:__key__", "a field", `q"uo\te`, "__data__"}, KeyPattern: keyspace.Insert},
 		{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}},
 		{Args: []string{"SET", "k\n", ""}},
 	}
-	loadgen.NameCommands(mix.Commands)
-	mix.ValueSizes = []keyspace.SizeRange{{Min: 32, Max: 32, Weight: 60}, {Min: 100, Max: 1000, Weight: 40}}
-	mix.KeyPattern, mix.Zipf, mix.KeyMedian, mix.KeyStddev = keyspace.Gaussian, 0, 500, 50.5
-	if args, err = agents.BenchArgs(mix, tlsconf.Options{}); err != nil {
+	mix.NameCommands(mixed.Commands)
+	mixed.ValueSizes = []keyspace.SizeRange{{Min: 32, Max: 32, Weight: 60}, {Min: 100, Max: 1000, Weight: 40}}
+	mixed.KeyPattern, mixed.Zipf, mixed.KeyMedian, mixed.KeyStddev = keyspace.Gaussian, 0, 500, 50.5
+	if args, err = agents.BenchArgs(mixed, tlsconf.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	cmd = newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
@@ -442,11 +443,11 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("bench %q: %v", args[1:], err)
 	}
-	if !reflect.DeepEqual(got.Config.Commands, mix.Commands) || !slices.Equal(got.Config.ValueSizes, mix.ValueSizes) ||
-		got.Config.KeyMedian != mix.KeyMedian || got.Config.KeyStddev != mix.KeyStddev {
+	if !reflect.DeepEqual(got.Config.Commands, mixed.Commands) || !slices.Equal(got.Config.ValueSizes, mixed.ValueSizes) ||
+		got.Config.KeyMedian != mixed.KeyMedian || got.Config.KeyStddev != mixed.KeyStddev {
 		t.Errorf("bench %q\ngives %+v, sizes %v, median %v, stddev %v\nwant  %+v, sizes %v, median %v, stddev %v", args[1:],
 			got.Config.Commands, got.Config.ValueSizes, got.Config.KeyMedian, got.Config.KeyStddev,
-			mix.Commands, mix.ValueSizes, mix.KeyMedian, mix.KeyStddev)
+			mixed.Commands, mixed.ValueSizes, mixed.KeyMedian, mixed.KeyStddev)
 	}
 
 	// Over TLS, the files the configuration was read from.

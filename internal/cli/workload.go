@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/workload"
 	"github.com/spf13/pflag"
@@ -19,7 +20,7 @@ import (
 // and --command-then in command-line order: the last three apply to the
 // --command before them.
 type commandList struct {
-	cmds []loadgen.Command
+	cmds []mix.Command
 	err  error // the first bad value, reported by validate
 }
 
@@ -36,7 +37,7 @@ func (f commandFlag) Set(s string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("%q: empty command", s)
 	}
-	c := loadgen.Command{}
+	c := mix.Command{}
 	for _, a := range argv {
 		c.Args = append(c.Args, string(a))
 	}
@@ -120,7 +121,7 @@ func (f commandThenFlag) Set(s string) error {
 	return nil
 }
 
-func (l *commandList) last(flag string) (*loadgen.Command, error) {
+func (l *commandList) last(flag string) (*mix.Command, error) {
 	if len(l.cmds) == 0 {
 		return nil, fmt.Errorf("%s must follow a --command", flag)
 	}
@@ -183,7 +184,7 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 			return fmt.Errorf("--tests cannot be used with --segment, --prefill or --cluster")
 		}
 	}
-	loadgen.NameCommands(o.commands.cmds)
+	mix.NameCommands(o.commands.cmds)
 	o.Config.Commands = o.commands.cmds
 	if o.workload != "" {
 		w, err := workload.Load(o.workload)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
@@ -110,7 +111,7 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 // addCommands adds a command mix as bench's --command flags, each followed
 // by its --command-name, --command-ratio, --command-key-pattern and
 // --command-then. A mix with an inline command has no flags.
-func addCommands(add func(string, any), cmds []loadgen.Command) error {
+func addCommands(add func(string, any), cmds []mix.Command) error {
 	for _, c := range cmds {
 		if c.Inline {
 			return fmt.Errorf("command %s: inline commands cannot be passed to agents", c)

@@ -300,66 +300,23 @@ func (c *conn) nextKey() uint64 {
 	return c.keys.Next()
 }
 
-// nextCmdKey returns the next key of a command of a mix from keys; in a
-// cluster run the command's first key (drawn false) is one the
-// connection's master serves, as nextKey's.
-func (c *conn) nextCmdKey(keys *keyspace.Gen, drawn bool) uint64 {
-	if c.route == nil || drawn {
-		return keys.Next()
-	}
+// nextCmdKey returns the next first key of a command of a mix that the
+// connection's master serves, as nextKey does for set/get: the key
+// argument may hold more than the key ("user:__key__"), and the slot is
+// that of the whole argument.
+func (c *conn) nextCmdKey(k *cmdKeys) uint64 {
 	cr := c.route
-	// The key argument may hold more than the key: "user:__key__".
-	before, after := "", ""
-	for i, k := range c.cmdKeys {
-		if k == keys {
-			for _, a := range c.p.cfg.Commands[i].Args {
-				if b, a, ok := strings.Cut(a, PlaceholderKey); ok {
-					before, after = b, a
-					break
-				}
-			}
-		}
-	}
 	for range maxSkip {
-		key := keys.Next()
-		cr.buf = append(cr.buf[:0], before...)
+		key := k.gen.Next()
+		cr.buf = append(cr.buf[:0], k.cp.KeyBefore...)
 		cr.buf = append(cr.buf, c.p.cfg.KeyPrefix...)
-		cr.buf = keyspace.AppendKeyDigits(cr.buf, key, keyspace.KeyWidth(c.p.cfg.Keyspace)) // keys past the keyspace too (keyspace.Insert)
-		cr.buf = append(cr.buf, after...)
+		cr.buf = keyspace.AppendKeyDigits(cr.buf, key, keyspace.KeyWidth(c.p.cfg.Keyspace)) // keys past the keyspace too (Insert)
+		cr.buf = append(cr.buf, k.cp.KeyAfter...)
 		if cr.rt.owner[keyslot.Of(cr.buf)].Load() == cr.node {
 			return key
 		}
 	}
-	return keys.Next()
-}
-
-// clusterCommandErrors checks that a command mix can be routed in cluster
-// mode: each command names at most one key, with __key__ (the key is then
-// known and routed to its slot's master; a command without a key goes to
-// any master). Two keys may fall in different slots, which a cluster
-// refuses (CROSSSLOT), and a __rand_int__ argument is not a key kvbench
-// can route.
-func (c Config) clusterCommandErrors() []error {
-	if !c.Cluster {
-		return nil
-	}
-	var errs []error
-	for _, cmd := range c.Commands {
-		keys, ints := 0, 0
-		for _, a := range cmd.Args {
-			keys += strings.Count(a, PlaceholderKey)
-			ints += strings.Count(a, PlaceholderRandInt)
-		}
-		switch {
-		case ints > 0:
-			errs = append(errs, fmt.Errorf("command %q: in cluster mode a key must be %s, so that it can be routed to its slot's master (%s is not routed)",
-				cmd.String(), PlaceholderKey, PlaceholderRandInt))
-		case keys > 1:
-			errs = append(errs, fmt.Errorf("command %q names %d keys: in cluster mode a command may name one, since keys of different slots are refused (CROSSSLOT)",
-				cmd.String(), keys))
-		}
-	}
-	return errs
+	return k.gen.Next()
 }
 
 // isRedirect reports whether an error reply's first word asks for the
@@ -475,11 +432,11 @@ func (c *conn) requestOf(s *slot) []byte {
 		return c.appendRequest(nil, s)
 	}
 	cp := &c.p.cmds[s.op]
-	pieces := cp.pieces
+	pieces := cp.Pieces
 	if s.then {
-		pieces = cp.then
+		pieces = cp.Then
 	}
-	req, _ := cp.appendRequest(nil, pieces, nil, nil, s.key)
+	req, _ := cp.Append(nil, pieces, nil, s.key)
 	return req
 }
 

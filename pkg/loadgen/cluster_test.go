@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/redis/go-redis/v9"
 )
@@ -189,8 +190,8 @@ func TestClusterResharding(t *testing.T) {
 
 	// A command mix follows the redirects too, verified: the slot moved
 	// back while SETs and GETs of the keys and counters go on.
-	mix := cfg
-	mix.Commands = []Command{
+	mixed := cfg
+	mixed.Commands = []mix.Command{
 		{Args: []string{"SET", "__key__", "__data__"}},
 		{Args: []string{"GET", "__key__"}, Ratio: 3},
 		{Args: []string{"INCR", "{__key__}:n"}},
@@ -199,16 +200,16 @@ func TestClusterResharding(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		done <- migrateSlot(ctx, dst, src, dstID, srcID, info.Nodes[0], slot)
 	}()
-	res, err = Run(ctx, mix)
+	res, err = Run(ctx, mixed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("mix, slot %d back: %d requests, moved %d, ask %d", slot, res.Requests, res.Moved, res.Ask)
+	t.Logf("mixed, slot %d back: %d requests, moved %d, ask %d", slot, res.Requests, res.Moved, res.Ask)
 	if res.Moved == 0 || res.Ask == 0 || res.VerifyFailures != 0 || res.Misses != 0 || len(res.Errors) != 0 {
-		t.Errorf("mix: moved %d, ask %d, %d verify failures, %d misses, errors %v; want redirects followed and nothing wrong",
+		t.Errorf("mixed: moved %d, ask %d, %d verify failures, %d misses, errors %v; want redirects followed and nothing wrong",
 			res.Moved, res.Ask, res.VerifyFailures, res.Misses, res.Errors)
 	}
 }
@@ -422,7 +423,7 @@ func TestClusterCommands(t *testing.T) {
 	cfg.Addr, cfg.Cluster = info.Addr, true
 	cfg.Keyspace, cfg.Requests = 2000, 8000
 	cfg.Connections, cfg.Threads, cfg.Pipeline = 2, 2, 8
-	cfg.Commands = []Command{
+	cfg.Commands = []mix.Command{
 		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2},
 		{Args: []string{"GET", "__key__"}, Ratio: 1},
 		{Args: []string{"HSET", "user:__key__", "f", "__data__"}, Ratio: 1},
@@ -448,7 +449,7 @@ func TestClusterCommands(t *testing.T) {
 		{[]string{"SET", "key:__rand_int__", "__data__"}, "__rand_int__ is not routed"},
 	} {
 		bad := cfg
-		bad.Commands = []Command{{Args: tc.args}}
+		bad.Commands = []mix.Command{{Args: tc.args}}
 		if _, err := Run(ctx, bad); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
 		}

@@ -3,12 +3,12 @@ package loadgen
 import (
 	"context"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 )
 
 // TestCommandMix: over 100,000 requests each command's share is within 1
@@ -20,7 +20,7 @@ func TestCommandMix(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
 	cfg := fill(Config{Addr: r.Addr, Requests: 100_000, Keyspace: 1000, KeyPrefix: "m:", ValueSize: 16, Connections: 4, Pipeline: 32, Seed: 7})
-	cfg.Commands = []Command{
+	cfg.Commands = []mix.Command{
 		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2, KeyPattern: keyspace.Sequential},
 		{Args: []string{"GET", "__key__"}, Ratio: 5},
 		{Args: []string{"HSET", "h:__rand_int__", "f", "__data__"}, Ratio: 3},
@@ -66,7 +66,7 @@ func TestCommandMixErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fill(Config{Addr: r.Addr, Requests: 1000, Connections: 2, Pipeline: 8, Seed: 1})
-	cfg.Commands = []Command{{Args: []string{"PING"}}, {Args: []string{"LPUSH", "notalist", "__data__"}}}
+	cfg.Commands = []mix.Command{{Args: []string{"PING"}}, {Args: []string{"LPUSH", "notalist", "__data__"}}}
 	_, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || !strings.Contains(err.Error(), "LPUSH notalist __data__") {
 		t.Fatalf("error %v: want WRONGTYPE naming the command", err)
@@ -84,32 +84,17 @@ func TestCommandMixErrors(t *testing.T) {
 // TestCommandConfigErrors: a bad mix is refused by name.
 func TestCommandConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
-		cmds []Command
+		cmds []mix.Command
 		want string
 	}{
-		{[]Command{{}}, "command 1: empty"},
-		{[]Command{{Args: []string{"GET", "__key__"}, Ratio: -1}}, `"GET __key__": ratio -1`},
-		{[]Command{{Args: []string{"GET", "__key__"}, KeyPattern: "gauss"}}, `key pattern "gauss"`},
+		{[]mix.Command{{}}, "command 1: empty"},
+		{[]mix.Command{{Args: []string{"GET", "__key__"}, Ratio: -1}}, `"GET __key__": ratio -1`},
+		{[]mix.Command{{Args: []string{"GET", "__key__"}, KeyPattern: "gauss"}}, `key pattern "gauss"`},
 	} {
 		c := fill(Config{})
 		c.Commands = tc.cmds
 		if _, err := c.Normalize(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.cmds, err, tc.want)
 		}
-	}
-}
-
-// TestNameCommands: names are the command's own or its first word, "#N"
-// on repeats, never two alike, even past names a mix already gives.
-func TestNameCommands(t *testing.T) {
-	get := []string{"GET", "__key__"}
-	cmds := []Command{{Args: get}, {Args: get}, {Name: "GET#2", Args: get}, {Name: "READ", Args: get}, {Args: get, Then: []string{"SET", "__key__", "__data__"}}, {Args: get}}
-	NameCommands(cmds)
-	var got []string
-	for _, c := range cmds {
-		got = append(got, c.Name)
-	}
-	if want := []string{"GET", "GET#2", "GET#2#2", "READ", "RMW", "GET#3"}; !slices.Equal(got, want) {
-		t.Errorf("names %q, want %q", got, want)
 	}
 }

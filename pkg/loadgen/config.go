@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 )
 
 // Mode is the request mix of a run.
@@ -182,7 +183,7 @@ type Config struct {
 	GetCmd string `json:"get_cmd"`
 	// Commands, when set, replaces Mode, SetRatio, SetCmd and GetCmd: each
 	// request is one of these commands, chosen by their ratios.
-	Commands []Command `json:"commands,omitempty"`
+	Commands []mix.Command `json:"commands,omitempty"`
 
 	// Seed drives key choice and values: the same seed and settings give
 	// the same key sequence on every connection and the same values. (In
@@ -355,7 +356,9 @@ func (c Config) Normalize() (Config, error) {
 	if c.Connections < 1 || c.Connections > 1<<16 {
 		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
 	}
-	errs = append(errs, c.clusterCommandErrors()...) // cluster.go
+	if c.Cluster {
+		errs = append(errs, mix.CheckCluster(c.Commands)...)
+	}
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
@@ -376,7 +379,11 @@ func (c Config) Normalize() (Config, error) {
 	if c.SetCmd == "" || c.GetCmd == "" {
 		bad("no write or read command")
 	}
-	errs = append(errs, c.commandErrors()...)
+	if len(c.Commands) == 0 && c.KeyPattern.PastKeyspace() {
+		bad("key pattern %s needs a command mix (--command or --workload)", c.KeyPattern)
+	}
+	errs = append(errs, mix.Check(c.Commands)...)
+	errs = append(errs, keyspace.SizeErrors(c.ValueSizes)...)
 	return c, errors.Join(errs...)
 }
 
@@ -396,6 +403,15 @@ func (c Config) usesPattern(p keyspace.Pattern) bool {
 // keys is the spec of the run's key sequences.
 func (c *Config) keys() keyspace.Spec {
 	return keyspace.Spec{Keyspace: c.Keyspace, Pattern: c.KeyPattern, Zipf: c.Zipf, Median: c.KeyMedian, Stddev: c.KeyStddev, Seed: c.Seed}
+}
+
+// mixSettings is what the run's command mix is compiled for.
+func (c *Config) mixSettings() mix.Settings {
+	return mix.Settings{
+		Prefix: c.KeyPrefix, Keys: c.keys(),
+		Values:       keyspace.NewValues(c.Seed, c.ValueSize, c.ValueSizes),
+		SingleWriter: c.Connections == 1 && c.Segments <= 1,
+	}
 }
 
 // control is how the run's control connections (topology, redirects,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -49,7 +50,7 @@ type plan struct {
 	setRatio uint64 // writes per 100 requests
 	verify   bool
 	// cmds is Config.Commands compiled, mix their cumulative ratios.
-	cmds   []cmdPlan
+	cmds   []mix.Plan
 	mix    []uint64
 	mixSum uint64
 }
@@ -124,7 +125,7 @@ func newPlan(c Config) *plan {
 	p.getHead = head(2, c.GetCmd)
 	p.getHdr = []byte("$" + strconv.Itoa(c.ValueSize) + "\r\n")
 	if len(c.Commands) > 0 {
-		p.cmds, p.mix = compileCommands(c), mixTable(c.Commands)
+		p.cmds, p.mix = mix.Compile(c.Commands, c.mixSettings()), mix.Table(c.Commands)
 		p.mixSum = p.mix[len(p.mix)-1]
 	}
 	return p
@@ -192,7 +193,7 @@ type conn struct {
 
 	hist    *hdrhistogram.Histogram   // the worker's
 	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
-	cmdKeys []*keyspace.Gen           // per command of a mix
+	cmdKeys []cmdKeys                 // per command of a mix
 	deps    *depQueue                 // a mix's dependent requests (commands.go)
 	runV    int64                     // a run of runN equal latencies not yet recorded
 	runN    int64
@@ -435,7 +436,7 @@ func (c *conn) keyName(key uint64) string {
 
 func (c *conn) cmdName(op uint8) string {
 	if c.p.cmds != nil {
-		return c.p.cmds[op].name
+		return c.p.cmds[op].Name
 	}
 	if op == opSet {
 		return c.p.cfg.SetCmd

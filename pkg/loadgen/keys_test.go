@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 )
 
 // TestMixZipfSharesRanking: the commands of a mix draw zipf keys from one
 // ranking, so the key a mix reads most is the one it writes most; their
 // draws are still independent streams.
 func TestMixZipfSharesRanking(t *testing.T) {
-	c, err := fill(Config{Keyspace: 10_000, Seed: 11, KeyPattern: keyspace.Zipf, Requests: 1, Commands: []Command{
+	c, err := fill(Config{Keyspace: 10_000, Seed: 11, KeyPattern: keyspace.Zipf, Requests: 1, Commands: []mix.Command{
 		{Args: []string{"GET", "__key__"}}, {Args: []string{"SET", "__key__", "__data__"}},
 	}}).Normalize()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -19,30 +20,30 @@ type Test struct {
 	// Name is the test's name as redis-benchmark's -t takes it.
 	Name string
 	// Command is what it sends.
-	Command Command
+	Command mix.Command
 }
 
 // Tests are redis-benchmark's tests in the order it runs them.
 var Tests = []Test{
-	{"ping_inline", Command{Name: "PING_INLINE", Args: []string{"PING"}, Inline: true}},
-	{"ping_mbulk", Command{Name: "PING_MBULK", Args: []string{"PING"}}},
-	{"set", Command{Name: "SET", Args: []string{"SET", "key:__rand_int__", "__data__"}}},
-	{"get", Command{Name: "GET", Args: []string{"GET", "key:__rand_int__"}}},
-	{"incr", Command{Name: "INCR", Args: []string{"INCR", "counter:__rand_int__"}}},
-	{"lpush", Command{Name: "LPUSH", Args: []string{"LPUSH", "mylist", "__data__"}}},
-	{"rpush", Command{Name: "RPUSH", Args: []string{"RPUSH", "mylist", "__data__"}}},
-	{"lpop", Command{Name: "LPOP", Args: []string{"LPOP", "mylist"}}},
-	{"rpop", Command{Name: "RPOP", Args: []string{"RPOP", "mylist"}}},
-	{"sadd", Command{Name: "SADD", Args: []string{"SADD", "myset", "element:__rand_int__"}}},
-	{"hset", Command{Name: "HSET", Args: []string{"HSET", "myhash", "element:__rand_int__", "__data__"}}},
-	{"spop", Command{Name: "SPOP", Args: []string{"SPOP", "myset"}}},
-	{"zadd", Command{Name: "ZADD", Args: []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}}},
-	{"zpopmin", Command{Name: "ZPOPMIN", Args: []string{"ZPOPMIN", "myzset"}}},
-	{"lrange_100", Command{Name: "LRANGE_100", Args: []string{"LRANGE", "mylist", "0", "99"}}},
-	{"lrange_300", Command{Name: "LRANGE_300", Args: []string{"LRANGE", "mylist", "0", "299"}}},
-	{"lrange_500", Command{Name: "LRANGE_500", Args: []string{"LRANGE", "mylist", "0", "499"}}},
-	{"lrange_600", Command{Name: "LRANGE_600", Args: []string{"LRANGE", "mylist", "0", "599"}}},
-	{"mset", Command{Name: "MSET", Args: msetArgs()}},
+	{"ping_inline", mix.Command{Name: "PING_INLINE", Args: []string{"PING"}, Inline: true}},
+	{"ping_mbulk", mix.Command{Name: "PING_MBULK", Args: []string{"PING"}}},
+	{"set", mix.Command{Name: "SET", Args: []string{"SET", "key:__rand_int__", "__data__"}}},
+	{"get", mix.Command{Name: "GET", Args: []string{"GET", "key:__rand_int__"}}},
+	{"incr", mix.Command{Name: "INCR", Args: []string{"INCR", "counter:__rand_int__"}}},
+	{"lpush", mix.Command{Name: "LPUSH", Args: []string{"LPUSH", "mylist", "__data__"}}},
+	{"rpush", mix.Command{Name: "RPUSH", Args: []string{"RPUSH", "mylist", "__data__"}}},
+	{"lpop", mix.Command{Name: "LPOP", Args: []string{"LPOP", "mylist"}}},
+	{"rpop", mix.Command{Name: "RPOP", Args: []string{"RPOP", "mylist"}}},
+	{"sadd", mix.Command{Name: "SADD", Args: []string{"SADD", "myset", "element:__rand_int__"}}},
+	{"hset", mix.Command{Name: "HSET", Args: []string{"HSET", "myhash", "element:__rand_int__", "__data__"}}},
+	{"spop", mix.Command{Name: "SPOP", Args: []string{"SPOP", "myset"}}},
+	{"zadd", mix.Command{Name: "ZADD", Args: []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}}},
+	{"zpopmin", mix.Command{Name: "ZPOPMIN", Args: []string{"ZPOPMIN", "myzset"}}},
+	{"lrange_100", mix.Command{Name: "LRANGE_100", Args: []string{"LRANGE", "mylist", "0", "99"}}},
+	{"lrange_300", mix.Command{Name: "LRANGE_300", Args: []string{"LRANGE", "mylist", "0", "299"}}},
+	{"lrange_500", mix.Command{Name: "LRANGE_500", Args: []string{"LRANGE", "mylist", "0", "499"}}},
+	{"lrange_600", mix.Command{Name: "LRANGE_600", Args: []string{"LRANGE", "mylist", "0", "599"}}},
+	{"mset", mix.Command{Name: "MSET", Args: msetArgs()}},
 }
 
 // msetArgs is redis-benchmark's MSET of 10 keys.
@@ -115,7 +116,7 @@ func RunTests(ctx context.Context, cfg Config, tests []Test) ([]TestResult, erro
 	for _, t := range tests {
 		names = append(names, t.Command.Args[0])
 	}
-	if err := CheckCommands(ctx, cfg, names); err != nil {
+	if err := mix.CheckCommands(ctx, cfg.Addr, cfg.control(), names); err != nil {
 		return nil, err
 	}
 	var out []TestResult
@@ -125,7 +126,7 @@ func RunTests(ctx context.Context, cfg Config, tests []Test) ([]TestResult, erro
 			return out, fmt.Errorf("%s: preparing: %w", t.Name, err)
 		}
 		c := cfg
-		c.Commands = []Command{t.Command}
+		c.Commands = []mix.Command{t.Command}
 		res, err := Run(ctx, c)
 		out = append(out, TestResult{Test: t.Name, Result: res})
 		if err != nil {
@@ -144,15 +145,15 @@ func prepareTest(ctx context.Context, cfg Config, test string, wrote bool) error
 	}
 	switch {
 	case test == "get" && !wrote:
-		return sendN(ctx, cfg, Command{Args: []string{"SET", "key:__rand_int__", "__data__"}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
+		return sendN(ctx, cfg, mix.Command{Args: []string{"SET", "key:__rand_int__", "__data__"}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 	case test == "lpop" || test == "rpop":
-		return fillTo(ctx, cfg, "LLEN", "mylist", need, Command{Args: []string{"LPUSH", "mylist", "__data__"}})
+		return fillTo(ctx, cfg, "LLEN", "mylist", need, mix.Command{Args: []string{"LPUSH", "mylist", "__data__"}})
 	case strings.HasPrefix(test, "lrange_"):
-		return fillTo(ctx, cfg, "LLEN", "mylist", LRangeFill, Command{Args: []string{"LPUSH", "mylist", "__data__"}})
+		return fillTo(ctx, cfg, "LLEN", "mylist", LRangeFill, mix.Command{Args: []string{"LPUSH", "mylist", "__data__"}})
 	case test == "spop":
-		return fillTo(ctx, cfg, "SCARD", "myset", need, Command{Args: []string{"SADD", "myset", "element:__rand_int__"}})
+		return fillTo(ctx, cfg, "SCARD", "myset", need, mix.Command{Args: []string{"SADD", "myset", "element:__rand_int__"}})
 	case test == "zpopmin":
-		return fillTo(ctx, cfg, "ZCARD", "myzset", need, Command{Args: []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}})
+		return fillTo(ctx, cfg, "ZCARD", "myzset", need, mix.Command{Args: []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}})
 	}
 	return nil
 }
@@ -160,7 +161,7 @@ func prepareTest(ctx context.Context, cfg Config, test string, wrote bool) error
 // fillTo sends cmd until the container key (its length asked with lenCmd)
 // holds at least n elements. Elements are drawn from a permutation of all
 // 12-digit numbers, so they hardly meet those of the keyspace.
-func fillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd Command) error {
+func fillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd mix.Command) error {
 	for range 3 {
 		b, err := control.Query(ctx, cfg.Addr, cfg.control(), lenCmd, key)
 		if err != nil {
@@ -185,9 +186,9 @@ func fillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd Co
 }
 
 // sendN sends n requests of cmd, unmeasured.
-func sendN(ctx context.Context, cfg Config, cmd Command, n int64) error {
+func sendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 	c := cfg
-	c.Commands = []Command{cmd}
+	c.Commands = []mix.Command{cmd}
 	c.Requests, c.Duration, c.WarmupRequests, c.Warmup, c.Rate = n, 0, 0, 0, 0
 	c.Progress = nil
 	c.Connections = int(min(int64(c.Connections), n))

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 )
 
 // monitor records what a server receives (MONITOR) until stop is called,
@@ -204,12 +206,12 @@ func TestParseTests(t *testing.T) {
 // error naming what it lacks; redis-server passes.
 func TestCheckCommands(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
-	err := CheckCommands(context.Background(), Config{Addr: tg.addr}, []string{"set", "LPUSH", "get", "sadd", "lpush"})
-	if !errors.Is(err, ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no LPUSH, SADD") {
+	err := mix.CheckCommands(context.Background(), tg.addr, control.Options{}, []string{"set", "LPUSH", "get", "sadd", "lpush"})
+	if !errors.Is(err, mix.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no LPUSH, SADD") {
 		t.Errorf("kvstore: %v", err)
 	}
 	r := testutil.StartRedis(t)
-	if err := CheckCommands(context.Background(), Config{Addr: r.Addr}, []string{"LPUSH", "zpopmin"}); err != nil {
+	if err := mix.CheckCommands(context.Background(), r.Addr, control.Options{}, []string{"LPUSH", "zpopmin"}); err != nil {
 		t.Errorf("redis-server: %v", err)
 	}
 }

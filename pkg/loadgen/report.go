@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -70,7 +71,7 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 		}
 	}
 	if len(cfg.Commands) > 0 {
-		if err := CheckCommands(ctx, cfg, commandNames(cfg.Commands)); err != nil {
+		if err := mix.CheckCommands(ctx, cfg.Addr, cfg.control(), mix.Names(cfg.Commands)); err != nil {
 			return Result{Config: cfg}, err
 		}
 	}
@@ -214,4 +215,40 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeMix writes the mix line of a text report.
+func writeMix(b *strings.Builder, c Config) {
+	var sum int
+	for _, cmd := range c.Commands {
+		sum += max(cmd.Ratio, 1)
+	}
+	fmt.Fprintf(b, "mix:")
+	for i, cmd := range c.Commands {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		p := c.KeyPattern
+		if cmd.KeyPattern != "" {
+			p = cmd.KeyPattern
+		}
+		fmt.Fprintf(b, " %q %.1f%% %s", cmd.String(), 100*float64(max(cmd.Ratio, 1))/float64(sum), p)
+	}
+	b.WriteString("\n")
+}
+
+// writeCommands writes the per-command table of a text report.
+func writeCommands(b *strings.Builder, cmds []measure.Command) {
+	if len(cmds) == 0 {
+		return
+	}
+	w := len("command")
+	for _, c := range cmds {
+		w = max(w, len(c.Name))
+	}
+	fmt.Fprintf(b, "%-*s %10s %12s %9s %9s %9s %9s %9s %7s\n", w, "command", "requests", "QPS", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us", "errors")
+	for _, c := range cmds {
+		l := c.Latency
+		fmt.Fprintf(b, "%-*s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", w, c.Name, c.Requests, c.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, c.Errors)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 )
 
 // TestReadModifyWrite: the write of a read-modify-write leaves only after
@@ -22,7 +23,7 @@ func TestReadModifyWrite(t *testing.T) {
 	r := testutil.StartRedis(t)
 	cfg := fill(Config{Addr: r.Addr, Requests: 24, Keyspace: 1000, KeyPrefix: "k:", ValueSize: 7, Connections: 1, Pipeline: 8, Seed: 3,
 		KeyPattern: keyspace.Sequential})
-	cfg.Commands = []Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}}
+	cfg.Commands = []mix.Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}}
 	stop := monitor(t, r.Addr, 7)
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -58,7 +59,7 @@ func TestReadModifyWrite(t *testing.T) {
 func TestReadModifyWriteOpenLoop(t *testing.T) {
 	r := testutil.StartRedis(t)
 	cfg := fill(Config{Addr: r.Addr, Requests: 4000, Rate: 40_000, Keyspace: 1000, ValueSize: 20, Connections: 4, Pipeline: 4, Seed: 6})
-	cfg.Commands = []Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}}}
+	cfg.Commands = []mix.Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}}}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestValueSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fill(Config{Addr: r.Addr, Requests: 5000, Keyspace: 2000, Connections: 2, Pipeline: 16, Seed: 4, KeyPattern: keyspace.Sequential, ValueSizes: ranges})
-	cfg.Commands = []Command{{Args: []string{"SET", "__key__", "__data__"}}}
+	cfg.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}}}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestValueSizes(t *testing.T) {
 	for _, prefill := range []bool{false, true} {
 		c := cfg
 		c.VerifyGet = true
-		c.Commands = []Command{{Args: []string{"GET", "__key__"}}}
+		c.Commands = []mix.Command{{Args: []string{"GET", "__key__"}}}
 		if prefill {
 			tg.flush(t)
 			if _, err := Prefill(context.Background(), c); err != nil {
@@ -136,7 +137,7 @@ func TestVerifyMix(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
 	cfg := fill(Config{Addr: r.Addr, Requests: 20_000, Keyspace: 500, Connections: 4, Pipeline: 16, Seed: 8, ValueSize: 100, VerifyGet: true})
-	cfg.Commands = []Command{
+	cfg.Commands = []mix.Command{
 		{Args: []string{"SET", "user:__rand_int__", "__data__"}},
 		{Args: []string{"GET", "user:__rand_int__"}},
 	}
@@ -155,13 +156,13 @@ func TestVerifyMix(t *testing.T) {
 		tg.client.Set(context.Background(), string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)), "corrupt", 0)
 	}
 	c := cfg
-	c.Commands = []Command{{Args: []string{"GET", "__key__"}}}
+	c.Commands = []mix.Command{{Args: []string{"GET", "__key__"}}}
 	res, err = Run(context.Background(), c)
 	if !errors.Is(err, ErrVerify) || res.VerifyFailures == 0 || res.Misses != 0 || len(res.Warnings) == 0 ||
 		!strings.Contains(res.Warnings[0].Error(), `got "$7\r\ncorrupt\r\n"`) {
 		t.Errorf("corrupted: %v, %d wrong values, %d misses, warnings %v", err, res.VerifyFailures, res.Misses, res.Warnings)
 	}
-	c.Commands = append(c.Commands, Command{Args: []string{"APPEND", "__key__", "x"}})
+	c.Commands = append(c.Commands, mix.Command{Args: []string{"APPEND", "__key__", "x"}})
 	if res, err = Run(context.Background(), c); err != nil || res.VerifyFailures != 0 {
 		t.Errorf("GET beside APPEND: %v, %d wrong values: want no check", err, res.VerifyFailures)
 	}
@@ -176,7 +177,7 @@ func TestVerifyCounters(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
 	cfg := fill(Config{Addr: r.Addr, Requests: 30_000, Keyspace: 20, Connections: 1, Pipeline: 16, Seed: 3, VerifyGet: true})
-	cfg.Commands = []Command{
+	cfg.Commands = []mix.Command{
 		{Args: []string{"INCR", "counter:__rand_int__"}},
 		{Args: []string{"INCRBY", "by5:__key__", "5"}},
 		{Args: []string{"LPUSH", "mylist", "__data__"}},

@@ -9,6 +9,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -58,7 +59,7 @@ func workloadFills(cfg loadgen.Config) []fill {
 	}
 	container := func(lenCmd, key string, n int64, cmd ...string) {
 		add(fmt.Sprintf("%s %s to %d", lenCmd, key, n), func(ctx context.Context, cfg loadgen.Config) error {
-			return loadgen.FillTo(ctx, cfg, lenCmd, key, n, loadgen.Command{Args: cmd})
+			return loadgen.FillTo(ctx, cfg, lenCmd, key, n, mix.Command{Args: cmd})
 		})
 	}
 	for _, c := range cfg.Commands {
@@ -71,22 +72,22 @@ func workloadFills(cfg loadgen.Config) []fill {
 		switch {
 		case name == "GET" && len(args) == 2:
 			add("SET "+key, func(ctx context.Context, cfg loadgen.Config) error {
-				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"SET", key, loadgen.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
+				return loadgen.SendN(ctx, cfg, mix.Command{Args: []string{"SET", key, mix.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 			})
 		case name == "HGET" && len(args) == 3:
 			field := args[2]
 			add("HSET "+key+" "+field, func(ctx context.Context, cfg loadgen.Config) error {
-				return loadgen.SendN(ctx, cfg, loadgen.Command{Args: []string{"HSET", key, field, loadgen.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
+				return loadgen.SendN(ctx, cfg, mix.Command{Args: []string{"HSET", key, field, mix.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 			})
 		case !fixed:
 		case name == "LPOP" || name == "RPOP":
-			container("LLEN", key, cfg.Requests, "LPUSH", key, loadgen.PlaceholderData)
+			container("LLEN", key, cfg.Requests, "LPUSH", key, mix.PlaceholderData)
 		case name == "LRANGE":
-			container("LLEN", key, loadgen.LRangeFill, "LPUSH", key, loadgen.PlaceholderData)
+			container("LLEN", key, loadgen.LRangeFill, "LPUSH", key, mix.PlaceholderData)
 		case name == "SPOP":
-			container("SCARD", key, cfg.Requests, "SADD", key, "element:"+loadgen.PlaceholderRandInt)
+			container("SCARD", key, cfg.Requests, "SADD", key, "element:"+mix.PlaceholderRandInt)
 		case name == "ZPOPMIN":
-			container("ZCARD", key, cfg.Requests, "ZADD", key, loadgen.PlaceholderRandInt, "element:"+loadgen.PlaceholderRandInt)
+			container("ZCARD", key, cfg.Requests, "ZADD", key, mix.PlaceholderRandInt, "element:"+mix.PlaceholderRandInt)
 		}
 	}
 	return out
@@ -110,7 +111,7 @@ func prefillWorkload(ctx context.Context, cfg loadgen.Config, fills []fill) erro
 // key of its own under it, then the key deleted.
 const ProbePrefix = "kvbench:probe:"
 
-// checkWorkload fails, wrapping loadgen.ErrUnsupported, when the server
+// checkWorkload fails, wrapping mix.ErrUnsupported, when the server
 // lacks a command of the workload: it asks COMMAND INFO; a server without
 // COMMAND gets each command once, on a key under ProbePrefix (deleted
 // after), and lacks those it calls unknown.
@@ -130,7 +131,7 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 		if err != nil {
 			return err
 		}
-		return loadgen.CheckCommands(ctx, cfg, names)
+		return mix.CheckCommands(ctx, cfg.Addr, o, names)
 	}
 	var lack []string
 	for i, cmd := range cfg.Commands {
@@ -140,7 +141,7 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 			if j == 0 {
 				a = key // by Redis's convention the first argument is the key
 			} else {
-				a = strings.NewReplacer(loadgen.PlaceholderKey, "1", loadgen.PlaceholderRandInt, "1", loadgen.PlaceholderData, "x").Replace(a)
+				a = strings.NewReplacer(mix.PlaceholderKey, "1", mix.PlaceholderRandInt, "1", mix.PlaceholderData, "x").Replace(a)
 			}
 			args = append(args, a)
 		}
@@ -158,7 +159,7 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 		}
 	}
 	if len(lack) > 0 {
-		return fmt.Errorf("%w: %s has no %s", loadgen.ErrUnsupported, cfg.Addr, strings.Join(lack, ", "))
+		return fmt.Errorf("%w: %s has no %s", mix.ErrUnsupported, cfg.Addr, strings.Join(lack, ", "))
 	}
 	return nil
 }
@@ -194,4 +195,4 @@ func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, c
 
 // errUnsupported reports whether an attempt's error is a target lacking
 // a workload's commands.
-func errUnsupported(err error) bool { return errors.Is(err, loadgen.ErrUnsupported) }
+func errUnsupported(err error) bool { return errors.Is(err, mix.ErrUnsupported) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/control"
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -200,7 +200,7 @@ func TestCheckWorkloadProbe(t *testing.T) {
 	cfg := workloadConfig(DefaultOptions(), mustWorkload(t, "rb-six"))
 	cfg.Addr = inst.Info().Addr
 	err = checkWorkload(context.Background(), cfg)
-	if !errors.Is(err, loadgen.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no SADD") {
+	if !errors.Is(err, mix.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no SADD") {
 		t.Errorf("check: %v, want SADD unsupported", err)
 	}
 	b, err := control.Query(context.Background(), cfg.Addr, control.Options{}, "DBSIZE")

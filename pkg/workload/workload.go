@@ -38,6 +38,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"go.yaml.in/yaml/v3"
 )
@@ -69,7 +70,7 @@ type Workload struct {
 	// Keyspace is the number of distinct keys; 0 when not set.
 	Keyspace int64
 	// Commands is the mix.
-	Commands []loadgen.Command
+	Commands []mix.Command
 }
 
 // Info is a named workload as --list-workloads shows it.
@@ -200,8 +201,8 @@ func Parse(file string, b []byte) (*Workload, error) {
 		p.fail(root, "no commands")
 	case cmdsNode.Kind != yaml.SequenceNode || len(cmdsNode.Content) == 0:
 		p.fail(cmdsNode, "commands: want a list of at least one command")
-	case len(cmdsNode.Content) > loadgen.MaxCommands:
-		p.fail(cmdsNode, "%d commands: want at most %d", len(cmdsNode.Content), loadgen.MaxCommands)
+	case len(cmdsNode.Content) > mix.MaxCommands:
+		p.fail(cmdsNode, "%d commands: want at most %d", len(cmdsNode.Content), mix.MaxCommands)
 	default:
 		for _, n := range cmdsNode.Content {
 			if c, ok := p.command(n); ok {
@@ -283,8 +284,8 @@ func (p *parser) pattern(n *yaml.Node) keyspace.Pattern {
 }
 
 // command parses one entry of commands.
-func (p *parser) command(n *yaml.Node) (loadgen.Command, bool) {
-	var c loadgen.Command
+func (p *parser) command(n *yaml.Node) (mix.Command, bool) {
+	var c mix.Command
 	if n.Kind != yaml.MappingNode {
 		p.fail(n, "command: want a mapping with command, and ratio, key-pattern or name")
 		return c, false
@@ -338,8 +339,8 @@ func (p *parser) argv(v *yaml.Node) []string {
 // the user set them ("key-pattern", "zipf", "value-size", "data-size-list",
 // "keyspace", "key-median", "key-stddev").
 func (w *Workload) Apply(c *loadgen.Config, keep func(setting string) bool) {
-	cmds := append([]loadgen.Command(nil), w.Commands...)
-	loadgen.NameCommands(cmds)
+	cmds := append([]mix.Command(nil), w.Commands...)
+	mix.NameCommands(cmds)
 	c.Commands = cmds
 	if w.KeyPattern != "" && !keep("key-pattern") && !keep("zipf") {
 		c.KeyPattern = w.KeyPattern

@@ -155,3 +155,44 @@ func ValueMatchesFrom(b, block []byte, seed int64, i uint64, size int) bool {
 	}
 	return true
 }
+
+// Values are the values of a run: key i's is a function of (Seed, i, its
+// size), its size Size or drawn from Sizes.
+type Values struct {
+	Seed int64
+	Size int
+	// Sizes, when set, gives each key its size instead of Size.
+	Sizes *Sizes
+	// Block is the block windows are cut from (BlockFor the largest size).
+	Block []byte
+}
+
+// NewValues returns the values of a run of seed: size bytes each, or the
+// sizes of rs when it is not empty.
+func NewValues(seed int64, size int, rs []SizeRange) Values {
+	v := Values{Seed: seed, Size: size, Sizes: NewSizes(rs, seed)}
+	largest := size
+	if v.Sizes != nil {
+		largest = v.Sizes.Max()
+	}
+	v.Block = BlockFor(seed, largest)
+	return v
+}
+
+// SizeOf is the size of key i's value.
+func (v *Values) SizeOf(i uint64) int {
+	if v.Sizes == nil {
+		return v.Size
+	}
+	return v.Sizes.Of(i)
+}
+
+// Append appends key i's value.
+func (v *Values) Append(dst []byte, i uint64) []byte {
+	return AppendValueFrom(dst, v.Block, v.Seed, i, v.SizeOf(i))
+}
+
+// Matches reports whether b is key i's value.
+func (v *Values) Matches(b []byte, i uint64) bool {
+	return ValueMatchesFrom(b, v.Block, v.Seed, i, v.SizeOf(i))
+}

@@ -1,0 +1,319 @@
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/measure"
+	"github.com/kvbench/kvbench/pkg/resp"
+)
+
+// cmdCount is what a connection counts per command.
+type cmdCount struct{ requests, errors int64 }
+
+// newCmdKeys returns a connection's key sequences, one per command.
+func newCmdKeys(p *plan, id, conns int) []*keyspace.Gen {
+	g := make([]*keyspace.Gen, len(p.cmds))
+	for i := range p.cmds {
+		g[i] = keyspace.NewGen(p.cmds[i].Keys, id, conns)
+		g[i].RankBy(p.cfg.Seed) // one ranking for the whole mix
+	}
+	keyspace.ShareInserts(g) // one insert count per connection
+	return g
+}
+
+// cmdKeys draws the keys of one command's requests on a connection: from
+// its sequence, and in a cluster run the first key one the connection's
+// master serves (nextCmdKey).
+type cmdKeys struct {
+	c   *conn
+	gen *keyspace.Gen
+	cp  *mix.Plan
+}
+
+func (k *cmdKeys) Key(first bool) uint64 {
+	if k.c.route == nil || !first {
+		return k.gen.Next()
+	}
+	return k.c.nextCmdKey(k)
+}
+
+// initMix sets up a connection of a command mix: its key sequences, and
+// for a mix with dependent commands their queue and a ring with room for
+// them (a batch, its dependents and the next batch built).
+func (c *conn) initMix(id, conns int) {
+	gens := newCmdKeys(c.p, id, conns)
+	c.cmdKeys = make([]cmdKeys, len(gens))
+	for i, g := range gens {
+		c.cmdKeys[i] = cmdKeys{c: c, gen: g, cp: &c.p.cmds[i]}
+	}
+	for _, cp := range c.p.cmds {
+		if cp.Then != nil {
+			c.deps = &depQueue{}
+			c.ring = make([]slot, 2*len(c.ring))
+			return
+		}
+	}
+}
+
+// newCmdHists returns a worker's per-command histograms: none for a
+// single command, whose histogram is the worker's.
+func newCmdHists(p *plan) []*hdrhistogram.Histogram {
+	if len(p.cmds) < 2 {
+		return nil
+	}
+	h := make([]*hdrhistogram.Histogram, len(p.cmds))
+	for i := range h {
+		h[i] = newHistogram()
+	}
+	return h
+}
+
+// buildCmds is build for a command mix.
+func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
+	p := c.p
+	mask := len(c.ring) - 1
+	i := c.head + c.inflight + c.pre
+	for range n {
+		ci := 0
+		if len(p.cmds) > 1 {
+			x := c.ops.Below(p.mixSum)
+			for x >= p.mix[ci] {
+				ci++
+			}
+		}
+		cp := &p.cmds[ci]
+		var first uint64
+		dst, first = cp.Append(dst, cp.Pieces, &c.cmdKeys[ci], 0)
+		c.ring[i&mask] = slot{key: first, t: t, op: uint8(ci)}
+		i++
+	}
+	c.pre += n
+	return dst
+}
+
+// depQueue holds a connection's dependent requests (Command.Then) whose
+// predecessors' replies have arrived, to go out with its next write.
+type depQueue struct {
+	buf   []byte
+	slots []slot
+}
+
+// depsQueued reports whether dependent requests wait to be sent.
+func (c *conn) depsQueued() bool { return c.deps != nil && len(c.deps.slots) > 0 }
+
+// sendDeps appends the queued dependent requests to dst and puts them in
+// flight after those in flight, each keeping its operation's start time.
+// No built request may be waiting (pre == 0). It returns how many.
+func (c *conn) sendDeps(dst []byte) ([]byte, int) {
+	if !c.depsQueued() {
+		return dst, 0
+	}
+	q := c.deps
+	mask := len(c.ring) - 1
+	for _, s := range q.slots {
+		c.ring[(c.head+c.inflight)&mask] = s
+		c.inflight++
+	}
+	n := len(q.slots)
+	c.Sent += int64(n)
+	dst = append(dst, q.buf...)
+	q.buf, q.slots = q.buf[:0], q.slots[:0]
+	return dst, n
+}
+
+// consumeCmds is consume for a command mix: any reply but an error is
+// counted as it comes, and checked where it is known (cmdPlan.verify).
+func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
+	p := c.p
+	mask := len(c.ring) - 1
+	total := len(b)
+	if c.cmd == nil {
+		c.cmd = make([]cmdCount, len(p.cmds))
+	}
+	var err error
+	for c.inflight > 0 && len(b) > 0 {
+		s := &c.ring[c.head&mask]
+		cp := &p.cmds[s.op]
+		var n int
+		isErr := b[0] == '-'
+		switch {
+		case len(b) >= 5 && string(b[:5]) == "+OK\r\n":
+			n = 5
+		case isErr:
+			n, isErr, err = c.cmdError(b, s)
+		case cp.Verify && p.verify && !s.then:
+			n, err = c.verifyRead(b, s)
+		case cp.Step != 0 && p.verify:
+			n, err = c.verifyCounter(b, s)
+		default:
+			n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen)
+			if err != nil {
+				err = fmt.Errorf("connection %d: %w", c.id, err)
+			}
+		}
+		if n == 0 {
+			break
+		}
+		b = b[n:]
+		c.others++
+		c.head = (c.head + 1) & mask
+		c.inflight--
+		if cp.Then != nil && !s.then && !isErr {
+			// The read of a read-modify-write: its write goes next.
+			q := c.deps
+			q.buf, _ = cp.Append(q.buf, cp.Then, nil, s.key)
+			q.slots = append(q.slots, slot{key: s.key, t: s.t, op: s.op, then: true})
+		} else {
+			lat := now - s.t
+			if lat != c.runV {
+				c.flushLatency()
+				c.runV = lat
+			}
+			c.runN++
+			if c.cmdHist != nil {
+				_ = c.cmdHist[s.op].RecordValue(min(max(lat, histMin), histMax))
+			}
+			c.cmd[s.op].requests++
+		}
+		if err != nil {
+			break
+		}
+	}
+	c.flushLatency()
+	return total - len(b), err
+}
+
+// verifyRead checks the reply to a read of a known value: null is a miss,
+// anything but the value of the request's key a verify failure.
+func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
+	}
+	cp := &c.p.cmds[s.op]
+	switch {
+	case r.Type == resp.TypeBulk && r.IsNull():
+		c.Misses++
+	case r.Type != resp.TypeBulk || !cp.Values.Matches(r.Data, s.key):
+		c.VerifyFailures++
+		if len(c.warnings) < maxWarnings {
+			want := cp.Values.Append(nil, s.key)
+			key := "key index " + strconv.FormatUint(s.key, 10)
+			if args := c.p.cfg.Commands[s.op].Args; args[1] == mix.PlaceholderKey {
+				key = string(keyspace.AppendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, keyspace.KeyWidth(c.p.cfg.Keyspace)))
+			}
+			c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", cp.Name, key, quote(b[:n]), quote(want)))
+		}
+	}
+	return n, nil
+}
+
+// cmdError counts an error reply to a command of a mix, and returns the
+// error that ends the run unless Config.ContinueOnError.
+//
+// In cluster mode a redirect (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) is
+// followed (resend) and the final reply taken as the request's: failed
+// then says whether it is an error after all.
+func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, true, err
+	}
+	word := r.Data
+	if i := bytes.IndexByte(word, ' '); i >= 0 {
+		word = word[:i]
+	}
+	if c.route != nil && isRedirect(word) {
+		reply, err := c.resend(s, r.Data)
+		if err != nil {
+			return n, true, fmt.Errorf("connection %d: %w", c.id, err)
+		}
+		cp := &c.p.cmds[s.op]
+		switch {
+		case len(reply) > 0 && reply[0] == '-':
+			_, _, err = c.cmdError(reply, s)
+			return n, true, err
+		case cp.Verify && c.p.verify && !s.then:
+			_, err = c.verifyRead(reply, s)
+		case cp.Step != 0 && c.p.verify:
+			_, err = c.verifyCounter(reply, s)
+		}
+		return n, false, err
+	}
+	if c.errors == nil {
+		c.errors = map[string]int64{}
+	}
+	c.errors[string(word)]++
+	c.cmd[s.op].errors++
+	if !c.p.cfg.ContinueOnError {
+		return n, true, &ReplyError{Command: c.p.cmds[s.op].Text, Msg: string(r.Data)}
+	}
+	return n, true, nil
+}
+
+// commandResults sums the connections' per-command counts and the
+// workers' per-command histograms of a finished phase.
+func (r *runner) commandResults(res *measure.Result) []measure.Command {
+	cmds := r.plan.cmds
+	if len(cmds) == 0 {
+		return nil
+	}
+	out := make([]measure.Command, len(cmds))
+	for i, cp := range cmds {
+		out[i] = measure.Command{Name: cp.Name, Args: cp.Text, Histogram: newHistogram()}
+		if len(cmds) == 1 {
+			out[i].Histogram.Merge(res.Histogram)
+		} else {
+			for _, w := range r.workers {
+				out[i].Histogram.Merge(w.cmdHist[i])
+			}
+		}
+	}
+	for _, s := range r.conns {
+		for i, n := range s.cmd {
+			out[i].Requests += n.requests
+			out[i].Errors += n.errors
+		}
+	}
+	return out
+}
+
+// verifyCounter checks the reply to a counter command (cmdPlan.step): an
+// integer, the previous reply for the same key plus the step.
+func (c *conn) verifyCounter(b []byte, s *slot) (int, error) {
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
+	}
+	cp := &c.p.cmds[s.op]
+	key := s.key
+	if cp.FixedKey {
+		key = 0
+	}
+	if c.counters == nil {
+		c.counters = make(map[[2]uint64]int64)
+	}
+	ck := [2]uint64{uint64(s.op), key}
+	last, seen := c.counters[ck]
+	got := r.Int
+	switch {
+	case r.Type != resp.TypeInt:
+		c.VerifyFailures++
+		if len(c.warnings) < maxWarnings {
+			c.warn(fmt.Errorf("verify: %s: got %s, want an integer", cp.Name, quote(b[:n])))
+		}
+		return n, nil
+	case seen && got != last+cp.Step:
+		c.VerifyFailures++
+		if len(c.warnings) < maxWarnings {
+			c.warn(fmt.Errorf("verify: %s (key index %d): got %d, want %d, the previous reply %+d", cp.Name, key, got, last+cp.Step, cp.Step))
+		}
+	}
+	c.counters[ck] = got
+	return n, nil
+}
