@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
@@ -70,7 +71,7 @@ func redisNode(t *testing.T, addr string) *redis.Client {
 func TestClusterSetGet(t *testing.T) {
 	info := startCluster(t, 3)
 	ctx := context.Background()
-	topo, err := FetchTopology(ctx, []string{info.Addr}, control.Options{Timeout: time.Second})
+	topo, err := cluster.FetchTopology(ctx, []string{info.Addr}, control.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestClusterResharding(t *testing.T) {
 	counts := map[int]int{}
 	for i := range int64(nkeys) {
 		s := keyslot.Of(keyspace.AppendKey(nil, cfg.KeyPrefix, nkeys, i))
-		if s < ClusterSlots/2 {
+		if s < cluster.Slots/2 {
 			counts[s]++
 		}
 	}
@@ -324,8 +325,8 @@ func TestClusterNodes(t *testing.T) {
 			t.Errorf("%s: the nodes' requests sum to %d, their latencies to %d; the run's %d and %d, want %d",
 				what, requests, count, res.Requests, res.Histogram.TotalCount(), cfg.Requests)
 		}
-		if slots != ClusterSlots {
-			t.Errorf("%s: the nodes serve %d slots, want %d", what, slots, ClusterSlots)
+		if slots != cluster.Slots {
+			t.Errorf("%s: the nodes serve %d slots, want %d", what, slots, cluster.Slots)
 		}
 	}
 	check("result", res)
@@ -490,7 +491,7 @@ func TestClusterFailover(t *testing.T) {
 	if res.Requests != cfg.Requests || len(res.Errors) != 0 {
 		t.Errorf("%d requests (want %d), errors %v", res.Requests, cfg.Requests, res.Errors)
 	}
-	topo, err := FetchTopology(context.Background(), info.Nodes[1:], control.Options{Timeout: time.Second})
+	topo, err := cluster.FetchTopology(context.Background(), info.Nodes[1:], control.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

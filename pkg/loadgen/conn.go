@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
@@ -362,7 +363,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		if i := bytes.IndexByte(word, ' '); i >= 0 {
 			word = word[:i]
 		}
-		if c.route != nil && isRedirect(word) {
+		if c.route != nil && cluster.IsRedirect(word) {
 			reply, err := c.resend(s, r.Data)
 			if err != nil {
 				return n, fmt.Errorf("connection %d: %w", c.id, err)

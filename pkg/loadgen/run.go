@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -118,8 +120,11 @@ type runner struct {
 
 	release func() // gives back the Ps lent to the workers
 
-	route  *route // a cluster run's slot map; nil otherwise
-	shards int    // a cluster run's masters; 0 otherwise
+	route  *cluster.Route // a cluster run's slot map; nil otherwise
+	shards int            // a cluster run's masters; 0 otherwise
+	// walks are each connection's position in its stripe, by global
+	// index, for exactQuotas; nil entries for other segments'.
+	walks []*keyspace.Gen
 
 	stop    atomic.Bool
 	errOnce sync.Once
@@ -181,7 +186,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 
 func (r *runner) close() {
 	if r.route != nil {
-		r.route.close()
+		r.route.Close()
 	}
 	for _, w := range r.workers {
 		w.close()
@@ -254,7 +259,7 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
 	}
 	if r.route != nil {
-		r.route.ctx = ctx
+		r.route.Phase(ctx)
 	}
 	if r.exactQuotas(requests) { // cluster.go
 		ph.start = r.now()
@@ -350,12 +355,11 @@ func (r *runner) collect(ph *phase) Result {
 	m.Requests = c.Sets + c.Gets + c.others
 	m.Errors, m.Warnings = c.errors, c.warnings
 	if r.route != nil {
-		m.Nodes = r.collectNodes()
+		m.Nodes, m.Moved, m.Ask = r.collectNodes()
 		for _, n := range m.Nodes {
 			m.Histogram.Merge(n.Histogram)
 		}
 		m.Shards = r.shards
-		m.Moved, m.Ask = r.route.moved.Swap(0), r.route.ask.Swap(0)
 	}
 	m.Elapsed = time.Duration(end - ph.start)
 	m.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/keyslot"
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
@@ -260,7 +261,7 @@ func TestClusterTLS(t *testing.T) {
 	srcID, _ := src.Do(ctx, "CLUSTER", "MYID").Text()
 	dstID, _ := dst.Do(ctx, "CLUSTER", "MYID").Text()
 	slot := keyslot.Of(keyspace.AppendKey(nil, cfg.KeyPrefix, nkeys, 0))
-	if slot >= ClusterSlots/2 { // a slot of master 0's
+	if slot >= cluster.Slots/2 { // a slot of master 0's
 		slot = keyslot.Of([]byte("{a}"))
 	}
 	cfg.Mode, cfg.Duration, cfg.Requests, cfg.VerifyGet = ModeGet, 1500*time.Millisecond, 0, true

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -674,9 +674,9 @@ func TestRunRedisCluster(t *testing.T) {
 				}
 			}
 		}
-		if requests != r.Requests || slots != loadgen.ClusterSlots || len(addrs) != 3 {
+		if requests != r.Requests || slots != cluster.Slots || len(addrs) != 3 {
 			t.Errorf("row %v: %d nodes with %d requests and %d slots; want 3 with the row's %d requests and %d slots",
-				r.Pos, len(addrs), requests, slots, r.Requests, loadgen.ClusterSlots)
+				r.Pos, len(addrs), requests, slots, r.Requests, cluster.Slots)
 		}
 	}
 	if len(prefilled) != 4 {
