@@ -134,4 +134,3 @@ func parseSlots(b []byte, seed string) (*Topology, error) {
 	}
 	return t, nil
 }
-

@@ -205,4 +205,3 @@ func (z *zipf) sample(r *Rand) uint64 {
 		}
 	}
 }
-
