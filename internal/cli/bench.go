@@ -11,6 +11,8 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
+	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,10 +39,10 @@ type benchOptions struct {
 	listWorkloads bool
 	tls           tlsconf.Options
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
-	Tests []loadgen.Test
+	Tests []rbtests.Test
 	// Prefill writes this agent's share of the keyspace before the run.
 	Prefill bool
-	// Output is loadgen.FormatText or loadgen.FormatJSON.
+	// Output is output.FormatText or output.FormatJSON.
 	Output string
 	// Config is the load generator's run, complete once validate has run.
 	Config loadgen.Config
@@ -131,7 +133,7 @@ verification), 2 for a usage error.`,
 	f.BoolVar(&c.ContinueOnError, "continue-on-error", false, "count error replies and go on instead of failing at the first")
 	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")
 	f.DurationVar(&c.Timeout, "timeout", c.Timeout, "fail when a connection waits this long for a reply")
-	f.StringVar(&o.Output, "output", loadgen.FormatText, "report format: text or json")
+	f.StringVar(&o.Output, "output", output.FormatText, "report format: text or json")
 	f.StringVar(&o.segment, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
@@ -190,7 +192,7 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return err
 	}
 	c.TLS = tc
-	if o.Output != loadgen.FormatText && o.Output != loadgen.FormatJSON {
+	if o.Output != output.FormatText && o.Output != output.FormatJSON {
 		return fmt.Errorf("--output %q: want text or json", o.Output)
 	}
 	if err := o.validateWorkload(f); err != nil {
@@ -280,6 +282,6 @@ func runBench(ctx context.Context, o *benchOptions) error {
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
 	}
-	_, err := loadgen.Bench(ctx, c, o.Out, loadgen.Output{Format: o.Output, Live: o.Live})
+	_, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
 	return err
 }

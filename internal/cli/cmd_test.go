@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
 )
@@ -38,7 +39,7 @@ func TestBenchOptions(t *testing.T) {
 	}
 	c := got.Config
 	if c.Addr != "127.0.0.1:7000" || c.Mode != loadgen.ModeGet || c.ValueSize != 0 || c.SetRatio != 0 ||
-		c.Pipeline != 3 || c.Warmup.Seconds() != 2 || got.Output != loadgen.FormatJSON || c.Seed != 9 {
+		c.Pipeline != 3 || c.Warmup.Seconds() != 2 || got.Output != output.FormatJSON || c.Seed != 9 {
 		t.Errorf("options %+v", got)
 	}
 }

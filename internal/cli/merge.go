@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/kvbench/kvbench/pkg/agents"
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/spf13/cobra"
 )
 
@@ -17,7 +17,7 @@ type mergeOptions struct {
 	Inputs []string
 	// Agents, when positive, is the number of agents expected.
 	Agents int
-	// Output is loadgen.FormatText or loadgen.FormatJSON.
+	// Output is output.FormatText or output.FormatJSON.
 	Output string
 	streams
 }
@@ -53,7 +53,7 @@ missing, 2 for a usage error.`,
 			if len(args) == 0 {
 				return &usageError{errors.New("merge: give at least one result file, or - for standard input")}
 			}
-			if o.Output != loadgen.FormatText && o.Output != loadgen.FormatJSON {
+			if o.Output != output.FormatText && o.Output != output.FormatJSON {
 				return &usageError{fmt.Errorf("--output %q: want text or json", o.Output)}
 			}
 			if o.Agents < 0 {
@@ -65,7 +65,7 @@ missing, 2 for a usage error.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.Agents, "agents", 0, "the number of agents expected: fail, naming them, when some did not report")
-	f.StringVar(&o.Output, "output", loadgen.FormatText, "report format: text or json")
+	f.StringVar(&o.Output, "output", output.FormatText, "report format: text or json")
 	return cmd
 }
 
@@ -103,7 +103,7 @@ func runMerge(_ context.Context, o *mergeOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Output == loadgen.FormatJSON {
+	if o.Output == output.FormatJSON {
 		return agents.WriteJSON(o.Out, m)
 	}
 	return agents.WriteText(o.Out, m)

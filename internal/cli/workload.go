@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
+	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/workload"
 	"github.com/spf13/pflag"
@@ -175,7 +176,7 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 		return fmt.Errorf("%s and %s cannot be used together", given[0], given[1])
 	}
 	if o.tests != "" {
-		t, err := loadgen.ParseTests(o.tests)
+		t, err := rbtests.ParseTests(o.tests)
 		if err != nil {
 			return fmt.Errorf("--tests: %w", err)
 		}
@@ -215,15 +216,15 @@ func runTests(ctx context.Context, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := loadgen.RunTests(ctx, c, o.Tests)
+	res, err := rbtests.RunTests(ctx, c, o.Tests)
 	if res == nil && err != nil {
 		return err
 	}
 	var werr error
-	if o.Output == loadgen.FormatJSON {
-		werr = loadgen.WriteTestsJSON(o.Out, c, res, err)
+	if o.Output == output.FormatJSON {
+		werr = output.WriteTestsJSON(o.Out, c, res, err)
 	} else {
-		werr = loadgen.WriteTestsText(o.Out, c, res)
+		werr = output.WriteTestsText(o.Out, c, res)
 	}
 	if err == nil {
 		err = werr

@@ -13,7 +13,7 @@ import (
 	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/control"
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
 )
 
 // TestBenchTests: --tests runs each named test in redis-benchmark's order
@@ -26,7 +26,7 @@ func TestBenchTests(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var j loadgen.JSONTests
+	var j output.JSONTests
 	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -341,7 +342,7 @@ func WriteJSON(w io.Writer, m Merged) error {
 // relative to the earliest start.
 func WriteText(w io.Writer, m Merged) error {
 	bw := bufio.NewWriter(w)
-	if err := loadgen.WriteText(bw, m.Result); err != nil {
+	if err := output.WriteText(bw, m.Result); err != nil {
 		return err
 	}
 	fmt.Fprintf(bw, "agents: %d, windows overlapping %.1f%%\n", len(m.Agents), 100*m.Overlap)

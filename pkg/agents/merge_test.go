@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -28,7 +29,7 @@ func agent(t *testing.T, i, n int, requests, lat int64, start time.Time, d time.
 	r := loadgen.Result{Config: cfg, Result: measure.Result{Counts: measure.Counts{Requests: requests, Sent: requests, Gets: requests}, Histogram: h,
 		Start: start, End: start.Add(d), Elapsed: d, Errors: map[string]int64{"ERR": 1}}}
 	var b bytes.Buffer
-	if err := loadgen.WriteJSON(&b, r); err != nil {
+	if err := output.WriteJSON(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -94,7 +95,7 @@ func TestMergeNodes(t *testing.T) {
 		r := loadgen.Result{Config: cfg, Result: measure.Result{Counts: measure.Counts{Requests: 100, Sent: 100, Sets: 100, Moved: 2 * moved, Ask: 1},
 			Histogram: whole, Start: t0, End: t0.Add(time.Second), Elapsed: time.Second, Shards: 2, Nodes: nodes}}
 		var b bytes.Buffer
-		if err := loadgen.WriteJSON(&b, r); err != nil {
+		if err := output.WriteJSON(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -277,7 +277,7 @@ func (c Config) derive() Config {
 	if z := keyspace.NewSizes(c.ValueSizes, c.Seed); z != nil {
 		c.ValueSize = z.Max()
 	}
-	if c.usesPattern(keyspace.Gaussian) {
+	if c.UsesPattern(keyspace.Gaussian) {
 		if c.KeyMedian == 0 {
 			c.KeyMedian = float64(c.Keyspace-1) / 2
 		}
@@ -328,7 +328,7 @@ func (c Config) Normalize() (Config, error) {
 	default:
 		bad("key pattern %q: want %s", c.KeyPattern, keyspace.PatternNames)
 	}
-	if c.usesPattern(keyspace.Gaussian) {
+	if c.UsesPattern(keyspace.Gaussian) {
 		if c.KeyMedian < 0 || c.KeyMedian > float64(c.Keyspace-1) {
 			bad("key median %g: want 0 to %d (the keyspace)", c.KeyMedian, c.Keyspace-1)
 		}
@@ -387,8 +387,8 @@ func (c Config) Normalize() (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// usesPattern reports whether the run or a command of its mix uses p.
-func (c Config) usesPattern(p keyspace.Pattern) bool {
+// UsesPattern reports whether the run or a command of its mix uses p.
+func (c Config) UsesPattern(p keyspace.Pattern) bool {
 	if c.KeyPattern == p {
 		return true
 	}
@@ -414,9 +414,9 @@ func (c *Config) mixSettings() mix.Settings {
 	}
 }
 
-// control is how the run's control connections (topology, redirects,
+// Control is how the run's control connections (topology, redirects,
 // probes) reach the server: its credentials and TLS, the connect timeout.
-func (c *Config) control() control.Options {
+func (c *Config) Control() control.Options {
 	return control.Options{Password: c.Password, TLS: c.TLS, Timeout: c.ConnectTimeout}
 }
 

@@ -60,7 +60,7 @@ func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 		l.tls = &tlsLink{conn: tc, sock: sc}
 		rw = tc
 	}
-	o := cfg.control()
+	o := cfg.Control()
 	switch {
 	case o.Password != "" || o.User != "" || o.DB > 0:
 		err = control.Handshake(rw, o)

@@ -1,16 +1,18 @@
-// Package loadgen is kvbench's load generator: it drives a Redis-protocol
-// server with pipelined SET/GET-style requests over raw sockets and reports
-// exact counts, throughput and latency percentiles. What the figures mean
-// (latency, keys, values, accounting) is documented for users in
-// docs/bench.md.
+// Package loadgen is kvbench's connection engine: it drives a
+// Redis-protocol server (or a cluster's masters) over raw sockets from
+// its own event loops, pipelined, in a closed or an open loop, over TLS
+// or plaintext, and accounts for every request: exact counts, whole
+// latency histograms, the measured window (a measure.Result). What the
+// figures mean is documented for users in docs/bench.md.
 //
 // Run performs one measured run described by a Config (start from
 // DefaultConfig); Prefill writes the whole keyspace of an empty server
-// once, in order (with MSET when the write command is SET), so that a later
-// read run finds every key. Bench is Run plus a text or JSON report, the
-// whole of the "kvbench bench" command. keyspace.AppendKey and AppendValue give key
-// i and its value, a pure function of (seed, i, value size), so a read is
-// verified byte for byte without remembering anything.
+// once, in order (with MSET when the write command is SET), so that a
+// later read run finds every key; SendN and FillTo send unmeasured
+// requests. Its parts are packages of their own: the keys and values
+// (keyspace), the command language (mix), cluster routing (cluster),
+// redis-benchmark's tests (rbtests) and what "kvbench bench" prints
+// (output); the connections that are not the load use package control.
 //
 // # Why the I/O is hand-written
 //
@@ -98,9 +100,7 @@
 // flight, else the run fails naming the node. Prefill writes each key to
 // its master, and DBSIZE is summed over the masters.
 //
-// Every other connection kvbench makes goes through the same two dial
-// functions with the same TLS configuration: Prefill through dial,
-// Query (COMMAND INFO, the tests' checks) and the topology through
-// tlsconf.Dial, and package target's readiness, CONFIG GET, FLUSHALL,
-// INFO samples and quiet waits through tlsconf.Dial as well.
+// Every other connection goes through package control with the same
+// credentials and TLS configuration (Config.Control): the topology, the
+// redirects' side connections, the probes and the prefill's checks.
 package loadgen

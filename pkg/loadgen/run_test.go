@@ -1,8 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -446,68 +444,6 @@ func TestInvalidConfig(t *testing.T) {
 		if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "invalid configuration") {
 			t.Errorf("%+v: err %v, want invalid configuration", cfg, err)
 		}
-	}
-}
-
-// TestJSONMatchesText runs once and checks that the JSON report parses
-// and carries the same figures as the text report.
-func TestJSONMatchesText(t *testing.T) {
-	tg := redisTarget(t)
-	var text, js bytes.Buffer
-	res := run(t, tg, fill(Config{Mode: ModeMixed, Requests: 3000, Keyspace: 500, Seed: 1234, VerifyGet: true, Connections: 2, Threads: 1}))
-	if err := WriteText(&text, res); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteJSON(&js, res); err != nil {
-		t.Fatal(err)
-	}
-	var j Result
-	if err := json.Unmarshal(js.Bytes(), &j); err != nil {
-		t.Fatalf("JSON does not parse: %v\n%s", err, js.Bytes())
-	}
-	fields := map[string]string{}
-	sc := bufio.NewScanner(&text)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ": "); ok {
-			fields[k] = v
-		}
-	}
-	num := func(k string) float64 {
-		f, err := strconv.ParseFloat(strings.Fields(fields[k])[0], 64)
-		if err != nil {
-			t.Fatalf("text field %q = %q: %v", k, fields[k], err)
-		}
-		return f
-	}
-	for _, c := range []struct {
-		field string
-		json  float64
-		tol   float64
-	}{
-		{"requests", float64(j.Requests), 0},
-		{"sets", float64(j.Sets), 0},
-		{"gets", float64(j.Gets), 0},
-		{"seed", float64(j.Config.Seed), 0},
-		{"QPS", j.QPS, 0.01},
-		{"avg", j.UsPerOp, 0},
-		{"elapsed", j.Elapsed.Seconds(), 0.0005},
-		{"conflicts", float64(j.Conflicts), 0},
-		{"misses", float64(j.Misses), 0},
-		{"verify failures", float64(j.VerifyFailures), 0},
-	} {
-		if got := num(c.field); got < c.json-c.tol || got > c.json+c.tol {
-			t.Errorf("text %s = %v, JSON %v", c.field, got, c.json)
-		}
-	}
-	lat := strings.Fields(fields["latency us"])
-	want := []float64{j.Latency.P50, j.Latency.P90, j.Latency.P99, j.Latency.P999, j.Latency.Max}
-	for i, w := range want {
-		if got, _ := strconv.ParseFloat(lat[2*i+1], 64); got != w {
-			t.Errorf("text latency %s = %v, JSON %v", lat[2*i], got, w)
-		}
-	}
-	if j.Requests != 3000 || j.Config.Seed != 1234 || j.Config.Mode != ModeMixed || j.Config.KeyPattern != "random" || j.Errors == nil {
-		t.Errorf("JSON %+v", j)
 	}
 }
 

@@ -24,7 +24,7 @@ func TestReadModifyWrite(t *testing.T) {
 	cfg := fill(Config{Addr: r.Addr, Requests: 24, Keyspace: 1000, KeyPrefix: "k:", ValueSize: 7, Connections: 1, Pipeline: 8, Seed: 3,
 		KeyPattern: keyspace.Sequential})
 	cfg.Commands = []mix.Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}}
-	stop := monitor(t, r.Addr, 7)
+	stop := testutil.Monitor(t, r.Addr, 7)
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

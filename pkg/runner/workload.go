@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -36,7 +37,7 @@ type fill struct {
 
 // workloadFills lists what a workload's commands read, so that a fresh
 // server holds it before the measurement, as redis-benchmark's tests get
-// it when run alone (loadgen.RunTests):
+// it when run alone (rbtests.RunTests):
 //
 //   - GET key: every key of the keyspace, written with SET in sequential
 //     order (each index once);
@@ -44,7 +45,7 @@ type fill struct {
 //   - LPOP and RPOP key: a list of as many elements as the measurement has
 //     requests, so that no pop finds it empty; SPOP and ZPOPMIN: a set or
 //     sorted set of as many;
-//   - LRANGE key: a list of loadgen.LRangeFill (600) elements.
+//   - LRANGE key: a list of rbtests.LRangeFill (600) elements.
 //
 // A container whose key holds a placeholder cannot be filled: its
 // command reads what the mix's other commands wrote, or finds nothing.
@@ -83,7 +84,7 @@ func workloadFills(cfg loadgen.Config) []fill {
 		case name == "LPOP" || name == "RPOP":
 			container("LLEN", key, cfg.Requests, "LPUSH", key, mix.PlaceholderData)
 		case name == "LRANGE":
-			container("LLEN", key, loadgen.LRangeFill, "LPUSH", key, mix.PlaceholderData)
+			container("LLEN", key, rbtests.LRangeFill, "LPUSH", key, mix.PlaceholderData)
 		case name == "SPOP":
 			container("SCARD", key, cfg.Requests, "SADD", key, "element:"+mix.PlaceholderRandInt)
 		case name == "ZPOPMIN":

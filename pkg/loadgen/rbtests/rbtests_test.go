@@ -1,83 +1,26 @@
-package loadgen
+package rbtests
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"net"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/control"
-	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/redis/go-redis/v9"
 )
 
-// monitor records what a server receives (MONITOR) until stop is called,
-// which returns each command as its normalized shape: the name and every
-// argument, a 12-digit number written #, a value of dataLen bytes <data>.
-func monitor(t *testing.T, addr string, dataLen int) (stop func() []string) {
-	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nc.Write([]byte("MONITOR\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(nc)
-	if l, err := rd.ReadString('\n'); err != nil || l != "+OK\r\n" {
-		t.Fatalf("MONITOR: %q %v", l, err)
-	}
-	lines := make(chan []string, 1)
-	go func() {
-		var got []string
-		for {
-			l, err := rd.ReadString('\n')
-			if err != nil {
-				lines <- got
-				return
-			}
-			got = append(got, l)
-		}
-	}()
-	return func() []string {
-		time.Sleep(100 * time.Millisecond)
-		nc.Close()
-		return shapes(<-lines, dataLen)
-	}
-}
-
-var (
-	quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	digits = regexp.MustCompile(`[0-9]{12}`)
-)
-
-func shapes(lines []string, dataLen int) []string {
-	var out []string
-	for _, l := range lines {
-		var args []string
-		for _, q := range quoted.FindAllString(l, -1) {
-			a, err := strconv.Unquote(q)
-			if err != nil {
-				a = q
-			}
-			if len(a) == dataLen {
-				a = "<data>"
-			}
-			args = append(args, digits.ReplaceAllString(a, "#"))
-		}
-		if len(args) > 0 {
-			out = append(out, strings.Join(args, " "))
-		}
-	}
-	return out
+// config is a run of the tests against addr.
+func config(addr string, requests, keyspace int64, valueSize, connections, pipeline int, seed int64) loadgen.Config {
+	c := loadgen.DefaultConfig()
+	c.Addr, c.Requests, c.Keyspace, c.ValueSize = addr, requests, keyspace, valueSize
+	c.Connections, c.Pipeline, c.Seed = connections, pipeline, seed
+	return c
 }
 
 // distinct returns the distinct shapes, sorted, without the commands of
@@ -118,7 +61,7 @@ func TestTestsMatchRedisBenchmark(t *testing.T) {
 	const dataLen = 7
 	for _, test := range Tests {
 		t.Run(test.Name, func(t *testing.T) {
-			stop := monitor(t, r.Addr, dataLen)
+			stop := testutil.Monitor(t, r.Addr, dataLen)
 			out, err := exec.Command(bin, "-h", host, "-p", port, "-t", test.Name, "-n", "300", "-r", "1000",
 				"-d", strconv.Itoa(dataLen), "-c", "2", "-q").CombinedOutput()
 			if err != nil {
@@ -133,8 +76,8 @@ func TestTestsMatchRedisBenchmark(t *testing.T) {
 				return strings.HasPrefix(test.Name, "lrange") && strings.HasPrefix(s, "LPUSH")
 			})
 
-			stop = monitor(t, r.Addr, dataLen)
-			cfg := fill(Config{Addr: r.Addr, Requests: 300, Keyspace: 1000, ValueSize: dataLen, Connections: 2, Pipeline: 4, Seed: 3})
+			stop = testutil.Monitor(t, r.Addr, dataLen)
+			cfg := config(r.Addr, 300, 1000, dataLen, 2, 4, 3)
 			res, err := RunTests(context.Background(), cfg, []Test{test})
 			if err != nil {
 				t.Fatal(err)
@@ -157,17 +100,18 @@ func TestTestsMatchRedisBenchmark(t *testing.T) {
 // SET finds every key, the pops never find an empty container.
 func TestTestsPrepare(t *testing.T) {
 	r := testutil.StartRedis(t)
-	tg := newTarget(t, r.Addr)
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2, DisableIdentity: true})
+	defer rc.Close()
 	tests, err := ParseTests("GET,lpop,SPOP,zpopmin,lrange_600")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := fill(Config{Addr: r.Addr, Requests: 2000, Keyspace: 500, ValueSize: 10, Connections: 4, Pipeline: 16, Seed: 1})
+	cfg := config(r.Addr, 2000, 500, 10, 4, 16, 1)
 	res, err := RunTests(context.Background(), cfg, tests)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := tg.client.DBSize(context.Background()).Val(); n < 500 {
+	if n := rc.DBSize(context.Background()).Val(); n < 500 {
 		t.Errorf("DBSIZE %d after GET's fill: want >= 500", n)
 	}
 	for _, x := range res {
@@ -175,10 +119,10 @@ func TestTestsPrepare(t *testing.T) {
 			t.Errorf("%s: %d requests", x.Test, x.Requests)
 		}
 	}
-	if n := tg.client.LLen(context.Background(), "mylist").Val(); n != LRangeFill {
+	if n := rc.LLen(context.Background(), "mylist").Val(); n != LRangeFill {
 		t.Errorf("LLEN mylist %d: want %d (emptied by LPOP, then filled for LRANGE)", n, LRangeFill)
 	}
-	if n := tg.client.SCard(context.Background(), "myset").Val(); n != 0 {
+	if n := rc.SCard(context.Background(), "myset").Val(); n != 0 {
 		t.Errorf("SCARD myset %d: want 0, SPOP taking exactly what was added", n)
 	}
 }
@@ -199,19 +143,5 @@ func TestParseTests(t *testing.T) {
 	}
 	if _, err := ParseTests("set,sett"); err == nil || !strings.Contains(err.Error(), `"sett"`) {
 		t.Errorf("unknown test: %v", err)
-	}
-}
-
-// TestCheckCommands: the kvstore, which has no lists, is refused with one
-// error naming what it lacks; redis-server passes.
-func TestCheckCommands(t *testing.T) {
-	tg, _ := kvstoreTarget(t)
-	err := mix.CheckCommands(context.Background(), tg.addr, control.Options{}, []string{"set", "LPUSH", "get", "sadd", "lpush"})
-	if !errors.Is(err, mix.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no LPUSH, SADD") {
-		t.Errorf("kvstore: %v", err)
-	}
-	r := testutil.StartRedis(t)
-	if err := mix.CheckCommands(context.Background(), r.Addr, control.Options{}, []string{"LPUSH", "zpopmin"}); err != nil {
-		t.Errorf("redis-server: %v", err)
 	}
 }

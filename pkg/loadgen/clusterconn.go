@@ -115,7 +115,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}
-	topo, err := cluster.FetchTopology(ctx, seeds, cfg.control())
+	topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
 	if err != nil {
 		return res, fmt.Errorf("prefill: %w", err)
 	}
@@ -144,7 +144,7 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 		return sum, nil
 	}
 	for i, addr := range topo.Masters {
-		o := cfg.control()
+		o := cfg.Control()
 		o.Timeout = cfg.Timeout
 		if nodes[i], err = control.Dial(ctx, addr, o); err != nil {
 			return res, fmt.Errorf("prefill: connect to %s: %w", addr, err)
@@ -240,7 +240,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}
-	topo, err := cluster.FetchTopology(ctx, seeds, cfg.control())
+	topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
 	if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	r.walks = make([]*keyspace.Gen, cfg.Connections)
 	r.shards = len(topo.Masters)
 	S := r.shards
-	sides := cfg.control()
+	sides := cfg.Control()
 	sides.Timeout = cfg.Timeout
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
@@ -321,7 +321,7 @@ func (r *runner) collectNodes() (nodes []measure.Node, moved, ask int64) {
 func (s *sock) nodeLost(err error) error {
 	cr := s.route
 	lost := cr.rt.Addr(cr.node)
-	heir, herr := cr.rt.Heir(cr.node, s.p.cfg.control(), s.p.cfg.Timeout)
+	heir, herr := cr.rt.Heir(cr.node, s.p.cfg.Control(), s.p.cfg.Timeout)
 	if herr == nil {
 		if herr = s.reconnect(heir); herr != nil {
 			herr = fmt.Errorf("its slots moved to %s: %w", heir, herr)

@@ -1,41 +1,25 @@
-package loadgen
+// Package output writes what "kvbench bench" prints: the text report of a
+// run (the reference bench tool's "name: value" lines, then per command
+// and per node), its JSON document (loadgen.Result's), the live progress
+// line, and the table of redis-benchmark's tests.
+package output
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
-
-// ErrBehindSchedule is wrapped by the warning of an open-loop run whose
-// requests left late: its send lag p99 exceeds MaxSendLag. Its latencies
-// then include the client's own delay (or, with every pipeline slot busy,
-// the server's backlog).
-var ErrBehindSchedule = errors.New("behind schedule")
-
-// MaxSendLag is the send lag p99 above which an open-loop run warns that
-// the client did not keep its schedule.
-const MaxSendLag = time.Millisecond
-
-// behindSchedule returns the warning for a send lag summary (in µs), or nil.
-func behindSchedule(lag measure.Latency) error {
-	if lag.P99 <= float64(MaxSendLag.Microseconds()) {
-		return nil
-	}
-	return fmt.Errorf("%w: requests left up to %.0f us late (send lag p50 %.0f us, p99 %.0f us, above %v); "+
-		"the latencies include it: use more connections or a larger pipeline, or a lower rate",
-		ErrBehindSchedule, lag.Max, lag.P50, lag.P99, MaxSendLag)
-}
 
 // Output formats of Bench.
 const (
@@ -48,22 +32,22 @@ type Output struct {
 	// Format is FormatText (the default) or FormatJSON.
 	Format string
 	// Live, when set, gets a progress line redrawn in place ("\r") every
-	// Config.ProgressInterval; pass a terminal only.
+	// loadgen.Config.ProgressInterval; pass a terminal only.
 	Live io.Writer
 }
 
 // Bench is "kvbench bench": Run, then the report in out.Format on w. The
 // result is printed even when the run failed part way (with the counts so
 // far), and the run's error is returned after it.
-func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, error) {
+func Bench(ctx context.Context, cfg loadgen.Config, w io.Writer, out Output) (loadgen.Result, error) {
 	switch out.Format {
 	case "", FormatText, FormatJSON:
 	default:
-		return Result{}, fmt.Errorf("output format %q: want text or json", out.Format)
+		return loadgen.Result{}, fmt.Errorf("output format %q: want text or json", out.Format)
 	}
 	if out.Live != nil {
 		prev := cfg.Progress
-		cfg.Progress = func(p Progress) {
+		cfg.Progress = func(p loadgen.Progress) {
 			writeLive(out.Live, p)
 			if prev != nil {
 				prev(p)
@@ -71,11 +55,11 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 		}
 	}
 	if len(cfg.Commands) > 0 {
-		if err := mix.CheckCommands(ctx, cfg.Addr, cfg.control(), mix.Names(cfg.Commands)); err != nil {
-			return Result{Config: cfg}, err
+		if err := mix.CheckCommands(ctx, cfg.Addr, cfg.Control(), mix.Names(cfg.Commands)); err != nil {
+			return loadgen.Result{Config: cfg}, err
 		}
 	}
-	res, err := Run(ctx, cfg)
+	res, err := loadgen.Run(ctx, cfg)
 	if res.Histogram == nil && err != nil {
 		return res, err // nothing ran
 	}
@@ -95,7 +79,7 @@ func Bench(ctx context.Context, cfg Config, w io.Writer, out Output) (Result, er
 }
 
 // writeLive redraws the live progress line.
-func writeLive(w io.Writer, p Progress) {
+func writeLive(w io.Writer, p loadgen.Progress) {
 	qps := 0.0
 	if p.Elapsed > 0 {
 		qps = float64(p.Done) / p.Elapsed.Seconds()
@@ -112,7 +96,7 @@ func writeLive(w io.Writer, p Progress) {
 
 // WriteText writes the result as the reference bench tool does (QPS, avg us/op,
 // elapsed), one "name: value" per line, preceded by the settings.
-func WriteText(w io.Writer, r Result) error {
+func WriteText(w io.Writer, r loadgen.Result) error {
 	c := r.Config
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s", c.Addr)
@@ -124,7 +108,7 @@ func WriteText(w io.Writer, r Result) error {
 		writeMix(&b, c)
 	} else {
 		fmt.Fprintf(&b, "mode: %s (set %s, get %s", c.Mode, c.SetCmd, c.GetCmd)
-		if c.Mode == ModeMixed {
+		if c.Mode == loadgen.ModeMixed {
 			fmt.Fprintf(&b, ", %d%% sets", c.SetRatio)
 		}
 		fmt.Fprintf(&b, ")\n")
@@ -137,7 +121,7 @@ func WriteText(w io.Writer, r Result) error {
 	if c.KeyPattern == keyspace.Zipf {
 		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
 	}
-	if c.usesPattern(keyspace.Gaussian) {
+	if c.UsesPattern(keyspace.Gaussian) {
 		fmt.Fprintf(&b, ", gaussian median %g stddev %g", c.KeyMedian, c.KeyStddev)
 	}
 	fmt.Fprintf(&b, "\nload: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))
@@ -149,7 +133,7 @@ func WriteText(w io.Writer, r Result) error {
 	if r.Sent != r.Requests {
 		fmt.Fprintf(&b, "sent: %d\n", r.Sent)
 	}
-	if c.Mode == ModeMixed && len(c.Commands) == 0 {
+	if c.Mode == loadgen.ModeMixed && len(c.Commands) == 0 {
 		fmt.Fprintf(&b, "sets: %d\ngets: %d\n", r.Sets, r.Gets)
 	}
 	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
@@ -185,7 +169,7 @@ func WriteText(w io.Writer, r Result) error {
 	return err
 }
 
-func loopName(c Config) string {
+func loopName(c loadgen.Config) string {
 	if c.Rate > 0 {
 		return fmt.Sprintf("open loop at %g req/s", c.Rate)
 	}
@@ -204,12 +188,8 @@ func errorList(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// BehindSchedule returns the warning wrapping ErrBehindSchedule for an
-// open loop's send lag summary (Result.SendLag), or nil.
-func BehindSchedule(lag measure.Latency) error { return behindSchedule(lag) }
-
 // WriteJSON writes r as one indented JSON object.
-func WriteJSON(w io.Writer, r Result) error { return writeJSON(w, r) }
+func WriteJSON(w io.Writer, r loadgen.Result) error { return writeJSON(w, r) }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -218,7 +198,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeMix writes the mix line of a text report.
-func writeMix(b *strings.Builder, c Config) {
+func writeMix(b *strings.Builder, c loadgen.Config) {
 	var sum int
 	for _, cmd := range c.Commands {
 		sum += max(cmd.Ratio, 1)
@@ -251,4 +231,54 @@ func writeCommands(b *strings.Builder, cmds []measure.Command) {
 		l := c.Latency
 		fmt.Fprintf(b, "%-*s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", w, c.Name, c.Requests, c.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, c.Errors)
 	}
+}
+
+// WriteTestsText writes one line per test: its QPS, latency percentiles
+// and errors.
+func WriteTestsText(w io.Writer, cfg loadgen.Config, results []rbtests.TestResult) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "target: %s\n", cfg.Addr)
+	fmt.Fprintf(&b, "load: %d connections on %d threads, pipeline %d, values %d bytes, keyspace %d, seed %d\n",
+		cfg.Connections, min(cfg.Threads, cfg.Connections), cfg.Pipeline, cfg.ValueSize, cfg.Keyspace, cfg.Seed)
+	fmt.Fprintf(&b, "%-12s %10s %12s %9s %9s %9s %9s %9s %7s\n", "test", "requests", "QPS", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us", "errors")
+	for _, r := range results {
+		l := r.Latency
+		fmt.Fprintf(&b, "%-12s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n",
+			strings.ToUpper(r.Test), r.Requests, r.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, r.ErrorCount())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// JSONTest is one test in the JSON report of RunTests: a summary row,
+// as redis-benchmark's CSV has one per test.
+type JSONTest struct {
+	Test      string          `json:"test"`
+	Requests  int64           `json:"requests"`
+	QPS       float64         `json:"qps"`
+	LatencyUs measure.Latency `json:"latency_us"`
+	Errors    int64           `json:"errors"`
+	ElapsedS  float64         `json:"elapsed_s"`
+}
+
+// JSONTests is the JSON report of RunTests.
+type JSONTests struct {
+	Tests    []JSONTest     `json:"tests"`
+	Seed     int64          `json:"seed"`
+	Settings loadgen.Config `json:"settings"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// WriteTestsJSON writes the results as one JSONTests object; runErr, when
+// set, is its error.
+func WriteTestsJSON(w io.Writer, cfg loadgen.Config, results []rbtests.TestResult, runErr error) error {
+	j := JSONTests{Tests: []JSONTest{}, Seed: cfg.Seed, Settings: cfg}
+	for _, r := range results {
+		j.Tests = append(j.Tests, JSONTest{Test: r.Test, Requests: r.Requests, QPS: r.QPS,
+			LatencyUs: r.Latency, Errors: r.ErrorCount(), ElapsedS: r.Elapsed.Seconds()})
+	}
+	if runErr != nil {
+		j.Error = runErr.Error()
+	}
+	return writeJSON(w, j)
 }
