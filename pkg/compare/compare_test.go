@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // side writes a detail CSV of rounds drawn from a normal distribution
@@ -155,19 +156,49 @@ func TestByLabel(t *testing.T) {
 	}
 }
 
-// TestTooFewRounds: two rounds a side cannot bound the change at 95%.
+// TestTooFewRounds: two rounds a side cannot bound the change at 95%:
+// the interval is the widest, at its exact 66.67%; one round a side gives
+// none. No format prints inf or NaN.
 func TestTooFewRounds(t *testing.T) {
 	res, err := Compare(Options{Old: []string{side(t, "old", 1, 100000, 2, nil)}, New: []string{side(t, "new", 2, 50000, 2, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rowOf(t, res, "nopersist", MetricQPS)
-	if r.Significant || !math.IsInf(r.Lo, -1) || !math.IsInf(r.Hi, 1) {
+	if r.Significant || math.IsInf(r.Lo, 0) || math.IsInf(r.Hi, 0) || !(r.Lo <= r.Pct && r.Pct <= r.Hi) ||
+		stats.Format2(r.Confidence*100) != "66.67" {
 		t.Errorf("2 v 2 rounds: %+v", r)
 	}
+	noInf(t, res, "at 66.67%")
+	one, err := Compare(Options{Old: []string{side(t, "old1", 1, 100000, 1, nil)}, New: []string{side(t, "new1", 2, 50000, 1, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, one, "nopersist", MetricQPS); !math.IsNaN(r.Lo) || !math.IsNaN(r.Hi) || r.Confidence != 0 {
+		t.Errorf("1 v 1 round: %+v", r)
+	}
+	noInf(t, one, "")
 	var buf bytes.Buffer
-	if err := res.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
+	if err := one.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
 		t.Errorf("JSON (%v):\n%s", err, buf.String())
+	}
+}
+
+// noInf checks that no format of res prints inf or NaN, and that the
+// markdown holds want.
+func noInf(t *testing.T, res *Result, want string) {
+	t.Helper()
+	for _, f := range []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML} {
+		var buf bytes.Buffer
+		if err := res.Write(&buf, f); err != nil {
+			t.Fatal(err)
+		}
+		if low := strings.ToLower(buf.String()); strings.Contains(low, "inf") || strings.Contains(low, "nan") {
+			t.Errorf("%s prints inf or NaN:\n%s", f, buf.String())
+		}
+		if f == FormatMarkdown && !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
 

@@ -213,12 +213,15 @@ type Scenario struct {
 	MaxQPS Figure `json:"max_qps"`
 	// MedianQPS is the median QPS of the ok rounds.
 	MedianQPS Figure `json:"median_qps"`
-	// MedianLo is the lower bound of the median's confidence interval
-	// (-inf when there are too few rounds).
+	// MedianLo is the lower bound of the median's confidence interval, an
+	// order statistic of the ok rounds' QPS (stats.Describe); missing
+	// below 2 rounds.
 	MedianLo Figure `json:"median_ci_lo"`
-	// MedianHi is the upper bound (+inf when there are too few rounds).
+	// MedianHi is the upper bound.
 	MedianHi Figure `json:"median_ci_hi"`
-	// CIConfidence is the interval's actual confidence level.
+	// CIConfidence is the interval's exact confidence level: at least
+	// Options.Confidence when the rounds are enough for it, else that of
+	// [min, max] (0.9375 for 5 rounds); 0 when there is no interval.
 	CIConfidence float64 `json:"ci_confidence"`
 	// Baseline is the strategy this scenario is compared with ("" if none,
 	// or if this scenario is the baseline).
@@ -389,8 +392,6 @@ func (b *builder) warn(kind string, s Subject) {
 	if w == nil {
 		w = &Warning{Kind: kind}
 		switch kind {
-		case WarnMedianCI:
-			w.Level, w.Need = b.opts.Confidence, stats.MedianCIRounds(b.opts.Confidence)
 		case WarnTestPower, WarnTestTies:
 			w.Level, w.Need = b.opts.Alpha, stats.SignificanceRounds(b.opts.Alpha)
 		case WarnUntrimmed:
@@ -716,10 +717,10 @@ func (b *builder) scenario(sc *Scenario) {
 
 	d := stats.Describe(qps, b.opts.Confidence)
 	sc.CV, sc.MinQPS, sc.MaxQPS, sc.MedianQPS = fig(d.CV), fig(d.Min), fig(d.Max), fig(d.Median)
+	// Below the requested level the interval is [min, max] at its exact
+	// level, which the spread table prints beside it: a figure that says
+	// what it is, not a warning (5 rounds, the default, are such a case).
 	sc.MedianLo, sc.MedianHi, sc.CIConfidence = fig(d.Lo), fig(d.Hi), d.Confidence
-	if n > 0 && (math.IsInf(d.Lo, 0) || math.IsInf(d.Hi, 0)) {
-		b.warn(WarnMedianCI, Subject{Name: sc.Name(), N: n})
-	}
 
 	name := sc.Name()
 	switch {

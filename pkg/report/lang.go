@@ -20,7 +20,8 @@ type labels struct {
 	noBaseline, noBaselineAlloc                        string
 	untrimmed                                          string // list of scenarios
 	spread, rounds, failed, cv, minQPS, maxQPS, median string
-	ci, ciLegend                                       string // confidence
+	ci, ciLevel                                        string
+	ciLegend, ciLegendMany                             string // level, rounds it needs, level
 	latency, p50, p99, p999                            string
 	failedTitle, target, roundCol, attempt, errorCol   string
 	source                                             string
@@ -104,7 +105,11 @@ var langs = map[string]*labels{
 		untrimmed:       "Fewer than 3 ok rounds, nothing dropped: %s.",
 		spread:          "%s spread (all ok rounds)", rounds: "rounds", failed: "failed", cv: "CV",
 		minQPS: "min QPS", maxQPS: "max QPS", median: "median QPS",
-		ci: "%v%% CI of the median", ciLegend: "inf: too few rounds to bound the median at %v%% confidence.",
+		ci: "CI of the median", ciLevel: "confidence",
+		ciLegend: "Confidence below %v%%: with fewer than %d rounds no interval of the median reaches %v%%; " +
+			"the interval is then [min QPS, max QPS], at its exact confidence 1 - 2/2^rounds (93.75%% for 5 rounds).",
+		ciLegendMany: "Confidence below %v%%: too few rounds for an interval of the median at %v%%; " +
+			"the interval is then [min QPS, max QPS], at its exact confidence 1 - 2/2^rounds.",
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
@@ -138,7 +143,6 @@ var langs = map[string]*labels{
 			WarnUntrimmed:   "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
 			WarnFewRounds:   "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
 			WarnNoisy:       "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
-			WarnMedianCI:    "the %v%% confidence interval of the median needs at least %d rounds",
 			WarnTestPower:   "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
 			WarnTestTies:    "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
 			WarnBaselines:   "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
@@ -166,7 +170,11 @@ var langs = map[string]*labels{
 		untrimmed:       "ok 轮次少于 3 轮，未剔除：%s。",
 		spread:          "%s 波动（全部 ok 轮次）", rounds: "轮数", failed: "失败", cv: "变异系数",
 		minQPS: "最小QPS", maxQPS: "最大QPS", median: "中位数QPS",
-		ci: "中位数%v%%置信区间", ciLegend: "inf：轮次太少，无法在 %v%% 置信度下界定中位数。",
+		ci: "中位数置信区间", ciLevel: "置信度",
+		ciLegend: "置信度低于 %v%%：少于 %d 轮时，中位数的任何区间都达不到 %v%%；" +
+			"此时区间为 [最小QPS, 最大QPS]，置信度取其精确值 1 - 2/2^轮数（5 轮为 93.75%%）。",
+		ciLegendMany: "置信度低于 %v%%：轮次太少，中位数区间达不到 %v%%；" +
+			"此时区间为 [最小QPS, 最大QPS]，置信度取其精确值 1 - 2/2^轮数。",
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
@@ -200,7 +208,6 @@ var langs = map[string]*labels{
 			WarnUntrimmed:   "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
 			WarnFewRounds:   "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
 			WarnNoisy:       "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
-			WarnMedianCI:    "中位数的 %v%% 置信区间至少需要 %d 轮",
 			WarnTestPower:   "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
 			WarnTestTies:    "策略与基线的各轮取值全部相同：显著性检验无法排序",
 			WarnBaselines:   "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",
