@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -560,16 +561,16 @@ func (b *builder) finish() (*Report, error) {
 	if b.n == 0 {
 		return nil, fmt.Errorf("%w: no detail rows", results.ErrEmpty)
 	}
-	if err := b.errs.Err(); err != nil {
-		return nil, err
-	}
+	// The rows that failed their checks were left out (add): the others
+	// are built on, so that the duplicates among them are found too, and
+	// every error is returned at once below.
 	slices.SortFunc(b.rep.Targets, func(x, y *TargetReport) int { return cmp.Compare(x.Target, y.Target) })
 	for _, t := range b.rep.Targets {
 		t.Modes = orderModes(t.Modes)
 		t.ServerVersions = t.versions.values()
 		baselines, err := b.baselines(t)
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(b.errs.Err(), err)
 		}
 		slices.SortFunc(t.Strategies, byStrategyOrder(t, baselines))
 		allocs := make(map[string]bool)
@@ -594,7 +595,7 @@ func (b *builder) finish() (*Report, error) {
 		t.Rounds = slices.Compact(t.Rounds)
 		b.overheads(t, baselines)
 	}
-	if err := b.errs.Err(); err != nil { // duplicate rounds, found while sorting them
+	if err := b.errs.Err(); err != nil { // the rows' errors, and duplicate rounds found while sorting them
 		return nil, err
 	}
 	if err := b.sideBySide(); err != nil {

@@ -529,9 +529,11 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 
 // readRows reads the records after a CSV's header into rows of T, its
 // columns mapped to T's fields by cols, and passes each complete row with
-// its position to emit (the row is reused after emit returns). It stops
-// at the end, at a malformed record, or at MaxErrors errors, and returns
-// them all.
+// its position to emit (the row is reused after emit returns). A
+// malformed record (a stray quote, too few or too many fields) is an
+// error and reading goes on with the next, so that every bad line is
+// reported at once; it stops at the end, at a read error, or at MaxErrors
+// errors, and returns them all.
 func readRows[T any](cr *csv.Reader, name string, cols []field, emit func(*T, Pos)) error {
 	var errs ErrorList
 	var row, zero T
@@ -540,6 +542,15 @@ func readRows[T any](cr *csv.Reader, name string, cols []field, emit func(*T, Po
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			if errors.Is(pe.Err, csv.ErrFieldCount) {
+				errs.At(Pos{File: name, Line: pe.Line}, "", fmt.Errorf("%w: %d fields, the header has %d", ErrNotCSV, len(rec), cr.FieldsPerRecord))
+			} else {
+				errs.Add(csvError(name, err))
+			}
+			continue // encoding/csv resumes at the record after a malformed one
 		}
 		if err != nil {
 			errs.Add(csvError(name, err))

@@ -338,18 +338,21 @@ func (o Options) normalize() (Options, error) {
 		bad("order %q: want %s or %s", o.Order, OrderInterleaved, OrderSequential)
 	}
 	var modes []string
+	badMode := false
 	for _, m := range o.Modes {
 		m = strings.ToLower(strings.TrimSpace(m))
 		switch loadgen.Mode(m) {
+		case "":
 		case loadgen.ModeSet, loadgen.ModeGet, loadgen.ModeMixed:
 			if !slices.Contains(modes, m) {
 				modes = append(modes, m)
 			}
 		default:
 			bad("mode %q: want set, get or mixed", m)
+			badMode = true
 		}
 	}
-	if len(modes) == 0 && len(o.Modes) > 0 {
+	if len(modes) == 0 && len(o.Modes) > 0 && !badMode {
 		bad("no mode given")
 	}
 	o.Modes = modes
