@@ -229,6 +229,12 @@ func TestHTML(t *testing.T) {
 			t.Errorf("the page holds %q: it would load something", bad)
 		}
 	}
+	// The text is as the markdown has it: rounds "6/6", not a typographic
+	// fraction; straight quotes and double hyphens.
+	if !strings.Contains(html, ">6/6</td>") || strings.Contains(html, "&frasl;") || strings.Contains(html, "<sup>") ||
+		strings.ContainsAny(html, "“”–—") {
+		t.Errorf("the page's text is not the markdown's:\n%s", html)
+	}
 	tables := strings.Count(html, "<table>")
 	if tables != len(Metrics) {
 		t.Errorf("%d tables, want one per metric (%d)", tables, len(Metrics))
@@ -247,3 +253,4 @@ func TestHTML(t *testing.T) {
 		t.Errorf("the rendered page lacks the geomean or the target's name as text:\n%.2000s", dom)
 	}
 }
+
