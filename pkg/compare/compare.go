@@ -12,6 +12,7 @@ import (
 
 	moremath "github.com/aclements/go-moremath/stats"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -118,13 +119,14 @@ func Better(metric string) int {
 
 // Result is a comparison.
 type Result struct {
-	// Rows are in scenario order (as they first appear on the old side),
+	// Rows are in the old side's report's scenario order (report.Order),
 	// then by metric.
 	Rows []Row `json:"rows"`
 	// Geomean is the geometric mean of New/Old over the scenarios, as a
 	// change in percent, per metric.
 	Geomean map[string]float64 `json:"geomean_change_pct"`
-	// OnlyOld and OnlyNew list the scenarios measured on one side only.
+	// OnlyOld and OnlyNew list the scenarios measured on one side only,
+	// in each side's report order.
 	OnlyOld []string `json:"only_old,omitempty"`
 	OnlyNew []string `json:"only_new,omitempty"`
 	// Alpha is the significance level used; Threshold and Metric the gate.
@@ -165,7 +167,8 @@ func Compare(o Options) (*Result, error) {
 		return nil, err
 	}
 	oldSc, oldOrder := group(oldRows)
-	newSc, _ := group(newRows)
+	newSc, newOrder := group(newRows)
+	oldOrder, newOrder = reportOrder(oldRows, oldOrder), reportOrder(newRows, newOrder)
 	res := &Result{Alpha: o.Alpha, Threshold: o.Threshold, Metric: o.Metric, Geomean: map[string]float64{}}
 	logSums := map[string]float64{}
 	logNs := map[string]int{}
@@ -199,7 +202,7 @@ func Compare(o Options) (*Result, error) {
 			}
 		}
 	}
-	for _, sc := range sortedKeys(newSc) {
+	for _, sc := range newOrder {
 		if _, ok := oldSc[sc]; !ok {
 			res.OnlyNew = append(res.OnlyNew, sc.String())
 		}
@@ -302,31 +305,21 @@ func group(rows []results.Row) (map[Scenario][]results.Row, []Scenario) {
 	return m, order
 }
 
-func sortedKeys(m map[Scenario][]results.Row) []Scenario {
-	var ks []Scenario
-	for k := range m {
-		ks = append(ks, k)
+// reportOrder puts a side's scenarios in the order the report's tables
+// list them (report.Order), so that compare's tables read in the same
+// order as the reports of both runs. Rows the report would refuse to
+// order (a strategy described two ways) keep their order of appearance:
+// the comparison does not depend on it.
+func reportOrder(rows []results.Row, order []Scenario) []Scenario {
+	keys, err := report.Order(rows)
+	if err != nil {
+		return order
 	}
-	slices.SortFunc(ks, func(a, b Scenario) int {
-		if c := cmpStr(a.Target, b.Target); c != 0 {
-			return c
-		}
-		if c := cmpStr(a.Strategy, b.Strategy); c != 0 {
-			return c
-		}
-		return cmpStr(a.Mode, b.Mode)
-	})
-	return ks
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	out := make([]Scenario, 0, len(order))
+	for _, k := range keys {
+		out = append(out, Scenario{k.Target, k.Strategy, k.Mode})
 	}
-	return 0
+	return out
 }
 
 // sameSettings checks that every row of both sides was measured with the

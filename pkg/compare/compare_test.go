@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -254,3 +256,77 @@ func TestHTML(t *testing.T) {
 	}
 }
 
+// TestReportOrder: the rows come in the report's order (targets by name,
+// the baseline first, then by persistence; set before get), whatever the
+// order of the CSV's rows, as a run's shuffled rounds write them; the
+// scenarios of one side only too.
+func TestReportOrder(t *testing.T) {
+	write := func(name string, scs [][3]string) string {
+		path := filepath.Join(t.TempDir(), name+"_detail_1.csv")
+		w, err := results.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 1; r <= 3; r++ {
+			for _, sc := range scs { // round by round, as run writes them
+				row := results.Row{Target: sc[0], Strategy: sc[1], Persistence: sc[2], Mode: "get", Round: r, Status: results.StatusOK,
+					QPS: 1000 + float64(r), Requests: 1000, Pipeline: 1, Keyspace: 1000, ValueSize: 8, Connections: 1}
+				if strings.HasSuffix(sc[1], "!set") {
+					row.Strategy, row.Mode = strings.TrimSuffix(sc[1], "!set"), "set"
+				}
+				if err := w.Write(&row); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	shuffled := [][3]string{
+		{"redis", "aof_always", "always"}, {"kvstore", "persist_everysec!set", "everysec"}, {"kvstore", "nopersist", "none"},
+		{"redis", "none!set", "none"}, {"kvstore", "persist_everysec", "everysec"}, {"kvstore", "persist_no", "no"},
+		{"kvstore", "nopersist!set", "none"}, {"redis", "none", "none"},
+	}
+	old := write("old", shuffled)
+	nw := write("new", append(shuffled[1:], [3]string{"kvstore", "only_new", "always"}))
+	res, err := Compare(Options{Old: []string{old}, New: []string{nw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Rows {
+		if r.Metric == MetricQPS {
+			got = append(got, r.Scenario.String())
+		}
+	}
+	want := []string{"kvstore/nopersist/set", "kvstore/nopersist/get", "kvstore/persist_no/get",
+		"kvstore/persist_everysec/set", "kvstore/persist_everysec/get", "redis/none/set", "redis/none/get"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows in order\n%v\nwant\n%v", got, want)
+	}
+	// The report of the old side lists them in that order too.
+	rows, err := results.ReadFiles([]string{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(rows, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromReport []string
+	for _, tr := range rep.Targets {
+		for _, sc := range tr.Scenarios {
+			if name := sc.Name(); slices.Contains(want, name) {
+				fromReport = append(fromReport, name)
+			}
+		}
+	}
+	if !slices.Equal(fromReport, want) {
+		t.Errorf("the report's order %v, compare's %v", fromReport, want)
+	}
+	if !slices.Equal(res.OnlyOld, []string{"redis/aof_always/get"}) || !slices.Equal(res.OnlyNew, []string{"kvstore/only_new/get"}) {
+		t.Errorf("only old %v, only new %v", res.OnlyOld, res.OnlyNew)
+	}
+}

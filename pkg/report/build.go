@@ -335,6 +335,48 @@ func Build(rows []results.Row, opts Options) (*Report, error) {
 	return b.finish()
 }
 
+// Key names a scenario: a target, a strategy and a mode (a workload's
+// command as "ycsb-a READ", as the report's tables name it).
+type Key struct{ Target, Strategy, Mode string }
+
+// Order lists the scenarios of rows in the order the report's tables list
+// them (targets by name; the baseline first, then by persistence and
+// name; modes set, get, mixed, then the others), so that another table of
+// the same scenarios (kvbench compare's) can follow the report's. Like
+// the report's, it depends on the rows' contents only, not their order.
+// Only each scenario's first row is looked at: rounds and figures do not
+// matter here, and repeated rounds (two runs merged) are no error. The
+// error is one the report would give: the rows describe a strategy in two
+// ways.
+func Order(rows []results.Row) ([]Key, error) {
+	b, err := newBuilder(Options{})
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[Key]bool)
+	for i := range rows {
+		r := rows[i]
+		k := Key{r.Target, r.Strategy, workloadMode(&r)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		r.Round, r.Status, r.QPS, r.LatencyHist = 1, results.StatusOK, 1, ""
+		b.add(&r)
+	}
+	rep, err := b.finish()
+	if err != nil {
+		return nil, err
+	}
+	var keys []Key
+	for _, t := range rep.Targets {
+		for _, sc := range t.Scenarios {
+			keys = append(keys, Key{sc.Target, sc.Strategy, sc.Mode})
+		}
+	}
+	return keys, nil
+}
+
 // builder groups rows into a Report.
 type builder struct {
 	opts    Options
