@@ -33,6 +33,7 @@ type labels struct {
 	// legend (reference, alpha, alpha).
 	sideTitle, sideMode, persistence, sideStrategy, sideQPS string
 	sideP99, sideCPU, sideRatio, sideLegend, sideLegendCPU  string
+	sideNotRun, sideNoRounds                                string // reference, mode
 	latencyPlot, pictures                                   string // mode
 
 	// The workloads' tables: the section's title, a table's heading
@@ -117,6 +118,8 @@ var langs = map[string]*labels{
 		sideTitle: "Targets side by side", sideMode: "%s: targets side by side (trimmed, against %s)",
 		persistence: "persistence", sideStrategy: "%s strategy", sideQPS: "%s QPS", sideP99: "%s p99",
 		sideCPU: "%s QPS/CPU-s", sideRatio: "%s/%s %s",
+		sideNotRun:   "No ratio to %s: it did not run %s. The other targets' figures:",
+		sideNoRounds: "No ratio to %s: it has no ok round of %s, every attempt failed (see the failed attempts below). The other targets' figures:",
 		sideLegend: "One row per persistence class; a strategy with no counterpart in a target has a row of its own, with - in the other cells. " +
 			"QPS and p99 (us) are the trimmed means of the tables below. " +
 			"Ratio: target / %s from the trimmed figures as shown. " +
@@ -182,6 +185,8 @@ var langs = map[string]*labels{
 		sideTitle: "目标对比", sideMode: "%s：目标对比（去异常后，相对 %s）",
 		persistence: "持久化", sideStrategy: "%s 策略", sideQPS: "%s QPS", sideP99: "%s p99",
 		sideCPU: "%s QPS/服务器CPU秒", sideRatio: "%s/%s %s",
+		sideNotRun:   "无法与 %s 比较：它没有运行 %s。其他目标的数据：",
+		sideNoRounds: "无法与 %s 比较：它的 %s 没有 ok 轮次，每次尝试都失败了（见下文失败尝试）。其他目标的数据：",
 		sideLegend: "每个持久化级别一行；某目标没有对应策略的策略单列一行，其余单元格为 -。" +
 			"QPS 和 p99（us）取下文各表的去异常均值。" +
 			"比值 = 目标 / %s，按显示的去异常值计算。" +

@@ -427,9 +427,18 @@ func (c *Change) String() string {
 func (m *mdWriter) sideBySide(tab *SideBySide) {
 	l := m.l
 	m.printf("\n### "+l.sideMode+"\n\n", tab.Mode, tab.Reference)
+	switch tab.NoReference {
+	case NoRefNotRun:
+		m.printf(l.sideNotRun+"\n\n", tab.Reference, tab.Mode)
+	case NoRefNoRounds:
+		m.printf(l.sideNoRounds+"\n\n", tab.Reference, tab.Mode)
+	}
 	header := []string{l.persistence}
 	align := "l"
 	ref := tab.Reference
+	if tab.NoReference != "" {
+		ref = "" // no column is the reference's, and none has a ratio
+	}
 	for _, c := range tab.Columns {
 		header = append(header, fmt.Sprintf(l.sideStrategy, c.Name), fmt.Sprintf(l.sideQPS, c.Name))
 		align += "lr"
@@ -441,7 +450,7 @@ func (m *mdWriter) sideBySide(tab *SideBySide) {
 			header = append(header, fmt.Sprintf(l.sideCPU, c.Name))
 			align += "r"
 		}
-		if c.Name != ref {
+		if c.Name != ref && ref != "" {
 			header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricQPS))
 			align += "r"
 			if tab.Latency {
@@ -469,7 +478,7 @@ func (m *mdWriter) sideBySide(tab *SideBySide) {
 			if tab.CPU {
 				row = append(row, c.QPSPerCPU.String())
 			}
-			if tab.Columns[i].Name != ref {
+			if tab.Columns[i].Name != ref && ref != "" {
 				row = append(row, c.QPSRatio.String())
 				if tab.Latency {
 					row = append(row, c.P99Ratio.String())
