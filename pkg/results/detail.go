@@ -151,6 +151,13 @@ type Row struct {
 	// TLS says the load generator reached the server over TLS; false in
 	// files written before.
 	TLS bool `csv:"tls" json:"tls,omitempty"`
+	// StartS is the time in seconds from spawning the server (a cluster:
+	// its nodes, and forming it) to its verified PING reply; StopS from
+	// the stop signal to the server reaped and its directory removed.
+	// "kvbench run --dry-run" estimates the next run from them. Zero in
+	// files written before.
+	StartS float64 `csv:"start_s" json:"start_s,omitempty"`
+	StopS  float64 `csv:"stop_s" json:"stop_s,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

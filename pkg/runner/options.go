@@ -206,6 +206,10 @@ type Options struct {
 	// memory).
 	TempDir string
 
+	// Estimate is how the plan's estimate of the time is made: EstimateAuto
+	// (the default), EstimateLastRun, EstimateProbe or EstimateFixed (see
+	// Plan.Calibrate).
+	Estimate string
 	// DryRun prints the plan and an estimate of the time, and runs
 	// nothing.
 	DryRun bool
@@ -257,6 +261,7 @@ func DefaultOptions() Options {
 		Prefix:           DefaultPrefix,
 		Lang:             report.LangEN,
 		Chart:            "svg",
+		Estimate:         EstimateAuto,
 		ReadyTimeout:     target.DefaultReadyTimeout,
 		Timeout:          loadgen.DefaultTimeout,
 		StopGrace:        DefaultStopGrace,
@@ -290,6 +295,7 @@ func (o Options) normalize() (Options, error) {
 	def(&o.Prefix, d.Prefix)
 	def(&o.Lang, d.Lang)
 	def(&o.Chart, d.Chart)
+	def(&o.Estimate, d.Estimate)
 	if o.Modes == nil && len(o.Workloads) == 0 {
 		o.Modes = strings.Split(DefaultModes, ",")
 	}
@@ -380,6 +386,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.Chart != "svg" && o.Chart != "png" && o.Chart != "none" {
 		bad("chart %q: want svg, png or none", o.Chart)
+	}
+	if !slices.Contains([]string{EstimateAuto, EstimateLastRun, EstimateProbe, EstimateFixed}, o.Estimate) {
+		bad("estimate %q: want %s, %s, %s or %s", o.Estimate, EstimateAuto, EstimateLastRun, EstimateProbe, EstimateFixed)
 	}
 	if strings.ContainsAny(o.Prefix, `/\`) {
 		bad("prefix %q: want a file name prefix, not a path", o.Prefix)
