@@ -13,14 +13,24 @@ import (
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
-// LogError is a damaged operation log: the file, the offset of the first
-// record that cannot be trusted, and why. Nothing after it is replayed.
+// LogError is a damaged operation log: the file, the offset of the
+// damage, and why. Nothing after it is replayed.
 type LogError struct {
-	File      string
-	Offset    int64
-	Msg       string
+	File string
+	// Offset is where the damage is: the first record that cannot be
+	// trusted, or the first non-zero byte in the zeros that follow the
+	// records (Padding).
+	Offset int64
+	Msg    string
+	// Padding counts the zero bytes between the last valid record and
+	// Offset: space filled ahead of the records (see preallocChunk), no
+	// data. The valid records end at Offset - Padding, where Repair cuts.
+	Padding   int64
 	Truncated bool // the file ends inside the record
 }
+
+// ValidEnd is where the valid records end: the offset Repair cuts at.
+func (e *LogError) ValidEnd() int64 { return e.Offset - e.Padding }
 
 func (e *LogError) Error() string {
 	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
@@ -62,23 +72,32 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 			}
 		}
 	}
+	// notRecord explains bytes at start that are no record: zeros (the
+	// space filled ahead of the records) with damage after them, or else
+	// the given error.
+	notRecord := func(start int64, otherwise error) error {
+		if zerr := zerosAt(f, path, start, end); zerr != nil {
+			return zerr
+		}
+		return otherwise
+	}
 	for {
 		start := rd.Offset()
 		cmd, ok, err := next()
 		if err != nil {
 			if resp.IsProtocolError(err) {
-				return records, bad(start, "malformed record: %v", err)
+				return records, notRecord(start, bad(start, "malformed record: %v", err))
 			}
 			return records, fmt.Errorf("%s: %w", path, err)
 		}
 		if !ok {
 			if rd.Buffered() > 0 {
-				return records, truncatedAt(f, path, start, end)
+				return records, notRecord(start, truncatedAt(f, path, start, end))
 			}
 			return records, nil
 		}
 		if cmd.Raw == nil {
-			return records, bad(start, "a command record must be in RESP, found an inline line")
+			return records, notRecord(start, bad(start, "a command record must be in RESP, found an inline line"))
 		}
 		// The checksum line follows, exactly "#xxxxxxxx\r\n". Reading more
 		// of the file reuses the buffer: copy the command first (once per
@@ -123,6 +142,46 @@ func truncatedAt(f *os.File, path string, off, end int64) error {
 		return &LogError{File: path, Offset: off, Msg: "malformed record: a length does not match the data that follows"}
 	}
 	return &LogError{File: path, Offset: off, Truncated: true, Msg: fmt.Sprintf("the file ends inside a record (%d bytes)", end-off)}
+}
+
+// zerosAt explains a file whose bytes at off, where a record should
+// start, are zeros: a record never starts with a zero byte, so these are
+// the space filled ahead of the records (preallocChunk), and the records
+// end at off. Since end is past the last non-zero byte, something that is
+// not zero follows them: the damage, at the first non-zero byte. nil when
+// the byte at off is not zero.
+func zerosAt(f *os.File, path string, off, end int64) error {
+	buf := make([]byte, 64<<10)
+	at := off
+	for at < end {
+		b := buf[:min(int64(len(buf)), end-at)]
+		if _, err := f.ReadAt(b, at); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		i := 0
+		for i < len(b) && b[i] == 0 {
+			i++
+		}
+		if at += int64(i); i < len(b) {
+			break
+		}
+	}
+	if at == off || at >= end {
+		return nil
+	}
+	zeros := at - off
+	// Records again after the zeros are a hole; anything else is damage
+	// in the zeros (a flipped byte, a write that went astray).
+	rest := make([]byte, min(end-at, 1<<20))
+	if _, err := f.ReadAt(rest, at); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	msg := fmt.Sprintf("non-zero data in the zero-filled space after the records (byte 0x%02x, after %d zero bytes from offset %d, where the valid records end)",
+		rest[0], zeros, off)
+	if rest[0] == '*' && holdsValidRecordEnd(rest) {
+		msg = fmt.Sprintf("a hole in the log: %d zero bytes from offset %d, where the valid records end, then records again", zeros, off)
+	}
+	return &LogError{File: path, Offset: at, Padding: zeros, Msg: msg}
 }
 
 // dataEnd is where a log file's records end: its size, less a run of zero
@@ -289,13 +348,18 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 		a.loadedRecords += n
 		var le *LogError
 		if errors.As(err, &le) && le.Truncated && i == last {
-			// A crash during a write: cut the partial record off.
-			if terr := os.Truncate(path, le.Offset); terr != nil {
+			// A crash during a write: cut the partial record off, and the
+			// zeros filled ahead of it.
+			st, serr := os.Stat(path)
+			if serr != nil {
+				return serr
+			}
+			if terr := os.Truncate(path, le.ValidEnd()); terr != nil {
 				return fmt.Errorf("cutting the partial last record off %s: %w", path, terr)
 			}
 			a.truncated = size - le.Offset
 			s.log.Warn("the log's last record was cut short (a crash during a write?); dropped it",
-				"file", path, "offset", le.Offset, "bytes_dropped", a.truncated)
+				"file", path, "offset", le.Offset, "bytes_dropped", a.truncated, "zeros_dropped", st.Size()-size)
 			err = nil
 			size = le.Offset
 		}

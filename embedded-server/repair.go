@@ -38,15 +38,19 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 		if !errors.As(err, &le) {
 			return err
 		}
-		size, err := fileDataEnd(path)
+		st, err := os.Stat(path)
 		if err != nil {
 			return err
 		}
-		later := names[i+1:]
+		dataEnd, err := fileDataEnd(path)
+		if err != nil {
+			return err
+		}
+		cut, later := le.ValidEnd(), names[i+1:]
 		var q strings.Builder
 		fmt.Fprintf(&q, "%s is damaged at offset %d: %s.\n", path, le.Offset, le.Msg)
-		fmt.Fprintf(&q, "Its first %d records are valid. Repair cuts the file at offset %d, dropping %d bytes",
-			records, le.Offset, size-le.Offset)
+		fmt.Fprintf(&q, "Its first %d records are valid. Repair cuts the file at offset %d, where they end, dropping %s",
+			records, cut, dropped(st.Size()-cut, le.Padding+st.Size()-dataEnd))
 		if len(later) > 0 {
 			var laterSize int64
 			for _, n := range later {
@@ -61,7 +65,7 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 		if !confirm(q.String()) {
 			return ErrRepairCancelled
 		}
-		if err := cutLogFile(path, le.Offset, records); err != nil {
+		if err := cutLogFile(path, cut, records); err != nil {
 			return err
 		}
 		if len(later) > 0 {
@@ -86,7 +90,7 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 				os.Remove(filepath.Join(dir, n))
 			}
 		}
-		fmt.Fprintf(w, "repaired: %s cut at offset %d", path, le.Offset)
+		fmt.Fprintf(w, "repaired: %s cut at offset %d, its %d valid records kept", path, cut, records)
 		if len(later) > 0 {
 			fmt.Fprintf(w, "; removed %s", strings.Join(later, ", "))
 		}
@@ -95,6 +99,21 @@ func Repair(dir string, lim resp.Limits, confirm func(question string) bool, w i
 	}
 	fmt.Fprintf(w, "the log in %s is intact (%s): nothing to repair\n", dir, strings.Join(names, ", "))
 	return nil
+}
+
+// dropped says how many bytes a cut drops, and how many of them are the
+// zeros filled ahead of the records (no data): after a crash an always
+// log is as long as its preallocated space, and a damage found in those
+// zeros drops mostly zeros.
+func dropped(n, zeros int64) string {
+	switch {
+	case zeros == 0:
+		return fmt.Sprintf("%d bytes", n)
+	case zeros == n:
+		return fmt.Sprintf("%d bytes, all of them zeros filled ahead of the records (preallocated space, no data)", n)
+	}
+	return fmt.Sprintf("%d bytes: %d of them zeros filled ahead of the records (preallocated space, no data), %d from the damage on",
+		n, zeros, n-zeros)
 }
 
 // cutLogFile cuts the file at off. A compact base cut after its first

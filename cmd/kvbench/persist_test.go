@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -135,5 +136,97 @@ func TestServeDamagedLog(t *testing.T) {
 	defer rdb.Close()
 	if n := rdb.DBSize(context.Background()).Val(); n < 1 || n >= 10 {
 		t.Fatalf("%d keys after the repair, want the records before the damage", n)
+	}
+}
+
+// TestServeAlwaysLogDamage: after kill -9 an always log is as long as the
+// zeros filled ahead of its records. A byte flipped in those zeros is
+// reported where it is, not as a malformed record where the records end;
+// a byte flipped in a record is reported at that record. Repair says how
+// much of what it drops is zeros, and keeps the records before the damage.
+func TestServeAlwaysLogDamage(t *testing.T) {
+	crashed := t.TempDir()
+	p := startServe(t, "--persist", "always", "--dir", crashed)
+	rdb := redis.NewClient(&redis.Options{Addr: p.addr})
+	for i := range 10 {
+		if err := rdb.Set(context.Background(), fmt.Sprint("k", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb.Close()
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t, 5*time.Second)
+	const name = "appendonly.aof.1.incr.aof"
+	data, err := os.ReadFile(filepath.Join(crashed, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordsEnd := bytes.LastIndexFunc(data, func(r rune) bool { return r != 0 }) + 1
+	if len(data) < 2<<20+1 || recordsEnd < 10*20 || recordsEnd > 10*60 {
+		t.Fatalf("the crashed log is %d bytes, its records end at %d: want 10 records and the zeros after them", len(data), recordsEnd)
+	}
+	// recordAt is the offset of the record that holds byte i.
+	recordAt := func(i int) int { return bytes.LastIndex(data[:i+1], []byte("\r\n*")) + 2 }
+
+	for _, tt := range []struct {
+		name     string
+		flip     int
+		damageAt int // the offset reported
+		cut      int // where repair cuts
+		say      []string
+	}{
+		{"in the zeros", 2 << 20, 2 << 20, recordsEnd, []string{
+			fmt.Sprintf("offset %d: non-zero data in the zero-filled space after the records (byte 0x01, after %d zero bytes from offset %d", 2<<20, 2<<20-recordsEnd, recordsEnd)}},
+		{"in a record", recordAt(recordsEnd/2) + 18, recordAt(recordsEnd / 2), recordAt(recordsEnd / 2), []string{"checksum mismatch"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			damaged := bytes.Clone(data)
+			damaged[tt.flip] ^= 0x01
+			if err := os.WriteFile(filepath.Join(dir, name), damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			manifest, _ := os.ReadFile(filepath.Join(crashed, "appendonly.aof.manifest"))
+			if err := os.WriteFile(filepath.Join(dir, "appendonly.aof.manifest"), manifest, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(kvbenchBin, "serve", "--port", "0", "--persist", "always", "--dir", dir).CombinedOutput()
+			if err == nil {
+				t.Fatalf("started on a damaged log:\n%s", out)
+			}
+			for _, want := range append(tt.say, fmt.Sprintf("%s: offset %d: ", filepath.Join(dir, name), tt.damageAt)) {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("start-up says\n%s\nwant %q", out, want)
+				}
+			}
+			if tt.damageAt > recordsEnd && strings.Contains(string(out), "inline") {
+				t.Errorf("the zeros read as a request:\n%s", out)
+			}
+			repair := exec.Command(kvbenchBin, "serve", "--repair", "--yes", "--dir", dir)
+			out, err = repair.CombinedOutput()
+			zeros := len(data) - recordsEnd
+			if tt.damageAt > recordsEnd {
+				zeros-- // the flipped byte is no zero
+			}
+			want := fmt.Sprintf("Repair cuts the file at offset %d, where they end, dropping %d bytes: %d of them zeros filled ahead of the records (preallocated space, no data), %d from the damage on.",
+				tt.cut, len(data)-tt.cut, zeros, len(data)-tt.cut-zeros)
+			if err != nil || !strings.Contains(string(out), want) {
+				t.Fatalf("repair: %v\n%s\nwant %q", err, out, want)
+			}
+			if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() != int64(tt.cut) {
+				t.Fatalf("after the repair: %v, %v bytes; want %d", err, st.Size(), tt.cut)
+			}
+			// The records before the damage are kept, each a key.
+			kept := bytes.Count(data[:tt.cut], []byte("\r\n#")) // one checksum line a record
+			if !strings.Contains(string(out), fmt.Sprintf("its %d valid records kept", kept)) {
+				t.Errorf("repair does not say it kept %d records:\n%s", kept, out)
+			}
+			p := startServe(t, "--persist", "always", "--dir", dir)
+			rdb := redis.NewClient(&redis.Options{Addr: p.addr})
+			defer rdb.Close()
+			if n := rdb.DBSize(context.Background()).Val(); n != int64(kept) {
+				t.Errorf("%d keys after the repair, want the %d records before the damage", n, kept)
+			}
+		})
 	}
 }

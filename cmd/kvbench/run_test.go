@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -355,5 +356,64 @@ func TestRunRemovesDeadRunsDirectories(t *testing.T) {
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(tmp, ".kvbench-tmp-*")); len(dirs) != 0 {
 		t.Errorf("left after the runs: %v", dirs)
+	}
+}
+
+// TestRunDefaultRoundsReport: a run with the default 5 rounds reports the
+// median's interval at its exact 93.75% and no warning about rounds, and
+// no file it writes, nor report or compare in any format, prints inf or
+// NaN.
+func TestRunDefaultRoundsReport(t *testing.T) {
+	out, tmp := t.TempDir(), t.TempDir()
+	p := startRun(t, nil, "--targets", "kvstore", "--strategies", "nopersist,persist_no", "--modes", "set,get",
+		"--requests", "5000", "--keyspace", "5000", "--out", out, "--tmpdir", tmp, "--kv-port", "0")
+	if code := p.exitCode(t, 120*time.Second); code != 0 {
+		t.Fatalf("exit status %d\nstderr:\n%s", code, p.stderr.String())
+	}
+	checkNoServers(t, tmp)
+	printed := p.stdout.String()
+	if !strings.Contains(printed, "rounds per scenario: 5") || !strings.Contains(printed, "93.75%") {
+		t.Errorf("the report does not give the 5 rounds' interval at 93.75%%:\n%s", printed)
+	}
+	// The warnings about the number of rounds (a busy machine may add
+	// others: client-bound, noisy).
+	aboutRounds := regexp.MustCompile(`(?m)^- (fewer than|with fewer than|the \d+% confidence interval)`)
+	if _, warnings, _ := strings.Cut(printed, "## Warnings"); aboutRounds.MatchString(warnings) {
+		t.Errorf("a default run warns about its rounds:\n%s", warnings)
+	}
+	infNaN := regexp.MustCompile(`(?i)\b[+-]?inf\b|\bnan\b|∞`)
+	check := func(what, text string) {
+		t.Helper()
+		if m := infNaN.FindString(text); m != "" {
+			t.Errorf("%s prints %q:\n%s", what, m, text)
+		}
+	}
+	check("run's report", printed)
+	files, _ := filepath.Glob(filepath.Join(out, "kvbench_*"))
+	for _, f := range files {
+		if strings.HasSuffix(f, ".png") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, string(data))
+		if strings.Contains(f, "_trimmed_") && !strings.Contains(string(data), ",0.9375,") {
+			t.Errorf("%s: ci_confidence is not 0.9375:\n%s", f, data)
+		}
+	}
+	detail, _ := filepath.Glob(filepath.Join(out, "kvbench_detail_*.csv"))
+	for _, args := range [][]string{
+		{"report", "--format", "md", detail[0]}, {"report", "--format", "csv", detail[0]},
+		{"report", "--format", "json", detail[0]}, {"report", "--format", "html", detail[0]},
+		{"compare", "--format", "md", detail[0], detail[0]}, {"compare", "--format", "csv", detail[0], detail[0]},
+		{"compare", "--format", "json", detail[0], detail[0]}, {"compare", "--format", "html", detail[0], detail[0]},
+	} {
+		got, err := exec.Command(kvbenchBin, args...).Output()
+		if err != nil {
+			t.Fatalf("kvbench %s: %v", strings.Join(args, " "), err)
+		}
+		check("kvbench "+strings.Join(args, " "), string(got))
 	}
 }

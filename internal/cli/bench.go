@@ -75,7 +75,8 @@ Several agents (processes, perhaps on several hosts) share one load with
 start at once (see docs/distributed.md).
 
 Exit status: 0 on success, 1 when the run fails (connection, error reply,
-verification), 2 for a usage error.`,
+verification), 2 for a usage error, 130 when interrupted (Ctrl-C or
+SIGTERM: the report of what was done so far is printed first).`,
 		Example: `  kvbench bench --mode set --pipeline 128 --keyspace 1000000 --requests 3000000
   kvbench bench --port 8888 --mode get --set-cmd RSET --get-cmd RGET --verify-get
   kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json
@@ -146,6 +147,9 @@ verification), 2 for a usage error.`,
 // a usage error.
 func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	c := &o.Config
+	if o.port < 1 || o.port > 65535 {
+		return fmt.Errorf("--port %d: want a TCP port from 1 to 65535", o.port)
+	}
 	c.Addr = net.JoinHostPort(o.host, strconv.Itoa(o.port))
 	c.Mode = loadgen.Mode(o.mode)
 	c.KeyPattern = keyspace.Pattern(o.pattern)
@@ -259,8 +263,12 @@ func parseSegment(s string, lookup func(string) (string, bool)) (i, n int, err e
 }
 
 // runBench runs the load generator once and prints its report; with
-// --prefill it first writes the keyspace (or its segment's share).
-func runBench(ctx context.Context, o *benchOptions) error {
+// --prefill it first writes the keyspace (or its segment's share). An
+// interrupt ends it with ExitInterrupted.
+func runBench(ctx context.Context, o *benchOptions) (err error) {
+	defer func() {
+		err = interrupted(ctx, err, "the load stopped before its end; the report above counts what was done until then")
+	}()
 	c := o.Config
 	if o.tls.Insecure {
 		fmt.Fprintln(o.ErrOut, "warning:", tlsconf.InsecureWarning)
@@ -274,7 +282,7 @@ func runBench(ctx context.Context, o *benchOptions) error {
 			fmt.Fprintln(o.ErrOut, "warning:", w)
 		}
 		if err != nil {
-			return err
+			return interrupted(ctx, err, "stopped during the prefill, before the measurement")
 		}
 		lo, hi := loadgen.PrefillRange(res.Config)
 		fmt.Fprintf(o.ErrOut, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, res.Elapsed.Seconds())
@@ -282,6 +290,6 @@ func runBench(ctx context.Context, o *benchOptions) error {
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
 	}
-	_, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
+	_, err = output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
 	return err
 }

@@ -38,7 +38,9 @@ versions, the load generator's machine), then per target:
      dropped;
   3. the overhead of each strategy against the baseline, per mode, with a
      Mann-Whitney U verdict (the p-value, or ~ when not significant);
-  4. the spread of the rounds (CV, min/max, 95% CI of the median) and, when
+  4. the spread of the rounds (CV, min/max, a confidence interval of the
+     median at its exact level: 95% or more from 6 rounds, [min, max] at
+     93.75% for 5) and, when
      measured, latencies; then failed attempts and warnings (one line per kind,
      naming the scenarios it concerns).
 

@@ -27,6 +27,19 @@ type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// interrupted maps the error of a command stopped by Ctrl-C or SIGTERM
+// (ctx, main's signal context, cancelled: the error is context.Canceled)
+// to ExitInterrupted, with a sentence saying what was stopped instead of
+// "context canceled". Other errors, and an error already mapped, pass
+// through.
+func interrupted(ctx context.Context, err error, what string) error {
+	var ce *codedError
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || errors.As(err, &ce) {
+		return err
+	}
+	return &codedError{fmt.Errorf("interrupted: %s", what), ExitInterrupted}
+}
+
 // noArgs is cobra.NoArgs with the error marked as a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {

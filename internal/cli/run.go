@@ -69,8 +69,11 @@ The manual: docs/run.md.`,
 		Example: `  # the main job: 5 rounds with the reference script's defaults, kvstore and Redis
   kvbench run
 
-  # the plan and its estimated time, without running anything
+  # the plan and its estimated time, from the last run in --out or a short probe
   kvbench run --dry-run
+
+  # the plan, with the built-in figures: nothing started
+  kvbench run --dry-run --estimate fixed
 
   # a quick look: 3 small rounds, kvstore only, one scenario after the other
   kvbench run --rounds 3 --requests 100000 --keyspace 100000 --targets kvstore --order sequential
@@ -142,7 +145,8 @@ The manual: docs/run.md.`,
 	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
+	f.StringVar(&o.Estimate, "estimate", o.Estimate, "how the estimated time is made: auto (the last run's figures in --out where they fit; with --dry-run a short probe of the other targets), last (the last run's only), probe (every target probed), fixed (built-in figures)")
 	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
 	return cmd
 }

@@ -232,7 +232,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	})
 	var le *kvstore.LogError
 	if errors.As(err, &le) {
-		return fmt.Errorf("%w\nthe operation log is damaged there and nothing after it can be trusted; to cut the log at that offset (losing what follows), run:\n  kvbench serve --repair --dir %s", err, opts.dir)
+		return fmt.Errorf("%w\nthe operation log is damaged there and nothing after it can be trusted; to cut the log where its valid records end (losing what follows), run:\n  kvbench serve --repair --dir %s", err, opts.dir)
 	}
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	moremath "github.com/aclements/go-moremath/stats"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -95,10 +96,13 @@ type Row struct {
 	// Significant is P <= alpha.
 	Significant bool `json:"significant"`
 	// Lo and Hi bound the change in percent (the Hodges–Lehmann interval
-	// of the ratio, on log values); ±Inf when the rounds are too few.
+	// of the ratio, on log values); NaN when one round a side gives no
+	// interval.
 	Lo float64 `json:"ci_lo_pct"`
 	Hi float64 `json:"ci_hi_pct"`
-	// Confidence is the interval's actual confidence level.
+	// Confidence is the interval's exact confidence level: at least
+	// DefaultConfidence when the rounds are enough for it, else that of
+	// the widest interval (see ratioCI); 0 with no interval.
 	Confidence float64 `json:"ci_confidence"`
 	// Regression marks a row beyond the gate's threshold in the bad
 	// direction, significantly.
@@ -115,13 +119,14 @@ func Better(metric string) int {
 
 // Result is a comparison.
 type Result struct {
-	// Rows are in scenario order (as they first appear on the old side),
+	// Rows are in the old side's report's scenario order (report.Order),
 	// then by metric.
 	Rows []Row `json:"rows"`
 	// Geomean is the geometric mean of New/Old over the scenarios, as a
 	// change in percent, per metric.
 	Geomean map[string]float64 `json:"geomean_change_pct"`
-	// OnlyOld and OnlyNew list the scenarios measured on one side only.
+	// OnlyOld and OnlyNew list the scenarios measured on one side only,
+	// in each side's report order.
 	OnlyOld []string `json:"only_old,omitempty"`
 	OnlyNew []string `json:"only_new,omitempty"`
 	// Alpha is the significance level used; Threshold and Metric the gate.
@@ -162,7 +167,8 @@ func Compare(o Options) (*Result, error) {
 		return nil, err
 	}
 	oldSc, oldOrder := group(oldRows)
-	newSc, _ := group(newRows)
+	newSc, newOrder := group(newRows)
+	oldOrder, newOrder = reportOrder(oldRows, oldOrder), reportOrder(newRows, newOrder)
 	res := &Result{Alpha: o.Alpha, Threshold: o.Threshold, Metric: o.Metric, Geomean: map[string]float64{}}
 	logSums := map[string]float64{}
 	logNs := map[string]int{}
@@ -196,7 +202,7 @@ func Compare(o Options) (*Result, error) {
 			}
 		}
 	}
-	for _, sc := range sortedKeys(newSc) {
+	for _, sc := range newOrder {
 		if _, ok := oldSc[sc]; !ok {
 			res.OnlyNew = append(res.OnlyNew, sc.String())
 		}
@@ -299,31 +305,21 @@ func group(rows []results.Row) (map[Scenario][]results.Row, []Scenario) {
 	return m, order
 }
 
-func sortedKeys(m map[Scenario][]results.Row) []Scenario {
-	var ks []Scenario
-	for k := range m {
-		ks = append(ks, k)
+// reportOrder puts a side's scenarios in the order the report's tables
+// list them (report.Order), so that compare's tables read in the same
+// order as the reports of both runs. Rows the report would refuse to
+// order (a strategy described two ways) keep their order of appearance:
+// the comparison does not depend on it.
+func reportOrder(rows []results.Row, order []Scenario) []Scenario {
+	keys, err := report.Order(rows)
+	if err != nil {
+		return order
 	}
-	slices.SortFunc(ks, func(a, b Scenario) int {
-		if c := cmpStr(a.Target, b.Target); c != 0 {
-			return c
-		}
-		if c := cmpStr(a.Strategy, b.Strategy); c != 0 {
-			return c
-		}
-		return cmpStr(a.Mode, b.Mode)
-	})
-	return ks
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	out := make([]Scenario, 0, len(order))
+	for _, k := range keys {
+		out = append(out, Scenario{k.Target, k.Strategy, k.Mode})
 	}
-	return 0
+	return out
 }
 
 // sameSettings checks that every row of both sides was measured with the
@@ -417,8 +413,11 @@ func compareMetric(sc Scenario, metric string, old, new []results.Row, alpha flo
 // change in percent: the interval of the shift between log(new) and
 // log(old), whose bounds are order statistics of the pairwise differences
 // chosen with the Mann–Whitney U distribution (go-moremath's UDist), so it
-// agrees with the test's p-value. With too few rounds for the level it is
-// (-Inf, +Inf) with confidence 0.
+// agrees with the test's p-value. With too few rounds for the level (2
+// against 2 at 95%) it is the widest such interval, from the smallest
+// difference to the largest, at its exact confidence 1 - 2·P(U = 0)
+// (66.67% for 2 against 2), as the report does for the median; NaN bounds
+// with confidence 0 when that is no interval (1 against 1).
 func ratioCI(old, new []float64, confidence float64) (lo, hi, actual float64) {
 	n1, n2 := len(new), len(old)
 	d := make([]float64, 0, n1*n2)
@@ -437,25 +436,27 @@ func ratioCI(old, new []float64, confidence float64) (lo, hi, actual float64) {
 		k++
 	}
 	if k == 0 {
-		return math.Inf(-1), math.Inf(1), 0
+		k = 1
 	}
-	actual = 1 - 2*u.CDF(float64(k-1))
+	if actual = 1 - 2*u.CDF(float64(k-1)); actual <= 0 {
+		return math.NaN(), math.NaN(), 0
+	}
 	pct := func(v float64) float64 { return stats.Round2((math.Exp(v) - 1) * 100) }
 	return pct(d[k-1]), pct(d[len(d)-k]), actual
 }
 
-// FormatCI formats the interval as "[-3.10%, +1.20%]".
-func FormatCI(lo, hi float64) string {
-	f := func(x float64) string {
-		switch {
-		case math.IsInf(x, -1):
-			return "-inf"
-		case math.IsInf(x, 1):
-			return "+inf"
-		}
-		return stats.FormatChange(x)
+// FormatCI formats the interval as "[-3.10%, +1.20%]", followed by its
+// confidence when below DefaultConfidence ("[-9.00%, +4.00%] at
+// 66.67%"); "-" when there is none.
+func FormatCI(lo, hi, confidence float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return "-"
 	}
-	return "[" + f(lo) + ", " + f(hi) + "]"
+	s := "[" + stats.FormatChange(lo) + ", " + stats.FormatChange(hi) + "]"
+	if confidence < DefaultConfidence {
+		s += " at " + stats.Format2(confidence*100) + "%"
+	}
+	return s
 }
 
 // FormatP formats a p-value with 3 significant digits.

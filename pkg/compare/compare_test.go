@@ -8,11 +8,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // side writes a detail CSV of rounds drawn from a normal distribution
@@ -155,19 +158,49 @@ func TestByLabel(t *testing.T) {
 	}
 }
 
-// TestTooFewRounds: two rounds a side cannot bound the change at 95%.
+// TestTooFewRounds: two rounds a side cannot bound the change at 95%:
+// the interval is the widest, at its exact 66.67%; one round a side gives
+// none. No format prints inf or NaN.
 func TestTooFewRounds(t *testing.T) {
 	res, err := Compare(Options{Old: []string{side(t, "old", 1, 100000, 2, nil)}, New: []string{side(t, "new", 2, 50000, 2, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rowOf(t, res, "nopersist", MetricQPS)
-	if r.Significant || !math.IsInf(r.Lo, -1) || !math.IsInf(r.Hi, 1) {
+	if r.Significant || math.IsInf(r.Lo, 0) || math.IsInf(r.Hi, 0) || !(r.Lo <= r.Pct && r.Pct <= r.Hi) ||
+		stats.Format2(r.Confidence*100) != "66.67" {
 		t.Errorf("2 v 2 rounds: %+v", r)
 	}
+	noInf(t, res, "at 66.67%")
+	one, err := Compare(Options{Old: []string{side(t, "old1", 1, 100000, 1, nil)}, New: []string{side(t, "new1", 2, 50000, 1, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, one, "nopersist", MetricQPS); !math.IsNaN(r.Lo) || !math.IsNaN(r.Hi) || r.Confidence != 0 {
+		t.Errorf("1 v 1 round: %+v", r)
+	}
+	noInf(t, one, "")
 	var buf bytes.Buffer
-	if err := res.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
+	if err := one.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
 		t.Errorf("JSON (%v):\n%s", err, buf.String())
+	}
+}
+
+// noInf checks that no format of res prints inf or NaN, and that the
+// markdown holds want.
+func noInf(t *testing.T, res *Result, want string) {
+	t.Helper()
+	for _, f := range []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML} {
+		var buf bytes.Buffer
+		if err := res.Write(&buf, f); err != nil {
+			t.Fatal(err)
+		}
+		if low := strings.ToLower(buf.String()); strings.Contains(low, "inf") || strings.Contains(low, "nan") {
+			t.Errorf("%s prints inf or NaN:\n%s", f, buf.String())
+		}
+		if f == FormatMarkdown && !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
 
@@ -198,6 +231,12 @@ func TestHTML(t *testing.T) {
 			t.Errorf("the page holds %q: it would load something", bad)
 		}
 	}
+	// The text is as the markdown has it: rounds "6/6", not a typographic
+	// fraction; straight quotes and double hyphens.
+	if !strings.Contains(html, ">6/6</td>") || strings.Contains(html, "&frasl;") || strings.Contains(html, "<sup>") ||
+		strings.ContainsAny(html, "“”–—") {
+		t.Errorf("the page's text is not the markdown's:\n%s", html)
+	}
 	tables := strings.Count(html, "<table>")
 	if tables != len(Metrics) {
 		t.Errorf("%d tables, want one per metric (%d)", tables, len(Metrics))
@@ -214,5 +253,80 @@ func TestHTML(t *testing.T) {
 	}
 	if !strings.Contains(dom, "geomean") || !strings.Contains(dom, "&lt;b&gt;kv&amp;store&lt;/b&gt;") {
 		t.Errorf("the rendered page lacks the geomean or the target's name as text:\n%.2000s", dom)
+	}
+}
+
+// TestReportOrder: the rows come in the report's order (targets by name,
+// the baseline first, then by persistence; set before get), whatever the
+// order of the CSV's rows, as a run's shuffled rounds write them; the
+// scenarios of one side only too.
+func TestReportOrder(t *testing.T) {
+	write := func(name string, scs [][3]string) string {
+		path := filepath.Join(t.TempDir(), name+"_detail_1.csv")
+		w, err := results.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 1; r <= 3; r++ {
+			for _, sc := range scs { // round by round, as run writes them
+				row := results.Row{Target: sc[0], Strategy: sc[1], Persistence: sc[2], Mode: "get", Round: r, Status: results.StatusOK,
+					QPS: 1000 + float64(r), Requests: 1000, Pipeline: 1, Keyspace: 1000, ValueSize: 8, Connections: 1}
+				if strings.HasSuffix(sc[1], "!set") {
+					row.Strategy, row.Mode = strings.TrimSuffix(sc[1], "!set"), "set"
+				}
+				if err := w.Write(&row); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	shuffled := [][3]string{
+		{"redis", "aof_always", "always"}, {"kvstore", "persist_everysec!set", "everysec"}, {"kvstore", "nopersist", "none"},
+		{"redis", "none!set", "none"}, {"kvstore", "persist_everysec", "everysec"}, {"kvstore", "persist_no", "no"},
+		{"kvstore", "nopersist!set", "none"}, {"redis", "none", "none"},
+	}
+	old := write("old", shuffled)
+	nw := write("new", append(shuffled[1:], [3]string{"kvstore", "only_new", "always"}))
+	res, err := Compare(Options{Old: []string{old}, New: []string{nw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Rows {
+		if r.Metric == MetricQPS {
+			got = append(got, r.Scenario.String())
+		}
+	}
+	want := []string{"kvstore/nopersist/set", "kvstore/nopersist/get", "kvstore/persist_no/get",
+		"kvstore/persist_everysec/set", "kvstore/persist_everysec/get", "redis/none/set", "redis/none/get"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows in order\n%v\nwant\n%v", got, want)
+	}
+	// The report of the old side lists them in that order too.
+	rows, err := results.ReadFiles([]string{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(rows, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromReport []string
+	for _, tr := range rep.Targets {
+		for _, sc := range tr.Scenarios {
+			if name := sc.Name(); slices.Contains(want, name) {
+				fromReport = append(fromReport, name)
+			}
+		}
+	}
+	if !slices.Equal(fromReport, want) {
+		t.Errorf("the report's order %v, compare's %v", fromReport, want)
+	}
+	if !slices.Equal(res.OnlyOld, []string{"redis/aof_always/get"}) || !slices.Equal(res.OnlyNew, []string{"kvstore/only_new/get"}) {
+		t.Errorf("only old %v, only new %v", res.OnlyOld, res.OnlyNew)
 	}
 }

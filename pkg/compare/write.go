@@ -48,14 +48,15 @@ func (row Row) cells() (change, p, ci string) {
 	if !row.Significant {
 		change += " ~"
 	}
-	return change, FormatP(row.P), FormatCI(row.Lo, row.Hi)
+	return change, FormatP(row.P), FormatCI(row.Lo, row.Hi, row.Confidence)
 }
 
 // WriteMarkdown writes one table per metric, then the geomean, the
 // scenarios measured on one side only and the gate's verdict.
 func (r *Result) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "# kvbench compare\n\nChange = new / old - 1 of the trimmed means; p: Mann-Whitney U test over all ok rounds, ~ when p > %s; CI: the change's %d%% Hodges-Lehmann interval.\n",
-		strconv.FormatFloat(r.Alpha, 'g', -1, 64), int(DefaultConfidence*100)); err != nil {
+	if _, err := fmt.Fprintf(w, "# kvbench compare\n\nChange = new / old - 1 of the trimmed means; p: Mann-Whitney U test over all ok rounds, ~ when p > %s; "+
+		"CI: the change's %d%% Hodges-Lehmann interval (with too few rounds for %d%%, the widest one, at the exact confidence shown).\n",
+		strconv.FormatFloat(r.Alpha, 'g', -1, 64), int(DefaultConfidence*100), int(DefaultConfidence*100)); err != nil {
 		return err
 	}
 	for _, m := range Metrics {
@@ -136,7 +137,7 @@ func (r *Result) WriteCSV(w io.Writer) error {
 }
 
 // finite formats x with 2 decimals, or leaves the cell empty when x is
-// infinite (an interval too wide to bound).
+// not a number (no interval).
 func finite(x float64) string {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return ""
@@ -144,7 +145,7 @@ func finite(x float64) string {
 	return stats.Format2(x)
 }
 
-// jsonResult replaces the infinite bounds JSON cannot hold with nulls.
+// jsonResult replaces the missing bounds JSON cannot hold with nulls.
 func jsonResult(r *Result) any {
 	type row struct {
 		Row

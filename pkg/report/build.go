@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -213,12 +214,15 @@ type Scenario struct {
 	MaxQPS Figure `json:"max_qps"`
 	// MedianQPS is the median QPS of the ok rounds.
 	MedianQPS Figure `json:"median_qps"`
-	// MedianLo is the lower bound of the median's confidence interval
-	// (-inf when there are too few rounds).
+	// MedianLo is the lower bound of the median's confidence interval, an
+	// order statistic of the ok rounds' QPS (stats.Describe); missing
+	// below 2 rounds.
 	MedianLo Figure `json:"median_ci_lo"`
-	// MedianHi is the upper bound (+inf when there are too few rounds).
+	// MedianHi is the upper bound.
 	MedianHi Figure `json:"median_ci_hi"`
-	// CIConfidence is the interval's actual confidence level.
+	// CIConfidence is the interval's exact confidence level: at least
+	// Options.Confidence when the rounds are enough for it, else that of
+	// [min, max] (0.9375 for 5 rounds); 0 when there is no interval.
 	CIConfidence float64 `json:"ci_confidence"`
 	// Baseline is the strategy this scenario is compared with ("" if none,
 	// or if this scenario is the baseline).
@@ -331,6 +335,48 @@ func Build(rows []results.Row, opts Options) (*Report, error) {
 	return b.finish()
 }
 
+// Key names a scenario: a target, a strategy and a mode (a workload's
+// command as "ycsb-a READ", as the report's tables name it).
+type Key struct{ Target, Strategy, Mode string }
+
+// Order lists the scenarios of rows in the order the report's tables list
+// them (targets by name; the baseline first, then by persistence and
+// name; modes set, get, mixed, then the others), so that another table of
+// the same scenarios (kvbench compare's) can follow the report's. Like
+// the report's, it depends on the rows' contents only, not their order.
+// Only each scenario's first row is looked at: rounds and figures do not
+// matter here, and repeated rounds (two runs merged) are no error. The
+// error is one the report would give: the rows describe a strategy in two
+// ways.
+func Order(rows []results.Row) ([]Key, error) {
+	b, err := newBuilder(Options{})
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[Key]bool)
+	for i := range rows {
+		r := rows[i]
+		k := Key{r.Target, r.Strategy, workloadMode(&r)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		r.Round, r.Status, r.QPS, r.LatencyHist = 1, results.StatusOK, 1, ""
+		b.add(&r)
+	}
+	rep, err := b.finish()
+	if err != nil {
+		return nil, err
+	}
+	var keys []Key
+	for _, t := range rep.Targets {
+		for _, sc := range t.Scenarios {
+			keys = append(keys, Key{sc.Target, sc.Strategy, sc.Mode})
+		}
+	}
+	return keys, nil
+}
+
 // builder groups rows into a Report.
 type builder struct {
 	opts    Options
@@ -389,8 +435,6 @@ func (b *builder) warn(kind string, s Subject) {
 	if w == nil {
 		w = &Warning{Kind: kind}
 		switch kind {
-		case WarnMedianCI:
-			w.Level, w.Need = b.opts.Confidence, stats.MedianCIRounds(b.opts.Confidence)
 		case WarnTestPower, WarnTestTies:
 			w.Level, w.Need = b.opts.Alpha, stats.SignificanceRounds(b.opts.Alpha)
 		case WarnUntrimmed:
@@ -559,16 +603,16 @@ func (b *builder) finish() (*Report, error) {
 	if b.n == 0 {
 		return nil, fmt.Errorf("%w: no detail rows", results.ErrEmpty)
 	}
-	if err := b.errs.Err(); err != nil {
-		return nil, err
-	}
+	// The rows that failed their checks were left out (add): the others
+	// are built on, so that the duplicates among them are found too, and
+	// every error is returned at once below.
 	slices.SortFunc(b.rep.Targets, func(x, y *TargetReport) int { return cmp.Compare(x.Target, y.Target) })
 	for _, t := range b.rep.Targets {
 		t.Modes = orderModes(t.Modes)
 		t.ServerVersions = t.versions.values()
 		baselines, err := b.baselines(t)
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(b.errs.Err(), err)
 		}
 		slices.SortFunc(t.Strategies, byStrategyOrder(t, baselines))
 		allocs := make(map[string]bool)
@@ -593,7 +637,7 @@ func (b *builder) finish() (*Report, error) {
 		t.Rounds = slices.Compact(t.Rounds)
 		b.overheads(t, baselines)
 	}
-	if err := b.errs.Err(); err != nil { // duplicate rounds, found while sorting them
+	if err := b.errs.Err(); err != nil { // the rows' errors, and duplicate rounds found while sorting them
 		return nil, err
 	}
 	if err := b.sideBySide(); err != nil {
@@ -716,10 +760,10 @@ func (b *builder) scenario(sc *Scenario) {
 
 	d := stats.Describe(qps, b.opts.Confidence)
 	sc.CV, sc.MinQPS, sc.MaxQPS, sc.MedianQPS = fig(d.CV), fig(d.Min), fig(d.Max), fig(d.Median)
+	// Below the requested level the interval is [min, max] at its exact
+	// level, which the spread table prints beside it: a figure that says
+	// what it is, not a warning (5 rounds, the default, are such a case).
 	sc.MedianLo, sc.MedianHi, sc.CIConfidence = fig(d.Lo), fig(d.Hi), d.Confidence
-	if n > 0 && (math.IsInf(d.Lo, 0) || math.IsInf(d.Hi, 0)) {
-		b.warn(WarnMedianCI, Subject{Name: sc.Name(), N: n})
-	}
 
 	name := sc.Name()
 	switch {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,9 +48,102 @@ func longNamesReport(t testing.TB) *Report {
 	return rep
 }
 
+// workloadsReport is the report of testdata/workloads.csv: two
+// workloads, one of which the kvstore does not support, beside a mode.
+func workloadsReport(t testing.TB) *Report {
+	t.Helper()
+	rows, err := results.ReadFiles(workloadFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // chartCases are the reports the chart tests draw.
 func chartCases(t *testing.T) map[string]*Report {
-	return map[string]*Report{"seed000": seedReport(t, Options{}), "long-names": longNamesReport(t)}
+	return map[string]*Report{"seed000": seedReport(t, Options{}), "long-names": longNamesReport(t), "workloads": workloadsReport(t)}
+}
+
+// TestChartWorkloads: a workload's commands are drawn in a panel of the
+// workload's own, not as series of the targets' panels; every series of a
+// panel has a look of its own (and a strategy the same one in every
+// workload's panel), every bar carries its figure, and each legend lists
+// only what its panel draws: not the workload a target does not support.
+func TestChartWorkloads(t *testing.T) {
+	rep := workloadsReport(t)
+	_, d, err := rep.drawChart(ChartSVG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, p := range d.panels {
+		titles = append(titles, p.title)
+	}
+	want := []string{"kvstore: trimmed mean QPS per scenario", "redis: trimmed mean QPS per scenario",
+		"rb-six: trimmed mean QPS per command", "ycsb-a: trimmed mean QPS per command"}
+	if !slices.Equal(titles, want) {
+		t.Fatalf("panels %q, want %q", titles, want)
+	}
+	legends := map[string][]string{
+		"kvstore": {"set", "ycsb-a total", "round", "dropped round", "baseline"},
+		"redis":   {"set", "rb-six total", "ycsb-a total", "round", "dropped round", "baseline"},
+		"rb-six":  {"redis/none", "redis/aof_no"},
+		"ycsb-a":  {"kvstore/nopersist", "kvstore/persist_no", "redis/none", "redis/aof_no"},
+	}
+	texts := make(map[string]int)
+	for _, b := range d.boxes {
+		texts[b.text]++
+	}
+	looks := make(map[string]fill) // a workload series' look, across panels
+	for _, p := range d.panels {
+		name, _, _ := strings.Cut(p.title, ":")
+		if !slices.Equal(p.legend, legends[name]) {
+			t.Errorf("%s: legend %q, want %q", name, p.legend, legends[name])
+		}
+		byLook := make(map[fill]bool)
+		for _, b := range p.bars {
+			if b.label != valueLabel(b.y) || texts[b.label] == 0 {
+				t.Errorf("%s: a bar of %v is labelled %q, drawn %d times", name, b.y, b.label, texts[b.label])
+			}
+			byLook[fill{b.color, b.striped}] = true
+		}
+		if len(byLook) != len(legends[name]) && strings.HasSuffix(p.title, "per command") {
+			t.Errorf("%s: %d looks for %d series", name, len(byLook), len(legends[name]))
+		}
+		if strings.HasSuffix(p.title, "per command") {
+			for _, series := range p.legend {
+				f := seriesFill(slices.Index(workloadSeries(rep), series))
+				if old, ok := looks[series]; ok && old != f {
+					t.Errorf("%s has two looks", series)
+				}
+				looks[series] = f
+			}
+		}
+	}
+	if len(looks) != 4 {
+		t.Errorf("workload series %v", looks)
+	}
+	// Past the palette, the colours come again striped: still distinct.
+	seen := make(map[fill]int)
+	for i := range 2 * len(modeColors) {
+		if j, dup := seen[seriesFill(i)]; dup {
+			t.Errorf("series %d and %d look the same", j, i)
+		}
+		seen[seriesFill(i)] = i
+	}
+}
+
+func TestValueLabel(t *testing.T) {
+	for in, want := range map[float64]string{0: "0", 950: "950", 999.6: "1000", 9_540: "9.5k", 9_996: "10k",
+		287_954.47: "288k", 999_499: "999k", 999_500: "1.00M", 1_105_339.76: "1.11M"} {
+		if got := valueLabel(in); got != want {
+			t.Errorf("valueLabel(%v) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // TestChartTextAsPaths: the SVG names no font and holds no text element,
@@ -282,8 +376,10 @@ func checkNotBlank(t *testing.T, img image.Image) {
 			}
 		}
 	}
-	for _, what := range []string{"set bars", "get bars", "black"} {
-		if counts[what] < total/500 {
+	// Bars cover far more of the canvas than the letters do: a bar colour
+	// must fill a 500th of it, the black of the text and marks a 2000th.
+	for what, least := range map[string]int{"set bars": total / 500, "get bars": total / 500, "black": total / 2000} {
+		if counts[what] < least {
 			t.Errorf("%s: %d of %d pixels; the screenshot looks blank: %v", what, counts[what], total, counts)
 		}
 	}

@@ -45,6 +45,19 @@ func TestBuildBadInput(t *testing.T) {
 		{"header only",
 			map[string]string{"a.csv": hdr},
 			"empty: no detail rows in a.csv", results.ErrEmpty},
+		{"every error at once, in the files' order: lines that do not parse, and the checks of those that do",
+			map[string]string{
+				"a.csv": hdr + "kvstore,nopersist,set,1,ok,abc\nkvstore,nopersist,set,2,ok,100,extra\nkvstore,no\"persist,set,3,ok,1\n" +
+					"kvstore,nopersist,set,4,ok,-5\nkvstore,nopersist,set,5,ok\nkvstore,nopersist,set,6,ok,100\nkvstore,nopersist,set,6,ok,100\n",
+				"b.csv": hdr + "kvstore,nopersist,set,x,ok,100\nkvstore,nopersist,set,7,ok,100\n",
+			},
+			`a.csv:2: column qps: "abc" is not a number` + "\n" +
+				"a.csv:3: not CSV: 7 fields, the header has 6\n" +
+				`a.csv:4: not CSV: bare " in non-quoted-field` + "\n" +
+				"a.csv:5: column qps: bad value: an ok row needs a positive QPS, got -5\n" +
+				"a.csv:6: not CSV: 5 fields, the header has 6\n" +
+				"a.csv:8: duplicate round: kvstore/nopersist/set round 6 already has an ok row at a.csv:7\n" +
+				`b.csv:2: column round: "x" is not an integer`, results.ErrNotNumber},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

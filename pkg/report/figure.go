@@ -8,8 +8,8 @@ import (
 )
 
 // Figure is a reported number, already rounded to 2 decimals as displayed.
-// NaN means "no value" (printed "-", JSON null); infinite bounds of a
-// confidence interval print as "-inf"/"+inf" and are null in JSON.
+// NaN means "no value"; like an infinity, which no figure should hold, it
+// prints "-" and is null in JSON, never "inf" or "NaN".
 type Figure float64
 
 // missing is the Figure with no value.
@@ -23,15 +23,11 @@ func (f Figure) Valid() bool {
 	return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0)
 }
 
-// String prints the figure with 2 decimals, "-" when missing.
+// String prints the figure with 2 decimals, "-" when missing (or not
+// finite).
 func (f Figure) String() string {
-	switch x := float64(f); {
-	case math.IsNaN(x):
+	if !f.Valid() {
 		return "-"
-	case math.IsInf(x, 1):
-		return "+inf"
-	case math.IsInf(x, -1):
-		return "-inf"
 	}
 	return stats.Format2(float64(f))
 }
@@ -43,6 +39,9 @@ func (f Figure) Change() string {
 	}
 	return stats.FormatChange(float64(f))
 }
+
+// percent prints a fraction as a percentage with 2 decimals: "93.75%".
+func percent(x float64) string { return stats.Format2(x*100) + "%" }
 
 // csv prints the figure for a CSV cell: 2 decimals, empty when not finite.
 func (f Figure) csv() string {

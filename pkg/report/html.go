@@ -73,10 +73,14 @@ func writePage(w io.Writer, lang, title string, parts ...[]byte) error {
 
 // markdownHTML renders the report's markdown as HTML. The data in it
 // (names, error messages) is text: its & and < are escaped first, so that
-// nothing in a CSV can become markup.
+// nothing in a CSV can become markup. Typography is left as written
+// (blackfriday's Smartypants would make the rounds "5/5" a fraction, a
+// "--flag" a dash and an error's quotes curly).
 func markdownHTML(md []byte) []byte {
 	md = []byte(strings.NewReplacer("&", "&amp;", "<", "&lt;").Replace(string(md)))
-	return blackfriday.Run(md, blackfriday.WithExtensions(blackfriday.Tables|blackfriday.NoIntraEmphasis|blackfriday.SpaceHeadings))
+	r := blackfriday.NewHTMLRenderer(blackfriday.HTMLRendererParameters{Flags: blackfriday.UseXHTML})
+	return blackfriday.Run(md, blackfriday.WithRenderer(r),
+		blackfriday.WithExtensions(blackfriday.Tables|blackfriday.NoIntraEmphasis|blackfriday.SpaceHeadings))
 }
 
 // svgPrologue is what comes before the <svg element; svgNamespaces are

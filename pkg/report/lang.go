@@ -20,7 +20,8 @@ type labels struct {
 	noBaseline, noBaselineAlloc                        string
 	untrimmed                                          string // list of scenarios
 	spread, rounds, failed, cv, minQPS, maxQPS, median string
-	ci, ciLegend                                       string // confidence
+	ci, ciLevel                                        string
+	ciLegend, ciLegendMany                             string // level, rounds it needs, level
 	latency, p50, p99, p999                            string
 	failedTitle, target, roundCol, attempt, errorCol   string
 	source                                             string
@@ -32,6 +33,7 @@ type labels struct {
 	// legend (reference, alpha, alpha).
 	sideTitle, sideMode, persistence, sideStrategy, sideQPS string
 	sideP99, sideCPU, sideRatio, sideLegend, sideLegendCPU  string
+	sideNotRun, sideNoRounds                                string // reference, mode
 	latencyPlot, pictures                                   string // mode
 
 	// The workloads' tables: the section's title, a table's heading
@@ -104,7 +106,11 @@ var langs = map[string]*labels{
 		untrimmed:       "Fewer than 3 ok rounds, nothing dropped: %s.",
 		spread:          "%s spread (all ok rounds)", rounds: "rounds", failed: "failed", cv: "CV",
 		minQPS: "min QPS", maxQPS: "max QPS", median: "median QPS",
-		ci: "%v%% CI of the median", ciLegend: "inf: too few rounds to bound the median at %v%% confidence.",
+		ci: "CI of the median", ciLevel: "confidence",
+		ciLegend: "Confidence below %v%%: with fewer than %d rounds no interval of the median reaches %v%%; " +
+			"the interval is then [min QPS, max QPS], at its exact confidence 1 - 2/2^rounds (93.75%% for 5 rounds).",
+		ciLegendMany: "Confidence below %v%%: too few rounds for an interval of the median at %v%%; " +
+			"the interval is then [min QPS, max QPS], at its exact confidence 1 - 2/2^rounds.",
 		latency: "%s latency (trimmed means, us)", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "Failed attempts", target: "target", roundCol: "round", attempt: "attempt", errorCol: "error", source: "source",
 		warnings: "Warnings", chart: "Trimmed mean QPS per scenario",
@@ -112,6 +118,8 @@ var langs = map[string]*labels{
 		sideTitle: "Targets side by side", sideMode: "%s: targets side by side (trimmed, against %s)",
 		persistence: "persistence", sideStrategy: "%s strategy", sideQPS: "%s QPS", sideP99: "%s p99",
 		sideCPU: "%s QPS/CPU-s", sideRatio: "%s/%s %s",
+		sideNotRun:   "No ratio to %s: it did not run %s. The other targets' figures:",
+		sideNoRounds: "No ratio to %s: it has no ok round of %s, every attempt failed (see the failed attempts below). The other targets' figures:",
 		sideLegend: "One row per persistence class; a strategy with no counterpart in a target has a row of its own, with - in the other cells. " +
 			"QPS and p99 (us) are the trimmed means of the tables below. " +
 			"Ratio: target / %s from the trimmed figures as shown. " +
@@ -138,7 +146,6 @@ var langs = map[string]*labels{
 			WarnUntrimmed:   "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
 			WarnFewRounds:   "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
 			WarnNoisy:       "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
-			WarnMedianCI:    "the %v%% confidence interval of the median needs at least %d rounds",
 			WarnTestPower:   "with fewer than %d rounds on both sides, the significance test cannot find a difference at α = %v",
 			WarnTestTies:    "every round of the strategy and of its baseline has the same value: the significance test cannot rank them",
 			WarnBaselines:   "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY)",
@@ -166,7 +173,11 @@ var langs = map[string]*labels{
 		untrimmed:       "ok 轮次少于 3 轮，未剔除：%s。",
 		spread:          "%s 波动（全部 ok 轮次）", rounds: "轮数", failed: "失败", cv: "变异系数",
 		minQPS: "最小QPS", maxQPS: "最大QPS", median: "中位数QPS",
-		ci: "中位数%v%%置信区间", ciLegend: "inf：轮次太少，无法在 %v%% 置信度下界定中位数。",
+		ci: "中位数置信区间", ciLevel: "置信度",
+		ciLegend: "置信度低于 %v%%：少于 %d 轮时，中位数的任何区间都达不到 %v%%；" +
+			"此时区间为 [最小QPS, 最大QPS]，置信度取其精确值 1 - 2/2^轮数（5 轮为 93.75%%）。",
+		ciLegendMany: "置信度低于 %v%%：轮次太少，中位数区间达不到 %v%%；" +
+			"此时区间为 [最小QPS, 最大QPS]，置信度取其精确值 1 - 2/2^轮数。",
 		latency: "%s 延迟（去异常均值，us）", p50: "p50", p99: "p99", p999: "p99.9",
 		failedTitle: "失败尝试", target: "目标", roundCol: "轮次", attempt: "尝试", errorCol: "错误", source: "来源",
 		warnings: "警告", chart: "各场景去异常均值QPS",
@@ -174,6 +185,8 @@ var langs = map[string]*labels{
 		sideTitle: "目标对比", sideMode: "%s：目标对比（去异常后，相对 %s）",
 		persistence: "持久化", sideStrategy: "%s 策略", sideQPS: "%s QPS", sideP99: "%s p99",
 		sideCPU: "%s QPS/服务器CPU秒", sideRatio: "%s/%s %s",
+		sideNotRun:   "无法与 %s 比较：它没有运行 %s。其他目标的数据：",
+		sideNoRounds: "无法与 %s 比较：它的 %s 没有 ok 轮次，每次尝试都失败了（见下文失败尝试）。其他目标的数据：",
 		sideLegend: "每个持久化级别一行；某目标没有对应策略的策略单列一行，其余单元格为 -。" +
 			"QPS 和 p99（us）取下文各表的去异常均值。" +
 			"比值 = 目标 / %s，按显示的去异常值计算。" +
@@ -200,7 +213,6 @@ var langs = map[string]*labels{
 			WarnUntrimmed:   "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
 			WarnFewRounds:   "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
 			WarnNoisy:       "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",
-			WarnMedianCI:    "中位数的 %v%% 置信区间至少需要 %d 轮",
 			WarnTestPower:   "双方轮次都少于 %d 轮时，显著性检验在 α = %v 下无法发现差异",
 			WarnTestTies:    "策略与基线的各轮取值全部相同：显著性检验无法排序",
 			WarnBaselines:   "有多个策略的 persistence 为 none：按名称取第一个作基线（可用 --baseline 目标=策略 指定）",

@@ -10,6 +10,8 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // WriteMarkdown writes the report as markdown: per target the raw rounds,
@@ -312,25 +314,30 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 
 	// 4. Spread.
 	m.printf("\n### "+l.spread+"\n\n", t.Target)
-	conf := opts.Confidence * 100
 	rows = rows[:0]
-	infinite := false
+	below := false // an interval below the requested level
 	for _, sc := range t.Scenarios {
-		ci := "-"
-		if len(sc.Rounds) > 0 {
+		ci, level := "-", "-"
+		if sc.MedianLo.Valid() && sc.MedianHi.Valid() {
 			ci = "[" + sc.MedianLo.String() + ", " + sc.MedianHi.String() + "]"
-			infinite = infinite || !sc.MedianLo.Valid() || !sc.MedianHi.Valid()
+			level = percent(sc.CIConfidence)
+			below = below || sc.CIConfidence < opts.Confidence
 		}
 		cv := "-"
 		if sc.CV.Valid() {
 			cv = sc.CV.String() + "%"
 		}
 		rows = append(rows, []string{sc.Strategy, sc.Mode, strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
-			cv, sc.MinQPS.String(), sc.MaxQPS.String(), sc.MedianQPS.String(), ci})
+			cv, sc.MinQPS.String(), sc.MaxQPS.String(), sc.MedianQPS.String(), ci, level})
 	}
-	m.table([]string{l.strategy, l.mode, l.rounds, l.failed, l.cv, l.minQPS, l.maxQPS, l.median, fmt.Sprintf(l.ci, conf)}, "ll", rows)
-	if infinite {
-		m.printf("\n"+l.ciLegend+"\n", conf)
+	m.table([]string{l.strategy, l.mode, l.rounds, l.failed, l.cv, l.minQPS, l.maxQPS, l.median, l.ci, l.ciLevel}, "ll", rows)
+	if below {
+		conf := opts.Confidence * 100
+		if need := stats.MedianCIRounds(opts.Confidence); need > 0 {
+			m.printf("\n"+l.ciLegend+"\n", conf, need, conf)
+		} else {
+			m.printf("\n"+l.ciLegendMany+"\n", conf, conf)
+		}
 	}
 
 	// 5. Latency.
@@ -420,9 +427,18 @@ func (c *Change) String() string {
 func (m *mdWriter) sideBySide(tab *SideBySide) {
 	l := m.l
 	m.printf("\n### "+l.sideMode+"\n\n", tab.Mode, tab.Reference)
+	switch tab.NoReference {
+	case NoRefNotRun:
+		m.printf(l.sideNotRun+"\n\n", tab.Reference, tab.Mode)
+	case NoRefNoRounds:
+		m.printf(l.sideNoRounds+"\n\n", tab.Reference, tab.Mode)
+	}
 	header := []string{l.persistence}
 	align := "l"
 	ref := tab.Reference
+	if tab.NoReference != "" {
+		ref = "" // no column is the reference's, and none has a ratio
+	}
 	for _, c := range tab.Columns {
 		header = append(header, fmt.Sprintf(l.sideStrategy, c.Name), fmt.Sprintf(l.sideQPS, c.Name))
 		align += "lr"
@@ -434,7 +450,7 @@ func (m *mdWriter) sideBySide(tab *SideBySide) {
 			header = append(header, fmt.Sprintf(l.sideCPU, c.Name))
 			align += "r"
 		}
-		if c.Name != ref {
+		if c.Name != ref && ref != "" {
 			header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricQPS))
 			align += "r"
 			if tab.Latency {
@@ -462,7 +478,7 @@ func (m *mdWriter) sideBySide(tab *SideBySide) {
 			if tab.CPU {
 				row = append(row, c.QPSPerCPU.String())
 			}
-			if tab.Columns[i].Name != ref {
+			if tab.Columns[i].Name != ref && ref != "" {
 				row = append(row, c.QPSRatio.String())
 				if tab.Latency {
 					row = append(row, c.P99Ratio.String())

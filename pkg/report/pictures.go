@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"image/color"
 	"math"
 	"slices"
 	"strconv"
@@ -167,9 +166,7 @@ func (r *Report) latencyCurves(mode string) ([]curve, error) {
 var curveDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
 
 // curveColors are the curves' colours, by strategy.
-var curveColors = append(slices.Clone(modeColors),
-	color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}, color.RGBA{R: 0x93, G: 0x78, B: 0x60, A: 0xff},
-	color.RGBA{R: 0xda, G: 0x8b, B: 0xc3, A: 0xff}, color.RGBA{R: 0x64, G: 0xb5, B: 0xcd, A: 0xff})
+var curveColors = modeColors
 
 // latencyPlot draws one mode's latency curves: latency (µs, log scale)
 // against the percentile on a nines axis (0, 90, 99, 99.9, … percent).
@@ -256,12 +253,7 @@ func (ninesTicks) Ticks(lo, hi float64) []plot.Tick {
 // sideBars draws a side-by-side table as bars: a group per row (its
 // persistence class), a bar per target at its trimmed mean QPS.
 func sideBars(tab *SideBySide) ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = tab.Mode + ": trimmed mean QPS by persistence"
-	p.Y.Label.Text = "QPS"
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil
-	p.Add(grid)
+	p := barPlot(tab.Mode + ": trimmed mean QPS by persistence")
 	n := len(tab.Columns)
 	span := 0.75
 	slot := span / float64(n)
@@ -288,13 +280,14 @@ func sideBars(tab *SideBySide) ([]byte, error) {
 				continue
 			}
 			x := float64(i) - span/2 + slot*(float64(j)+0.5)
-			bars.bars = append(bars.bars, bar{x0: x - slot*0.45, x1: x + slot*0.45, y: float64(c.QPS), color: curveColors[j%len(curveColors)]})
+			f := seriesFill(j)
+			bars.bars = append(bars.bars, bar{x0: x - slot*0.45, x1: x + slot*0.45, y: float64(c.QPS), color: f.color, striped: f.striped})
 			top = max(top, float64(c.QPS))
 		}
 	}
 	p.Add(bars)
 	for j, c := range tab.Columns {
-		p.Legend.Add(c.Name, swatch{curveColors[j%len(curveColors)]})
+		p.Legend.Add(c.Name, swatch{seriesFill(j)})
 	}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)

@@ -85,18 +85,22 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := results.Scan(files, b.add); err != nil {
-		return err
-	}
+	scanErr := results.Scan(files, b.add)
 	if b.n == 0 {
+		if scanErr != nil {
+			return scanErr
+		}
 		return fmt.Errorf("%w: no detail rows in %s", results.ErrEmpty, strings.Join(files, ", "))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The rows that were read are checked too (duplicates, conflicts), so
+	// that the errors of the lines that do not parse and of those that do
+	// are listed at once, in the files' order.
 	rep, err := b.finish()
-	if err != nil {
-		return err
+	if err != nil || scanErr != nil {
+		return results.Merge(files, scanErr, err)
 	}
 	if err := rep.addNodesBeside(files); err != nil { // nodes.go
 		return err

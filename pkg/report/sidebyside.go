@@ -31,6 +31,11 @@ type SideBySide struct {
 	Columns []SideColumn `json:"columns"`
 	// Rows are the matched strategies.
 	Rows []SideRow `json:"rows"`
+	// NoReference says why the table compares nothing: the reference
+	// did not run the mode (NoRefNotRun) or has no ok round of it
+	// (NoRefNoRounds); its column is then left out, and the table holds
+	// the other targets' figures without ratios. "" when it compares.
+	NoReference string `json:"no_reference,omitempty"`
 	// Latency is true when some cell has a p99; CPU when some cell has a
 	// QPS per server CPU-second.
 	Latency bool `json:"-"`
@@ -68,6 +73,15 @@ type SideCell struct {
 	QPSRatio *Ratio `json:"qps_ratio,omitempty"`
 	P99Ratio *Ratio `json:"p99_ratio,omitempty"`
 }
+
+// The reasons of SideBySide.NoReference.
+const (
+	// NoRefNotRun: the reference has no scenario of the mode.
+	NoRefNotRun = "not_run"
+	// NoRefNoRounds: the reference's scenarios of the mode have no ok
+	// round (every attempt failed).
+	NoRefNoRounds = "no_ok_round"
+)
 
 // Ratio is a figure of one target over the same figure of the reference.
 type Ratio struct {
@@ -254,9 +268,45 @@ func (b *builder) sideBySide() error {
 		for ri := range tab.Rows {
 			b.sideRow(tab, &tab.Rows[ri], refCol, targets)
 		}
+		noReference(tab, refCol, targets)
 		b.rep.SideBySide = append(b.rep.SideBySide, tab)
 	}
 	return nil
+}
+
+// noReference finds a table whose reference column has nothing to compare
+// with, not a single ok round of the mode, and then leaves that column
+// out (and its rows, and the ratios), saying why: a column of "-" would
+// read as figures missing without a reason.
+func noReference(tab *SideBySide, refCol int, targets map[string]*TargetReport) {
+	ran := false
+	for _, row := range tab.Rows {
+		c := row.Cells[refCol]
+		if c.Strategy == "" {
+			continue
+		}
+		ran = true
+		if sc := targets[tab.Columns[refCol].Target].Scenario(c.Strategy, tab.Mode); len(sc.Rounds) > 0 {
+			return
+		}
+	}
+	tab.NoReference = NoRefNotRun
+	if ran {
+		tab.NoReference = NoRefNoRounds
+	}
+	tab.Columns = slices.Delete(tab.Columns, refCol, refCol+1)
+	rows := tab.Rows[:0]
+	for _, row := range tab.Rows {
+		row.Cells = slices.Delete(row.Cells, refCol, refCol+1)
+		if !slices.ContainsFunc(row.Cells, func(c SideCell) bool { return c.Strategy != "" }) {
+			continue
+		}
+		for i := range row.Cells {
+			row.Cells[i].QPSRatio, row.Cells[i].P99Ratio = nil, nil
+		}
+		rows = append(rows, row)
+	}
+	tab.Rows = rows
 }
 
 // sideRow fills a row's figures and its ratios to the reference cell.

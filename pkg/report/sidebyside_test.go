@@ -220,3 +220,69 @@ func cmpOr(s, def string) string {
 	}
 	return s
 }
+
+// TestNoReference: a reference whose every attempt of a mode (or of a
+// workload) failed gives no column of "-": the table says why there is no
+// ratio and keeps the other targets' figures; so does a reference that
+// did not run the mode.
+func TestNoReference(t *testing.T) {
+	failed := func(target, strategy, persistence, mode string) results.Row {
+		return results.Row{Target: target, Strategy: strategy, Persistence: persistence, Mode: mode, Round: 1,
+			Status: results.StatusFailed, Error: "connection refused"}
+	}
+	five := []float64{100, 101, 102, 103, 104}
+	var rows []results.Row
+	rows = append(rows, rowsOf("kvstore", "nopersist", "none", "set", five...)...)
+	rows = append(rows, rowsOf("kvstore", "nopersist", "none", "get", five...)...)
+	rows = append(rows, rowsOf("kvstore", "nopersist", "none", "mixed", five...)...)
+	rows = append(rows, failed("redis", "none", "none", "set"), failed("redis", "none", "none", "set"))
+	rows = append(rows, rowsOf("redis", "none", "none", "get", five...)...)
+	for i, q := range five {
+		rows = append(rows, results.Row{Target: "kvstore", Strategy: "nopersist", Persistence: "none", Mode: results.ModeWorkload,
+			Workload: "ycsb-a", Command: results.CommandTotal, Round: i + 1, Status: results.StatusOK, QPS: q})
+	}
+	wl := failed("redis", "none", "none", results.ModeWorkload)
+	wl.Workload, wl.Command = "ycsb-a", results.CommandTotal
+	rows = append(rows, wl)
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, tt := range []struct{ heading, note, why string }{
+		{"### set: targets side by side", "No ratio to redis: it has no ok round of set, every attempt failed", NoRefNoRounds},
+		{"### mixed: targets side by side", "No ratio to redis: it did not run mixed.", NoRefNotRun},
+		{"### ycsb-a: commands", "No ratio to redis: it has no ok round of ycsb-a, every attempt failed", NoRefNoRounds},
+	} {
+		i := strings.Index(out, tt.heading)
+		if i < 0 || !strings.HasPrefix(out[i+len(tt.heading):][strings.Index(out[i+len(tt.heading):], "\n\n")+2:], tt.note) {
+			t.Errorf("%s: no note %q:\n%s", tt.heading, tt.note, out)
+			continue
+		}
+		tab := tableAfter(t, out, tt.heading)
+		if tab.col("redis QPS") >= 0 || tab.col("kvstore/redis QPS") >= 0 || tab.col("QPS / redis") >= 0 {
+			t.Errorf("%s: the table keeps a column for redis: %v", tt.heading, tab.header)
+		}
+		for _, r := range tab.rows {
+			if !slices.Contains(r, "102.50") && !slices.Contains(r, "redis") {
+				t.Errorf("%s: the kvstore's figure is missing: %v", tt.heading, r)
+			}
+		}
+	}
+	want := map[string]string{"set": NoRefNoRounds, "get": "", "mixed": NoRefNotRun}
+	for _, tab := range rep.SideBySide {
+		if tab.NoReference != want[tab.Mode] {
+			t.Errorf("%s: no_reference %q, want %q", tab.Mode, tab.NoReference, want[tab.Mode])
+		}
+	}
+	if tab := tableAfter(t, out, "### get: targets side by side"); tab.col("kvstore/redis QPS") < 0 {
+		t.Errorf("get, where redis has rounds, lost its ratio: %v", tab.header)
+	}
+	if len(rep.Workloads) != 1 || rep.Workloads[0].NoReference != NoRefNoRounds {
+		t.Errorf("workload tables %+v", rep.Workloads)
+	}
+}

@@ -21,9 +21,6 @@ const (
 	WarnFewRounds = "few_rounds"
 	// WarnNoisy: a CV above 5% (Value: the CV).
 	WarnNoisy = "noisy"
-	// WarnMedianCI: too few rounds for a finite confidence interval of the
-	// median at the report's level (N: rounds).
-	WarnMedianCI = "median_ci"
 	// WarnTestPower: too few rounds on both sides for the significance
 	// test ever to find a difference at level α.
 	WarnTestPower = "test_power"
@@ -39,7 +36,7 @@ const (
 
 // warnKinds is the order of the kinds.
 var warnKinds = []string{WarnNoRounds, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
-	WarnMedianCI, WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
+	WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
 
 // Warning is one kind of doubt about the figures, with every scenario (or,
 // for WarnBaselines, target) it applies to: the report writes one line per
@@ -50,17 +47,16 @@ type Warning struct {
 	// Where lists the scenarios (or targets) concerned, in table order.
 	Where []Subject
 	// Need is the kind's threshold in rounds (WarnUntrimmed,
-	// WarnFewRounds, WarnMedianCI, WarnTestPower, WarnTestTies).
+	// WarnFewRounds, WarnTestPower, WarnTestTies).
 	Need int
-	// Level is the confidence level (WarnMedianCI), α (WarnTestPower,
+	// Level is α (WarnTestPower,
 	// WarnTestTies) or the CV limit in percent (WarnNoisy).
 	Level float64
 	// Msg is the message of a WarnOther.
 	Msg string
 	// Every is set when the warning concerns every scenario of the report
-	// that has an ok round, alike (WarnMedianCI; WarnUntrimmed and
-	// WarnFewRounds with one count of rounds): the report says so instead
-	// of naming them all.
+	// that has an ok round, alike (WarnUntrimmed and WarnFewRounds with
+	// one count of rounds): the report says so instead of naming them all.
 	Every bool
 }
 
@@ -93,8 +89,6 @@ func (w *Warning) Text(lang string) string {
 	}
 	var head string
 	switch w.Kind {
-	case WarnMedianCI:
-		head = fmt.Sprintf(l.warnHead[w.Kind], w.Level*100, w.Need)
 	case WarnTestPower:
 		head = fmt.Sprintf(l.warnHead[w.Kind], w.Need, w.Level)
 	case WarnUntrimmed, WarnFewRounds:
@@ -133,10 +127,10 @@ func (b *builder) warnings() {
 			}
 		}
 	}
-	for _, kind := range []string{WarnMedianCI, WarnUntrimmed, WarnFewRounds} {
+	for _, kind := range []string{WarnUntrimmed, WarnFewRounds} {
 		if w := b.warns[kind]; w != nil {
-			w.Every = len(w.Where) == measured && (kind == WarnMedianCI ||
-				!slices.ContainsFunc(w.Where, func(s Subject) bool { return s.N != w.Where[0].N }))
+			w.Every = len(w.Where) == measured &&
+				!slices.ContainsFunc(w.Where, func(s Subject) bool { return s.N != w.Where[0].N })
 		}
 	}
 	var ws []*Warning

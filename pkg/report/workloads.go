@@ -72,6 +72,10 @@ type WorkloadTable struct {
 	Rows []WorkloadRow `json:"rows"`
 	// Unsupported lists the targets refused the workload.
 	Unsupported []Unsupported `json:"unsupported,omitempty"`
+	// NoReference says why there are no ratios, as in a SideBySide: the
+	// reference did not run the workload (NoRefNotRun) or has no ok round
+	// of it (NoRefNoRounds); "" when there are.
+	NoReference string `json:"no_reference,omitempty"`
 	// Latency is true when some row has a p99.
 	Latency bool `json:"-"`
 }
@@ -147,6 +151,7 @@ func (b *builder) workloads() {
 			}
 		}
 		slices.SortFunc(modes, compareModes)
+		refRan, refOK := false, false
 		for _, m := range modes {
 			for _, t := range b.rep.Targets {
 				for _, st := range t.Strategies {
@@ -157,6 +162,9 @@ func (b *builder) workloads() {
 					row := WorkloadRow{Command: sc.Command, Target: t.Target, Strategy: st, Persistence: sc.Persistence,
 						QPS: sc.TrimmedQPS, P99Us: sc.TrimmedP99Us, Baseline: sc.Baseline, Change: sc.Change(MetricQPS)}
 					tab.Latency = tab.Latency || row.P99Us.Valid()
+					if t.Target == tab.Reference {
+						refRan, refOK = true, refOK || len(sc.Rounds) > 0
+					}
 					if ref := targets[tab.Reference]; ref != nil && ref != t {
 						if rs := ref.match(sc); rs != nil {
 							row.Ratio = b.ratio(sc.Name()+" vs "+rs.Name(), MetricQPS, sc, rs,
@@ -165,6 +173,15 @@ func (b *builder) workloads() {
 					}
 					tab.Rows = append(tab.Rows, row)
 				}
+			}
+		}
+		if tab.Reference != "" && !refOK {
+			tab.NoReference = NoRefNotRun
+			if refRan {
+				tab.NoReference = NoRefNoRounds
+			}
+			for i := range tab.Rows {
+				tab.Rows[i].Ratio = nil
 			}
 		}
 		b.rep.Workloads = append(b.rep.Workloads, tab)
@@ -213,6 +230,14 @@ func (m *mdWriter) workloadTables(r *Report) {
 		} else {
 			m.printf("\n### "+l.wlTable+"\n", tab.Workload)
 		}
+		ratios := tab.Reference != "" && tab.NoReference == ""
+		switch {
+		case len(tab.Rows) == 0:
+		case tab.NoReference == NoRefNotRun:
+			m.printf("\n"+l.sideNotRun+"\n", tab.Reference, tab.Workload)
+		case tab.NoReference == NoRefNoRounds:
+			m.printf("\n"+l.sideNoRounds+"\n", tab.Reference, tab.Workload)
+		}
 		if len(tab.Rows) > 0 {
 			header := []string{l.command, l.target, l.strategy, "QPS"}
 			align := "lllr"
@@ -220,7 +245,7 @@ func (m *mdWriter) workloadTables(r *Report) {
 				header, align = append(header, l.p99), align+"r"
 			}
 			header, align = append(header, l.wlChange), align+"r"
-			if tab.Reference != "" {
+			if ratios {
 				header, align = append(header, fmt.Sprintf(l.wlRatio, tab.Reference)), align+"r"
 			}
 			var rows [][]string
@@ -238,9 +263,9 @@ func (m *mdWriter) workloadTables(r *Report) {
 					change = row.Change.String()
 				}
 				cells = append(cells, change)
-				if tab.Reference != "" {
+				if ratios {
 					ratio := "-"
-					if row.Target == tab.Reference {
+					if row.Target == tab.Reference && row.QPS.Valid() {
 						ratio = "1.00"
 					} else if row.Ratio != nil {
 						ratio = row.Ratio.String()

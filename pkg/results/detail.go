@@ -154,6 +154,13 @@ type Row struct {
 	// Reconnects counts the connections lost mid-measurement and dialled
 	// again; 0 in files written before.
 	Reconnects int64 `csv:"reconnects" json:"reconnects,omitempty"`
+	// StartS is the time in seconds from spawning the server (a cluster:
+	// its nodes, and forming it) to its verified PING reply; StopS from
+	// the stop signal to the server reaped and its directory removed.
+	// "kvbench run --dry-run" estimates the next run from them. Zero in
+	// files written before.
+	StartS float64 `csv:"start_s" json:"start_s,omitempty"`
+	StopS  float64 `csv:"stop_s" json:"stop_s,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -532,9 +539,11 @@ func scanCSV(r io.Reader, name string, emit func(*Row)) error {
 
 // readRows reads the records after a CSV's header into rows of T, its
 // columns mapped to T's fields by cols, and passes each complete row with
-// its position to emit (the row is reused after emit returns). It stops
-// at the end, at a malformed record, or at MaxErrors errors, and returns
-// them all.
+// its position to emit (the row is reused after emit returns). A
+// malformed record (a stray quote, too few or too many fields) is an
+// error and reading goes on with the next, so that every bad line is
+// reported at once; it stops at the end, at a read error, or at MaxErrors
+// errors, and returns them all.
 func readRows[T any](cr *csv.Reader, name string, cols []field, emit func(*T, Pos)) error {
 	var errs ErrorList
 	var row, zero T
@@ -543,6 +552,15 @@ func readRows[T any](cr *csv.Reader, name string, cols []field, emit func(*T, Po
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			if errors.Is(pe.Err, csv.ErrFieldCount) {
+				errs.At(Pos{File: name, Line: pe.Line}, "", fmt.Errorf("%w: %d fields, the header has %d", ErrNotCSV, len(rec), cr.FieldsPerRecord))
+			} else {
+				errs.Add(csvError(name, err))
+			}
+			continue // encoding/csv resumes at the record after a malformed one
 		}
 		if err != nil {
 			errs.Add(csvError(name, err))

@@ -52,7 +52,7 @@ func TestReadBadInput(t *testing.T) {
 		{"not CSV: a bare quote", hdr + "kvstore,no\"persist,set,1,ok,1\n",
 			`results/a.csv:2: not CSV: bare " in non-quoted-field`, ErrNotCSV},
 		{"not CSV: ragged rows", hdr + "kvstore,nopersist,set,1,ok\n",
-			`results/a.csv:2: not CSV: wrong number of fields`, ErrNotCSV},
+			`results/a.csv:2: not CSV: 5 fields, the header has 6`, ErrNotCSV},
 		{"not CSV: prose", "This is a report, not data.\n",
 			`results/a.csv:1: not CSV: the first line "This is a report, not data." is not a detail CSV header (want columns target, strategy, mode, round, status, qps)`, ErrNotCSV},
 		{"not CSV: a single word", "hello\n",
@@ -197,5 +197,27 @@ func TestMachineColumns(t *testing.T) {
 	r := rows[0]
 	if r.ClientHost != "box" || r.CPUModel != "Intel(R) Xeon(R) CPU @ 2.20GHz, rev 1" || r.Cores != 8 || r.Kernel != "6.1.0-18-amd64" {
 		t.Errorf("row %+v", r)
+	}
+}
+
+// TestMerge: the errors of two readers of the same files come out in the
+// files' order, by line, at most MaxErrors of them and the rest counted.
+func TestMerge(t *testing.T) {
+	var parse, check ErrorList
+	for line := 2; line < 32; line += 2 {
+		parse.At(Pos{File: "b.csv", Line: line}, "qps", ErrNotNumber)
+		check.At(Pos{File: "a.csv", Line: line + 1}, "round", ErrBadValue)
+	}
+	err := Merge([]string{"a.csv", "b.csv"}, parse.Err(), nil, check.Err())
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != MaxErrors+1 || lines[0] != "a.csv:3: column round: bad value" || lines[14] != "a.csv:31: column round: bad value" ||
+		lines[15] != "b.csv:2: column qps: is not a number" || lines[MaxErrors] != "and 10 more errors" {
+		t.Errorf("merged:\n%s", err)
+	}
+	if !errors.Is(err, ErrNotNumber) || !errors.Is(err, ErrBadValue) {
+		t.Errorf("the merge lost the sentinels: %v", err)
+	}
+	if Merge(nil, nil, nil) != nil {
+		t.Error("no errors should merge to nil")
 	}
 }

@@ -1,8 +1,10 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Sentinel errors of the detail CSV reader; every input error wraps one of
@@ -78,7 +80,68 @@ func (l *ErrorList) Full() bool { return len(l.errs) >= MaxErrors }
 // Err joins the errors; nil if there are none.
 func (l *ErrorList) Err() error {
 	if l.dropped > 0 {
-		return errors.Join(append(l.errs, fmt.Errorf("and %d more errors", l.dropped))...)
+		return errors.Join(append(l.errs, moreErrors(l.dropped))...)
 	}
 	return errors.Join(l.errs...)
+}
+
+// moreErrors counts the errors an ErrorList did not keep.
+type moreErrors int
+
+func (n moreErrors) Error() string { return fmt.Sprintf("and %d more errors", int(n)) }
+
+// Merge joins the errors of several readers of the same files (the CSV
+// reader's, then the checks of the rows it read) into one list in the
+// files' order: by file as files lists them, then by line; errors without
+// a line first. At most MaxErrors are kept, the rest counted, as an
+// ErrorList does. Nil errors are skipped; nil if there are none.
+func Merge(files []string, errs ...error) error {
+	var all []error
+	dropped := 0
+	var flatten func(err error)
+	flatten = func(err error) {
+		var more moreErrors
+		switch j, ok := err.(interface{ Unwrap() []error }); {
+		case err == nil:
+		case ok && !isInput(err):
+			for _, e := range j.Unwrap() {
+				flatten(e)
+			}
+		case errors.As(err, &more) && !isInput(err):
+			dropped += int(more)
+		default:
+			all = append(all, err)
+		}
+	}
+	for _, err := range errs {
+		flatten(err)
+	}
+	rank := func(err error) (file, line int) {
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Pos.Line == 0 {
+			return -1, 0
+		}
+		if i := slices.Index(files, ie.Pos.File); i >= 0 {
+			return i, ie.Pos.Line
+		}
+		return len(files), ie.Pos.Line
+	}
+	slices.SortStableFunc(all, func(a, b error) int {
+		fa, la := rank(a)
+		fb, lb := rank(b)
+		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(la, lb))
+	})
+	var l ErrorList
+	for _, err := range all {
+		l.Add(err)
+	}
+	l.dropped += dropped
+	return l.Err()
+}
+
+// isInput reports whether err is an InputError itself (which a join must
+// not be split out of).
+func isInput(err error) bool {
+	_, ok := err.(*InputError)
+	return ok
 }

@@ -206,6 +206,10 @@ type Options struct {
 	// memory).
 	TempDir string
 
+	// Estimate is how the plan's estimate of the time is made: EstimateAuto
+	// (the default), EstimateLastRun, EstimateProbe or EstimateFixed (see
+	// Plan.Calibrate).
+	Estimate string
 	// DryRun prints the plan and an estimate of the time, and runs
 	// nothing.
 	DryRun bool
@@ -257,6 +261,7 @@ func DefaultOptions() Options {
 		Prefix:           DefaultPrefix,
 		Lang:             report.LangEN,
 		Chart:            "svg",
+		Estimate:         EstimateAuto,
 		ReadyTimeout:     target.DefaultReadyTimeout,
 		Timeout:          loadgen.DefaultTimeout,
 		StopGrace:        DefaultStopGrace,
@@ -290,6 +295,7 @@ func (o Options) normalize() (Options, error) {
 	def(&o.Prefix, d.Prefix)
 	def(&o.Lang, d.Lang)
 	def(&o.Chart, d.Chart)
+	def(&o.Estimate, d.Estimate)
 	if o.Modes == nil && len(o.Workloads) == 0 {
 		o.Modes = strings.Split(DefaultModes, ",")
 	}
@@ -338,18 +344,21 @@ func (o Options) normalize() (Options, error) {
 		bad("order %q: want %s or %s", o.Order, OrderInterleaved, OrderSequential)
 	}
 	var modes []string
+	badMode := false
 	for _, m := range o.Modes {
 		m = strings.ToLower(strings.TrimSpace(m))
 		switch loadgen.Mode(m) {
+		case "":
 		case loadgen.ModeSet, loadgen.ModeGet, loadgen.ModeMixed:
 			if !slices.Contains(modes, m) {
 				modes = append(modes, m)
 			}
 		default:
 			bad("mode %q: want set, get or mixed", m)
+			badMode = true
 		}
 	}
-	if len(modes) == 0 && len(o.Modes) > 0 {
+	if len(modes) == 0 && len(o.Modes) > 0 && !badMode {
 		bad("no mode given")
 	}
 	o.Modes = modes
@@ -377,6 +386,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.Chart != "svg" && o.Chart != "png" && o.Chart != "none" {
 		bad("chart %q: want svg, png or none", o.Chart)
+	}
+	if !slices.Contains([]string{EstimateAuto, EstimateLastRun, EstimateProbe, EstimateFixed}, o.Estimate) {
+		bad("estimate %q: want %s, %s, %s or %s", o.Estimate, EstimateAuto, EstimateLastRun, EstimateProbe, EstimateFixed)
 	}
 	if strings.ContainsAny(o.Prefix, `/\`) {
 		bad("prefix %q: want a file name prefix, not a path", o.Prefix)

@@ -62,6 +62,9 @@ type Plan struct {
 	// Warnings are findings that do not stop the run (redis-server not
 	// found, a target none of whose strategies was asked for).
 	Warnings []error
+
+	cal     map[string]*rates // the estimate's figures by target (Calibrate); nil: the fixed ones
+	calFile string            // the detail CSV they were read from
 }
 
 // NewPlan resolves the targets, strategies and modes of opts and orders
@@ -250,12 +253,13 @@ func (p *Plan) order() {
 	}
 }
 
-// Figures used to estimate the time of an attempt before anything is
-// measured, a little below what the default run of BENCHMARKS.md measured
-// on a two-core machine (kvbench run, orchestration): 465,000 requests per
-// second on average (the kvstore's RSET 350-400k, its reads 1.1-1.3M;
-// Redis 330-510k), prefills at 600,000-800,000 keys per second, 75 ms to
-// start and stop a server; writes fsynced each time at 120,000-220,000.
+// Figures used to estimate the time of an attempt when nothing of this
+// machine is known (see Calibrate), a little below what the default run of
+// BENCHMARKS.md measured on a two-core machine (kvbench run,
+// orchestration): 465,000 requests per second on average (the kvstore's
+// RSET 350-400k, its reads 1.1-1.3M; Redis 330-510k), prefills at
+// 600,000-800,000 keys per second, 75 ms to start and stop a server;
+// writes fsynced each time at 120,000-220,000.
 const (
 	// EstimateQPS is the assumed rate of a measurement.
 	EstimateQPS = 400_000
@@ -267,22 +271,34 @@ const (
 	EstimateStartStop = 100 * time.Millisecond
 )
 
-// estimate is the time an attempt of sc is expected to take.
+// estimate is the time an attempt of sc is expected to take: the start
+// and stop of its server, its prefill and its measurement, from the
+// target's calibrated figures (Calibrate) where they are known, else from
+// the fixed ones.
 func (p *Plan) estimate(sc *Scenario) time.Duration {
 	o := p.Options
-	qps := float64(EstimateQPS)
-	if sc.Strategy.Persistence == "always" && sc.Mode != loadgen.ModeGet {
+	qps, prefill, startStop := float64(EstimateQPS), float64(EstimatePrefillQPS), EstimateStartStop
+	k := keyOf(sc)
+	if k.always {
 		qps = EstimateAlwaysQPS
 	}
-	d := EstimateStartStop + time.Duration(float64(o.Requests)/qps*float64(time.Second))
-	if sc.Workload != nil {
-		if len(workloadFills(workloadConfig(o, sc.Workload))) > 0 {
-			d += time.Duration(float64(o.Keyspace) / EstimatePrefillQPS * float64(time.Second))
+	if r := p.cal[sc.Desc.Name]; r != nil {
+		if q := r.rate(k, o.SetRatio); q > 0 {
+			qps = q
 		}
-		return d
+		if r.prefill > 0 {
+			prefill = r.prefill
+		}
+		startStop = r.startOf(sc.Target) + r.stop
 	}
-	if sc.Mode != loadgen.ModeSet {
-		d += time.Duration(float64(o.Keyspace) / EstimatePrefillQPS * float64(time.Second))
+	d := startStop + seconds(float64(o.Requests)/qps)
+	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
+	if sc.Workload != nil {
+		cfg := workloadConfig(o, sc.Workload)
+		keys, fills = cfg.Keyspace, len(workloadFills(cfg)) > 0
+	}
+	if fills {
+		d += seconds(float64(keys) / prefill)
 	}
 	return d
 }
@@ -343,6 +359,9 @@ func (p *Plan) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, ", strategies %s\n", strings.Join(ss, ", "))
 	}
+	for _, line := range p.calibrationLines() {
+		fmt.Fprintln(&b, line)
+	}
 	var total time.Duration
 	width := len(fmt.Sprint(len(p.Steps)))
 	for i, st := range p.Steps {
@@ -350,8 +369,7 @@ func (p *Plan) Write(w io.Writer) error {
 		total += d
 		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
 	}
-	fmt.Fprintf(&b, "estimated time: %s (assuming %d req/s, %d with fsync always, prefill %d keys/s, %v to start and stop a server; retries not counted)\n",
-		formatDuration(total), EstimateQPS, EstimateAlwaysQPS, EstimatePrefillQPS, EstimateStartStop)
+	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", formatDuration(total), p.calibrationNote())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -48,7 +48,10 @@ func newFiles(dir, prefix, ts, chart string) Files {
 // writeReport builds the report of rows, writes the markdown, HTML,
 // summary, trimmed and chart files, and prints the markdown to stdout. It is the
 // code "kvbench report" runs on the detail CSV: report.Build, then the
-// Report's writers, so both give the same figures.
+// Report's writers, so both give the same figures. The markdown file links
+// to the chart beside it; the printed markdown does not (the link is
+// relative to the results' directory, not to wherever stdout goes), so it
+// is what "kvbench report" prints on the detail CSV, byte for byte.
 func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (*report.Report, error) {
 	baselines, err := report.ParseBaselines(o.Baselines)
 	if err != nil {
@@ -69,5 +72,7 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 		Markdown: files.Report, HTML: files.HTML, Summary: files.Summary, Trimmed: files.Trimmed,
 		Chart: files.Chart, ChartFormat: o.Chart,
 	})
-	return rep, errors.Join(err, rep.WriteMarkdown(stdout))
+	printed := *rep
+	printed.Options.ChartLink = ""
+	return rep, errors.Join(err, printed.WriteMarkdown(stdout))
 }

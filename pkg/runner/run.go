@@ -101,6 +101,7 @@ func Run(ctx context.Context, opts Options, stdout, stderr io.Writer) (*Result, 
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
+	plan.Calibrate(ctx, stderr)
 	if plan.Options.DryRun {
 		return &Result{Plan: plan}, plan.Write(stdout)
 	}
@@ -411,6 +412,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	t0 := time.Now()
 	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
 	t.Start = time.Since(t0)
+	row.StartS = t.Start.Seconds()
 	if err != nil {
 		os.RemoveAll(dir)
 		return out, fmt.Errorf("start: %w", err)
@@ -428,6 +430,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 			serr = fmt.Errorf("remove %s: %w", dir, rerr)
 		}
 		t.Stop = time.Since(t1)
+		row.StopS = t.Stop.Seconds()
 		if err == nil && serr != nil {
 			err = fmt.Errorf("stop: %w", serr)
 		}
@@ -439,19 +442,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 
-	cfg := loadgen.DefaultConfig()
-	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
-	cfg.TLS = info.TLS
-	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
-	cfg.Cluster = len(info.Nodes) > 0 // a redis-cluster, or an attached cluster
-	cfg.ClusterSeeds = info.Nodes
-	if o.Threads > 0 {
-		cfg.Threads = o.Threads
-	}
-	cfg.Keyspace, cfg.ValueSize, cfg.SetRatio = o.Keyspace, o.ValueSize, o.SetRatio
-	cfg.SetCmd, cfg.GetCmd, cfg.Seed = sc.Desc.SetCmd, sc.Desc.GetCmd, seed
-	cfg.VerifyGet, cfg.Timeout = sc.Mode != loadgen.ModeSet, o.Timeout
-	cfg.ProgressInterval = o.ProgressInterval
+	cfg := loadConfig(o, sc, info, seed)
 	cfg.Progress = func(p loadgen.Progress) {
 		pe := e
 		pe.Kind, pe.Progress = EventProgress, p

@@ -46,13 +46,16 @@ func ExampleCompare() {
 	// Output: p=0.008 significant=true
 }
 
-// Describe summarizes a scenario's rounds.
+// Describe summarizes a scenario's rounds. Five rounds cannot give a 95%
+// interval of the median; [min, max] is the interval, at its exact level.
 func ExampleDescribe() {
 	s := stats.Describe([]float64{210541, 211713, 202589, 231251, 402028}, stats.DefaultConfidence)
 	fmt.Printf("median %s, CV %s%%, min %s, max %s\n",
 		stats.Format2(s.Median), stats.Format2(s.CV), stats.Format2(s.Min), stats.Format2(s.Max))
+	fmt.Printf("interval [%s, %s] at %v%%\n", stats.Format2(s.Lo), stats.Format2(s.Hi), s.Confidence*100)
 	fmt.Println(s.Warnings)
 	// Output:
 	// median 211713.00, CV 33.68%, min 202589.00, max 402028.00
-	// [need >= 6 samples for confidence interval at level 0.95]
+	// interval [202589.00, 402028.00] at 93.75%
+	// [the 95% confidence interval of the median needs 6 values; [min, max] of 5 is at 93.75%]
 }

@@ -6,12 +6,16 @@
 //
 // The confidence interval and the Mann–Whitney U test come from
 // golang.org/x/perf/benchmath, the package behind benchstat, so a kvbench
-// verdict means what a benchstat verdict means.
+// verdict means what a benchstat verdict means. Where benchmath has no
+// finite interval (too few rounds for the level), Describe gives the widest
+// order-statistic interval, [min, max], at its exact confidence instead of
+// an unbounded one (see Describe).
 //
 // No function here sorts or otherwise modifies the caller's slice.
 package stats
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -173,20 +177,37 @@ type Summary struct {
 	// CV is the coefficient of variation, StdDev/|Mean|, in percent; NaN
 	// for fewer than 2 values or a zero mean.
 	CV float64
-	// Lo and Hi bound the confidence interval of the median; they are
-	// infinite when there are too few values for the requested level.
+	// Lo and Hi bound the confidence interval of the median, two of the
+	// values (order statistics); always finite, NaN for fewer than 2
+	// values (no interval).
 	Lo, Hi float64
-	// Confidence is the actual level of [Lo, Hi] (at least the requested one).
+	// Confidence is the exact level of [Lo, Hi]: at least the requested
+	// one when there are enough values for it, else below it (the
+	// interval is then [Min, Max]); 0 when there is no interval.
 	Confidence float64
-	// Warnings explain figures that cannot be trusted (from benchmath, e.g.
-	// too few values for a finite confidence interval).
+	// Warnings explain figures that cannot be trusted: an interval below
+	// the requested level says how many values that level needs.
 	Warnings []error
 }
 
 // Describe summarizes xs; the median's confidence interval is at the given
-// level (e.g. DefaultConfidence) and is computed by benchmath's
-// distribution-free method, as benchstat does. xs is not modified. An
-// empty xs gives a Summary whose figures are NaN.
+// level (e.g. DefaultConfidence). xs is not modified. An empty xs gives a
+// Summary whose figures are NaN.
+//
+// The interval is distribution-free, made of order statistics: the
+// probability that the population median lies between the i-th and j-th
+// smallest of n values is a sum of binomial(n, 1/2) terms, which needs no
+// assumption about the rounds' distribution (benchmark rounds are skewed
+// and have outliers, so a normal interval would mislead). With enough
+// values it is benchmath's (benchstat's) interval, the narrowest at the
+// level or above. With too few for the level (5 values cannot reach 95%,
+// 6 can) benchmath bounds it by ±Inf; Describe gives instead the widest
+// interval that exists, [min, max], whose exact confidence is
+// 1 - 2·(1/2)^n (93.75% for 5 values): a true interval at a stated
+// level, rather than no bound at a level it does not have. A bootstrap
+// interval would be narrower but its level at n = 5 is only nominal;
+// Hodges–Lehmann's bounds a pseudo-median, not the median the report
+// prints.
 func Describe(xs []float64, confidence float64) Summary {
 	nan := math.NaN()
 	s := Summary{N: len(xs), Mean: nan, Median: nan, Min: nan, Max: nan, StdDev: nan, CV: nan, Lo: nan, Hi: nan}
@@ -207,10 +228,27 @@ func Describe(xs []float64, confidence float64) Summary {
 	}
 	th := benchmath.DefaultThresholds
 	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), &th), confidence)
-	s.Median, s.Lo, s.Hi, s.Confidence = sum.Center, sum.Lo, sum.Hi, sum.Confidence
-	s.Warnings = sum.Warnings
+	s.Median = sum.Center
+	switch n := len(xs); {
+	case !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0):
+		s.Lo, s.Hi, s.Confidence = sum.Lo, sum.Hi, sum.Confidence
+	case n >= 2:
+		s.Lo, s.Hi, s.Confidence = s.Min, s.Max, minMaxConfidence(n)
+		if need := MedianCIRounds(confidence); need > 0 {
+			s.Warnings = append(s.Warnings, fmt.Errorf("the %v%% confidence interval of the median needs %d values; [min, max] of %d is at %v%%",
+				confidence*100, need, n, s.Confidence*100))
+		} else {
+			s.Warnings = append(s.Warnings, fmt.Errorf("the %v%% confidence interval of the median needs more than 50 values; [min, max] of %d is at %v%%",
+				confidence*100, n, s.Confidence*100))
+		}
+	}
 	return s
 }
+
+// minMaxConfidence is the exact confidence of [min, max] as an interval of
+// the median of n values: the probability that some but not all of them
+// fall below the median, 1 - 2·(1/2)^n, exact in binary.
+func minMaxConfidence(n int) float64 { return 1 - math.Ldexp(1, 1-n) }
 
 // Comparison is the verdict of Compare.
 type Comparison struct {
@@ -244,12 +282,14 @@ func Compare(a, b []float64, alpha float64) Comparison {
 	return Comparison{P: c.P, Alpha: c.Alpha, N1: len(a), N2: len(b), Warnings: c.Warnings}
 }
 
-// MedianCIRounds is the fewest values for which Describe's confidence
-// interval of the median is finite at the given level (6 at 95%); 0 if
-// even 50 values are too few.
+// MedianCIRounds is the fewest values for which the confidence interval
+// of the median reaches the given level (6 at 95%); 0 if even 50 values
+// are too few. With fewer, Describe's interval is [min, max] at a lower,
+// exact level.
 func MedianCIRounds(confidence float64) int {
 	return cachedRounds(&medianCIRounds, confidence, 50, func(n int) bool {
-		s := Describe(ramp(0, n), confidence)
+		th := benchmath.DefaultThresholds
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(ramp(0, n), &th), confidence)
 		return !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0)
 	})
 }

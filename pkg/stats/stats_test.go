@@ -173,7 +173,7 @@ func TestNoMutation(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	t.Run("five rounds: no finite 95% interval", func(t *testing.T) {
+	t.Run("five rounds: [min, max] at 93.75%", func(t *testing.T) {
 		s := Describe([]float64{139895, 138768, 138867, 143296, 144388}, DefaultConfidence)
 		if s.N != 5 || s.Min != 138768 || s.Max != 144388 || s.Median != 139895 {
 			t.Errorf("got %+v", s)
@@ -181,8 +181,37 @@ func TestDescribe(t *testing.T) {
 		if Format2(s.CV) != "1.86" {
 			t.Errorf("CV = %v, want 1.86", s.CV)
 		}
-		if !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) || len(s.Warnings) == 0 {
-			t.Errorf("want an unbounded interval with a warning, got [%v, %v] %v", s.Lo, s.Hi, s.Warnings)
+		if s.Lo != 138768 || s.Hi != 144388 || s.Confidence != 0.9375 {
+			t.Errorf("interval [%v, %v] at %v, want [138768, 144388] at 0.9375 (1 - 2/2^5)", s.Lo, s.Hi, s.Confidence)
+		}
+		if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0].Error(), "needs 6 values") {
+			t.Errorf("warnings %v, want one saying 95%% needs 6 values", s.Warnings)
+		}
+	})
+	t.Run("never infinite", func(t *testing.T) {
+		for n := 2; n <= 12; n++ {
+			for _, level := range []float64{0.5, 0.9, 0.95, 0.99, 0.999} {
+				xs := ramp(100, n)
+				s := Describe(xs, level)
+				if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) || math.IsNaN(s.Hi) ||
+					s.Lo > s.Median || s.Hi < s.Median || !slices.Contains(xs, s.Lo) || !slices.Contains(xs, s.Hi) {
+					t.Errorf("n=%d at %v: [%v, %v] around %v", n, level, s.Lo, s.Hi, s.Median)
+				}
+				// The level is reached exactly when there are enough values.
+				if enough := n >= MedianCIRounds(level); enough != (s.Confidence >= level) || enough != (len(s.Warnings) == 0) {
+					t.Errorf("n=%d at %v: confidence %v, warnings %v (need %d)", n, level, s.Confidence, s.Warnings, MedianCIRounds(level))
+				}
+			}
+		}
+		if s := Describe([]float64{7}, DefaultConfidence); !math.IsNaN(s.Lo) || !math.IsNaN(s.Hi) || s.Confidence != 0 {
+			t.Errorf("one value: [%v, %v] at %v, want no interval", s.Lo, s.Hi, s.Confidence)
+		}
+	})
+	t.Run("exact confidence of [min, max]", func(t *testing.T) {
+		for n, want := range map[int]float64{2: 0.5, 3: 0.75, 4: 0.875, 5: 0.9375} {
+			if s := Describe(ramp(0, n), 0.99); s.Confidence != want {
+				t.Errorf("n=%d: %v, want %v", n, s.Confidence, want)
+			}
 		}
 	})
 	t.Run("ten rounds: a finite interval around the median", func(t *testing.T) {
@@ -272,10 +301,9 @@ func TestRound2FastPath(t *testing.T) {
 	}
 }
 
-// TestRoundsNeeded: the thresholds the report's warnings quote are
-// benchmath's own (its messages say "need >= 6 samples for confidence
-// interval at level 0.95", "need >= 4 samples to detect a difference at
-// alpha level 0.05").
+// TestRoundsNeeded: the thresholds the report quotes are benchmath's own
+// (its messages say "need >= 6 samples for confidence interval at level
+// 0.95", "need >= 4 samples to detect a difference at alpha level 0.05").
 func TestRoundsNeeded(t *testing.T) {
 	for _, tt := range []struct {
 		got, want int
@@ -291,8 +319,8 @@ func TestRoundsNeeded(t *testing.T) {
 		}
 	}
 	n := MedianCIRounds(0.95)
-	if s := Describe(ramp(1, n-1), 0.95); len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0].Error(), "need >= 6 samples") {
-		t.Errorf("benchmath's warning with %d rounds: %v", n-1, s.Warnings)
+	if s := Describe(ramp(1, n-1), 0.95); len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0].Error(), "needs 6 values") {
+		t.Errorf("the warning with %d rounds: %v", n-1, s.Warnings)
 	}
 	if s := Describe(ramp(1, n), 0.95); len(s.Warnings) != 0 {
 		t.Errorf("benchmath warns with %d rounds: %v", n, s.Warnings)

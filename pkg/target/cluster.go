@@ -101,6 +101,9 @@ func NewRedisCluster(cfg RedisClusterConfig) (*RedisCluster, error) {
 // Desc describes the target.
 func (c *RedisCluster) Desc() Desc { return c.desc }
 
+// Shards is the number of masters the cluster is formed of.
+func (c *RedisCluster) Shards() int { return c.shards }
+
 // clusterNode is one started node.
 type clusterNode struct {
 	inst *instance

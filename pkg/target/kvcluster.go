@@ -70,6 +70,9 @@ func NewKvstoreCluster(cfg KvstoreClusterConfig) (*KvstoreCluster, error) {
 // Desc describes the target.
 func (c *KvstoreCluster) Desc() Desc { return c.desc }
 
+// Shards is the number of nodes the cluster is formed of.
+func (c *KvstoreCluster) Shards() int { return c.shards }
+
 // Start starts the cluster's nodes for strategy s, each in a directory
 // node-N of env.Dir, with the cluster file cluster.yaml in env.Dir, and
 // returns once every node answers PING with the strategy's configuration.
