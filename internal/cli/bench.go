@@ -205,8 +205,14 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	if len(c.ValueSizes) > 0 && len(c.Commands) == 0 && len(o.Tests) == 0 {
 		return fmt.Errorf("value size ranges and lists need a command mix (--command, --workload or --tests)")
 	}
-	_, err = c.Normalize()
-	return err
+	n, err := c.Normalize()
+	if err != nil {
+		return err
+	}
+	if len(o.Tests) == 0 {
+		return n.InsertOnlyErrors()
+	}
+	return nil
 }
 
 // validateSizes sets the value size, or sizes, from --value-size and

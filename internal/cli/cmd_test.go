@@ -98,6 +98,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--pipeline", "0"}, "pipeline 0"},
 		{[]string{"run", "--workloads", "ycsb-z"}, `workload ycsb-z: no workload named "ycsb-z"`},
 		{[]string{"run", "--workloads", "ycsb-a,none.yaml"}, "workload none.yaml: open none.yaml"},
+		{[]string{"bench", "--set-cmd", "RSET", "--mode", "set", "--requests", "100000", "--keyspace", "20000"}, "RSET only inserts: a set run of 100000 requests over 20000 keys would have 80000 refused writes"},
+		{[]string{"bench", "--set-cmd", "rset", "--mode", "mixed"}, "rset only inserts: the writes of a mixed run meet keys written before"},
+		{[]string{"run", "--dry-run", "--targets", "kvstore", "--modes", "set", "--requests", "100000", "--keyspace", "20000"}, "target kvstore, mode set: RSET only inserts"},
+		{[]string{"run", "--dry-run", "--targets", "kvstore", "--modes", "mixed"}, "target kvstore, mode mixed: RSET only inserts"},
 		{[]string{"run", "extra"}, "unknown command"},
 		{[]string{"version", "extra"}, "unknown command"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/control"
@@ -63,6 +64,35 @@ const (
 	// MaxStartLate is how far past Config.StartAt a run may still start.
 	MaxStartLate = time.Second
 )
+
+// InsertOnly reports whether a write command, sent as "CMD key value",
+// only inserts: it refuses a key that exists with an EXIST error reply,
+// counted as a conflict (the kvstore's RSET, and HSET key value of its
+// hash engine). Such a write run must not meet a key twice.
+func InsertOnly(cmd string) bool { return strings.EqualFold(cmd, "RSET") || strings.EqualFold(cmd, "HSET") }
+
+// InsertOnlyErrors returns why a run of c would count writes that an
+// insert-only write command refuses: a set run of more requests than
+// keys its order can give once, or a mixed run, whose writes meet the
+// keys written before. Nil for a run that cannot meet a key twice.
+func (c Config) InsertOnlyErrors() error {
+	if !InsertOnly(c.SetCmd) || len(c.Commands) > 0 {
+		return nil
+	}
+	switch {
+	case c.Mode == ModeSet && c.Duration > 0:
+		return fmt.Errorf("%s only inserts: a set run bounded by time (--duration) would meet its keys again and count the refused writes: give --requests at most --keyspace (%d), or a write command that overwrites (--set-cmd SET)", c.SetCmd, c.Keyspace)
+	case c.Mode == ModeSet && (c.Requests > c.Keyspace || c.KeyPattern != keyspace.Sequential && c.KeyPattern != keyspace.Permutation && c.KeyPattern != ""):
+		if c.Requests > c.Keyspace {
+			return fmt.Errorf("%s only inserts: a set run of %d requests over %d keys would have %d refused writes counted as requests: give --keyspace at least --requests (%d), or a write command that overwrites (--set-cmd SET)",
+				c.SetCmd, c.Requests, c.Keyspace, c.Requests-c.Keyspace, c.Requests)
+		}
+		return fmt.Errorf("%s only inserts: the key pattern %s draws keys again, and each refused write would count as a request: use the permutation or sequential order, or a write command that overwrites (--set-cmd SET)", c.SetCmd, c.KeyPattern)
+	case c.Mode == ModeMixed:
+		return fmt.Errorf("%s only inserts: the writes of a mixed run meet keys written before and would be refused, yet counted as requests: use a write command that overwrites (--set-cmd SET), or a command mix that inserts past the keyspace (key pattern insert)", c.SetCmd)
+	}
+	return nil
+}
 
 // DefaultThreads is the default number of worker threads: one per CPU.
 func DefaultThreads() int { return runtime.NumCPU() }

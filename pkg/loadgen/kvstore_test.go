@@ -132,3 +132,27 @@ func TestKvstoreClosedMidRun(t *testing.T) {
 		t.Fatal("run still going 3s after the server closed")
 	}
 }
+
+// TestRefusedWritesWarned: a set run of the insert-only RSET that meets
+// the keys a first run wrote counts every write as a conflict, and says
+// in a warning that its QPS counts writes that did not happen.
+func TestRefusedWritesWarned(t *testing.T) {
+	tg, _ := kvstoreTarget(t)
+	cfg := fill(Config{Addr: tg.addr, Mode: ModeSet, SetCmd: "RSET", GetCmd: "RGET", Requests: 2000, Keyspace: 2000, Pipeline: 32})
+	first := run(t, tg, cfg)
+	if first.Conflicts != 0 || len(first.Warnings) != 0 {
+		t.Fatalf("first run: %d conflicts, warnings %v", first.Conflicts, first.Warnings)
+	}
+	if err := cfg.InsertOnlyErrors(); err != nil {
+		t.Fatalf("a run of as many requests as keys is refused: %v", err)
+	}
+	again := run(t, tg, cfg)
+	if again.Conflicts != 2000 || len(again.Warnings) != 1 || !errors.Is(again.Warnings[0], ErrRefusedWrites) ||
+		!strings.Contains(again.Warnings[0].Error(), "2000 of 2000 writes") {
+		t.Errorf("second run: %d conflicts, warnings %v; want 2000 and one warning", again.Conflicts, again.Warnings)
+	}
+	cfg.Requests = 2001
+	if err := cfg.InsertOnlyErrors(); err == nil || !strings.Contains(err.Error(), "1 refused writes") {
+		t.Errorf("one request more than keys: %v", err)
+	}
+}

@@ -19,6 +19,11 @@ import (
 // the expected value (see Config.VerifyGet and Config.AllowMisses).
 var ErrVerify = errors.New("verify-get failed")
 
+// ErrRefusedWrites is wrapped by the warning of a run whose writes were
+// refused by an insert-only command (Counts.Conflicts): its QPS counts
+// them.
+var ErrRefusedWrites = errors.New("writes refused")
+
 // ErrLateStart is wrapped by the error of a run that reached its
 // Config.StartAt more than MaxStartLate after it.
 var ErrLateStart = errors.New("start time already passed")
@@ -366,6 +371,10 @@ func (r *runner) collect(ph *phase) Result {
 	m.End = m.Start.Add(m.Elapsed)
 	m.Commands = r.commandResults(m)
 	m.Finish()
+	if m.Conflicts > 0 {
+		m.Warnings = append(m.Warnings, fmt.Errorf("%w: %d of %d writes met a key that existed and were refused (EXIST): the QPS counts them as requests, though the server wrote nothing",
+			ErrRefusedWrites, m.Conflicts, m.Sets))
+	}
 	if m.SendLag != nil {
 		if w := behindSchedule(m.SendLagLatency); w != nil {
 			m.Warnings = append(m.Warnings, w)

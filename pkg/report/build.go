@@ -205,6 +205,9 @@ type Scenario struct {
 	// ClientBoundRounds counts the ok rounds whose load generator may have
 	// set the pace (client_bound).
 	ClientBoundRounds int `json:"client_bound_rounds,omitempty"`
+	// RefusedRounds counts the ok rounds in which writes were refused
+	// (conflicts): the scenario is then compared with nothing.
+	RefusedRounds int `json:"refused_rounds,omitempty"`
 	// CV is the coefficient of variation of all ok rounds' QPS, in
 	// percent; missing below 2 rounds.
 	CV Figure `json:"cv_pct"`
@@ -272,6 +275,8 @@ type Round struct {
 	QPSPerCPU Figure `json:"qps_per_server_cpu_s"`
 	// ClientBound marks a round whose load generator may have set the pace.
 	ClientBound bool `json:"client_bound,omitempty"`
+	// Conflicts counts the round's refused writes.
+	Conflicts int64 `json:"conflicts,omitempty"`
 	// Dropped marks the round the trimming rule dropped.
 	Dropped bool `json:"dropped,omitempty"`
 	// Pos is where the row was read.
@@ -293,6 +298,9 @@ type Change struct {
 	P Prob `json:"p"`
 	// Significant is P <= Alpha: the difference is not noise.
 	Significant bool `json:"significant"`
+	// Refused says that the scenario or its baseline had writes refused:
+	// nothing was compared.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // OverheadTable is the overhead table of one alloc of a target.
@@ -554,7 +562,7 @@ func (b *builder) add(r *results.Row) {
 		Round: r.Round, QPS: Figure(qps), UsPerOp: Figure(us),
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
-		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound,
+		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
 		Pos: pos, hist: r.LatencyHist,
 	})
 	sc.requests = max(sc.requests, r.Requests)
@@ -778,6 +786,12 @@ func (b *builder) scenario(sc *Scenario) {
 		if r.ClientBound {
 			sc.ClientBoundRounds++
 		}
+		if r.Conflicts > 0 {
+			sc.RefusedRounds++
+		}
+	}
+	if sc.RefusedRounds > 0 {
+		b.warn(WarnRefusedWrites, Subject{Name: name, N: sc.RefusedRounds})
 	}
 	if sc.ClientBoundRounds > 0 {
 		b.warn(WarnClientBound, Subject{Name: name, N: sc.ClientBoundRounds})
@@ -936,6 +950,10 @@ type sortedKey struct {
 func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenario) Figure, round func(Round) Figure) Change {
 	c := Change{Metric: metric, Pct: missing, P: Prob(math.NaN())}
 	if base == nil {
+		return c
+	}
+	if sc.RefusedRounds > 0 || base.RefusedRounds > 0 {
+		c.Refused = true
 		return c
 	}
 	c.Pct = Figure(stats.ChangePct(float64(trimmed(sc)), float64(trimmed(base))))

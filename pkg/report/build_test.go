@@ -423,3 +423,36 @@ func TestWarningNamesAtMost(t *testing.T) {
 		t.Errorf("warning %q", got)
 	}
 }
+
+// TestRefusedWrites: a scenario whose rounds had writes refused (an
+// insert-only command meeting existing keys) is compared with nothing:
+// its overhead cells and its side-by-side ratio say so, and the report
+// warns, naming it.
+func TestRefusedWrites(t *testing.T) {
+	five := []float64{300, 301, 302, 303, 304}
+	kv := rowsOf("kvstore", "persist_always", "always", "set", five...)
+	for i := range kv {
+		kv[i].Conflicts = 80_000
+	}
+	rows := slices.Concat(kv, rowsOf("kvstore", "nopersist", "none", "set", five...),
+		rowsOf("redis", "aof_always", "always", "set", 90, 91, 92, 93, 94), rowsOf("redis", "none", "none", "set", five...))
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	if n := strings.Count(out, "refused writes |"); n < 3 {
+		t.Errorf("%d cells say refused writes, want the overhead's QPS, us/op and the side-by-side ratio:\n%s", n, out)
+	}
+	if !strings.Contains(out, "writes were refused") || !strings.Contains(out, "kvstore/persist_always/set (5 rounds)") {
+		t.Errorf("no warning naming the scenario:\n%s", out)
+	}
+	sc := rep.Targets[0].Scenario("persist_always", "set")
+	if sc == nil || sc.RefusedRounds != 5 || sc.Change(MetricQPS) == nil || !sc.Change(MetricQPS).Refused {
+		t.Errorf("scenario %+v", sc)
+	}
+}

@@ -65,7 +65,7 @@ func (l *labels) subject(kind string, s Subject) string {
 			return s.Name + l.failed1
 		}
 		return s.Name + fmt.Sprintf(l.failedN, s.N)
-	case WarnUntrimmed, WarnFewRounds, WarnClientBound:
+	case WarnUntrimmed, WarnFewRounds, WarnClientBound, WarnRefusedWrites:
 		if s.N == 1 {
 			return s.Name + l.rounds1
 		}
@@ -143,6 +143,8 @@ var langs = map[string]*labels{
 		warnHead: map[string]string{
 			WarnNoRounds:    "no ok round, nothing to report",
 			WarnClientBound: "the load generator may be the bottleneck: add --threads or agents (rounds where it was busy for most of its threads' time)",
+			WarnRefusedWrites: "writes were refused (an insert-only command met existing keys, the conflicts column): the QPS counts writes that did not happen, so these scenarios are compared with nothing; " +
+				"give --keyspace at least --requests, or a write command that overwrites",
 			WarnUntrimmed:   "fewer than %d ok rounds: nothing dropped, and one disturbed round decides the means",
 			WarnFewRounds:   "fewer than %d ok rounds: one disturbed round still sways the means, and the significance test has little power",
 			WarnNoisy:       "CV above %v%%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise",
@@ -210,6 +212,8 @@ var langs = map[string]*labels{
 		warnHead: map[string]string{
 			WarnNoRounds:    "没有 ok 轮次，无可报告",
 			WarnClientBound: "压测程序可能是瓶颈：请增加 --threads 或使用 agents（压测线程大部分时间处于忙碌的轮次）",
+			WarnRefusedWrites: "有写入被拒绝（只插入的命令遇到已存在的键，见 conflicts 列）：QPS 计入了并未执行的写入，因此这些场景不与任何场景比较；" +
+				"请让 --keyspace 不小于 --requests，或使用会覆盖的写命令",
 			WarnUntrimmed:   "ok 轮次少于 %d 轮：未剔除，一轮受扰就决定均值",
 			WarnFewRounds:   "ok 轮次少于 %d 轮：一轮受扰仍会左右均值，显著性检验的功效也很低",
 			WarnNoisy:       "变异系数超过 %v%%：各轮结果不一致（机器繁忙或服务器不稳定），小于波动幅度的差异只是噪声",

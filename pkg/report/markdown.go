@@ -409,6 +409,8 @@ func (m *mdWriter) overhead(t *TargetReport, o *OverheadTable, opts Options) {
 // "-6.58% (p=0.008)" or "+0.48% ~"; "-" when there is nothing to compare.
 func (c *Change) String() string {
 	switch {
+	case c != nil && c.Refused:
+		return refusedCell
 	case c == nil || !c.Pct.Valid():
 		return "-"
 	case c.P != c.P: // NaN: no test

@@ -193,6 +193,9 @@ func TestZHHasNoEnglish(t *testing.T) {
 	bound := rowsOf("x", "d", "always", "set", 5, 5, 6)
 	bound[0].ClientBound, bound[1].QPSPerServerCPUS = true, 40
 	rows = append(rows, bound...)
+	refused := rowsOf("x", "e", "always", "set", 5, 5, 6)
+	refused[0].Conflicts = 10
+	rows = append(rows, refused...)
 	for i := range rows {
 		rows[i].Connections, rows[i].Cores, rows[i].Kernel, rows[i].ClientHost, rows[i].ServerVersion = 4, 2, "6.1", "h", "1.0"
 	}

@@ -93,16 +93,26 @@ type Ratio struct {
 	P Prob `json:"p"`
 	// Significant is P <= Alpha.
 	Significant bool `json:"significant"`
+	// Refused says that one of the two had writes refused: nothing was
+	// compared.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // String is the ratio cell: "0.69 (p=0.008)", "1.02 ~", "-" when there is
 // nothing to compare.
 func (r *Ratio) String() string {
-	if r == nil || !r.Ratio.Valid() {
+	switch {
+	case r != nil && r.Refused:
+		return refusedCell
+	case r == nil || !r.Ratio.Valid():
 		return "-"
 	}
 	return r.Ratio.String() + verdict(r.P, r.Significant)
 }
+
+// refusedCell is a comparison's cell when writes were refused on either
+// side (WarnRefusedWrites explains it).
+const refusedCell = "refused writes"
 
 // verdict is the significance mark after a figure: " (p=0.008)",
 // " (p<0.001)", " ~", or nothing when no test was made.
@@ -345,6 +355,10 @@ func (b *builder) sideRow(tab *SideBySide, row *SideRow, refCol int, targets map
 // of the trimmed figures as displayed, the verdict from all ok rounds.
 func (b *builder) ratio(subject, metric string, sc, ref *Scenario, trimmed func(*Scenario) Figure, round func(Round) Figure) *Ratio {
 	r := &Ratio{Ratio: missing, P: Prob(math.NaN())}
+	if sc.RefusedRounds > 0 || ref.RefusedRounds > 0 {
+		r.Refused = true
+		return r
+	}
 	x, y := trimmed(sc), trimmed(ref)
 	if !x.Valid() || !y.Valid() || y == 0 {
 		return r

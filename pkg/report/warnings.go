@@ -15,6 +15,11 @@ const (
 	// its threads' time (the client_bound column): it, not the server, may
 	// have set the pace (N: those rounds).
 	WarnClientBound = "client_bound"
+	// WarnRefusedWrites: rounds in which writes were refused (the
+	// conflicts column: an insert-only command met keys that existed):
+	// their QPS counts requests the server did not carry out, and they are
+	// compared with nothing (N: those rounds).
+	WarnRefusedWrites = "refused_writes"
 	// WarnUntrimmed: fewer than 3 ok rounds, nothing dropped (N: rounds).
 	WarnUntrimmed = "untrimmed"
 	// WarnFewRounds: fewer than 5 ok rounds (N: rounds).
@@ -35,7 +40,7 @@ const (
 )
 
 // warnKinds is the order of the kinds.
-var warnKinds = []string{WarnNoRounds, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
+var warnKinds = []string{WarnNoRounds, WarnRefusedWrites, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
 	WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
 
 // Warning is one kind of doubt about the figures, with every scenario (or,

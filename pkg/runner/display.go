@@ -180,6 +180,10 @@ func (d *display) endLine(e Event) string {
 			fmt.Fprintf(&b, ", prefill %.2fs", t.Prefill.Seconds())
 		}
 		fmt.Fprintf(&b, ", stop %.2fs", t.Stop.Seconds())
+		if r.Conflicts > 0 {
+			fmt.Fprintf(&b, "; WARNING: %s of %s writes refused (EXIST): the QPS counts writes that did not happen, and the round is compared with nothing",
+				thousands(float64(r.Conflicts)), thousands(float64(r.Requests)))
+		}
 	} else {
 		what := "failed, retrying"
 		switch {

@@ -197,6 +197,12 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			p.Warnings = append(p.Warnings, fmt.Errorf("target %s has none of the strategies asked for (it has %s): skipped", d.Name, strategyNames(d.Strategies)))
 			continue
 		}
+		for _, m := range o.Modes {
+			c := loadgen.Config{Mode: loadgen.Mode(m), Requests: o.Requests, Keyspace: o.Keyspace, SetCmd: d.SetCmd}
+			if err := c.InsertOnlyErrors(); err != nil {
+				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
+			}
+		}
 		for _, s := range sel {
 			for _, m := range o.Modes {
 				p.Scenarios = append(p.Scenarios, &Scenario{Target: t, Desc: d, Strategy: s, Mode: loadgen.Mode(m)})

@@ -96,7 +96,7 @@ func TestPlanSelection(t *testing.T) {
 	}{
 		{name: "defaults", modes: set,
 			want: []string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/nopersist/set"}},
-		{name: "list", strategies: []string{"nopersist", "persist_always"}, modes: []string{"get", "mixed"},
+		{name: "list", strategies: []string{"nopersist", "persist_always"}, modes: []string{"get", "mixed"}, edit: func(o *Options) { o.SetCmd, o.GetCmd = "SET", "GET" },
 			want: []string{"kvstore/persist_always/get", "kvstore/persist_always/mixed", "kvstore/nopersist/get", "kvstore/nopersist/mixed"}},
 		{name: "all", strategies: []string{"all"}, modes: set,
 			want: []string{"kvstore/persist_no/set", "kvstore/persist_everysec/set", "kvstore/persist_always/set", "kvstore/nopersist/set"}},
