@@ -69,7 +69,9 @@ const (
 // only inserts: it refuses a key that exists with an EXIST error reply,
 // counted as a conflict (the kvstore's RSET, and HSET key value of its
 // hash engine). Such a write run must not meet a key twice.
-func InsertOnly(cmd string) bool { return strings.EqualFold(cmd, "RSET") || strings.EqualFold(cmd, "HSET") }
+func InsertOnly(cmd string) bool {
+	return strings.EqualFold(cmd, "RSET") || strings.EqualFold(cmd, "HSET")
+}
 
 // InsertOnlyErrors returns why a run of c would count writes that an
 // insert-only write command refuses: a set run of more requests than
