@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/kvbench/kvbench/pkg/results"
 )
@@ -119,4 +122,165 @@ func TestNewerStoreRefused(t *testing.T) {
 		t.Fatalf("open a newer store: %v, want ErrNewerStore", err)
 	}
 	t.Log(err)
+}
+
+// testAttempt is one attempt's detail row with every column set.
+func testAttempt(runID string, round int, qps float64) []results.Row {
+	h := hdrhistogram.New(1, 10_000_000, 3)
+	for i := range 1000 {
+		h.RecordValue(int64(1000 + i*10))
+	}
+	enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	return []results.Row{{
+		RunID: runID, StartedAt: "2026-11-30T12:00:00Z", Target: "kvstore", Strategy: "persist_everysec", Persistence: "everysec",
+		Alloc: "mypool", Mode: "set", Round: round, Attempt: 1, Status: results.StatusOK, Requests: 100000, Pipeline: 128,
+		Connections: 1, Keyspace: 100000, ValueSize: 32, Seed: 12345 + int64(round), ElapsedS: 100000 / qps, QPS: qps,
+		UsPerOp: 1e6 / qps, LatP50Us: 150.5, LatP99Us: 300.25, LatP999Us: 450, LatMaxUs: 900, PrefillS: 0.5,
+		ServerVersion: "v1.2.3", ServerConfig: "persist=everysec", ClientHost: "box1", CPUModel: "Test CPU", Cores: 2,
+		Kernel: "6.1.0", Label: "main", ClientCPUS: 0.7, ServerCPUS: 0.9, QPSPerServerCPUS: qps / 0.9, ClientBound: true,
+		LatencyHist: string(enc), Agents: 1, TLS: true,
+	}}
+}
+
+// TestRecordRoundTrip: on both stores, a recorded run keeps every column
+// of every row, its histogram included, and its series rows; it is listed
+// with its status and counts.
+func TestRecordRoundTrip(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		s, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rec := s.NewRecorder(RunInfo{Label: "main", Commit: "abc123", Branch: "dev", KvbenchVersion: "v9"})
+		if err := rec.BeginRun(ctx, "20261130_120000", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		var want []results.Row
+		for i := range 3 {
+			rows := testAttempt("20261130_120000", i+1, 100000+float64(i))
+			if err := rec.Attempt(ctx, rows); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, rows...)
+		}
+		failed := results.Row{RunID: "20261130_120000", Target: "kvstore", Strategy: "persist_everysec", Mode: "get", Round: 1, Attempt: 1,
+			Status: results.StatusFailed, Error: "connection refused", Requests: 42}
+		if err := rec.Attempt(ctx, []results.Row{failed}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, failed)
+		series := []SeriesRow{{RunID: "20261130_120000", Target: "kvstore", Strategy: "persist_everysec", Mode: "set", Round: 1, Attempt: 1,
+			Command: results.CommandTotal, TS: 1, Requests: 5000, QPS: 5000, P50Us: 100, P99Us: 200, P999Us: 300, MaxUs: 400}}
+		if err := rec.Series(ctx, series); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := s.Runs(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 || runs[0].Status != StatusRunning || runs[0].Rows != 4 || runs[0].OKRows != 3 {
+			t.Fatalf("runs while recording: %+v", runs)
+		}
+		if err := rec.Finish(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.findRun(ctx, "20261130_120000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != StatusComplete || r.Label != "main" || r.Commit != "abc123" || r.Branch != "dev" || r.KvbenchVersion != "v9" || r.Finished.IsZero() {
+			t.Errorf("run %+v", r)
+		}
+		got, envs, err := s.detailOf(ctx, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			got[i].Pos = results.Pos{}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("rows read back differ:\n got %+v\nwant %+v", got, want)
+		}
+		if envs[0] == 0 || envs[0] != envs[2] || envs[3] != 0 {
+			t.Errorf("environments %v: want one for the ok rows, none for the failed one", envs)
+		}
+		gotSeries, err := s.seriesOf(ctx, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotSeries, series) {
+			t.Errorf("series read back %+v, want %+v", gotSeries, series)
+		}
+		// The same run id from the same host is refused.
+		if err := s.NewRecorder(RunInfo{}).BeginRun(ctx, "20261130_120000", time.Now()); !errors.Is(err, ErrDuplicateRun) {
+			t.Errorf("a second run of the same id: %v, want ErrDuplicateRun", err)
+		}
+	})
+}
+
+// TestMigrations: on both stores, a store of an older schema is migrated
+// when opened, its rows kept; one of a newer schema is refused and left
+// as it was.
+func TestMigrations(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		old, err := openWith(ctx, loc, migrations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Import(ctx, oldCSVs[:1]); err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		next := append(slices.Clone(migrations), func(dialect) []string {
+			return []string{"ALTER TABLE detail ADD COLUMN stalls BIGINT NOT NULL DEFAULT 0"}
+		})
+		s, err := openWith(ctx, loc, next)
+		if err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		var v, n, stalls int
+		if err := s.db.QueryRow("SELECT version FROM schema_version").Scan(&v); err != nil || v != len(next) {
+			t.Errorf("schema version %d (%v), want %d", v, err, len(next))
+		}
+		if err := s.db.QueryRow("SELECT COUNT(*), COALESCE(SUM(stalls), 0) FROM detail").Scan(&n, &stalls); err != nil || n != 30 {
+			t.Errorf("after the migration: %d rows (%v), want 30", n, err)
+		}
+		s.Close()
+		_, err = Open(ctx, loc)
+		if !errors.Is(err, ErrNewerStore) {
+			t.Fatalf("open a store newer than this kvbench: %v, want ErrNewerStore", err)
+		}
+		t.Log(err)
+		s, err = openWith(ctx, loc, next)
+		if err != nil {
+			t.Fatalf("the refused store changed: %v", err)
+		}
+		s.Close()
+	})
+}
+
+// TestSchemaHasEveryColumn: the detail table has a column for every
+// column of the detail CSV; a column appended to results.Row needs a
+// migration.
+func TestSchemaHasEveryColumn(t *testing.T) {
+	s := openSQLite(t)
+	rows, err := s.db.Query("SELECT name FROM pragma_table_info('detail')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		rows.Scan(&name)
+		have[name] = true
+	}
+	for _, c := range results.Columns {
+		if !have[c] {
+			t.Errorf("detail CSV column %s has no column in the detail table: add a migration", c)
+		}
+	}
 }
