@@ -137,7 +137,7 @@ func TestPrune(t *testing.T) {
 			t.Fatalf("a dry run deleted runs: %d left", n)
 		}
 		res, err := s.Prune(ctx, PruneOptions{OlderThan: 9 * time.Hour, Keep: 8, Now: now})
-		if err != nil || len(res.Runs) != 3 { // 0:00, 1:00 and 2:00 are older; 3:00 … 11:00 are the newest 8
+		if err != nil || len(res.Runs) != 3 { // 0:00, 1:00 and 2:00 are older and not among the newest 8
 			t.Fatalf("prune: %v, %d runs, want 3", err, len(res.Runs))
 		}
 		res, err = s.Prune(ctx, PruneOptions{Keep: 4, Now: now})
