@@ -76,34 +76,43 @@ const insertBatch = 16
 // insertRows inserts values (each row's arguments, in the order of cols)
 // into table, insertBatch rows per statement.
 func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, table, cols string, width int, rows [][]any) error {
-	stmts := map[int]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
-		}
-	}()
 	for len(rows) > 0 {
 		n := min(len(rows), insertBatch)
-		st := stmts[n]
-		if st == nil {
-			q := "INSERT INTO " + table + " (" + cols + ") VALUES " +
-				strings.TrimSuffix(strings.Repeat(placeholders(width)+", ", n), ", ")
-			var err error
-			if st, err = tx.PrepareContext(ctx, s.d.rebind(q)); err != nil {
-				return err
-			}
-			stmts[n] = st
+		q := "INSERT INTO " + table + " (" + cols + ") VALUES " +
+			strings.TrimSuffix(strings.Repeat(placeholders(width)+", ", n), ", ")
+		st, err := s.prepared(ctx, q)
+		if err != nil {
+			return err
 		}
 		args := make([]any, 0, n*width)
 		for _, r := range rows[:n] {
 			args = append(args, r...)
 		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// prepared returns the statement of query, prepared once per store:
+// parsing an INSERT of 16 rows of 50 columns costs more than running it.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.d.rebind(query))
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // attempts splits rows into attempts: consecutive rows of one target,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -96,6 +97,9 @@ func (d dialect) rebind(q string) string {
 type Store struct {
 	db *sql.DB
 	d  dialect
+	// stmts are the statements prepared so far, by query.
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 	// Location is the file or database URL it was opened from, its
 	// password (if any) masked.
 	Location string
@@ -126,10 +130,10 @@ func openWith(ctx context.Context, location string, ms []migration) (*Store, err
 			return nil, fmt.Errorf("history %s: %w", location, err)
 		}
 		s.db, err = sql.Open("sqlite", sqliteDSN(location))
-		// One connection: the process's writes queue in Go rather than
-		// in SQLite's busy handler, and a read never waits on a write of
-		// the same process.
-		s.db.SetMaxOpenConns(1)
+		// Two connections: a statement is prepared on one while a
+		// transaction holds the other (with one, that would wait for
+		// ever); writes take turns through SQLite's lock either way.
+		s.db.SetMaxOpenConns(2)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", s.Location, err)
@@ -168,7 +172,15 @@ func maskPassword(u string) string {
 }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.mu.Unlock()
+	return s.db.Close()
+}
 
 // exec runs a statement with ? placeholders.
 func (s *Store) exec(ctx context.Context, q execer, query string, args ...any) (sql.Result, error) {
