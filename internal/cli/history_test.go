@@ -184,6 +184,7 @@ func TestHistoryDefaults(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv(HistoryEnv, "") // restored when the test ends
 	os.Unsetenv(HistoryEnv)
 	if loc, err := historyLocation("", false); err != nil || loc != "" {
 		t.Errorf("in a test without --history or %s: %q, %v; want nowhere", HistoryEnv, loc, err)

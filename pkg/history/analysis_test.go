@@ -60,7 +60,7 @@ func TestCheckAndTrend(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		recordSynthetic(t, s, 30, 15, 25)
+		recordSynthetic(t, s, 30, 15, 5)
 		a, err := s.Analyze(ctx, AnalyzeOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +82,9 @@ func TestCheckAndTrend(t *testing.T) {
 		}
 		if len(res.Breaks) != 2 {
 			t.Errorf("environment changes %+v, want one per scenario", res.Breaks)
+		}
+		if len(res.Breaks) == 2 && res.Breaks[0].First.Label != "build5" {
+			t.Errorf("the new machine's first run %s, want build5", res.Breaks[0].First.Label)
 		}
 		if _, err := a.Check(15); err != nil {
 			t.Errorf("a 15%% gate fails on a 10%% drop: %v", err)
@@ -154,4 +157,19 @@ func TestPrune(t *testing.T) {
 			t.Errorf("%d environments left, want the newest machine's", n)
 		}
 	})
+}
+
+// TestGateCurrentSeries: a regression of a machine left behind does not
+// fail the gate: the newest runs are on the new machine.
+func TestGateCurrentSeries(t *testing.T) {
+	s := openSQLite(t)
+	recordSynthetic(t, s, 30, 15, 25)
+	a, err := s.Analyze(context.Background(), AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Check(5)
+	if err != nil || len(res.Findings) != 1 || res.Findings[0].Gate {
+		t.Errorf("check: %v, findings %+v; want the drop found, the gate passed", err, res.Findings)
+	}
 }

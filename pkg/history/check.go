@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/pkg/compare"
 	"github.com/kvbench/kvbench/pkg/report"
@@ -25,8 +26,9 @@ type Finding struct {
 	Scenario    string `json:"scenario"`
 	Environment string `json:"environment"`
 	ChangePoint
-	// Gate is set when the change is the series' newest and a regression
-	// beyond the threshold: the newest runs sit in it.
+	// Gate is set when the change is the newest of the scenario's current
+	// series and a regression beyond the threshold: the newest runs sit
+	// in it.
 	Gate bool `json:"gate,omitempty"`
 }
 
@@ -67,14 +69,24 @@ func (a *Analysis) Check(threshold float64) (*CheckResult, error) {
 	}
 	res := &CheckResult{Metric: a.Metric, Alpha: a.Alpha, Threshold: threshold, Series: len(a.Series), Runs: a.Runs}
 	failed := 0
+	// Only a scenario's current series can gate: one whose newest run is
+	// the scenario's newest (an environment left behind no longer says
+	// anything of the newest runs).
+	newest := map[string]time.Time{}
 	for _, sr := range a.Series {
+		if t := sr.Points[len(sr.Points)-1].Run.Started; t.After(newest[sr.Scenario]) {
+			newest[sr.Scenario] = t
+		}
+	}
+	for _, sr := range a.Series {
+		current := !sr.Points[len(sr.Points)-1].Run.Started.Before(newest[sr.Scenario])
 		if sr.Previous != "" {
 			res.Breaks = append(res.Breaks, EnvBreak{Scenario: sr.Scenario, From: sr.Previous, To: sr.Fingerprint,
 				First: sr.Points[0].Run, Changes: sr.EnvChange})
 		}
 		for i, cp := range sr.ChangePoints {
 			f := Finding{Scenario: sr.Scenario, Environment: sr.Fingerprint, ChangePoint: cp}
-			if threshold > 0 && i == len(sr.ChangePoints)-1 && cp.Regression && -float64(Better(a.Metric))*cp.Pct > threshold {
+			if threshold > 0 && current && i == len(sr.ChangePoints)-1 && cp.Regression && -float64(Better(a.Metric))*cp.Pct > threshold {
 				f.Gate = true
 				failed++
 			}

@@ -89,3 +89,27 @@ func TestFlatSeries(t *testing.T) {
 		t.Errorf("%d change points in 100 flat series, want at most 1", total)
 	}
 }
+
+// TestShortSeries: in a 12-run series, a 5% shift with 2 to 10 runs
+// before it and 2 to 10 after is found at least 90% of the time.
+func TestShortSeries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	o, _ := AnalyzeOptions{}.normalize()
+	found := 0
+	const trials = 100
+	for i := range trials {
+		at := 2 + i%9
+		sr := synthetic(rng, 12, at, -0.05)
+		sr.detect(o)
+		for _, cp := range sr.ChangePoints {
+			if d := cp.Index - at; d >= -1 && d <= 1 {
+				found++
+				break
+			}
+		}
+	}
+	t.Logf("found %d of %d", found, trials)
+	if found < trials*9/10 {
+		t.Errorf("found %d of %d shifts in 12-run series, want at least 90%%", found, trials)
+	}
+}
