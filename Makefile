@@ -22,12 +22,14 @@ run: build
 	./$(BIN) run
 
 # What the tests and the side-by-side benchmarks need, from Debian's
-# packages: redis-server, redis-cli and redis-benchmark, and chromium for
-# the report's chart in a real browser.
+# packages: redis-server, redis-cli and redis-benchmark, chromium for
+# the report's chart in a real browser, and postgresql (initdb and
+# postgres, which the history's tests start) for the history's second store.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || missing="redis-server redis-tools"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing"; \
 		$(SUDO) apt-get update -qq && \
@@ -39,9 +41,10 @@ vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
 # The tests: vet, gofmt, and every package under the race detector, with
-# the Redis tools and the browser required rather than skipped.
+# the Redis tools, the browser and PostgreSQL required rather than
+# skipped, and no run recorded in the user's history.
 test: deps vet
-	KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 $(GO) test -race -timeout 10m ./...
+	KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_HISTORY=off $(GO) test -race -timeout 10m ./...
 
 # The report's chart in a real browser alone: headless Chromium renders the
 # SVG with the machine's fonts and with none, and the test requires the same

@@ -101,6 +101,7 @@ generator ("kvbench bench"), an orchestrator that runs the whole experiment
 	root.AddCommand(
 		newBenchCmd(nil),
 		newCompareCmd(nil),
+		newHistoryCmd(),
 		newK8sCmd(nil),
 		newMergeCmd(nil),
 		newReportCmd(nil),

@@ -26,6 +26,7 @@ const ExitInterrupted = 130
 // runOptions is what "kvbench run" was asked to do.
 type runOptions struct {
 	runner.Options
+	history runHistory
 	streams
 }
 
@@ -147,6 +148,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
 	f.StringVar(&o.Estimate, "estimate", o.Estimate, "how the estimated time is made: auto (the last run's figures in --out where they fit; with --dry-run a short probe of the other targets), last (the last run's only), probe (every target probed), fixed (built-in figures)")
+	addRunHistoryFlags(f, &ro.history)
 	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
 	return cmd
 }
@@ -163,6 +165,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	stop := killOnSecondSignal(o.Tracker, o.ErrOut)
 	defer stop()
 	report.DisableWidthCache() // a process-wide setting: it belongs here
+	defer o.history.start(ctx, &o.Options, o.ErrOut)()
 	_, err := runner.Run(ctx, o.Options, o.Out, o.ErrOut)
 	return runExit(err)
 }

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 
-	moremath "github.com/aclements/go-moremath/stats"
-
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -405,44 +403,8 @@ func compareMetric(sc Scenario, metric string, old, new []results.Row, alpha flo
 	row.Pct = stats.ChangePct(row.New, row.Old)
 	c := stats.Compare(x, y, alpha)
 	row.P, row.Significant = c.P, c.Significant()
-	row.Lo, row.Hi, row.Confidence = ratioCI(x, y, DefaultConfidence)
+	_, row.Lo, row.Hi, row.Confidence = stats.RatioCI(x, y, DefaultConfidence)
 	return row, true
-}
-
-// ratioCI is the Hodges–Lehmann confidence interval of new/old, as a
-// change in percent: the interval of the shift between log(new) and
-// log(old), whose bounds are order statistics of the pairwise differences
-// chosen with the Mann–Whitney U distribution (go-moremath's UDist), so it
-// agrees with the test's p-value. With too few rounds for the level (2
-// against 2 at 95%) it is the widest such interval, from the smallest
-// difference to the largest, at its exact confidence 1 - 2·P(U = 0)
-// (66.67% for 2 against 2), as the report does for the median; NaN bounds
-// with confidence 0 when that is no interval (1 against 1).
-func ratioCI(old, new []float64, confidence float64) (lo, hi, actual float64) {
-	n1, n2 := len(new), len(old)
-	d := make([]float64, 0, n1*n2)
-	for _, y := range new {
-		for _, x := range old {
-			d = append(d, math.Log(y)-math.Log(x))
-		}
-	}
-	slices.Sort(d)
-	u := moremath.UDist{N1: n1, N2: n2}
-	// k is the largest count with P(U <= k-1) <= (1-confidence)/2: the
-	// interval runs from the k-th smallest difference to the k-th largest.
-	half := (1 - confidence) / 2
-	k := 0
-	for k < len(d)/2 && u.CDF(float64(k)) <= half {
-		k++
-	}
-	if k == 0 {
-		k = 1
-	}
-	if actual = 1 - 2*u.CDF(float64(k-1)); actual <= 0 {
-		return math.NaN(), math.NaN(), 0
-	}
-	pct := func(v float64) float64 { return stats.Round2((math.Exp(v) - 1) * 100) }
-	return pct(d[k-1]), pct(d[len(d)-k]), actual
 }
 
 // FormatCI formats the interval as "[-3.10%, +1.20%]", followed by its

@@ -234,6 +234,9 @@ type Options struct {
 	// Observe, if set, is called with every event of the run, from the
 	// run's goroutines, one call at a time.
 	Observe func(Event)
+	// Recorder, if set, records the run as it goes (the history store);
+	// when it fails the run warns once and goes on without it.
+	Recorder Recorder
 
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload

@@ -123,7 +123,8 @@ type run struct {
 	tmp         string
 	failed      map[*Scenario]bool
 	started     time.Time
-	machine     machine // the load generator's machine, read once
+	machine     machine   // the load generator's machine, read once
+	rec         recording // Options.Recorder
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
@@ -168,7 +169,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
 	r.log("detail CSV: %s", r.res.Files.Detail)
+	r.rec.begin(ctx, r.o.Recorder, r.res.RunID, r.started, r.log)
 	runErr := r.steps(ctx)
+	r.rec.finish(r.res.Interrupted)
 	r.disp.close()
 	r.res.Wall = time.Since(r.started)
 
@@ -335,6 +338,7 @@ func (r *run) writeRows(rows []results.Row) error {
 		}
 	}
 	r.res.Rows = append(r.res.Rows, rows...)
+	r.rec.attempt(rows)
 	return nil
 }
 

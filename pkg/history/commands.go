@@ -1,0 +1,288 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
+)
+
+// The functions below are the "kvbench history" subcommands: each opens
+// the store at its Location, does one thing, writes to w and closes it.
+
+// withStore opens the store, runs f and closes it.
+func withStore(ctx context.Context, location string, f func(*Store) error) error {
+	s, err := Open(ctx, location)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f(s), s.Close())
+}
+
+// ImportOptions is "history import".
+type ImportOptions struct {
+	Location string
+	// Files are the detail CSVs.
+	Files []string
+}
+
+// ImportFiles imports the files and prints a line per run; warnings go to
+// stderr.
+func ImportFiles(ctx context.Context, o ImportOptions, w, stderr io.Writer) error {
+	return withStore(ctx, o.Location, func(s *Store) error {
+		res, err := s.Import(ctx, o.Files)
+		if res != nil {
+			for _, im := range res.Runs {
+				what := fmt.Sprintf("imported %d rows", im.Rows)
+				if im.Existing {
+					what = "already in the history: nothing added"
+				}
+				name := im.RunID
+				if im.Label != "" {
+					name += " (" + im.Label + ")"
+				}
+				fmt.Fprintf(w, "%s: run %s: %s\n", im.File, name, what)
+			}
+			for _, warn := range res.Warnings {
+				fmt.Fprintln(stderr, "warning:", warn)
+			}
+		}
+		return err
+	})
+}
+
+// ListOptions is "history list".
+type ListOptions struct {
+	Location string
+	// Limit, when positive, lists the newest Limit runs.
+	Limit int
+	// Format is md, csv or json.
+	Format string
+}
+
+// List prints the runs, newest first.
+func List(ctx context.Context, o ListOptions, w io.Writer) error {
+	return withStore(ctx, o.Location, func(s *Store) error {
+		runs, err := s.Runs(ctx, o.Limit)
+		if err != nil {
+			return err
+		}
+		switch o.Format {
+		case FormatJSON:
+			if runs == nil {
+				runs = []*Run{}
+			}
+			return writeJSON(w, runs)
+		case FormatCSV:
+			var rows [][]string
+			for _, r := range runs {
+				rows = append(rows, runRecord(r, true))
+			}
+			return writeCSV(w, runHeader, rows)
+		case FormatMarkdown, "":
+			if len(runs) == 0 {
+				_, err := fmt.Fprintf(w, "no run in %s\n", s.Location)
+				return err
+			}
+			var rows [][]string
+			for _, r := range runs {
+				rows = append(rows, runRecord(r, false))
+			}
+			return report.WriteTable(w, runHeader, "llllllllrr", rows)
+		}
+		return fmt.Errorf("%w: format %q: want md, csv or json", ErrOption, o.Format)
+	})
+}
+
+// runHeader are the columns of list.
+var runHeader = []string{"run_id", "started", "status", "label", "commit", "branch", "host", "kvbench", "rows", "ok_rows"}
+
+// runRecord is a run's cells; raw gives full times for csv.
+func runRecord(r *Run, raw bool) []string {
+	started := r.Started.Local().Format("2006-01-02 15:04:05")
+	if raw {
+		started = r.Started.UTC().Format(time.RFC3339)
+	}
+	return []string{r.RunID, started, r.Status, r.Label, r.Commit, r.Branch, r.Host, r.KvbenchVersion, strconv.Itoa(r.Rows), strconv.Itoa(r.OKRows)}
+}
+
+// ShowOptions is "history show".
+type ShowOptions struct {
+	Location string
+	// Run is the run id (RUN@HOST when two hosts have it, or latest).
+	Run string
+	// Format is md, json or html.
+	Format string
+}
+
+// Shown is a run with its rows, as show prints it.
+type Shown struct {
+	Run          *Run                   `json:"run"`
+	Environments map[string]Environment `json:"environments"`
+	Rows         []results.Row          `json:"rows"`
+	Series       []SeriesRow            `json:"series,omitempty"`
+}
+
+// Show prints a run: what it was recorded with, its environments, and
+// the report of its rows (kvbench report's, from the rows the store
+// holds).
+func Show(ctx context.Context, o ShowOptions, w io.Writer) error {
+	return withStore(ctx, o.Location, func(s *Store) error {
+		r, err := s.findRun(ctx, o.Run)
+		if err != nil {
+			return err
+		}
+		rows, envIDs, err := s.detailOf(ctx, r.id)
+		if err != nil {
+			return fmt.Errorf("history: read run %s: %w", r.RunID, err)
+		}
+		r.Rows = len(rows)
+		for i := range rows {
+			if rows[i].OK() {
+				r.OKRows++
+			}
+		}
+		series, err := s.seriesOf(ctx, r.id)
+		if err != nil {
+			return fmt.Errorf("history: read run %s: %w", r.RunID, err)
+		}
+		all, err := s.environments(ctx)
+		if err != nil {
+			return err
+		}
+		envs := map[string]Environment{}
+		for _, id := range envIDs {
+			if e, ok := all[id]; ok {
+				envs[e.Fingerprint()] = e
+			}
+		}
+		switch o.Format {
+		case FormatJSON:
+			return writeJSON(w, Shown{Run: r, Environments: envs, Rows: rows, Series: series})
+		case FormatMarkdown, FormatHTML, "":
+		default:
+			return fmt.Errorf("%w: format %q: want md, json or html", ErrOption, o.Format)
+		}
+		var md bytes.Buffer
+		fmt.Fprintf(&md, "# Run %s\n\n", r.RunID)
+		fields := [][]string{{"started", r.Started.Local().Format("2006-01-02 15:04:05 MST")}, {"status", r.Status},
+			{"label", r.Label}, {"commit", r.Commit}, {"branch", r.Branch}, {"host", r.Host}, {"kvbench", r.KvbenchVersion},
+			{"source", r.Source}, {"rows", fmt.Sprintf("%d (%d ok)", r.Rows, r.OKRows)}, {"series rows", strconv.Itoa(len(series))}}
+		if !r.Finished.IsZero() {
+			fields = slices.Insert(fields, 1, []string{"finished", r.Finished.Local().Format("2006-01-02 15:04:05 MST")})
+		}
+		var kept [][]string
+		for _, f := range fields {
+			if f[1] != "" {
+				kept = append(kept, f)
+			}
+		}
+		if err := report.WriteTable(&md, []string{"", ""}, "ll", kept); err != nil {
+			return err
+		}
+		for _, fp := range slices.Sorted(maps.Keys(envs)) {
+			fmt.Fprintf(&md, "\nEnvironment %s: %s.\n", fp, envs[fp].String())
+		}
+		var body bytes.Buffer
+		if len(rows) > 0 {
+			rep, err := report.Build(rows, report.Options{})
+			if err != nil {
+				return fmt.Errorf("history: report of run %s: %w", r.RunID, err)
+			}
+			if err := rep.WriteMarkdown(&body); err != nil {
+				return err
+			}
+		}
+		if o.Format == FormatHTML {
+			return report.WriteSectionsHTML(w, "en", "kvbench run "+r.RunID, []report.Section{{Markdown: md.Bytes()}, {Markdown: body.Bytes()}})
+		}
+		md.WriteString("\n")
+		md.Write(body.Bytes())
+		_, err = w.Write(md.Bytes())
+		return err
+	})
+}
+
+// TrendOptions is "history trend".
+type TrendOptions struct {
+	Location string
+	AnalyzeOptions
+	// Format is md, csv, json or html.
+	Format string
+}
+
+// Trend prints the metric of every series over its runs, change points
+// marked.
+func Trend(ctx context.Context, o TrendOptions, w io.Writer) error {
+	return withStore(ctx, o.Location, func(s *Store) error {
+		a, err := s.Analyze(ctx, o.AnalyzeOptions)
+		if err != nil {
+			return err
+		}
+		return a.WriteTrend(w, o.Format)
+	})
+}
+
+// CheckOptions is "history check".
+type CheckOptions struct {
+	Location string
+	AnalyzeOptions
+	// Threshold, when positive, is the gate: the error wraps
+	// ErrRegression when a series' newest runs sit in a regression of
+	// more than Threshold percent.
+	Threshold float64
+	// Format is text, md, csv or json.
+	Format string
+}
+
+// Check prints the change points of every series and applies the gate.
+// The output is written before the gate's error is returned.
+func Check(ctx context.Context, o CheckOptions, w io.Writer) error {
+	return withStore(ctx, o.Location, func(s *Store) error {
+		a, err := s.Analyze(ctx, o.AnalyzeOptions)
+		if err != nil {
+			return err
+		}
+		res, gate := a.Check(o.Threshold)
+		if res == nil {
+			return gate
+		}
+		if err := res.Write(w, o.Format); err != nil {
+			return err
+		}
+		return gate
+	})
+}
+
+// PruneCmdOptions is "history prune".
+type PruneCmdOptions struct {
+	Location string
+	PruneOptions
+}
+
+// PruneRuns deletes (or with DryRun lists) the runs chosen, a line each.
+func PruneRuns(ctx context.Context, o PruneCmdOptions, w io.Writer) error {
+	return withStore(ctx, o.Location, func(s *Store) error {
+		res, err := s.Prune(ctx, o.PruneOptions)
+		if err != nil {
+			return err
+		}
+		verb := "deleted"
+		if res.DryRun {
+			verb = "would delete"
+		}
+		for _, r := range res.Runs {
+			fmt.Fprintf(w, "%s run %s (%s, %s, %d rows)\n", verb, r.RunID, r.Started.Local().Format("2006-01-02 15:04"), r.Status, r.Rows)
+		}
+		_, err = fmt.Fprintf(w, "%s %d runs, %d detail rows\n", verb, len(res.Runs), res.Rows)
+		return err
+	})
+}
