@@ -490,3 +490,86 @@ func TestClusterFailover(t *testing.T) {
 		t.Errorf("after the failover the masters are %v", topo.Masters)
 	}
 }
+
+// TestClusterFollowsKeys: a cluster run's requests go where their keys
+// hash. A Zipf read run over a 3-master cluster sends each master the
+// share of the requests its keys draw (a chi-square test of the masters'
+// own counts, INFO commandstats, against the shares of the distribution,
+// drawn 2,000,000 times apart), so the master of the hot keys gets more
+// than an even share; a time-bounded run, whose sockets are coupled to go
+// through the stream together, too.
+func TestClusterFollowsKeys(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	topo, err := cluster.FetchTopology(ctx, []string{info.Addr}, control.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nkeys = 1000
+	// The masters' shares of a Zipf 1.5 draw over the keyspace.
+	spec := keyspace.Spec{Keyspace: nkeys, Pattern: keyspace.Zipf, Zipf: 1.5, Seed: 99}
+	share := make([]float64, len(topo.Masters))
+	g := keyspace.NewGen(spec, 0, 1)
+	const draws = 2_000_000
+	var buf []byte
+	for range draws {
+		buf = keyspace.AppendKey(buf[:0], DefaultKeyPrefix, nkeys, int64(g.Next()))
+		share[topo.Owner[keyslot.Of(buf)]] += 1.0 / draws
+	}
+	calls := func() []int {
+		var out []int
+		for _, addr := range topo.Masters {
+			s, err := redisNode(t, addr).Info(ctx, "commandstats").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			if _, rest, ok := strings.Cut(s, "cmdstat_get:calls="); ok {
+				n, _ = strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		requests int64
+		duration time.Duration
+	}{{"requests", 30_000, 0}, {"duration", 0, 500 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, addr := range topo.Masters {
+				if err := redisNode(t, addr).ConfigResetStat(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := fill(Config{Addr: info.Addr, Cluster: true, Mode: ModeGet, KeyPattern: keyspace.Zipf, Zipf: 1.5, Keyspace: nkeys,
+				Requests: tc.requests, Duration: tc.duration, Connections: 2, Pipeline: 16, Seed: 99})
+			res, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := calls()
+			total := 0
+			for _, n := range got {
+				total += n
+			}
+			if tc.requests > 0 && int64(total) != tc.requests {
+				t.Errorf("the masters ran %d GETs, want %d", total, tc.requests)
+			}
+			t.Logf("GETs per master %v, shares %.3f", got, share)
+			if p, df := testutil.ChiSquareP(got, share); p < 0.001 {
+				t.Errorf("GETs per master %v against shares %.3f: chi-square p = %.2g (%d degrees of freedom): not the keys' distribution", got, share, p, df)
+			}
+			hottest, sum := int64(0), int64(0)
+			for i, n := range res.Nodes {
+				if n.Requests != int64(got[slices.Index(topo.Masters, n.Addr)]) {
+					t.Errorf("node %d: %d requests, the master ran %d", i, n.Requests, got[i])
+				}
+				hottest, sum = max(hottest, n.Requests), sum+n.Requests
+			}
+			if ratio := float64(hottest) / (float64(sum) / float64(len(res.Nodes))); ratio < 1.2 {
+				t.Errorf("the hottest master has %.2f times an even share, want well above 1 (shares %.3f)", ratio, share)
+			}
+		})
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -18,52 +20,220 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// connRoute is one connection's place in a cluster run: the master it is
-// connected to, and its side connections to other nodes.
+// A cluster run's requests follow the keys drawn. Connection g of the
+// run is a group of sockets, one per master (group); all of them draw the
+// same stream of elements, each a request's key (and in a mixed run its
+// kind, in a mix its command) from the same seeded sequences, and each
+// socket takes the elements whose key its master serves: element p of
+// the stream goes to exactly one master, the one its key hashes to. So a
+// Zipf workload loads the master of the hot keys most, as a client
+// routing each request would, and the set mode's walk of the keyspace
+// writes every key exactly once. A phase takes the stream's positions
+// [base, end) of each group: its share of the requests, or all positions
+// until its deadline.
+//
+// The sockets keep their own batches and pipelines, and in an open loop
+// their own schedules: element p is due at p's time in the group's
+// schedule. In a closed loop they are coupled so that they go through the
+// stream together: a socket takes element p only while p is less than
+// window positions past the group's frontier, the position the slowest
+// socket has reached. Without it the master of the cold keys would get as
+// many requests per second as the hot one, each socket's pipeline setting
+// its own pace; with it the hot master's pace is the group's. A socket
+// stopped at the window waits (stalled) until a sibling moves the
+// frontier on, and that sibling wakes its worker if it is another's.
+
+// connRoute is one socket's place in a cluster run: the master it is
+// connected to, its side connections to other nodes, and where it is in
+// its group's stream.
 type connRoute struct {
-	rt    *cluster.Route
-	node  int32
-	sides *cluster.Sides
-	buf   []byte
+	rt     *cluster.Route
+	node   int32 // the master it sends to (another after a failover)
+	master int   // its index among the run's masters, for keyless requests
+	sides  *cluster.Sides
+	buf    []byte
+	grp    *group
+	// scanned counts the elements of the stream the socket has drawn;
+	// peek is the next one of its own, when peeked.
+	scanned uint64
+	peek    element
+	peeked  bool
+	// exhausted: no element of its own is left in the phase's share.
+	exhausted bool
+	// front is published for the siblings: the position the socket has
+	// reached (its peeked element's, or scanned). stalled says it waits
+	// for the frontier to move.
+	front   atomic.Uint64
+	stalled atomic.Bool
 }
 
-// maxSkip bounds how many keys of other masters a connection skips
-// before taking one anyway (and being redirected): a master that lost all
-// its slots still makes progress.
-const maxSkip = 1 << 12
-
-// nextKey returns the connection's next key that its master serves.
-func (c *conn) nextKey() uint64 {
-	if c.route == nil {
-		return c.keys.Next()
-	}
-	cr := c.route
-	for range maxSkip {
-		key := c.keys.Next()
-		if cr.rt.Owner(cr.rt.SlotOf(key, &cr.buf)) == cr.node {
-			return key
-		}
-	}
-	return c.keys.Next()
+// element is one request of a group's stream: its position, its key, and
+// its kind (opSet or opGet, or the index of a mix's command).
+type element struct {
+	pos, key uint64
+	op       uint8
 }
 
-// nextCmdKey returns the next first key of a command of a mix that the
-// connection's master serves, as nextKey does for set/get: the key
-// argument may hold more than the key ("user:__key__"), and the slot is
-// that of the whole argument.
-func (c *conn) nextCmdKey(k *cmdKeys) uint64 {
+// group is one connection of a cluster run: a socket per master, drawing
+// one stream.
+type group struct {
+	socks []*sock
+	// base and end bound the phase's positions; end is math.MaxUint64 in
+	// a phase bounded by time.
+	base, end uint64
+	// window is how far past the frontier a socket may take elements
+	// (closed loop; 0 in an open loop, which needs no coupling).
+	window uint64
+}
+
+// maxScan bounds the elements a socket draws in one look for one of its
+// own: a master that lost every slot still lets the loop go on.
+const maxScan = 1 << 12
+
+// scan draws elements until one of the socket's own (peeked), the end of
+// the phase's share (exhausted), or maxScan elements.
+func (c *conn) scan() bool {
 	cr := c.route
-	for range maxSkip {
-		key := k.gen.Next()
-		cr.buf = append(cr.buf[:0], k.cp.KeyBefore...)
-		cr.buf = append(cr.buf, c.p.cfg.KeyPrefix...)
-		cr.buf = keyspace.AppendKeyDigits(cr.buf, key, keyspace.KeyWidth(c.p.cfg.Keyspace)) // keys past the keyspace too (Insert)
-		cr.buf = append(cr.buf, k.cp.KeyAfter...)
-		if cr.rt.Owner(uint16(keyslot.Of(cr.buf))) == cr.node {
-			return key
+	g := cr.grp
+	p := c.p
+	for range maxScan {
+		if cr.scanned >= g.end {
+			cr.exhausted = true
+			cr.front.Store(math.MaxUint64) // it takes nothing more: no one waits for it
+			return false
+		}
+		pos := cr.scanned
+		cr.scanned++
+		var e element
+		var owner int32
+		if p.cmds != nil {
+			e, owner = c.drawCmd(pos)
+		} else {
+			e.key = c.keys.Next()
+			e.op = opGet
+			if p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
+				e.op = opSet
+			}
+			owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
+		}
+		if pos < g.base || owner != cr.node {
+			continue
+		}
+		e.pos = pos
+		cr.peek, cr.peeked = e, true
+		cr.front.Store(pos)
+		return true
+	}
+	cr.front.Store(cr.scanned)
+	return false
+}
+
+// drawCmd draws element pos of a mix's stream: a command, by the mix's
+// ratios, and its key, whose master (by the slot of the key's whole
+// argument, "user:__key__") is the owner; a command without a key goes
+// to the masters in turn.
+func (c *conn) drawCmd(pos uint64) (element, int32) {
+	p, cr := c.p, c.route
+	ci := c.pickCmd()
+	cp := &p.cmds[ci]
+	e := element{op: uint8(ci)}
+	if !cp.Keyed {
+		return e, int32(pos % uint64(len(cr.grp.socks)))
+	}
+	e.key = c.cmdKeys[ci].gen.Next()
+	cr.buf = append(cr.buf[:0], cp.KeyBefore...)
+	cr.buf = append(cr.buf, p.cfg.KeyPrefix...)
+	cr.buf = keyspace.AppendKeyDigits(cr.buf, e.key, keyspace.KeyWidth(p.cfg.Keyspace)) // keys past the keyspace too (Insert)
+	cr.buf = append(cr.buf, cp.KeyAfter...)
+	return e, cr.rt.Owner(uint16(keyslot.Of(cr.buf)))
+}
+
+// limit is the first position the socket may not take now: the phase's
+// end, or in a closed loop window past the group's frontier.
+func (c *conn) limit() uint64 {
+	g := c.route.grp
+	if g.window == 0 {
+		return g.end
+	}
+	frontier := uint64(math.MaxUint64)
+	for _, s := range g.socks {
+		frontier = min(frontier, s.route.front.Load())
+	}
+	if frontier > g.end-min(g.end, g.window) {
+		return g.end
+	}
+	return frontier + g.window
+}
+
+// take returns the socket's next element, if it has one below limit.
+func (c *conn) take(limit uint64) (element, bool) {
+	cr := c.route
+	if !cr.peeked && !c.scan() {
+		return element{}, false
+	}
+	if cr.peek.pos >= limit {
+		return element{}, false
+	}
+	cr.peeked = false
+	return cr.peek, true
+}
+
+// advanced is called once a socket has taken elements: its front moves
+// on to what it has drawn, and siblings that wait for it are woken.
+func (s *sock) advanced() {
+	cr := s.route
+	if cr.peeked {
+		cr.front.Store(cr.peek.pos)
+	} else if !cr.exhausted {
+		cr.front.Store(cr.scanned)
+	}
+	s.wakeSiblings()
+}
+
+// wakeSiblings wakes the stalled sockets of the group.
+func (s *sock) wakeSiblings() {
+	for _, o := range s.route.grp.socks {
+		if o != s && o.route.stalled.Load() {
+			o.w.stalledWake(o.w != s.w)
 		}
 	}
-	return k.gen.Next()
+}
+
+// beginGroups sets each group's positions for a phase of requests
+// requests (0: bounded by time): connection g's share of them, after
+// every position a socket of the group has drawn.
+func (r *runner) beginGroups(requests int64) {
+	C := int64(r.cfg.Connections)
+	for gi, g := range r.groups {
+		if g == nil {
+			continue
+		}
+		base := uint64(0)
+		for _, s := range g.socks {
+			base = max(base, s.route.scanned)
+		}
+		g.base, g.end = base, math.MaxUint64
+		if requests > 0 {
+			share := requests / C
+			if int64(gi) < requests%C {
+				share++
+			}
+			g.end = base + uint64(share)
+		}
+		g.window = 0
+		if r.cfg.Rate == 0 {
+			g.window = 2 * uint64(r.cfg.Pipeline) * uint64(len(g.socks))
+		}
+		for _, s := range g.socks {
+			cr := s.route
+			cr.exhausted = false
+			cr.stalled.Store(false)
+			if cr.peeked && cr.peek.pos < base {
+				cr.peeked = false
+			}
+			cr.front.Store(base)
+		}
+	}
 }
 
 // resend sends request s again after the error reply msg (a redirect),
@@ -231,9 +401,9 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // dialCluster opens a cluster run's connections: for each of this run's
-// connections g, one to every master, which takes the keys of g's stripe
-// that its master serves. The quota, schedule and random streams are
-// those of connection g*shards+m of connections*shards.
+// connections g, a group of sockets, one to every master, which draw g's
+// stream (the keys, kinds and commands of connection g of Connections)
+// and take the elements their master serves.
 func (r *runner) dialCluster(ctx context.Context) error {
 	cfg := r.cfg
 	seeds := cfg.ClusterSeeds
@@ -248,14 +418,15 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		return errors.New("cluster: some slots are served by no master")
 	}
 	r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, cfg.Keyspace)
-	r.walks = make([]*keyspace.Gen, cfg.Connections)
+	r.groups = make([]*group, cfg.Connections)
 	r.shards = len(topo.Masters)
 	S := r.shards
 	sides := cfg.Control()
 	sides.Timeout = cfg.Timeout
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
-		r.walks[g] = keyspace.NewGen(r.cfg.keys(), g, cfg.Connections)
+		grp := &group{}
+		r.groups[g] = grp
 		for m, addr := range topo.Masters {
 			l, err := dial(ctx, addr, &cfg)
 			if err != nil {
@@ -269,16 +440,17 @@ func (r *runner) dialCluster(ctx context.Context) error {
 					w.nodeHist[k] = newHistogram()
 				}
 			}
-			// The connection records into its master's histogram; collect
-			// merges them into the total.
-			c := newConn(r.plan, g*S+m, cfg.Connections*S, w.nodeHist[m])
-			c.keys = keyspace.NewGen(r.cfg.keys(), g, cfg.Connections)
-			c.route = &connRoute{rt: r.route, node: int32(m), sides: r.route.NewSides(sides)}
+			// The socket records into its master's histogram; collect
+			// merges them into the total. Its streams are connection g's.
+			c := newConn(r.plan, g, cfg.Connections, w.nodeHist[m])
+			c.route = &connRoute{rt: r.route, node: int32(m), master: m, sides: r.route.NewSides(sides), grp: grp}
 			if err := w.add(c, l); err != nil {
 				l.close()
 				return err
 			}
-			r.conns = append(r.conns, w.socks[len(w.socks)-1])
+			s := w.socks[len(w.socks)-1]
+			grp.socks = append(grp.socks, s)
+			r.conns = append(r.conns, s)
 		}
 	}
 	// Threads beyond the sockets would idle.
@@ -362,44 +534,4 @@ func (s *sock) reconnect(addr string) error {
 		s.wbuf = append(s.wbuf, s.requestOf(&s.ring[i&mask])...)
 	}
 	return s.flush()
-}
-
-// exactQuotas makes a phase of requests requests in the sequential or
-// permutation order (and no command mix) take each position of the key
-// order exactly once, as without a cluster: connection g walks its share
-// of the phase's positions of its stripe, and gives each of its sockets
-// the count of those whose key its master serves, starting it at the
-// walk's first position. nextKey then takes exactly those keys, so a
-// ModeSet run of Keyspace requests writes every key once (while the slot
-// map holds). It reports whether it set the quotas.
-func (r *runner) exactQuotas(requests int64) bool {
-	cfg := r.cfg
-	if r.route == nil || requests <= 0 || r.plan.cmds != nil ||
-		(cfg.KeyPattern != keyspace.Sequential && cfg.KeyPattern != keyspace.Permutation) {
-		return false
-	}
-	rt, S, C := r.route, r.shards, int64(cfg.Connections)
-	socks := make(map[int][]*sock)
-	for _, s := range r.conns {
-		socks[s.id/S] = append(socks[s.id/S], s)
-	}
-	count := make(map[int32]int64)
-	var key []byte
-	for g, ss := range socks {
-		walk := r.walks[g]
-		start := walk.Pos()
-		share := requests / C
-		if int64(g) < requests%C {
-			share++
-		}
-		clear(count)
-		for range share {
-			count[rt.Owner(rt.SlotOf(walk.Next(), &key))]++
-		}
-		for _, s := range ss {
-			s.keys.SetPos(start)
-			s.quota = count[s.route.node]
-		}
-	}
-	return true
 }

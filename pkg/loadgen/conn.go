@@ -218,7 +218,8 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 }
 
 // build appends n requests to dst and queues their slots after those in
-// flight and already built, all stamped t.
+// flight and already built, all stamped t. A cluster socket builds fewer
+// when its group's stream has no more elements for it now (clusterconn.go).
 func (c *conn) build(dst []byte, n int, t int64) []byte {
 	p := c.p
 	if p.cmds != nil {
@@ -226,11 +227,25 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 	}
 	mask := len(c.ring) - 1
 	i := c.head + c.inflight + c.pre
-	for range n {
-		key := c.nextKey()
+	var limit uint64
+	if c.route != nil {
+		limit = c.limit()
+	}
+	built := 0
+	for ; built < n; built++ {
+		var key uint64
 		op := opGet
-		if p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
-			op = opSet
+		if c.route == nil {
+			key = c.keys.Next()
+			if p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
+				op = opSet
+			}
+		} else {
+			e, ok := c.take(limit)
+			if !ok {
+				break
+			}
+			key, op = e.key, e.op
 		}
 		c.ring[i&mask] = slot{key: key, t: t, op: op}
 		i++
@@ -252,7 +267,7 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 			dst = append(dst, '\r', '\n')
 		}
 	}
-	c.pre += n
+	c.pre += built
 	return dst
 }
 

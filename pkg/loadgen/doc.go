@@ -68,30 +68,20 @@
 // no more work than plaintext beyond the crypto by construction, and it
 // meets the goal against redis-benchmark --tls (BENCHMARKS.md, "TLS").
 //
-// With Config.Cluster the slot map comes from CLUSTER SLOTS, and each
-// connection g of Connections becomes one link per master, each taking
-// the keys of g's stripe (the seeded permutation over the whole keyspace)
-// that its master serves, by CRC16 of the key or its hash tag: so every
-// request goes to its key's master, and the epoll loop, batches and reply
-// parsing are those of a single server. The redirects are rare (a slot
-// being moved): a MOVED, ASK, TRYAGAIN or CLUSTERDOWN reply is resent on a
-// blocking side connection to the node named (dialNode, a net.Conn from
-// tlsconf.Dial, TLS like the run's), following further redirects up to a
-// bound, and counted (Result.Moved, Result.Ask); MOVED also updates the
-// slot map every connection filters by.
-//
-// The key order stays exact: with the sequential or permutation order and
-// a request count, each phase walks, per connection g, g's share of the
-// next positions of its stripe once (exactQuotas) and gives each of g's
-// links the count of those keys its master serves; every link starts at
-// the walk's first position and takes exactly those keys. So the
-// positions are taken once each, as without a cluster, and a ModeSet run
-// of Keyspace requests writes every key exactly once (while the slot map
-// holds; a slot moved mid-phase shifts keys between links). We chose this
-// over one link per connection feeding the masters' links because it
-// keeps each link's batches independent: no link waits for another's
-// pipeline. Random, zipf and gaussian orders, and command mixes, keep the
-// even split of requests over the links.
+// With Config.Cluster the slot map comes from CLUSTER SLOTS (package
+// cluster), and each connection g of Connections becomes a group of
+// sockets, one per master, that draw g's stream of requests together and
+// each take those whose key its master serves (by CRC16 of the key or its
+// hash tag): every request goes to its key's master, the masters' shares
+// follow the distribution of the keys drawn, and the set mode's walk of
+// the keyspace writes every key exactly once. In a closed loop the
+// sockets are coupled so that they go through the stream at one pace
+// (clusterconn.go says how); the epoll loop, batches and reply parsing
+// are those of a single server. The redirects are rare (a slot being
+// moved): a MOVED, ASK, TRYAGAIN or CLUSTERDOWN reply is resent on a
+// blocking side connection to the node named (cluster.Sides), following
+// further redirects up to a bound, and counted (moved, ask); MOVED also
+// updates the slot map every socket routes by.
 //
 // A lost master (its socket closed or reset) makes the connection read
 // the slot map again from the other nodes: when another master serves the

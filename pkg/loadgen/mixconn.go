@@ -27,21 +27,13 @@ func newCmdKeys(p *plan, id, conns int) []*keyspace.Gen {
 	return g
 }
 
-// cmdKeys draws the keys of one command's requests on a connection: from
-// its sequence, and in a cluster run the first key one the connection's
-// master serves (nextCmdKey).
+// cmdKeys draws the keys of one command's requests on a connection, from
+// its sequence (a cluster socket draws a request's one key itself, drawCmd).
 type cmdKeys struct {
-	c   *conn
 	gen *keyspace.Gen
-	cp  *mix.Plan
 }
 
-func (k *cmdKeys) Key(first bool) uint64 {
-	if k.c.route == nil || !first {
-		return k.gen.Next()
-	}
-	return k.c.nextCmdKey(k)
-}
+func (k *cmdKeys) Key(bool) uint64 { return k.gen.Next() }
 
 // initMix sets up a connection of a command mix: its key sequences, and
 // for a mix with dependent commands their queue and a ring with room for
@@ -50,7 +42,7 @@ func (c *conn) initMix(id, conns int) {
 	gens := newCmdKeys(c.p, id, conns)
 	c.cmdKeys = make([]cmdKeys, len(gens))
 	for i, g := range gens {
-		c.cmdKeys[i] = cmdKeys{c: c, gen: g, cp: &c.p.cmds[i]}
+		c.cmdKeys[i] = cmdKeys{gen: g}
 	}
 	for _, cp := range c.p.cmds {
 		if cp.Then != nil {
@@ -79,14 +71,24 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 	p := c.p
 	mask := len(c.ring) - 1
 	i := c.head + c.inflight + c.pre
-	for range n {
-		ci := 0
-		if len(p.cmds) > 1 {
-			x := c.ops.Below(p.mixSum)
-			for x >= p.mix[ci] {
-				ci++
+	if c.route != nil { // a cluster socket: its elements of the group's stream
+		limit := c.limit()
+		built := 0
+		for ; built < n; built++ {
+			e, ok := c.take(limit)
+			if !ok {
+				break
 			}
+			cp := &p.cmds[e.op]
+			dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
+			c.ring[i&mask] = slot{key: e.key, t: t, op: e.op}
+			i++
 		}
+		c.pre += built
+		return dst
+	}
+	for range n {
+		ci := c.pickCmd()
 		cp := &p.cmds[ci]
 		var first uint64
 		dst, first = cp.Append(dst, cp.Pieces, &c.cmdKeys[ci], 0)
@@ -95,6 +97,19 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 	}
 	c.pre += n
 	return dst
+}
+
+// pickCmd draws the command of the next request by the mix's ratios.
+func (c *conn) pickCmd() int {
+	p := c.p
+	ci := 0
+	if len(p.cmds) > 1 {
+		x := c.ops.Below(p.mixSum)
+		for x >= p.mix[ci] {
+			ci++
+		}
+	}
+	return ci
 }
 
 // depQueue holds a connection's dependent requests (Command.Then) whose

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
-	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -127,9 +126,10 @@ type runner struct {
 
 	route  *cluster.Route // a cluster run's slot map; nil otherwise
 	shards int            // a cluster run's masters; 0 otherwise
-	// walks are each connection's position in its stripe, by global
-	// index, for exactQuotas; nil entries for other segments'.
-	walks []*keyspace.Gen
+	// groups are a cluster run's connections, by global index: each a
+	// socket per master (clusterconn.go); nil entries for other
+	// segments'.
+	groups []*group
 
 	stop    atomic.Bool
 	errOnce sync.Once
@@ -248,14 +248,14 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	if requests == 0 {
 		ph.deadline = ph.start + int64(d)
 	}
-	nc := int64(cfg.Connections * max(r.shards, 1)) // over all segments
+	nc := int64(cfg.Connections) // over all segments
 	if cfg.Rate > 0 {
 		ph.interval = float64(nc) * 1e9 / cfg.Rate
 	}
 	for _, s := range r.conns {
-		g := int64(s.id) // the global index
+		g := int64(s.id) // the global index (a cluster socket's: its group's)
 		s.quota = -1
-		if requests > 0 {
+		if requests > 0 && s.route == nil {
 			s.quota = requests / nc
 			if g < requests%nc {
 				s.quota++
@@ -263,15 +263,18 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 		}
 		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
 	}
-	if r.route != nil {
-		r.route.Phase(ctx)
-	}
-	if r.exactQuotas(requests) { // cluster.go
-		ph.start = r.now()
-	}
 	total := int64(0) // this segment's requests
 	for _, s := range r.conns {
 		total += max(s.quota, 0)
+	}
+	if r.route != nil {
+		r.route.Phase(ctx)
+		r.beginGroups(requests)
+		for _, g := range r.groups {
+			if g != nil && requests > 0 {
+				total += int64(g.end - g.base)
+			}
+		}
 	}
 	if len(r.conns) > 0 && r.conns[0].deps != nil {
 		total = 0 // read-modify-writes: how many requests is not known ahead

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -79,8 +80,22 @@ type worker struct {
 	last       int64        // time of the last reply this phase
 	_          [64]byte     // keep workers' counters off each other's cache lines
 
-	cmdHist  []*hdrhistogram.Histogram // per command of a mix (commands.go)
-	nodeHist []*hdrhistogram.Histogram // a cluster run's, per master (cluster.go)
+	cmdHist  []*hdrhistogram.Histogram // per command of a mix (mixconn.go)
+	nodeHist []*hdrhistogram.Histogram // a cluster run's, per master (clusterconn.go)
+	// repump says a cluster socket of this worker may take elements again
+	// (stalledWake); it is pumped at the end of the loop's turn.
+	repump bool
+}
+
+// stalledWake tells the worker that a stalled cluster socket of its own
+// may go on: at once when called from its own loop, else by waking its
+// epoll_wait.
+func (w *worker) stalledWake(other bool) {
+	if other {
+		w.wake()
+		return
+	}
+	w.repump = true
 }
 
 func newWorker() (*worker, error) {
@@ -193,7 +208,12 @@ func (w *worker) run(r *runner, ph *phase) error {
 		}
 		for _, ev := range w.events[:max(n, 0)] {
 			if ev.Fd < 0 {
-				continue // the stop signal, checked at the top
+				// The stop signal, checked at the top, or a sibling of a
+				// stalled cluster socket having moved on.
+				var drain [8]byte
+				_, _ = unix.Read(w.evfd, drain[:])
+				w.repump = true
+				continue
 			}
 			s := w.socks[ev.Fd]
 			if s.done {
@@ -220,6 +240,19 @@ func (w *worker) run(r *runner, ph *phase) error {
 			}
 		}
 		now = r.now()
+		if w.repump {
+			w.repump = false
+			for _, s := range w.socks {
+				if s.route != nil && !s.done && s.route.stalled.Swap(false) {
+					if err := s.pump(ph, now); err != nil {
+						return err
+					}
+					if s.done {
+						active--
+					}
+				}
+			}
+		}
 		if ph.interval > 0 {
 			for _, s := range w.socks {
 				if !s.done {
@@ -282,6 +315,12 @@ func (s *sock) nextDue(ph *phase) (int64, bool) {
 	if s.done || s.quota == 0 || s.inflight >= s.p.cfg.Pipeline {
 		return 0, false
 	}
+	if cr := s.route; cr != nil { // its next element's time in the group's schedule
+		if !cr.peeked && !s.scan() {
+			return 0, false
+		}
+		return ph.start + int64(s.offset+float64(cr.peek.pos-cr.grp.base)*ph.interval), true
+	}
 	return ph.start + int64(s.offset+float64(s.seq)*ph.interval), true
 }
 
@@ -302,8 +341,18 @@ func (s *sock) pump(ph *phase, now int64) error {
 		s.buildNext()
 	}
 	if s.pre == 0 && !s.depsQueued() {
-		s.done = true
-		return nil
+		if cr := s.route; cr != nil && !cr.exhausted && s.quota != 0 {
+			// Held at the group's window: published, then looked at
+			// again, so that a sibling moving on meanwhile is not missed.
+			cr.stalled.Store(true)
+			if s.buildNext(); s.pre == 0 {
+				return nil
+			}
+			cr.stalled.Store(false)
+		} else {
+			s.finish()
+			return nil
+		}
 	}
 	s.wbuf, s.nbuf = s.nbuf, s.wbuf
 	s.wsegs, s.nsegs = s.nsegs, s.wsegs
@@ -331,6 +380,19 @@ func (s *sock) buildNext() {
 	s.segs = &s.nsegs
 	s.nbuf = s.build(s.nbuf[:0], s.batch(), 0)
 	s.segs = nil
+	if s.route != nil && s.pre > 0 {
+		s.advanced()
+	}
+}
+
+// finish marks the connection done for the phase; a cluster socket no
+// longer holds its group's frontier back.
+func (s *sock) finish() {
+	s.done = true
+	if s.route != nil {
+		s.route.front.Store(math.MaxUint64)
+		s.wakeSiblings()
+	}
 }
 
 // batch takes the size of the next batch from the quota.
@@ -361,8 +423,12 @@ func (s *sock) pumpOpen(ph *phase, now int64) error {
 			s.last = now
 		}
 		s.segs = &s.wsegs
+		pre := s.pre
 		s.wbuf = s.build(s.wbuf, 1, 0)
 		s.segs = nil
+		if s.pre == pre {
+			break // a cluster socket's element is gone past the phase's end
+		}
 		s.stamp(1, t)
 		s.seq++
 		if s.quota > 0 {
@@ -370,8 +436,8 @@ func (s *sock) pumpOpen(ph *phase, now int64) error {
 		}
 		sent++
 	}
-	if s.quota == 0 && s.inflight == 0 {
-		s.done = true
+	if (s.quota == 0 || s.route != nil && s.route.exhausted) && s.inflight == 0 {
+		s.finish()
 		return nil
 	}
 	if sent == 0 {

@@ -4,31 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/kvbench/kvbench/internal/testutil"
 )
-
-// chiSquareP is the p-value of Pearson's chi-square test of the counts
-// obs against the probabilities want (summing to 1): adjacent cells are
-// merged, in order, until each expects at least 5 draws.
-func chiSquareP(obs []int, want []float64) (p float64, df int) {
-	var total float64
-	for _, o := range obs {
-		total += float64(o)
-	}
-	var stat, e, o float64
-	cells := 0
-	for i := range obs {
-		e += want[i] * total
-		o += float64(obs[i])
-		if e >= 5 || i == len(obs)-1 {
-			stat += (o - e) * (o - e) / e
-			cells++
-			e, o = 0, 0
-		}
-	}
-	df = cells - 1
-	return distuv.ChiSquared{K: float64(df)}.Survival(stat), df
-}
 
 // cumulative returns the n+1 partial sums of p, from 0.
 func cumulative(p []float64) []float64 {
@@ -105,7 +82,7 @@ func TestKeyDistributions(t *testing.T) {
 				}
 				obs[cell]++
 			}
-			if p, df := chiSquareP(obs, tc.want); p < 0.001 {
+			if p, df := testutil.ChiSquareP(obs, tc.want); p < 0.001 {
 				t.Errorf("chi-square p = %.2g (%d degrees of freedom): not the %s distribution", p, df, tc.pattern)
 			}
 		})
@@ -155,7 +132,7 @@ func TestKeyDistributions(t *testing.T) {
 		for i := range want {
 			want[i] = 1.0 / 20
 		}
-		if p, df := chiSquareP(obs, want); p < 0.001 {
+		if p, df := testutil.ChiSquareP(obs, want); p < 0.001 {
 			t.Errorf("chi-square p = %.2g (%d degrees of freedom): ranks are not Zipf over the newest keys: %v", p, df, obs)
 		}
 	})

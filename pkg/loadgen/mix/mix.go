@@ -242,9 +242,10 @@ type Plan struct {
 	Keys keyspace.Spec
 	// Values are the run's values.
 	Values keyspace.Values
-	// KeyBefore and KeyAfter surround the first __key__ in its argument
-	// ("user:" and "" for "user:__key__"): a cluster routes the request
-	// by that argument.
+	// Keyed says the command names a key (__key__); KeyBefore and
+	// KeyAfter surround the first one in its argument ("user:" and "" for
+	// "user:__key__"): a cluster routes the request by that argument.
+	Keyed               bool
 	KeyBefore, KeyAfter string
 }
 
@@ -273,7 +274,7 @@ func Compile(cmds []Command, s Settings) []Plan {
 		}
 		for _, a := range cmd.Args {
 			if b, a, ok := strings.Cut(a, PlaceholderKey); ok {
-				p.KeyBefore, p.KeyAfter = b, a
+				p.Keyed, p.KeyBefore, p.KeyAfter = true, b, a
 				break
 			}
 		}
