@@ -156,3 +156,16 @@ func TestRefusedWritesWarned(t *testing.T) {
 		t.Errorf("one request more than keys: %v", err)
 	}
 }
+
+// TestVerifyOtherSeed: reads verified against values another seed wrote
+// are all wrong, and the error says so, naming --seed.
+func TestVerifyOtherSeed(t *testing.T) {
+	tg, _ := kvstoreTarget(t)
+	cfg := fill(Config{Addr: tg.addr, Mode: ModeSet, Requests: 500, Keyspace: 500, Seed: 1})
+	run(t, tg, cfg)
+	cfg.Mode, cfg.Seed, cfg.VerifyGet = ModeGet, 2, true
+	_, err := Run(context.Background(), cfg)
+	if !errors.Is(err, ErrVerify) || !strings.Contains(err.Error(), "written with another seed") || !strings.Contains(err.Error(), "--seed") {
+		t.Errorf("got %v, want a verify error naming the seed", err)
+	}
+}

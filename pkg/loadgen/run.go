@@ -107,11 +107,24 @@ func verifyError(res Result) error {
 	}
 	if res.VerifyFailures > 0 || (c.Mode == ModeGet && res.Misses > 0) {
 		if len(c.Commands) > 0 {
-			return fmt.Errorf("%w: %d wrong values in %d requests (and %d misses)", ErrVerify, res.VerifyFailures, res.Requests, res.Misses)
+			return fmt.Errorf("%w: %d wrong values in %d requests (and %d misses)%s", ErrVerify, res.VerifyFailures, res.Requests, res.Misses, otherSeed(res))
 		}
-		return fmt.Errorf("%w: %d misses and %d wrong values in %d reads", ErrVerify, res.Misses, res.VerifyFailures, res.Gets)
+		return fmt.Errorf("%w: %d misses and %d wrong values in %d reads%s", ErrVerify, res.Misses, res.VerifyFailures, res.Gets, otherSeed(res))
 	}
 	return nil
+}
+
+// otherSeed explains a run whose every value read was wrong: the values
+// were written by a run of another seed.
+func otherSeed(res Result) string {
+	if res.VerifyFailures == 0 || res.VerifyFailures < res.Gets-res.Misses && len(res.Config.Commands) == 0 {
+		return ""
+	}
+	if len(res.Config.Commands) > 0 && res.VerifyFailures < res.Requests/2 {
+		return ""
+	}
+	return fmt.Sprintf(": every value read differs from what seed %d writes, so they were written with another seed; "+
+		"give the writer's --seed (bench's default seed is the time)", res.Config.Seed)
 }
 
 // runner owns a run's connections and workers.

@@ -138,7 +138,13 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 	}
 	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
 	fmt.Fprintf(&b, "QPS: %.2f\n", r.QPS)
-	fmt.Fprintf(&b, "avg: %.2f us/op\n", r.UsPerOp)
+	if c.Rate > 0 {
+		// In an open loop the time per request is the schedule's, not the
+		// server's: the latency it takes is the mean below.
+		fmt.Fprintf(&b, "avg: %.2f us/op (the schedule: 1e6 / the rate kept; mean latency %.2f us)\n", r.UsPerOp, r.Latency.Mean)
+	} else {
+		fmt.Fprintf(&b, "avg: %.2f us/op\n", r.UsPerOp)
+	}
 	l := r.Latency
 	fmt.Fprintf(&b, "latency us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
 	if r.SendLag != nil {

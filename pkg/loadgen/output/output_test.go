@@ -105,7 +105,7 @@ func TestWriteText(t *testing.T) {
 	for _, want := range []string{
 		"\nload: 1 connections on ", "open loop at 1000 req/s\n",
 		"\nnode 127.0.0.1:7000 (master, 16384 slots): 10 requests, QPS 10.00,",
-		"\nsend lag us: p50 1.50 ",
+		"\nsend lag us: p50 1.50 ", "us/op (the schedule: 1e6 / the rate kept; mean latency 1.50 us)\n",
 		"\nGET ", "\nwarning: something to say\n",
 	} {
 		if !strings.Contains(text.String(), want) {
