@@ -128,10 +128,11 @@ func readDetailCSV(t *testing.T, dir string) []results.Row {
 	return rows
 }
 
-// longRun is a run that would take minutes: it is interrupted.
+// longRun is a run that would take minutes: it is interrupted. Its writes
+// overwrite (SET): the keyspace is smaller than the requests.
 func longRun(out, tmp string) []string {
 	return []string{"--targets", "kvstore", "--strategies", "persist_everysec,nopersist", "--modes", "set",
-		"--rounds", "2", "--requests", "100000000", "--keyspace", "100000", "--pipeline", "8",
+		"--rounds", "2", "--requests", "100000000", "--keyspace", "100000", "--pipeline", "8", "--set-cmd", "SET", "--get-cmd", "GET",
 		"--out", out, "--tmpdir", tmp, "--kv-port", "0"}
 }
 
@@ -215,7 +216,7 @@ func TestRunSecondSIGINT(t *testing.T) {
 }
 
 func TestRunEnvironment(t *testing.T) {
-	env := []string{"ROUNDS=2", "REQ=3000", "KEYSPACE=1000", "PIPE=16", "VSIZE=8", "RETRIES=0",
+	env := []string{"ROUNDS=2", "REQ=3000", "KEYSPACE=3000", "PIPE=16", "VSIZE=8", "RETRIES=0",
 		"SEED=7", "ALLOC=malloc", "KV_PORT=0", "SET_CMD=HSET", "GET_CMD=HGET"}
 
 	// The plan shows every setting; --rounds wins over ROUNDS.
@@ -225,7 +226,7 @@ func TestRunEnvironment(t *testing.T) {
 	}
 	plan := p.stdout.String()
 	for _, want := range []string{
-		"× 3 rounds", "requests 3000, keyspace 1000, pipeline 16", "value size 8, seed 7 (+ round), retries 0",
+		"× 3 rounds", "requests 3000, keyspace 3000, pipeline 16", "value size 8, seed 7 (+ round), retries 0",
 		"target kvstore (kvstore): HSET/HGET",
 	} {
 		if !strings.Contains(plan, want) {
@@ -244,7 +245,7 @@ func TestRunEnvironment(t *testing.T) {
 		t.Fatalf("%d rows, want ROUNDS=2 × 2 modes", len(rows))
 	}
 	for _, r := range rows {
-		if r.Requests != 3000 || r.Keyspace != 1000 || r.Pipeline != 16 || r.ValueSize != 8 || r.Seed != 7+int64(r.Round) ||
+		if r.Requests != 3000 || r.Keyspace != 3000 || r.Pipeline != 16 || r.ValueSize != 8 || r.Seed != 7+int64(r.Round) ||
 			r.Alloc != "malloc" || !strings.Contains(r.ServerConfig, "kvstore-alloc=go") || !r.OK() {
 			t.Errorf("row %v does not follow the environment: %+v", r.Pos, r)
 		}
