@@ -94,7 +94,7 @@ func TestAgents(t *testing.T) {
 			}
 			start := time.Now().Add(500 * time.Millisecond).Format(time.RFC3339Nano)
 			outs := runAgents(t, n, "--port", port, "--mode", "set", "--requests", fmt.Sprint(keys), "--keyspace", fmt.Sprint(keys),
-				"--connections", "3", "--pipeline", "8", "--threads", "1", "--seed", "7", "--start-at", start)
+				"--connections", "3", "--pipeline", "8", "--threads", "1", "--seed", "7", "--start-at", start, "--interval", "10ms")
 			if size, err := rc.DBSize(ctx).Result(); err != nil || size != keys {
 				t.Errorf("DBSIZE %d (%v), want %d: every key written once", size, err, keys)
 			}
@@ -120,6 +120,28 @@ func TestAgents(t *testing.T) {
 					first = j.StartUnixNs
 				}
 				last = max(last, j.EndUnixNs)
+			}
+			// The series merge interval by interval: each point is the sum
+			// of the agents' points of the same start.
+			perStart := map[int64]int64{}
+			for _, o := range outs {
+				var j benchDoc
+				if err := json.Unmarshal([]byte(o), &j); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range j.Series {
+					perStart[p.StartUnixNs] += p.Requests
+				}
+			}
+			var inSeries int64
+			for _, p := range m.Series {
+				inSeries += p.Requests
+				if p.Requests != perStart[p.StartUnixNs] {
+					t.Errorf("merged point at %d: %d requests, the agents' sum %d", p.StartUnixNs, p.Requests, perStart[p.StartUnixNs])
+				}
+			}
+			if len(m.Series) != len(perStart) || inSeries != keys {
+				t.Errorf("merged series: %d points holding %d requests; the agents have %d starts, want %d requests", len(m.Series), inSeries, len(perStart), keys)
 			}
 			merged := decodeHist(t, m.LatencyHistogram)
 			if !merged.Equals(sum) || merged.TotalCount() != keys {

@@ -29,6 +29,10 @@ type benchDoc struct {
 			Ratio int      `json:"ratio"`
 		} `json:"commands"`
 	} `json:"settings"`
+	Series []struct {
+		StartUnixNs int64 `json:"start_unix_ns"`
+		Requests    int64 `json:"requests"`
+	} `json:"series"`
 	// Agents is merge's, one summary per agent.
 	Agents []struct {
 		Segment  int   `json:"segment"`

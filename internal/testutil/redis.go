@@ -160,6 +160,10 @@ func Ping(addr string, timeout time.Duration) error {
 }
 
 // Kill sends SIGKILL to the server's process group and waits for it to
+
+// PID is the server's process id.
+func (r *Redis) PID() int { return r.cmd.Process.Pid }
+
 // exit: a server dying under load, for tests.
 func (r *Redis) Kill() error {
 	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)

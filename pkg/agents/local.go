@@ -89,6 +89,9 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	add("seed", cfg.Seed)
 	add("connect-timeout", cfg.ConnectTimeout)
 	add("timeout", cfg.Timeout)
+	add("interval", cfg.Interval)
+	add("stall-below", strconv.FormatFloat(cfg.StallBelow, 'g', -1, 64))
+	add("stall-latency", cfg.StallLatency)
 	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError, "cluster": cfg.Cluster} {
 		if on {
 			a = append(a, "--"+name)

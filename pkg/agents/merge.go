@@ -174,6 +174,9 @@ func Merge(agents []Agent, want int) (Merged, error) {
 		}
 	}
 	r.Finish()
+	if r.Series != nil {
+		r.FindStalls(r.Config.StallBelow, r.Config.StallLatency)
+	}
 	if r.SendLag != nil {
 		if w := loadgen.BehindSchedule(r.SendLagLatency); w != nil {
 			warnings = append(warnings, w)

@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/measure"
 )
 
 // Mode is the request mix of a run.
@@ -61,6 +62,8 @@ const (
 	DefaultTimeout = 10 * time.Second
 	// DefaultProgressInterval is how often Config.Progress is called.
 	DefaultProgressInterval = time.Second
+	// DefaultInterval is the length of a series' intervals.
+	DefaultInterval = time.Second
 	// MaxStartLate is how far past Config.StartAt a run may still start.
 	MaxStartLate = time.Second
 )
@@ -238,6 +241,16 @@ type Config struct {
 	// no reply for this long.
 	Timeout time.Duration `json:"-"`
 
+	// Interval, when positive, records the measured phase per interval
+	// of this length (Result.Series), aligned on the wall clock; 0 does
+	// not. StallBelow and StallLatency find its stalls (Result.Stalls):
+	// intervals whose QPS is below StallBelow times the median interval
+	// QPS, or in which a request waited longer than StallLatency (0: no
+	// latency rule).
+	Interval     time.Duration `json:"-"`
+	StallBelow   float64       `json:"stall_below,omitempty"`
+	StallLatency time.Duration `json:"-"`
+
 	// Progress, when set, is called every ProgressInterval while a phase
 	// runs, and once at its end, from one goroutine, never concurrently.
 	Progress         func(Progress) `json:"-"`
@@ -259,6 +272,14 @@ type Progress struct {
 	Duration time.Duration
 	// Final is true for the last call of a phase.
 	Final bool
+	// Last is the latest interval that ended (with Config.Interval):
+	// its QPS and p99 latency in µs; nil before the first.
+	Last *IntervalFigures
+}
+
+// IntervalFigures are one interval's figures in a Progress.
+type IntervalFigures struct {
+	QPS, P99Us float64
 }
 
 // DefaultConfig returns the configuration of a run with every setting at
@@ -280,6 +301,9 @@ func DefaultConfig() Config {
 		ConnectTimeout:   DefaultConnectTimeout,
 		Timeout:          DefaultTimeout,
 		ProgressInterval: DefaultProgressInterval,
+		Interval:         DefaultInterval,
+		StallBelow:       measure.DefaultStallBelow,
+		StallLatency:     measure.DefaultStallLatency,
 	}
 }
 
@@ -381,6 +405,12 @@ func (c Config) Normalize() (Config, error) {
 	}
 	if c.Rate < 0 {
 		bad("rate %g: want >= 0", c.Rate)
+	}
+	if c.Interval < 0 || c.Interval > 0 && c.Interval < time.Millisecond {
+		bad("interval %v: want 0 (none) or at least 1ms", c.Interval)
+	}
+	if c.StallBelow < 0 || c.StallBelow >= 1 || c.StallLatency < 0 {
+		bad("stall thresholds %g and %v: want a fraction from 0 to below 1, and a latency >= 0", c.StallBelow, c.StallLatency)
 	}
 	if c.Pipeline < 1 || c.Pipeline > 1<<20 {
 		bad("pipeline %d: want 1 to %d", c.Pipeline, 1<<20)

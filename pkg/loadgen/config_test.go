@@ -35,6 +35,12 @@ func fill(c Config) Config {
 	if c.Keyspace == 0 {
 		c.Keyspace = d.Keyspace
 	}
+	if c.Interval == 0 {
+		c.Interval = d.Interval
+	}
+	if c.StallBelow == 0 && c.StallLatency == 0 {
+		c.StallBelow, c.StallLatency = d.StallBelow, d.StallLatency
+	}
 	return c
 }
 

@@ -196,20 +196,25 @@ type conn struct {
 	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
 	cmdKeys []cmdKeys                 // per command of a mix
 	deps    *depQueue                 // a mix's dependent requests (commands.go)
-	runV    int64                     // a run of runN equal latencies not yet recorded
-	runN    int64
+	// iv is the worker's interval (a series is recorded; nil otherwise),
+	// ivNode the index of the connection's master in its parts (-1).
+	iv     *ivAcc
+	ivNode int
+	runV   int64 // a run of runN equal latencies not yet recorded
+	runN   int64
 	counts
 }
 
 func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 	size := 1 << bits.Len(uint(2*p.cfg.Pipeline-1))
 	c := &conn{
-		p:    p,
-		id:   id,
-		keys: keyspace.NewGen(p.cfg.keys(), id, conns),
-		ops:  keyspace.Rand(keyspace.Mix64(uint64(p.seed)^keyspace.Mix64(uint64(id)+1)) ^ 0x6f7073), // "ops"
-		ring: make([]slot, size),
-		hist: hist,
+		p:      p,
+		id:     id,
+		keys:   keyspace.NewGen(p.cfg.keys(), id, conns),
+		ops:    keyspace.Rand(keyspace.Mix64(uint64(p.seed)^keyspace.Mix64(uint64(id)+1)) ^ 0x6f7073), // "ops"
+		ring:   make([]slot, size),
+		hist:   hist,
+		ivNode: -1,
 	}
 	if p.cmds != nil {
 		c.initMix(id, conns)
@@ -351,6 +356,12 @@ func (c *conn) flushLatency() {
 		v = histMax
 	}
 	_ = c.hist.RecordValues(v, c.runN) // cannot fail: v is in range
+	if iv := c.iv; iv != nil {
+		_ = iv.hist.RecordValues(v, c.runN)
+		if c.ivNode >= 0 && c.ivNode < len(iv.node) {
+			_ = iv.node[c.ivNode].hist.RecordValues(v, c.runN)
+		}
+	}
 	c.runN = 0
 }
 
@@ -394,6 +405,9 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 			c.errors = map[string]int64{}
 		}
 		c.errors[string(word)]++
+		if c.iv != nil {
+			c.iv.errors++
+		}
 		if !c.p.cfg.ContinueOnError {
 			return n, &ReplyError{Command: c.cmdName(s.op), Key: c.keyName(s.key), Msg: string(r.Data)}
 		}

@@ -26,6 +26,9 @@ type configExtra struct {
 	StartAt string `json:"start_at,omitempty"`
 	// TLS says the connections were TLS (Config.TLS set).
 	TLS bool `json:"tls"`
+	// IntervalS and StallLatencyMs are Config.Interval and StallLatency.
+	IntervalS      float64 `json:"interval_s,omitempty"`
+	StallLatencyMs float64 `json:"stall_latency_ms,omitempty"`
 }
 
 // configPlain is Config without its methods, for the codec.
@@ -34,7 +37,8 @@ type configPlain Config
 // MarshalJSON encodes the settings of a run: every field with a JSON
 // name, durations in seconds; no password, no TLS material.
 func (c Config) MarshalJSON() ([]byte, error) {
-	x := configExtra{DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), TLS: c.TLS != nil}
+	x := configExtra{DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), TLS: c.TLS != nil,
+		IntervalS: c.Interval.Seconds(), StallLatencyMs: float64(c.StallLatency) / 1e6}
 	if len(c.ValueSizes) > 0 {
 		x.ValueSizes = keyspace.FormatValueSizes(c.ValueSizes)
 	}
@@ -64,6 +68,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	}
 	x := v.configExtra
 	c.Duration, c.Warmup = measure.FromSeconds(x.DurationS), measure.FromSeconds(x.WarmupS)
+	c.Interval, c.StallLatency = measure.FromSeconds(x.IntervalS), time.Duration(x.StallLatencyMs*1e6)
 	if x.ValueSizes != "" {
 		rs, err := keyspace.ParseValueSizes(x.ValueSizes)
 		if err != nil {

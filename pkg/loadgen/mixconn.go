@@ -195,6 +195,10 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 				_ = c.cmdHist[s.op].RecordValue(min(max(lat, histMin), histMax))
 			}
 			c.cmd[s.op].requests++
+			if iv := c.iv; iv != nil && int(s.op) < len(iv.cmd) {
+				_ = iv.cmd[s.op].hist.RecordValue(min(max(lat, histMin), histMax))
+				iv.cmd[s.op].requests++
+			}
 		}
 		if err != nil {
 			break
@@ -266,6 +270,12 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 	}
 	c.errors[string(word)]++
 	c.cmd[s.op].errors++
+	if iv := c.iv; iv != nil {
+		iv.errors++
+		if int(s.op) < len(iv.cmd) {
+			iv.cmd[s.op].errors++
+		}
+	}
 	if !c.p.cfg.ContinueOnError {
 		return n, true, &ReplyError{Command: c.p.cmds[s.op].Text, Msg: string(r.Data)}
 	}

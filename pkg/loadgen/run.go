@@ -137,6 +137,7 @@ type runner struct {
 
 	release func() // gives back the Ps lent to the workers
 
+	ser    *series        // the measured phase per interval; nil without Config.Interval
 	route  *cluster.Route // a cluster run's slot map; nil otherwise
 	shards int            // a cluster run's masters; 0 otherwise
 	// groups are a cluster run's connections, by global index: each a
@@ -180,8 +181,10 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			r.close()
 			return nil, err
 		}
+		r.startSeries()
 		return r, nil
 	}
+	defer r.startSeries()
 	// This run's connections are the global indices g = Segment,
 	// Segment+Segments, ...; each keeps g and the global count for its
 	// keys, quota and schedule (see Config.Segment).
@@ -200,6 +203,33 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 		r.conns = append(r.conns, w.socks[len(w.socks)-1])
 	}
 	return r, nil
+}
+
+// startSeries gives the run and its workers what a series needs, once
+// the connections are open (a cluster's masters known).
+func (r *runner) startSeries() {
+	if r.cfg.Interval <= 0 {
+		return
+	}
+	r.ser = newSeries(r.cfg.Interval, r.epoch)
+	for _, cp := range r.plan.cmds {
+		r.ser.cmds = append(r.ser.cmds, cp.Name)
+	}
+	if r.route != nil {
+		states, _, _ := r.route.EndPhase()
+		for _, st := range states {
+			r.ser.nodes = append(r.ser.nodes, st.Addr)
+		}
+	}
+	for _, w := range r.workers {
+		w.ser, w.iv = r.ser, newIvAcc(len(r.ser.cmds), len(r.ser.nodes))
+	}
+	for _, s := range r.conns {
+		s.iv = s.w.iv
+		if s.route != nil {
+			s.ivNode = int(s.route.node)
+		}
+	}
 }
 
 func (r *runner) close() {
@@ -280,6 +310,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	for _, s := range r.conns {
 		total += max(s.quota, 0)
 	}
+	if r.ser != nil {
+		r.ser.take() // a warmup's points are not the measured phase's
+	}
 	if r.route != nil {
 		r.route.Phase(ctx)
 		r.beginGroups(requests)
@@ -313,7 +346,14 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 			for _, w := range r.workers {
 				done += w.done.Load()
 			}
-			cfg.Progress(Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(r.now() - ph.start), Duration: planned, Final: final})
+			now := r.now()
+			pr := Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(now - ph.start), Duration: planned, Final: final}
+			if r.ser != nil {
+				if p, length, ok := r.ser.last(ph.start, now); ok {
+					pr.Last = &IntervalFigures{QPS: measure.PerSecond(p.Requests, length), P99Us: measure.Summarize(p.Histogram).P99}
+				}
+			}
+			cfg.Progress(pr)
 		}
 		progress.Add(1)
 		go func() {
@@ -386,7 +426,16 @@ func (r *runner) collect(ph *phase) Result {
 	m.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)
 	m.End = m.Start.Add(m.Elapsed)
 	m.Commands = r.commandResults(m)
+	if r.ser != nil {
+		for _, w := range r.workers {
+			r.ser.add(w.iv)
+		}
+		m.Series = r.ser.take()
+	}
 	m.Finish()
+	if m.Series != nil {
+		m.FindStalls(r.cfg.StallBelow, r.cfg.StallLatency)
+	}
 	if m.Conflicts > 0 {
 		m.Warnings = append(m.Warnings, fmt.Errorf("%w: %d of %d writes met a key that existed and were refused (EXIST): the QPS counts them as requests, though the server wrote nothing",
 			ErrRefusedWrites, m.Conflicts, m.Sets))

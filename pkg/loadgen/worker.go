@@ -82,6 +82,10 @@ type worker struct {
 
 	cmdHist  []*hdrhistogram.Histogram // per command of a mix (mixconn.go)
 	nodeHist []*hdrhistogram.Histogram // a cluster run's, per master (clusterconn.go)
+	// iv is the interval it counts (a series is recorded), ser the run's
+	// points it adds to; nil without a series.
+	iv  *ivAcc
+	ser *series
 	// repump says a cluster socket of this worker may take elements again
 	// (stalledWake); it is pumped at the end of the loop's turn.
 	repump bool
@@ -174,6 +178,10 @@ func (w *worker) run(r *runner, ph *phase) error {
 	w.last = ph.start
 	active := 0
 	now := r.now()
+	if w.iv != nil {
+		start, end := w.ser.bounds(now)
+		w.iv.reset(start, end)
+	}
 	for _, s := range w.socks {
 		s.begin(now)
 		if err := s.watch(true); err != nil {
@@ -640,6 +648,9 @@ func (s *sock) makeRoom() {
 // and sends what can be sent next.
 func (s *sock) received(r *runner, ph *phase, n int) error {
 	now := r.now()
+	if iv := s.w.iv; iv != nil && now >= iv.end {
+		s.w.rotate(now)
+	}
 	s.n += n
 	if s.inflight == 0 {
 		return fmt.Errorf("connection %d: unexpected data from the server: %s", s.id, quote(s.rbuf[s.r:s.n]))
@@ -655,6 +666,12 @@ func (s *sock) received(r *runner, ph *phase, n int) error {
 	}
 	if got := int64(before - s.inflight); got > 0 {
 		s.replies += got
+		if iv := s.w.iv; iv != nil {
+			iv.requests += got
+			if s.ivNode >= 0 && s.ivNode < len(iv.node) {
+				iv.node[s.ivNode].requests += got
+			}
+		}
 		s.w.done.Add(got)
 		s.w.last = now
 		s.last = now

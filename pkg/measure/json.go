@@ -37,6 +37,49 @@ type wire struct {
 	LatencyHistogram string   `json:"latency_histogram"`
 	SendLagHistogram string   `json:"send_lag_histogram,omitempty"`
 	Warnings         []string `json:"warnings"`
+	// SeriesIntervalS and Series are the series (Result.Series): each
+	// point with its place in the window (t_s, length_s), its counts, QPS
+	// and latencies, and what merges (its start and histograms).
+	SeriesIntervalS float64     `json:"series_interval_s,omitempty"`
+	Series          []pointJSON `json:"series,omitempty"`
+	Stalls          *stallsJSON `json:"stalls,omitempty"`
+}
+
+// pointJSON is a Point in JSON.
+type pointJSON struct {
+	TS               float64         `json:"t_s"`
+	LengthS          float64         `json:"length_s"`
+	Requests         int64           `json:"requests"`
+	Errors           int64           `json:"errors"`
+	QPS              float64         `json:"qps"`
+	Latency          pointLatency    `json:"latency_us"`
+	StartUnixNs      int64           `json:"start_unix_ns"`
+	LatencyHistogram string          `json:"latency_histogram"`
+	Commands         []pointPartJSON `json:"commands,omitempty"`
+	Nodes            []pointPartJSON `json:"nodes,omitempty"`
+}
+
+// pointLatency is a point's latencies in µs.
+type pointLatency struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+type pointPartJSON struct {
+	Name             string `json:"name"`
+	Requests         int64  `json:"requests"`
+	Errors           int64  `json:"errors"`
+	LatencyHistogram string `json:"latency_histogram"`
+}
+
+// stallsJSON is Stalls in JSON, in milliseconds and seconds.
+type stallsJSON struct {
+	Count     int       `json:"count"`
+	LongestMs float64   `json:"longest_ms"`
+	TotalMs   float64   `json:"total_ms"`
+	AtS       []float64 `json:"at_s"`
 }
 
 // plain is Result with JSON names, its wire-form fields left out.
@@ -97,6 +140,19 @@ func Encode(r *Result, extra ...Field) ([]byte, error) {
 	}
 	for _, w := range r.Warnings {
 		d.Warnings = append(d.Warnings, w.Error())
+	}
+	if sr := r.Series; sr != nil {
+		d.SeriesIntervalS = sr.Interval.Seconds()
+		d.Series = make([]pointJSON, 0, len(sr.Points))
+		for i := range sr.Points {
+			d.Series = append(d.Series, encodePoint(sr, &sr.Points[i], r.Start, r.End))
+		}
+	}
+	if st := r.Stalls; st != nil {
+		d.Stalls = &stallsJSON{Count: st.Count, LongestMs: ms(st.Longest), TotalMs: ms(st.Total), AtS: []float64{}}
+		for _, a := range st.At {
+			d.Stalls.AtS = append(d.Stalls.AtS, stats3(a.Seconds()))
+		}
 	}
 	b, err := json.Marshal(d)
 	if err != nil || len(extra) == 0 {
@@ -189,9 +245,72 @@ func Decode(b []byte, r *Result, extra []Field) error {
 	for _, w := range d.Warnings {
 		r.Warnings = append(r.Warnings, errors.New(w))
 	}
+	if d.SeriesIntervalS > 0 || len(d.Series) > 0 {
+		if r.Series, err = decodeSeries(d.SeriesIntervalS, d.Series); err != nil {
+			return fmt.Errorf("series: %w", err)
+		}
+	}
 	r.Finish()
 	return nil
 }
+
+// encodePoint is point p of series s in JSON, placed in the window
+// [start, end].
+func encodePoint(s *Series, p *Point, start, end time.Time) pointJSON {
+	off, length := s.Span(p, start, end)
+	j := pointJSON{
+		TS: stats3(off.Seconds()), LengthS: stats3(length.Seconds()), Requests: p.Requests, Errors: p.Errors,
+		QPS: PerSecond(p.Requests, length), StartUnixNs: p.Start.UnixNano(), LatencyHistogram: EncodeHistogram(p.Histogram),
+	}
+	if l := Summarize(p.Histogram); p.Histogram != nil {
+		j.Latency = pointLatency{P50: l.P50, P99: l.P99, P999: l.P999, Max: l.Max}
+	}
+	for _, part := range p.Commands {
+		j.Commands = append(j.Commands, pointPartJSON{part.Name, part.Requests, part.Errors, EncodeHistogram(part.Histogram)})
+	}
+	for _, part := range p.Nodes {
+		j.Nodes = append(j.Nodes, pointPartJSON{part.Name, part.Requests, part.Errors, EncodeHistogram(part.Histogram)})
+	}
+	return j
+}
+
+// decodeSeries decodes a series; the points' places and figures are
+// derived, not read.
+func decodeSeries(intervalS float64, points []pointJSON) (*Series, error) {
+	s := &Series{Interval: FromSeconds(intervalS)}
+	if s.Interval <= 0 {
+		return nil, fmt.Errorf("series_interval_s %v: want > 0", intervalS)
+	}
+	for i, j := range points {
+		h, err := DecodeHistogram(j.LatencyHistogram)
+		if err != nil {
+			return nil, fmt.Errorf("point %d: latency_histogram: %w", i, err)
+		}
+		p := Point{Start: time.Unix(0, j.StartUnixNs), Requests: j.Requests, Errors: j.Errors, Histogram: h}
+		for _, parts := range []struct {
+			in  []pointPartJSON
+			out *[]PointPart
+		}{{j.Commands, &p.Commands}, {j.Nodes, &p.Nodes}} {
+			for _, pj := range parts.in {
+				ph, err := DecodeHistogram(pj.LatencyHistogram)
+				if err != nil {
+					return nil, fmt.Errorf("point %d: %s: latency_histogram: %w", i, pj.Name, err)
+				}
+				*parts.out = append(*parts.out, PointPart{Name: pj.Name, Requests: pj.Requests, Errors: pj.Errors, Histogram: ph})
+			}
+		}
+		if err := s.Merge(&Series{Interval: s.Interval, Points: []Point{p}}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ms is d in milliseconds, 3 decimals.
+func ms(d time.Duration) float64 { return stats3(float64(d) / 1e6) }
+
+// stats3 rounds x to 3 decimals: JSON times to the microsecond.
+func stats3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // FromSeconds is a duration of s seconds, to the nanosecond.
 func FromSeconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }

@@ -153,6 +153,9 @@ type Result struct {
 	// Warnings are findings that do not fail the phase: the first verify
 	// failures, a schedule not kept, agents that did not overlap.
 	Warnings []error
+	// Series is the phase per interval of wall-clock time; nil when not
+	// recorded.
+	Series *Series
 
 	// The figures, derived from the above by Finish.
 
@@ -162,6 +165,16 @@ type Result struct {
 	UsPerOp float64
 	// Latency summarizes Histogram; SendLagLatency SendLag.
 	Latency, SendLagLatency Latency
+	// Stalls are the series' stalls (FindStalls); nil when not looked for.
+	Stalls *Stalls
+}
+
+// FindStalls sets r.Stalls from its series: runs of consecutive intervals
+// (their parts within the measured window) with a QPS below below × the
+// median interval QPS, or a latency above longer (0: no latency rule),
+// merged. Nil without a series.
+func (r *Result) FindStalls(below float64, longer time.Duration) {
+	r.Stalls = findStalls(r, below, longer)
 }
 
 // Command is one command's share of a mix.
@@ -261,6 +274,14 @@ func (r *Result) Merge(o *Result) error {
 	for _, w := range o.Warnings {
 		if len(r.Warnings) < MaxWarnings {
 			r.Warnings = append(r.Warnings, w)
+		}
+	}
+	if o.Series != nil {
+		if r.Series == nil {
+			r.Series = &Series{}
+		}
+		if err := r.Series.Merge(o.Series); err != nil {
+			return fmt.Errorf("series: %w", err)
 		}
 	}
 	return nil

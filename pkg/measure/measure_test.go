@@ -204,3 +204,65 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestSeriesMergeAndJSON: series merge point by point (by start), parts by
+// name, and survive the JSON form, which gives each point its place in
+// the window and its QPS.
+func TestSeriesMergeAndJSON(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	pt := func(at time.Duration, n int64, lat ...int64) Point {
+		p := Point{Start: t0.Add(at), Requests: n, Histogram: NewIntervalHistogram()}
+		for _, v := range lat {
+			_ = p.Histogram.RecordValue(v)
+		}
+		p.Commands = []PointPart{{Name: "GET", Requests: n, Histogram: NewIntervalHistogram()}}
+		return p
+	}
+	a := Result{Start: t0.Add(500 * time.Millisecond), End: t0.Add(2500 * time.Millisecond), Elapsed: 2 * time.Second,
+		Counts: Counts{Requests: 30}, Histogram: hist(1),
+		Series: &Series{Interval: time.Second, Points: []Point{pt(0, 10, 1000), pt(time.Second, 10), pt(2*time.Second, 10)}}}
+	b := Result{Start: t0.Add(time.Second), End: t0.Add(2 * time.Second), Elapsed: time.Second,
+		Counts: Counts{Requests: 5}, Histogram: hist(1),
+		Series: &Series{Interval: time.Second, Points: []Point{pt(time.Second, 5, 3000)}}}
+	var m Result
+	for _, r := range []*Result{&a, &b} {
+		if err := m.Merge(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Finish()
+	if len(m.Series.Points) != 3 || m.Series.Points[1].Requests != 15 || m.Series.Points[1].Commands[0].Requests != 15 ||
+		m.Series.Points[1].Histogram.TotalCount() != 1 {
+		t.Fatalf("merged series %+v", m.Series.Points)
+	}
+	b2, err := Encode(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Series []struct {
+			TS       float64 `json:"t_s"`
+			LengthS  float64 `json:"length_s"`
+			QPS      float64 `json:"qps"`
+			Requests int64   `json:"requests"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(b2, &j); err != nil {
+		t.Fatal(err)
+	}
+	// The window is [0.5 s, 2.5 s]: the first point's half is in it.
+	if len(j.Series) != 3 || j.Series[0].TS != 0 || j.Series[0].LengthS != 0.5 || j.Series[0].QPS != 20 || j.Series[1].TS != 0.5 || j.Series[1].QPS != 15 {
+		t.Errorf("JSON series %+v", j.Series)
+	}
+	var back Result
+	if err := Decode(b2, &back, nil); err != nil {
+		t.Fatal(err)
+	}
+	if back.Series == nil || len(back.Series.Points) != 3 || back.Series.Interval != time.Second || back.Series.Points[1].Requests != 15 ||
+		back.Series.Points[1].Commands[0].Name != "GET" {
+		t.Errorf("decoded series %+v", back.Series)
+	}
+	if err := (&Series{Interval: time.Second}).Merge(&Series{Interval: time.Minute}); err == nil {
+		t.Error("series of other intervals merged")
+	}
+}

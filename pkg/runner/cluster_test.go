@@ -73,7 +73,7 @@ func TestRunKvstoreClusterVsRedisCluster(t *testing.T) {
 	o.Targets = []string{"kvstore-cluster", "redis-cluster"}
 	o.Baselines = "kvstore-cluster=nopersist,redis-cluster=none"
 	o.Strategies = []string{"nopersist", "none"}
-	o.Rounds, o.Modes, o.Requests, o.Keyspace = 1, []string{"set", "get"}, 4000, 3000
+	o.Rounds, o.Modes, o.Requests, o.Keyspace = 1, []string{"set", "get"}, 4000, 4000
 	res, stdout, _, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -68,6 +68,7 @@ func TestRunWorkloadYCSB(t *testing.T) {
 	o.Strategies = []string{"nopersist", "persist_no"}
 	o.Workloads = []string{"ycsb-a"}
 	o.Modes = []string{"set"}
+	o.SetCmd, o.GetCmd = "SET", "GET" // the set rows overwrite: more requests than keys
 	o.Requests, o.Keyspace = 10_000, 2_000
 	o.Chart = "none"
 	res, stdout, _, err := runQuiet(t, context.Background(), o)

@@ -89,6 +89,9 @@ func writeLive(w io.Writer, p loadgen.Progress) {
 		of = fmt.Sprintf("/%d (%.0f%%)", p.Total, 100*float64(p.Done)/float64(p.Total))
 	}
 	fmt.Fprintf(w, "\r\033[K%s: %d%s requests, %.1f s, %.0f req/s", p.Phase, p.Done, of, p.Elapsed.Seconds(), qps)
+	if l := p.Last; l != nil {
+		fmt.Fprintf(w, "; last interval %.0f req/s, p99 %.0f us", l.QPS, l.P99Us)
+	}
 	if p.Final {
 		fmt.Fprint(w, "\r\033[K")
 	}
@@ -152,6 +155,22 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		fmt.Fprintf(&b, "send lag us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
 	}
 	writeCommands(&b, r.Commands)
+	if sr := r.Series; sr != nil {
+		fmt.Fprintf(&b, "series: %d intervals of %v", len(sr.Points), sr.Interval)
+		if st := r.Stalls; st != nil && st.Count > 0 {
+			fmt.Fprintf(&b, "; stalls: %d, longest %.1f ms, total %.1f ms, at", st.Count, float64(st.Longest)/1e6, float64(st.Total)/1e6)
+			for i, a := range st.At {
+				if i == 10 {
+					fmt.Fprintf(&b, " …")
+					break
+				}
+				fmt.Fprintf(&b, " %.2f s", a.Seconds())
+			}
+		} else if st != nil {
+			b.WriteString("; stalls: none")
+		}
+		b.WriteString("\n")
+	}
 	if r.Shards > 0 {
 		fmt.Fprintf(&b, "redirects: moved %d, ask %d\n", r.Moved, r.Ask)
 	}

@@ -1,0 +1,185 @@
+package loadgen
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/measure"
+)
+
+// The phase's series (Config.Interval): each worker counts the replies of
+// the interval it is in (ivAcc), and when a reply arrives past its end,
+// adds what it counted to the run's points (series) and starts the
+// interval the reply is in. Intervals are aligned on the wall clock: the
+// run's clock plus the wall time at its epoch, cut at multiples of the
+// interval. A worker's interval costs it one comparison per read and one
+// more histogram record per run of equal latencies.
+
+// ivAcc is a worker's current interval.
+type ivAcc struct {
+	start, end int64 // on the runner's clock
+	requests   int64
+	errors     int64
+	hist       *hdrhistogram.Histogram
+	cmd        []ivPart // per command of a mix
+	node       []ivPart // per master of a cluster run
+}
+
+// ivPart is one command's or node's part of an interval.
+type ivPart struct {
+	requests, errors int64
+	hist             *hdrhistogram.Histogram
+}
+
+func newIvAcc(cmds, nodes int) *ivAcc {
+	a := &ivAcc{hist: measure.NewIntervalHistogram()}
+	a.cmd = newIvParts(cmds)
+	a.node = newIvParts(nodes)
+	return a
+}
+
+func newIvParts(n int) []ivPart {
+	if n < 2 {
+		return nil // one command: the whole interval's figures are its
+	}
+	ps := make([]ivPart, n)
+	for i := range ps {
+		ps[i].hist = measure.NewIntervalHistogram()
+	}
+	return ps
+}
+
+// empty reports whether nothing was counted.
+func (a *ivAcc) empty() bool { return a.requests == 0 && a.errors == 0 && a.hist.TotalCount() == 0 }
+
+// reset empties the accumulator for the interval [start, end).
+func (a *ivAcc) reset(start, end int64) {
+	a.start, a.end = start, end
+	a.requests, a.errors = 0, 0
+	a.hist.Reset()
+	for _, ps := range [][]ivPart{a.cmd, a.node} {
+		for i := range ps {
+			ps[i].requests, ps[i].errors = 0, 0
+			ps[i].hist.Reset()
+		}
+	}
+}
+
+// series is a run's points of the phase under way, merged from its
+// workers' intervals.
+type series struct {
+	length int64 // ns
+	wall0  int64 // the wall time of the runner clock's 0, Unix ns
+	// names of the parts: the mix's commands, the masters.
+	cmds, nodes []string
+	mu          sync.Mutex
+	points      map[int64]*measure.Point // by interval index
+}
+
+// newSeries returns the series of a run whose clock started at epoch.
+func newSeries(interval time.Duration, epoch time.Time) *series {
+	return &series{length: int64(interval), wall0: epoch.UnixNano(), points: make(map[int64]*measure.Point)}
+}
+
+// bounds returns the interval that holds time now of the runner's clock.
+func (s *series) bounds(now int64) (start, end int64) {
+	k := floorDiv(s.wall0+now, s.length)
+	start = k*s.length - s.wall0
+	return start, start + s.length
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// add merges a worker's finished interval into the run's points.
+func (s *series) add(a *ivAcc) {
+	if a.empty() {
+		return
+	}
+	k := floorDiv(s.wall0+a.start, s.length)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.points[k]
+	if p == nil {
+		p = &measure.Point{Start: time.Unix(0, k*s.length), Histogram: measure.NewIntervalHistogram()}
+		s.points[k] = p
+	}
+	p.Requests += a.requests
+	p.Errors += a.errors
+	p.Histogram.Merge(a.hist)
+	p.Commands = addIvParts(p.Commands, a.cmd, s.cmds)
+	p.Nodes = addIvParts(p.Nodes, a.node, s.nodes)
+}
+
+func addIvParts(out []measure.PointPart, ps []ivPart, names []string) []measure.PointPart {
+	if len(ps) == 0 {
+		return out
+	}
+	if out == nil {
+		out = make([]measure.PointPart, len(ps))
+		for i := range out {
+			out[i] = measure.PointPart{Histogram: measure.NewIntervalHistogram()}
+			if i < len(names) {
+				out[i].Name = names[i]
+			}
+		}
+	}
+	for i := range ps {
+		if i >= len(out) {
+			break
+		}
+		out[i].Requests += ps[i].requests
+		out[i].Errors += ps[i].errors
+		out[i].Histogram.Merge(ps[i].hist)
+	}
+	return out
+}
+
+// take returns the phase's points, by start, and forgets them.
+func (s *series) take() *measure.Series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &measure.Series{Interval: time.Duration(s.length)}
+	for _, k := range slices.Sorted(maps.Keys(s.points)) {
+		out.Points = append(out.Points, *s.points[k])
+	}
+	clear(s.points)
+	return out
+}
+
+// last returns the latest point that ended before now, on the runner's
+// clock, and its length within [start, now]: what the live progress
+// line shows.
+func (s *series) last(start, now int64) (p measure.Point, length time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best := int64(-1 << 62)
+	for k := range s.points {
+		if end := (k+1)*s.length - s.wall0; end <= now && k > best {
+			best, ok = k, true
+		}
+	}
+	if !ok {
+		return p, 0, false
+	}
+	p = *s.points[best]
+	lo := max(best*s.length-s.wall0, start)
+	return p, time.Duration((best+1)*s.length - s.wall0 - lo), true
+}
+
+// rotate ends the worker's interval when now is past it: what it counted
+// joins the run's points, and the interval that holds now begins.
+func (w *worker) rotate(now int64) {
+	a := w.iv
+	w.ser.add(a)
+	start, end := w.ser.bounds(now)
+	a.reset(start, end)
+}

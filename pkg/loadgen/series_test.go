@@ -1,0 +1,99 @@
+package loadgen
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/measure"
+)
+
+// checkSeries: the series' points are aligned on the wall clock, their
+// requests add up to the run's exactly, and so do their latencies and
+// each command's part.
+func checkSeries(t *testing.T, res Result) {
+	t.Helper()
+	s := res.Series
+	if s == nil || len(s.Points) == 0 {
+		t.Fatal("no series")
+	}
+	var requests, lats int64
+	cmds := map[string]int64{}
+	for i, p := range s.Points {
+		if p.Start.UnixNano()%int64(s.Interval) != 0 {
+			t.Errorf("point %d starts at %v: not a multiple of %v", i, p.Start, s.Interval)
+		}
+		if i > 0 && !p.Start.After(s.Points[i-1].Start) {
+			t.Errorf("point %d at %v after %v: not in order", i, p.Start, s.Points[i-1].Start)
+		}
+		requests += p.Requests
+		lats += p.Histogram.TotalCount()
+		for _, c := range p.Commands {
+			cmds[c.Name] += c.Requests
+		}
+	}
+	if requests != res.Requests || lats != res.Histogram.TotalCount() {
+		t.Errorf("the points hold %d requests and %d latencies, the run %d and %d", requests, lats, res.Requests, res.Histogram.TotalCount())
+	}
+	for _, c := range res.Commands {
+		if len(res.Commands) > 1 && cmds[c.Name] != c.Requests {
+			t.Errorf("%s: the points hold %d requests, the run %d", c.Name, cmds[c.Name], c.Requests)
+		}
+	}
+}
+
+func TestSeriesAddsUp(t *testing.T) {
+	tg := redisTarget(t)
+	res := run(t, tg, fill(Config{Mode: ModeMixed, Requests: 20_000, Keyspace: 1000, Connections: 4, Pipeline: 1, Interval: 20 * time.Millisecond}))
+	checkSeries(t, res)
+	if len(res.Series.Points) < 2 {
+		t.Errorf("%d points in a run of %v at 20ms", len(res.Series.Points), res.Elapsed)
+	}
+	cfg := fill(Config{Requests: 10_000, Keyspace: 1000, Connections: 2, Pipeline: 4, Interval: 10 * time.Millisecond})
+	cfg.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}, Ratio: 3}}
+	res = run(t, tg, cfg)
+	checkSeries(t, res)
+	// Off: no series.
+	cfg.Interval = 0
+	if res = run(t, tg, cfg); res.Series != nil || res.Stalls != nil {
+		t.Errorf("interval 0: series %v, stalls %v", res.Series, res.Stalls)
+	}
+}
+
+// TestSeriesStall: a server stopped for 500 ms in the middle of a 3 s
+// run, at 100 ms intervals, is one stall of 400 to 700 ms at the time it
+// stopped, and the intervals still add up.
+func TestSeriesStall(t *testing.T) {
+	r := testutil.StartRedis(t)
+	tg := newTarget(t, r.Addr)
+	// The latency rule at 250 ms: a machine busy with other tests holds a
+	// request 100 ms now and then.
+	cfg := fill(Config{Mode: ModeGet, Duration: 3 * time.Second, Keyspace: 1000, Connections: 4, Pipeline: 1, Interval: 100 * time.Millisecond,
+		StallBelow: 0.1, StallLatency: 250 * time.Millisecond})
+	var stopped time.Time
+	cfg.Progress, cfg.ProgressInterval = func(p Progress) {
+		if p.Phase == "run" && stopped.IsZero() && p.Elapsed >= 1200*time.Millisecond {
+			stopped = time.Now()
+			if err := syscall.Kill(r.PID(), syscall.SIGSTOP); err != nil {
+				t.Error(err)
+			}
+			time.AfterFunc(500*time.Millisecond, func() { _ = syscall.Kill(r.PID(), syscall.SIGCONT) })
+		}
+	}, 50*time.Millisecond
+	res := run(t, tg, cfg)
+	checkSeries(t, res)
+	st := res.Stalls
+	if st == nil || st.Count != 1 || st.Longest < 400*time.Millisecond || st.Longest > 700*time.Millisecond {
+		t.Fatalf("stalls %+v, want one of 400 to 700 ms", st)
+	}
+	if at := res.Start.Add(st.At[0]); at.Sub(stopped).Abs() > 150*time.Millisecond {
+		t.Errorf("the stall starts %v after the window, the server was stopped %v after it", st.At[0], stopped.Sub(res.Start))
+	}
+	var none measure.Result
+	none.FindStalls(0.1, 0)
+	if none.Stalls != nil {
+		t.Errorf("stalls of no series: %+v", none.Stalls)
+	}
+}
