@@ -8,8 +8,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kvbench/kvbench/pkg/compare"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -206,9 +208,23 @@ func (s *Store) Analyze(ctx context.Context, o AnalyzeOptions) (*Analysis, error
 	if err != nil {
 		return nil, err
 	}
-	for _, sr := range series {
-		sr.detect(o)
+	// Each series is its own: they are analyzed at once, one worker per
+	// processor (each draws its permutations from its own seed, so the
+	// result does not depend on the order).
+	work := make(chan *Series)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(series)) {
+		wg.Go(func() {
+			for sr := range work {
+				sr.detect(o)
+			}
+		})
 	}
+	for _, sr := range series {
+		work <- sr
+	}
+	close(work)
+	wg.Wait()
 	linkEnvironments(series)
 	a.Series = series
 	return a, nil
