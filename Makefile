@@ -92,6 +92,12 @@ bench-tests: build deps
 bench-matrix: build deps
 	bench/matrix.sh
 
+# Two kvbench binaries' load generators end to end, A B B A: A=... B=...
+# (each a kvbench binary), PAIRS per case (default 8); see bench/abbin.sh.
+.PHONY: bench-ab
+bench-ab: deps
+	bench/abbin.sh
+
 # What each persistence policy costs, kvstore next to redis-server.
 bench-persist: build deps
 	bench/persist.sh

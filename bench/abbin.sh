@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Two kvbench binaries' load generators against the same servers, A B B A
+# …: kvbench bench of each, SET and GET at pipeline 128 with one
+# connection and at pipeline 1 with 50 connections, against a fresh
+# `kvbench serve` (of binary A) and a fresh redis-server. Prints per case
+# the median QPS of each binary, their ratio B/A and the U test's p.
+# What a change of the load generator costs (or gains) end to end.
+#
+# Usage: A=old/kvbench B=new/kvbench bench/abbin.sh      (make bench-ab)
+# Environment:
+#   PAIRS=8     alternating pairs per case (at least 4 for the U test)
+#   N=1000000   requests of a pipeline-128 run (pipeline 1: N/5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=${A:?A=path of the first kvbench binary}
+B=${B:?B=path of the second kvbench binary}
+KVBENCH=$A
+. bench/lib.sh
+[ -x "$B" ] || die "$B: not an executable"
+
+PAIRS=${PAIRS:-8}
+N=${N:-1000000}
+
+# qps BIN PORT MODE PIPELINE CONNECTIONS REQUESTS
+qps() {
+	"$1" bench --port "$2" --mode "$3" --pipeline "$4" --connections "$5" --threads 1 \
+		--requests "$6" --keyspace "$6" --seed 1 --output json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["qps"])'
+}
+
+echo "| server | case | A (median) | B (median) | B/A | U-test p | pairs |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+for server in kvstore redis; do
+	for c in "set 128 1 $N" "get 128 1 $N" "set 1 50 $((N / 5))" "get 1 50 $((N / 5))"; do
+		read -r mode pipe conns n <<<"$c"
+		as=() bs=()
+		for i in $(seq "$PAIRS"); do
+			port=$(free_port)
+			if [ "$server" = kvstore ]; then start_kvstore "$port"; else start_redis "$port" --save "" --appendonly no; fi
+			if [ "$mode" = get ]; then qps "$A" "$port" set 128 1 "$n" >/dev/null; fi
+			if ((i % 2)); then
+				as+=("$(qps "$A" "$port" "$mode" "$pipe" "$conns" "$n")")
+				bs+=("$(qps "$B" "$port" "$mode" "$pipe" "$conns" "$n")")
+			else
+				bs+=("$(qps "$B" "$port" "$mode" "$pipe" "$conns" "$n")")
+				as+=("$(qps "$A" "$port" "$mode" "$pipe" "$conns" "$n")")
+			fi
+			stop "$port"
+		done
+		python3 - "$server" "$mode P$pipe c$conns" "${as[*]}" "${bs[*]}" <<'PY'
+import statistics, sys
+from utest import utest
+server, case, a, b = sys.argv[1:]
+a, b = [float(x) for x in a.split()], [float(x) for x in b.split()]
+ma, mb = statistics.median(a), statistics.median(b)
+print(f"| {server} | {case} | {ma:,.0f} | {mb:,.0f} | {mb / ma:.3f} | {utest(a, b):.3g} | {len(a)} |")
+print(f"samples {server} {case}: A {' '.join(f'{x:.0f}' for x in a)}; B {' '.join(f'{x:.0f}' for x in b)}", file=sys.stderr)
+PY
+	done
+done
