@@ -10,6 +10,7 @@
 # Environment:
 #   PAIRS=8     alternating pairs per case (at least 4 for the U test)
 #   N=1000000   requests of a pipeline-128 run (pipeline 1: N/5)
+#   A_ARGS, B_ARGS  more bench flags for A's or B's runs ("--interval 0")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=${A:?A=path of the first kvbench binary}
@@ -21,10 +22,12 @@ KVBENCH=$A
 PAIRS=${PAIRS:-8}
 N=${N:-1000000}
 
-# qps BIN PORT MODE PIPELINE CONNECTIONS REQUESTS
+# qps BIN PORT MODE PIPELINE CONNECTIONS REQUESTS [FLAGS...]
 qps() {
-	"$1" bench --port "$2" --mode "$3" --pipeline "$4" --connections "$5" --threads 1 \
-		--requests "$6" --keyspace "$6" --seed 1 --output json |
+	local bin=$1 port=$2 mode=$3 pipe=$4 conns=$5 n=$6
+	shift 6
+	"$bin" bench --port "$port" --mode "$mode" --pipeline "$pipe" --connections "$conns" --threads 1 \
+		--requests "$n" --keyspace "$n" --seed 1 --output json "$@" |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["qps"])'
 }
 
@@ -38,12 +41,13 @@ for server in kvstore redis; do
 			port=$(free_port)
 			if [ "$server" = kvstore ]; then start_kvstore "$port"; else start_redis "$port" --save "" --appendonly no; fi
 			if [ "$mode" = get ]; then qps "$A" "$port" set 128 1 "$n" >/dev/null; fi
+			# shellcheck disable=SC2086 # the flags are words
 			if ((i % 2)); then
-				as+=("$(qps "$A" "$port" "$mode" "$pipe" "$conns" "$n")")
-				bs+=("$(qps "$B" "$port" "$mode" "$pipe" "$conns" "$n")")
+				as+=("$(qps "$A" "$port" "$mode" "$pipe" "$conns" "$n" ${A_ARGS:-})")
+				bs+=("$(qps "$B" "$port" "$mode" "$pipe" "$conns" "$n" ${B_ARGS:-})")
 			else
-				bs+=("$(qps "$B" "$port" "$mode" "$pipe" "$conns" "$n")")
-				as+=("$(qps "$A" "$port" "$mode" "$pipe" "$conns" "$n")")
+				bs+=("$(qps "$B" "$port" "$mode" "$pipe" "$conns" "$n" ${B_ARGS:-})")
+				as+=("$(qps "$A" "$port" "$mode" "$pipe" "$conns" "$n" ${A_ARGS:-})")
 			fi
 			stop "$port"
 		done
