@@ -62,6 +62,11 @@ type Config struct {
 	// Loops is the number of event loops serving connections; 0 means
 	// DefaultLoops().
 	Loops int
+	// IO is the kind of event loop: IOAuto (the default), IOEpoll or
+	// IOUring.
+	IO string
+	// uring holds the io_uring loop's settings that tests change.
+	uring uringOptions
 	// Version is reported by INFO as kvstore_version.
 	Version string
 	// Cluster, when set, makes the server the node ClusterID of that
@@ -105,6 +110,9 @@ func (c Config) withDefaults() Config {
 	if c.Loops <= 0 {
 		c.Loops = DefaultLoops()
 	}
+	if c.IO == "" {
+		c.IO = defaultIO
+	}
 	if c.Version == "" {
 		c.Version = "(devel)"
 	}
@@ -135,6 +143,7 @@ type Server struct {
 	mu      sync.Mutex
 	ln      net.Listener
 	loops   []*loop
+	io      string // the loops' kind: IOEpoll or IOUring
 	conns   map[*conn]struct{}
 	closing bool
 	loopsWG sync.WaitGroup
@@ -170,6 +179,11 @@ func New(cfg Config) (*Server, error) {
 	case PersistNone, PersistNo, PersistEverysec, PersistAlways:
 	default:
 		return nil, fmt.Errorf("persistence %q: want none, no, everysec or always", cfg.Persist)
+	}
+	switch cfg.IO {
+	case IOAuto, IOEpoll, IOUring:
+	default:
+		return nil, fmt.Errorf("event loop %q: want auto, epoll or uring", cfg.IO)
 	}
 	var cl *cluster
 	if cfg.Cluster != nil {
@@ -226,16 +240,8 @@ func (s *Server) startLoops(ln net.Listener) error {
 	if s.ln != nil {
 		return errors.New("kvstore: server already serving")
 	}
-	for range s.cfg.Loops {
-		l, err := newLoop(s)
-		if err != nil {
-			for _, l := range s.loops {
-				l.closeFds()
-			}
-			s.loops = nil
-			return err
-		}
-		s.loops = append(s.loops, l)
+	if err := s.newLoops(); err != nil {
+		return err
 	}
 	s.ln = ln
 	for _, l := range s.loops {
@@ -251,6 +257,56 @@ func (s *Server) startLoops(ln net.Listener) error {
 	}
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
 	return nil
+}
+
+// newLoops makes the event loops of the kind Config.IO asks for, io_uring
+// under IOAuto when the kernel offers it, and logs which and why.
+func (s *Server) newLoops() error {
+	why := "configured"
+	if s.cfg.IO != IOEpoll {
+		err := s.makeLoops(IOUring)
+		if err == nil {
+			if s.cfg.IO == IOAuto {
+				why = "the kernel offers io_uring"
+			}
+			s.log.Info("event loop", "io", IOUring, "why", why)
+			return nil
+		}
+		if s.cfg.IO == IOUring {
+			return fmt.Errorf("event loop uring: %w", err)
+		}
+		why = "io_uring unavailable: " + err.Error()
+	}
+	if err := s.makeLoops(IOEpoll); err != nil {
+		return err
+	}
+	s.log.Info("event loop", "io", IOEpoll, "why", why)
+	return nil
+}
+
+// makeLoops makes Config.Loops loops of one kind, or none.
+func (s *Server) makeLoops(io string) error {
+	for range s.cfg.Loops {
+		l, err := newLoop(s, io)
+		if err != nil {
+			for _, l := range s.loops {
+				l.closeFds()
+			}
+			s.loops = nil
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	s.io = io
+	return nil
+}
+
+// IO reports the kind of event loop serving, IOEpoll or IOUring, once the
+// server listens.
+func (s *Server) IO() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.io
 }
 
 // Addr returns the address the server listens on, once it listens.

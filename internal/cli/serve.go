@@ -32,6 +32,7 @@ type serveOptions struct {
 	cpuProfile  string
 	alloc       string
 	loops       int
+	io          string
 	persist     string
 	dir         string
 	rewritePct  int
@@ -116,6 +117,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.alloc, "alloc", target.AllocMypool, "allocator: mypool (records packed outside the Go heap) or malloc (one Go allocation per key and value); pool and go are the same")
 	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
 	machineDefault(f, "loops", "half the CPUs, at least 1")
+	f.StringVar(&opts.io, "io", kvstore.IOAuto, "event loop: uring (io_uring: one system call per round for every connection), epoll, or auto (uring when the kernel offers it, else epoll)")
 	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
 	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
 	f.IntVar(&opts.rewritePct, "auto-aof-rewrite-percentage", kvstore.DefaultAutoRewritePercentage, "compact the log when it has grown this much past its base (negative: never)")
@@ -152,6 +154,11 @@ func (o *serveOptions) validate() error {
 	case kvstore.PersistNone, kvstore.PersistNo, kvstore.PersistEverysec, kvstore.PersistAlways:
 	default:
 		return fmt.Errorf("--persist %q: want none, no, everysec or always", o.persist)
+	}
+	switch o.io {
+	case kvstore.IOAuto, kvstore.IOEpoll, kvstore.IOUring:
+	default:
+		return fmt.Errorf("--io %q: want auto, epoll or uring", o.io)
 	}
 	return o.validateCluster()
 }
@@ -221,6 +228,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		OutputBufferLimit: opts.outputLimit,
 		Alloc:             opts.alloc,
 		Loops:             opts.loops,
+		IO:                opts.io,
 		Version:           buildVersion(),
 		Persist:           opts.persist,
 		Dir:               opts.dir,
