@@ -75,6 +75,11 @@ Cluster whose nodes and slot ranges the file lists (see docs/serve.md):
 it answers CLUSTER SLOTS, SHARDS, NODES and INFO and redirects keys of
 other nodes with -MOVED. The layout is fixed: no gossip, no failover.
 
+It serves with io_uring where the kernel offers it (--io auto): one system
+call per round of its event loop for every connection's receives and
+sends; --io epoll serves as Redis does, a read and a write per request.
+The log and INFO say which.
+
 It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 		Example: `  # the port of the reference script run_bench.hash.sh
   kvbench serve --port 8888
@@ -87,6 +92,9 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 
   # a log damaged in the middle refuses to start; cut it at the damage
   kvbench serve --repair --dir /var/lib/kvstore
+
+  # the epoll event loop, whatever the kernel offers
+  kvbench serve --io epoll
 
   # node-a of the cluster that cluster.yaml describes
   kvbench serve --cluster-config cluster.yaml --cluster-id node-a
