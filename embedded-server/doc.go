@@ -28,8 +28,9 @@
 // one write: Redis's design, and its system calls. The io_uring loop
 // (uringloop.go, on the ring code of internal/iouring) keeps a multishot
 // receive armed on every connection, fed from a ring of provided buffers,
-// queues a send per connection and submits and waits with one
-// io_uring_enter per round. IOAuto takes io_uring when the kernel offers
+// queues a send per connection and runs the receives and submits the
+// sends with an io_uring_enter each per round, whatever the number of
+// connections; it sleeps in epoll_wait. IOAuto takes io_uring when the kernel offers
 // what the loop needs, and epoll otherwise.
 //
 // A cron goroutine does the periodic work: automatic compaction, retrying

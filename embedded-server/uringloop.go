@@ -31,7 +31,7 @@ const (
 // The io_uring loop. At one request per round trip the epoll loop, like
 // Redis, makes about 2.3 system calls per request (a read, a write and a
 // share of an epoll_wait: BENCHMARKS.md), each costing more than the
-// command itself. This loop makes one per round, whatever the number of
+// command itself. This loop makes three per round, whatever the number of
 // connections served in it:
 //
 //   - every connection has a multishot receive armed, which takes its
@@ -40,13 +40,22 @@ const (
 //     connection's request reader and the buffer goes straight back;
 //   - replies go out as a send (or a sendmsg of the reply queue's pieces)
 //     per connection, queued in the submission ring and submitted together;
-//   - one io_uring_enter per round submits them all and waits for the next
-//     completions. The ring is set up for a single issuer with deferred
-//     task work (IORING_SETUP_SINGLE_ISSUER, DEFER_TASKRUN): the kernel
-//     runs the receives and the sends that had to wait inside that call,
-//     on this loop's thread, to which the goroutine is locked, and never
-//     interrupts the loop otherwise. SQPOLL would spend a processor
-//     polling, which on two is the client's.
+//   - the ring is set up for a single issuer with deferred task work
+//     (IORING_SETUP_SINGLE_ISSUER, DEFER_TASKRUN): the kernel runs the
+//     receives, and the sends that had to wait, only inside this loop's
+//     io_uring_enter, on its thread, to which the goroutine is locked. A
+//     round is an io_uring_enter that runs them, one that submits the
+//     round's sends, and, when nothing is left to do, an epoll_wait over
+//     the connections (edge-triggered, for readable or writable) to sleep
+//     in. Sleeping in io_uring_enter instead would save that call, but the
+//     ring wakes its sleeper as any task, where a socket wakes its epoll
+//     waiter as a "sync" wakeup, which the scheduler takes as a hint to
+//     run the woken task on the waker's processor: a client and a server
+//     that take turns then share one, and on a virtual machine, where
+//     waking an idle processor costs an exit to the hypervisor, that is
+//     what pipelined traffic over one connection needs (BENCHMARKS.md,
+//     "Event loops"). SQPOLL would spend a processor polling, which on two
+//     is the client's.
 //
 // The guarantees are the epoll loop's. A batch executes only when none of
 // its connection's replies are waiting to be sent, so a reply's bytes never
@@ -63,6 +72,8 @@ const (
 type uringState struct {
 	ring   *iouring.Ring
 	bufs   *iouring.BufRing
+	epfd   int // where the loop sleeps (see above)
+	events []unix.EpollEvent
 	wakefd int
 	wake   [8]byte // the eventfd's counter, read through the ring
 
@@ -71,9 +82,9 @@ type uringState struct {
 	live   int      // slots in use: connections not yet released
 	resume []*conn  // connections whose replies are out: to go on with
 
-	// quiet counts the sends queued this round whose completions only
-	// free their buffers (see enter).
-	quiet uint32
+	// active says the round reaped a receive or a wake: there may be
+	// more to do before sleeping.
+	active bool
 
 	// broken is a failure of io_uring_enter that leaves the loop unable
 	// to go on; scratch is what sqe hands out meanwhile.
@@ -181,7 +192,25 @@ func newUringState(cfg Config, wakefd int) (*uringState, error) {
 		ring.Close()
 		return nil, err
 	}
-	return &uringState{ring: ring, bufs: bufs, wakefd: wakefd}, nil
+	u := &uringState{ring: ring, bufs: bufs, epfd: -1, wakefd: wakefd, events: make([]unix.EpollEvent, 64)}
+	if u.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		u.close()
+		return nil, fmt.Errorf("epoll_create: %w", err)
+	}
+	if err := u.watch(wakefd); err != nil {
+		u.close()
+		return nil, err
+	}
+	return u, nil
+}
+
+// watch adds fd to the descriptors the loop sleeps on.
+func (u *uringState) watch(fd int) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET, Fd: int32(fd)}
+	if err := unix.EpollCtl(u.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	return nil
 }
 
 // checkUringEnabled reads kernel.io_uring_disabled: 2 disables io_uring
@@ -216,10 +245,13 @@ func (u *uringState) close() {
 		u.bufs.Unmap()
 	}
 	u.ring = nil
+	if u.epfd >= 0 {
+		unix.Close(u.epfd)
+	}
 }
 
-// runUring is the io_uring loop: one io_uring_enter per round, then every
-// completion, then the round's replies.
+// runUring is the io_uring loop: run the completions and submit, handle
+// them, queue the round's sends; sleep when nothing is left.
 func (l *loop) runUring() {
 	u := l.u
 	runtime.LockOSThread()
@@ -236,13 +268,10 @@ func (l *loop) runUring() {
 			runtime.Gosched() // see yieldEvery
 			yielded = time.Now()
 		}
-		wait := 1 + u.quiet
-		if len(u.resume) > 0 {
-			wait = 0 // work to do without waiting
-		}
-		if !l.enter(wait) {
+		if !l.enter(0) {
 			break
 		}
+		u.active = false
 		stop := l.reap()
 		l.resumeAll()
 		if stop {
@@ -252,33 +281,29 @@ func (l *loop) runUring() {
 			break
 		}
 		l.flushReady()
+		if u.active || u.ring.Pending() > 0 || len(u.resume) > 0 {
+			continue
+		}
+		if _, err := unix.EpollWait(u.epfd, u.events, -1); err != nil && err != unix.EINTR {
+			u.broken = err
+			l.s.log.Error("epoll_wait failed; closing this loop's clients", "err", err)
+			break
+		}
 	}
 	l.drain()
 }
 
-// enter publishes the buffers given back, submits what is queued and waits
-// for wait completions. It reports false when the loop cannot go on.
-//
-// A send to a socket with room completes within the call that submits it,
-// so waiting for one completion would return at once with the round's
-// sends, and the next round would wait again for the next receive: two
-// calls a round. So the loop waits for one completion more than the sends
-// whose completion needs nothing done (quiet): the next receive, or
-// whatever comes first of anything else. The timeout is a safety net: a
-// send that finishes short needs the rest sent.
+// enter publishes the buffers given back, submits what is queued, runs the
+// completions deferred to this thread and waits for wait of them. It
+// reports false when the loop cannot go on.
 func (l *loop) enter(wait uint32) bool {
 	u := l.u
 	if u.broken != nil {
 		return false
 	}
 	u.bufs.Publish()
-	timeout := time.Duration(0)
-	if wait > 1 {
-		timeout = quietWait
-	}
-	u.quiet = 0
-	switch err := u.ring.EnterTimeout(wait, timeout); err {
-	case nil, unix.EINTR, unix.EAGAIN, unix.EBUSY, unix.ETIME:
+	switch err := u.ring.Enter(wait); err {
+	case nil, unix.EINTR, unix.EAGAIN, unix.EBUSY:
 		// EAGAIN and EBUSY: no memory for the request, or completions
 		// to reap first; the queue is submitted next time.
 		return true
@@ -288,9 +313,6 @@ func (l *loop) enter(wait uint32) bool {
 		return false
 	}
 }
-
-// quietWait bounds a wait for more completions than the sends queued.
-const quietWait = time.Millisecond
 
 // sqe returns a submission entry, submitting the queue first when it is
 // full.
@@ -330,12 +352,14 @@ func (l *loop) reap() (stop bool) {
 			slot := uint32(e.UserData >> 8)
 			switch e.UserData & 0xff {
 			case udWake:
+				l.u.active = true
 				if !l.adoptRing() {
 					stop = true
 				} else {
 					l.armWake()
 				}
 			case udRecv:
+				l.u.active = true
 				l.received(l.u.slots[slot], e)
 			case udSend:
 				l.sent(l.u.slots[slot], e)
@@ -356,6 +380,12 @@ func (l *loop) adoptRing() bool {
 	l.incoming = nil
 	l.mu.Unlock()
 	for _, c := range incoming {
+		if err := u.watch(c.fd); err != nil {
+			l.s.log.Error("cannot watch client", "client", c.addr, "err", err)
+			unix.Close(c.fd)
+			l.s.forget(c)
+			continue
+		}
 		if n := len(u.free); n > 0 {
 			c.ring.slot = u.free[n-1]
 			u.free = u.free[:n-1]
@@ -479,9 +509,6 @@ func (l *loop) sendReplies() {
 func (l *loop) send(c *conn) {
 	ud := userData(udSend, c.ring.slot)
 	c.ring.sending = true
-	if !c.quit && !c.shutdown && !c.ring.stopped && len(c.ring.stash) == 0 {
-		l.u.quiet++
-	}
 	if len(c.segs) == 0 {
 		c.ring.plain = true
 		l.sqe().PrepSend(c.fd, c.out[c.mark:], sendFlags, ud)

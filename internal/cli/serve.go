@@ -75,9 +75,10 @@ Cluster whose nodes and slot ranges the file lists (see docs/serve.md):
 it answers CLUSTER SLOTS, SHARDS, NODES and INFO and redirects keys of
 other nodes with -MOVED. The layout is fixed: no gossip, no failover.
 
-It serves with io_uring where the kernel offers it (--io auto): one system
-call per round of its event loop for every connection's receives and
-sends; --io epoll serves as Redis does, a read and a write per request.
+It serves with io_uring where the kernel offers it (--io auto): three
+system calls per round of its event loop for all the connections'
+receives and sends; --io epoll serves as Redis does, a read and a write
+per request.
 The log and INFO say which.
 
 It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
@@ -125,7 +126,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.alloc, "alloc", target.AllocMypool, "allocator: mypool (records packed outside the Go heap) or malloc (one Go allocation per key and value); pool and go are the same")
 	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
 	machineDefault(f, "loops", "half the CPUs, at least 1")
-	f.StringVar(&opts.io, "io", kvstore.IOAuto, "event loop: uring (io_uring: one system call per round for every connection), epoll, or auto (uring when the kernel offers it, else epoll)")
+	f.StringVar(&opts.io, "io", kvstore.IOAuto, "event loop: uring (io_uring: a few system calls per round for all the connections), epoll (a read and a write per request), or auto (uring when the kernel offers it, else epoll)")
 	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
 	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
 	f.IntVar(&opts.rewritePct, "auto-aof-rewrite-percentage", kvstore.DefaultAutoRewritePercentage, "compact the log when it has grown this much past its base (negative: never)")

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -43,7 +42,6 @@ const (
 	FeatSingleMmap = 1 << 0
 	FeatNoDrop     = 1 << 1
 	FeatFastPoll   = 1 << 5
-	FeatExtArg     = 1 << 8
 	FeatCQESkip    = 1 << 11
 )
 
@@ -80,17 +78,12 @@ const (
 	CQEBufferShift = 16
 )
 
-// Enter flags.
-const (
-	EnterGetEvents = 1 << 0
-	enterExtArg    = 1 << 3
-)
+// EnterGetEvents is the enter flag that runs and waits for completions.
+const EnterGetEvents = 1 << 0
 
 const (
-	sqFlagCQOverflow = 1 << 1
-	offSQRing        = 0
-	offCQRing        = 0x8000000
-	offSQEs          = 0x10000000
+	offSQRing = 0
+	offSQEs   = 0x10000000
 )
 
 // Register opcodes.
@@ -155,7 +148,6 @@ type Ring struct {
 	sqRing, cqRing, sqeMem []byte
 
 	sqHead, sqTail *uint32
-	sqFlags        *uint32
 	sqMask         uint32
 	sqes           []SQE
 	tail           uint32 // entries filled, published at Enter
@@ -163,9 +155,6 @@ type Ring struct {
 	cqHead, cqTail *uint32
 	cqMask         uint32
 	cqes           []CQE
-
-	ts  unix.Timespec // EnterTimeout's
-	ext getEventsArg
 }
 
 // Setup creates a ring of at least entries submission entries and cq
@@ -207,7 +196,7 @@ func (r *Ring) mapQueues(p *params) error {
 	}
 	r.sqeMem = sqes
 	u32 := func(off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&ring[off])) }
-	r.sqHead, r.sqTail, r.sqFlags = u32(p.sqOff.head), u32(p.sqOff.tail), u32(p.sqOff.flags)
+	r.sqHead, r.sqTail = u32(p.sqOff.head), u32(p.sqOff.tail)
 	r.sqMask = *u32(p.sqOff.ringMask)
 	r.sqes = unsafe.Slice((*SQE)(unsafe.Pointer(&sqes[0])), p.sqEntries)
 	// The indirection array maps each slot to the entry of the same index,
@@ -296,38 +285,14 @@ func (r *Ring) SQE() *SQE {
 // Pending is the number of entries filled and not yet taken by the kernel.
 func (r *Ring) Pending() uint32 { return r.tail - atomic.LoadUint32(r.sqHead) }
 
-// Enter submits the filled entries and, with wait > 0, waits until that
-// many completions are ready. It returns unix.EINTR when a signal cut the
-// wait short; entries are never lost either way (what the kernel did not
-// take stays queued for the next call).
-func (r *Ring) Enter(wait uint32) error { return r.EnterTimeout(wait, 0) }
-
-// getEventsArg is struct io_uring_getevents_arg.
-type getEventsArg struct {
-	sigmask   uint64
-	sigmaskSz uint32
-	minWait   uint32
-	ts        uint64
-}
-
-// EnterTimeout is Enter that waits at most timeout (when it is positive
-// and the kernel has FeatExtArg) and then returns unix.ETIME.
-func (r *Ring) EnterTimeout(wait uint32, timeout time.Duration) error {
+// Enter submits the filled entries, runs the completions the kernel has
+// deferred to this thread (SetupDeferTaskrun) and, with wait > 0, waits
+// until that many completions are ready. It returns unix.EINTR when a
+// signal cut the wait short; entries are never lost either way (what the
+// kernel did not take stays queued for the next call).
+func (r *Ring) Enter(wait uint32) error {
 	atomic.StoreUint32(r.sqTail, r.tail)
-	flags := uintptr(0)
-	if wait > 0 || atomic.LoadUint32(r.sqFlags)&sqFlagCQOverflow != 0 {
-		flags = EnterGetEvents
-	}
-	var arg, argSize uintptr
-	if timeout > 0 && wait > 0 && r.features&FeatExtArg != 0 {
-		// Both live in the Ring, on the heap, so that the addresses the
-		// kernel is given stay put.
-		r.ts = unix.NsecToTimespec(timeout.Nanoseconds())
-		r.ext = getEventsArg{ts: uint64(uintptr(unsafe.Pointer(&r.ts)))}
-		arg, argSize = uintptr(unsafe.Pointer(&r.ext)), unsafe.Sizeof(r.ext)
-		flags |= enterExtArg
-	}
-	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.Pending()), uintptr(wait), flags, arg, argSize)
+	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.Pending()), uintptr(wait), EnterGetEvents, 0, 0)
 	if errno != 0 {
 		return errno
 	}
