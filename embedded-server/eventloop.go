@@ -14,7 +14,7 @@ import (
 // A loop serves its share of the connections, either with epoll, as Redis
 // does (wait for readable sockets, read and execute each one's batch, then
 // write every reply: a read and a write per batch, and an epoll_wait per
-// round), or with io_uring (uringloop.go: one io_uring_enter per round for
+// round), or with io_uring (uringloop.go: a few system calls per round for
 // every receive and send). Go's netpoller would park and wake a goroutine
 // per request (an extra read that finds nothing, a scheduler round trip);
 // at one request per round trip that costs a fifth of the throughput.

@@ -23,8 +23,8 @@ const (
 	// IOEpoll serves with epoll: a read and a write per batch of a
 	// connection, an epoll_wait per round.
 	IOEpoll = "epoll"
-	// IOUring serves with io_uring: one io_uring_enter per round for every
-	// connection's receives and sends.
+	// IOUring serves with io_uring: a few system calls per round for all
+	// the connections' receives and sends.
 	IOUring = "uring"
 )
 

@@ -1,17 +1,16 @@
 // Package iouring is the least of Linux's io_uring that an event loop over
 // sockets needs, on raw system calls (golang.org/x/sys/unix, no cgo): a
 // ring set up and mapped (Setup), submission entries filled in place
-// (Ring.SQE and the Prep* methods), completions read in place
-// (Ring.Completions), one io_uring_enter that submits and waits
-// (Ring.Enter), the probe of supported opcodes (Ring.Probe) and a ring of
-// provided receive buffers (BufRing).
+// (Ring.SQE and the Prep* methods), completions read in place (Ring.Ready,
+// Completion, Consume), one io_uring_enter that submits, runs deferred
+// completions and waits (Ring.Enter), the probe of supported opcodes
+// (Ring.Probe) and a ring of provided receive buffers (BufRing).
 //
-// It is written by hand rather than taken from a library: of the Go
-// io_uring libraries, none is served by the module proxy this project
-// builds from, and the ones that exist allocate per request or hide the
-// ring behind callbacks and goroutines, where an event loop must fill its
-// entries in place and count every system call. The layouts and constants
-// are those of the kernel's include/uapi/linux/io_uring.h.
+// It is written by hand rather than taken from a library: the Go io_uring
+// libraries allocate per request or keep the ring behind goroutines and
+// callbacks of their own, where an event loop must fill its entries in
+// place, own its thread and know every system call it makes. The layouts
+// and constants are those of the kernel's include/uapi/linux/io_uring.h.
 //
 // A Ring is not safe for concurrent use: one goroutine, locked to its
 // thread when the ring is set up with SetupSingleIssuer, owns it.
