@@ -164,7 +164,7 @@ func newUringState(cfg Config, wakefd int) (*uringState, error) {
 	}
 	// Disabled until the loop's own thread enables it: under a single
 	// issuer, the thread that enables the ring is the one that submits.
-	ring, err := iouring.Setup(ringEntries, cqEntries, iouring.SetupSingleIssuer|iouring.SetupDeferTaskrun|iouring.SetupRDisabled|iouring.SetupSubmitAll|o.extraFlags)
+	ring, err := iouring.Setup(ringEntries, cqEntries, iouring.SetupSingleIssuer|iouring.SetupDeferTaskrun|iouring.SetupTaskrunFlag|iouring.SetupRDisabled|iouring.SetupSubmitAll|o.extraFlags)
 	if err != nil {
 		if errors.Is(err, unix.EINVAL) {
 			err = fmt.Errorf("%w (the kernel lacks single-issuer or deferred task work rings: Linux 6.1 or later)", err)
@@ -281,7 +281,10 @@ func (l *loop) runUring() {
 			break
 		}
 		l.flushReady()
-		if u.active || u.ring.Pending() > 0 || len(u.resume) > 0 {
+		// Work queued inside the last enter (a cancelled receive's end, a
+		// receive that stopped after its share of a long stream) raises
+		// no socket event: only another enter does it.
+		if u.active || u.ring.Pending() > 0 || len(u.resume) > 0 || u.ring.WorkPending() {
 			continue
 		}
 		if _, err := unix.EpollWait(u.epfd, u.events, -1); err != nil && err != unix.EINTR {

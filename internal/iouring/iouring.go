@@ -32,6 +32,7 @@ const (
 	SetupRDisabled    = 1 << 6
 	SetupSubmitAll    = 1 << 7
 	SetupCoopTaskrun  = 1 << 8
+	SetupTaskrunFlag  = 1 << 9
 	SetupSingleIssuer = 1 << 12
 	SetupDeferTaskrun = 1 << 13
 )
@@ -79,6 +80,12 @@ const (
 
 // EnterGetEvents is the enter flag that runs and waits for completions.
 const EnterGetEvents = 1 << 0
+
+// SQ ring flags.
+const (
+	sqCQOverflow = 1 << 1
+	sqTaskrun    = 1 << 2
+)
 
 const (
 	offSQRing = 0
@@ -147,6 +154,7 @@ type Ring struct {
 	sqRing, cqRing, sqeMem []byte
 
 	sqHead, sqTail *uint32
+	sqFlags        *uint32
 	sqMask         uint32
 	sqes           []SQE
 	tail           uint32 // entries filled, published at Enter
@@ -195,7 +203,7 @@ func (r *Ring) mapQueues(p *params) error {
 	}
 	r.sqeMem = sqes
 	u32 := func(off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&ring[off])) }
-	r.sqHead, r.sqTail = u32(p.sqOff.head), u32(p.sqOff.tail)
+	r.sqHead, r.sqTail, r.sqFlags = u32(p.sqOff.head), u32(p.sqOff.tail), u32(p.sqOff.flags)
 	r.sqMask = *u32(p.sqOff.ringMask)
 	r.sqes = unsafe.Slice((*SQE)(unsafe.Pointer(&sqes[0])), p.sqEntries)
 	// The indirection array maps each slot to the entry of the same index,
@@ -296,6 +304,14 @@ func (r *Ring) Enter(wait uint32) error {
 		return errno
 	}
 	return nil
+}
+
+// WorkPending reports whether the kernel holds work that only Enter will
+// do: completions deferred to this thread (the ring must be set up with
+// SetupTaskrunFlag for the kernel to say so) or completions that did not
+// fit in the queue.
+func (r *Ring) WorkPending() bool {
+	return atomic.LoadUint32(r.sqFlags)&(sqTaskrun|sqCQOverflow) != 0
 }
 
 // Ready is the number of completions ready to be read.
