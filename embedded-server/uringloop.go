@@ -31,7 +31,7 @@ const (
 // The io_uring loop. At one request per round trip the epoll loop, like
 // Redis, makes about 2.3 system calls per request (a read, a write and a
 // share of an epoll_wait: BENCHMARKS.md), each costing more than the
-// command itself. This loop makes three per round, whatever the number of
+// command itself. This loop makes four per round, whatever the number of
 // connections served in it:
 //
 //   - every connection has a multishot receive armed, which takes its
@@ -45,9 +45,9 @@ const (
 //     receives, and the sends that had to wait, only inside this loop's
 //     io_uring_enter, on its thread, to which the goroutine is locked. A
 //     round is an io_uring_enter that runs them, one that submits the
-//     round's sends, and, when nothing is left to do, an epoll_wait over
+//     round's sends, one that finds nothing more to do, and an epoll_wait over
 //     the connections (edge-triggered, for readable or writable) to sleep
-//     in. Sleeping in io_uring_enter instead would save that call, but the
+//     in. Sleeping in io_uring_enter instead would save the last two, but the
 //     ring wakes its sleeper as any task, where a socket wakes its epoll
 //     waiter as a "sync" wakeup, which the scheduler takes as a hint to
 //     run the woken task on the waker's processor: a client and a server
@@ -82,9 +82,9 @@ type uringState struct {
 	live   int      // slots in use: connections not yet released
 	resume []*conn  // connections whose replies are out: to go on with
 
-	// active says the round reaped a receive or a wake: there may be
-	// more to do before sleeping.
-	active bool
+	// reaped counts the completions of the round: only a round that had
+	// none may end in sleep.
+	reaped uint32
 
 	// broken is a failure of io_uring_enter that leaves the loop unable
 	// to go on; scratch is what sqe hands out meanwhile.
@@ -271,7 +271,7 @@ func (l *loop) runUring() {
 		if !l.enter(0) {
 			break
 		}
-		u.active = false
+		u.reaped = 0
 		stop := l.reap()
 		l.resumeAll()
 		if stop {
@@ -281,10 +281,12 @@ func (l *loop) runUring() {
 			break
 		}
 		l.flushReady()
-		// Work queued inside the last enter (a cancelled receive's end, a
-		// receive that stopped after its share of a long stream) raises
-		// no socket event: only another enter does it.
-		if u.active || u.ring.Pending() > 0 || len(u.resume) > 0 || u.ring.WorkPending() {
+		// Sleep only after an enter that found nothing to do. Work left in
+		// the kernel (a cancelled receive's end, a receive that stopped
+		// after its share of a long stream, more deferred completions
+		// than one enter runs) raises no socket event: only another enter
+		// does it.
+		if u.reaped > 0 || u.ring.Pending() > 0 || len(u.resume) > 0 || u.ring.WorkPending() {
 			continue
 		}
 		if _, err := unix.EpollWait(u.epfd, u.events, -1); err != nil && err != unix.EINTR {
@@ -355,14 +357,12 @@ func (l *loop) reap() (stop bool) {
 			slot := uint32(e.UserData >> 8)
 			switch e.UserData & 0xff {
 			case udWake:
-				l.u.active = true
 				if !l.adoptRing() {
 					stop = true
 				} else {
 					l.armWake()
 				}
 			case udRecv:
-				l.u.active = true
 				l.received(l.u.slots[slot], e)
 			case udSend:
 				l.sent(l.u.slots[slot], e)
@@ -371,6 +371,7 @@ func (l *loop) reap() (stop bool) {
 			}
 		}
 		r.Consume(n)
+		l.u.reaped += n
 	}
 }
 
