@@ -118,8 +118,8 @@ const (
 	// large. Without incremental consumption (before Linux 6.12) every
 	// receive takes a buffer of its own, which the loop gives back before
 	// its next round.
-	recvBufs    = 256
-	recvBufSize = 16 << 10
+	recvBufs    = 64
+	recvBufSize = 64 << 10
 	// stashMax is how many bytes a connection may send while its replies
 	// wait before its receive is cancelled.
 	stashMax = 64 << 10
