@@ -75,7 +75,7 @@ Cluster whose nodes and slot ranges the file lists (see docs/serve.md):
 it answers CLUSTER SLOTS, SHARDS, NODES and INFO and redirects keys of
 other nodes with -MOVED. The layout is fixed: no gossip, no failover.
 
-It serves with io_uring where the kernel offers it (--io auto): three
+It serves with io_uring where the kernel offers it (--io auto): four
 system calls per round of its event loop for all the connections'
 receives and sends; --io epoll serves as Redis does, a read and a write
 per request.
