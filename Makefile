@@ -41,10 +41,15 @@ vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
 # The tests: vet, gofmt, and every package under the race detector, with
-# the Redis tools, the browser and PostgreSQL required rather than
-# skipped, and no run recorded in the user's history.
+# the Redis tools, the browser, PostgreSQL and io_uring required rather
+# than skipped, and no run recorded in the user's history. The server's
+# tests run against each event loop: io_uring with the rest, then epoll
+# for the kvstore package whole and kvbench serve's tests.
+REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_HISTORY=off
 test: deps vet
-	KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_HISTORY=off $(GO) test -race -timeout 10m ./...
+	$(REQUIRE) KVBENCH_TEST_IO=uring $(GO) test -race -timeout 10m ./...
+	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m ./embedded-server/
+	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m -run '^TestServe' ./cmd/kvbench/
 
 # The report's chart in a real browser alone: headless Chromium renders the
 # SVG with the machine's fonts and with none, and the test requires the same

@@ -56,6 +56,9 @@ type conn struct {
 	queued    bool     // in the loop's list of connections to answer
 	sink      uint64
 
+	src  connSource
+	ring ringConn // the io_uring loop's state (uringloop.go)
+
 	// info is what CLIENT LIST shows of the connection, read by any loop.
 	info atomic.Pointer[clientInfo]
 }
@@ -79,9 +82,10 @@ func newConn(s *Server, fd int, addr string) *conn {
 		id:      s.nextID.Add(1),
 		addr:    addr,
 		created: time.Now(),
-		rd:      resp.NewReader(fdReader(fd), s.cfg.Limits),
 		authed:  s.cfg.RequirePass == "",
 	}
+	c.src.fd = fd
+	c.rd = resp.NewReader(&c.src, s.cfg.Limits)
 	c.info.Store(&clientInfo{})
 	c.rd.Detach(detachMin, c.bigArg)
 	return c
@@ -113,13 +117,27 @@ func (c *conn) bigArg(args [][]byte, n int) []byte {
 // record.
 func largeRecord(key []byte, n int) bool { return recordHeader+len(key)+n > maxClassSize }
 
-// fdReader reads a non-blocking socket; a read that would block returns
-// unix.EAGAIN.
-type fdReader int
+// connSource is what a connection's requests are read from: its
+// non-blocking socket, where a read that would block returns unix.EAGAIN,
+// or, under the io_uring loop, the bytes a receive delivered (data), after
+// which it returns unix.EAGAIN.
+type connSource struct {
+	fd   int
+	ring bool
+	data []byte
+}
 
-func (f fdReader) Read(p []byte) (int, error) {
+func (f *connSource) Read(p []byte) (int, error) {
+	if f.ring {
+		if len(f.data) == 0 {
+			return 0, unix.EAGAIN
+		}
+		n := copy(p, f.data)
+		f.data = f.data[n:]
+		return n, nil
+	}
 	for {
-		n, err := unix.Read(int(f), p)
+		n, err := unix.Read(f.fd, p)
 		switch {
 		case err == unix.EINTR:
 			continue

@@ -10,20 +10,31 @@
 //
 // Connections are not served by a goroutine each. An accept loop (Serve)
 // hands each new socket to one of Config.Loops event loops (DefaultLoops:
-// half the processors, at least one), round robin. A loop (eventloop.go)
-// waits in epoll_wait over its connections' raw non-blocking sockets and,
-// for each readable one, reads what has arrived, parses every complete
-// request in the read buffer and executes them as one batch under one
-// acquisition of the database lock, a read lock when the batch only reads
-// (conn.exec). Before a pipelined batch runs, the index slots and records
-// of all its keys are touched (conn.prefetch) so that their cache misses
-// overlap. At the end of the round the loop commits the log once for every
-// connection it served, then writes each connection's replies with one
-// write; a connection whose socket is full stops being read until it
-// drains. Limits on requests are enforced by package resp before anything
-// is allocated; a protocol error closes only the connection that sent it.
-// A cron goroutine does the periodic work: automatic compaction, retrying a
-// failed log, giving back memory once the server is idle.
+// half the processors, at least one), round robin. A loop reads what each
+// connection has sent, parses every complete request in the read buffer
+// and executes them as one batch under one acquisition of the database
+// lock, a read lock when the batch only reads (conn.exec). Before a
+// pipelined batch runs, the index slots and records of all its keys are
+// touched (conn.prefetch) so that their cache misses overlap. At the end
+// of the round the loop commits the log once for every connection it
+// served (commitRound), then sends each connection's replies; a
+// connection whose replies are not out stops being read. Limits on
+// requests are enforced by package resp before anything is allocated; a
+// protocol error closes only the connection that sent it.
+//
+// A loop is of one of two kinds (Config.IO, chosen once at start). The
+// epoll loop (eventloop.go) waits in epoll_wait over its connections' raw
+// non-blocking sockets, reads each readable one and writes each reply with
+// one write: Redis's design, and its system calls. The io_uring loop
+// (uringloop.go, on the ring code of internal/iouring) keeps a multishot
+// receive armed on every connection, fed from a ring of provided buffers,
+// queues a send per connection and runs the receives and submits the
+// sends with an io_uring_enter each per round, whatever the number of
+// connections; it sleeps in epoll_wait. IOAuto takes io_uring when the kernel offers
+// what the loop needs, and epoll otherwise.
+//
+// A cron goroutine does the periodic work: automatic compaction, retrying
+// a failed log, giving back memory once the server is idle.
 //
 // # Persistence
 //

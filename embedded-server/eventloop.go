@@ -11,19 +11,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A loop serves its share of the connections with epoll, as Redis does:
-// wait for readable sockets, read and execute each one's batch, then write
-// every reply. Go's netpoller would park and wake a goroutine per request
-// (an extra read that finds nothing, a scheduler round trip); at one request
-// per round trip that costs a fifth of the throughput. Connections are
-// spread over Config.Loops loops.
+// A loop serves its share of the connections, either with epoll, as Redis
+// does (wait for readable sockets, read and execute each one's batch, then
+// write every reply: a read and a write per batch, and an epoll_wait per
+// round), or with io_uring (uringloop.go: a few system calls per round for
+// every receive and send). Go's netpoller would park and wake a goroutine
+// per request (an extra read that finds nothing, a scheduler round trip);
+// at one request per round trip that costs a fifth of the throughput.
+// Connections are spread over Config.Loops loops.
 type loop struct {
 	s      *Server
+	wakefd int     // eventfd: new connections, shutdown
+	ready  []*conn // connections with replies to write this round
+
+	// The epoll loop's.
 	epfd   int
-	wakefd int // eventfd: new connections, shutdown
 	conns  map[int]*conn
 	events []unix.EpollEvent
-	ready  []*conn      // connections with replies to write this round
+	// The io_uring loop's; nil under epoll.
+	u *uringState
+
 	blocks [][]byte     // free reply blocks (see reply.go)
 	iov    []unix.Iovec // the iovecs of one writev
 
@@ -32,27 +39,47 @@ type loop struct {
 	stopping bool
 }
 
-func newLoop(s *Server) (*loop, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("epoll_create: %w", err)
+// newLoop returns a loop of the kind io names: IOEpoll or IOUring.
+func newLoop(s *Server, io string) (*loop, error) {
+	// The io_uring loop reads its eventfd through the ring, which waits
+	// for a blocking descriptor and fails at once on a non-blocking one.
+	flags := unix.EFD_CLOEXEC
+	if io != IOUring {
+		flags |= unix.EFD_NONBLOCK
 	}
-	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	wakefd, err := unix.Eventfd(0, flags)
 	if err != nil {
-		unix.Close(epfd)
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	l := &loop{s: s, epfd: epfd, wakefd: wakefd, conns: make(map[int]*conn), events: make([]unix.EpollEvent, 256)}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}); err != nil {
+	l := &loop{s: s, wakefd: wakefd, epfd: -1}
+	if io == IOUring {
+		if l.u, err = newUringState(s.cfg, wakefd); err != nil {
+			unix.Close(wakefd)
+			return nil, err
+		}
+		return l, nil
+	}
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		unix.Close(wakefd)
+		return nil, fmt.Errorf("epoll_create: %w", err)
+	}
+	l.conns, l.events = make(map[int]*conn), make([]unix.EpollEvent, 256)
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, wakefd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}); err != nil {
 		l.closeFds()
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return l, nil
 }
 
+// closeFds releases what newLoop made.
 func (l *loop) closeFds() {
 	unix.Close(l.wakefd)
-	unix.Close(l.epfd)
+	if l.epfd >= 0 {
+		unix.Close(l.epfd)
+	}
+	if l.u != nil {
+		l.u.close()
+	}
 }
 
 func (l *loop) wake() {
@@ -80,6 +107,10 @@ func (l *loop) stop() {
 
 func (l *loop) run() {
 	defer l.closeFds()
+	if l.u != nil {
+		l.runUring()
+		return
+	}
 	yielded := time.Now()
 	for i := 0; ; i++ {
 		if i%yieldCheck == 0 && time.Since(yielded) > yieldEvery {
@@ -175,22 +206,10 @@ func (l *loop) queue(c *conn) {
 // flushReady writes the replies of every connection served this round,
 // after the log has taken their writes: one commit for the whole round.
 func (l *loop) flushReady() {
-	if a := l.s.aof; a != nil {
-		var end int64
-		for _, c := range l.ready {
-			end = max(end, c.logEnd)
-		}
-		if err := a.commit(end); err != nil {
-			acked := a.ackedPos()
-			for _, c := range l.ready {
-				if c.logEnd > acked && len(c.acks) > 0 {
-					c.failWrites(err)
-				}
-			}
-		}
-		for _, c := range l.ready {
-			c.acks = c.acks[:0]
-		}
+	l.commitRound()
+	if l.u != nil {
+		l.sendReplies()
+		return
 	}
 	for _, c := range l.ready {
 		c.queued = false
@@ -216,6 +235,28 @@ func (l *loop) flushReady() {
 	l.ready = l.ready[:0]
 }
 
+// commitRound commits the log once for every connection with replies this
+// round, and turns the replies to writes it could not take into errors.
+func (l *loop) commitRound() {
+	if a := l.s.aof; a != nil {
+		var end int64
+		for _, c := range l.ready {
+			end = max(end, c.logEnd)
+		}
+		if err := a.commit(end); err != nil {
+			acked := a.ackedPos()
+			for _, c := range l.ready {
+				if c.logEnd > acked && len(c.acks) > 0 {
+					c.failWrites(err)
+				}
+			}
+		}
+		for _, c := range l.ready {
+			c.acks = c.acks[:0]
+		}
+	}
+}
+
 func (l *loop) close(c *conn) {
 	if _, ok := l.conns[c.fd]; !ok {
 		return
@@ -230,6 +271,11 @@ func (l *loop) closeAll() {
 	for _, c := range l.conns {
 		l.close(c)
 	}
+	l.closeIncoming()
+}
+
+// closeIncoming closes the connections handed over and not adopted.
+func (l *loop) closeIncoming() {
 	l.mu.Lock()
 	incoming := l.incoming
 	l.incoming = nil

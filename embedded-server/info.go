@@ -86,6 +86,8 @@ func infoServer(s *Server, b *infoBuilder) {
 	b.field("process_id", os.Getpid())
 	b.field("run_id", s.runID)
 	b.field("tcp_port", s.port())
+	b.field("io_loop", s.IO())
+	b.field("multiplexing_api", map[string]string{IOEpoll: "epoll", IOUring: "io_uring"}[s.IO()])
 	b.field("server_time_usec", time.Now().UnixMicro())
 	b.field("uptime_in_seconds", int64(up.Seconds()))
 	b.field("uptime_in_days", int64(up.Hours()/24))

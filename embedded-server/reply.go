@@ -167,21 +167,7 @@ func (c *conn) writeOut() (done bool, err error) {
 	c.seal()
 	budget := writeQuantum
 	for c.head < len(c.segs) {
-		iov := c.l.iov[:0]
-		n := 0
-		for i := c.head; i < len(c.segs) && len(iov) < maxIovecs && n < budget; i++ {
-			s := c.segs[i]
-			if i == c.head {
-				s = s[c.off:]
-			}
-			if len(s) == 0 {
-				continue
-			}
-			v := unix.Iovec{Base: unsafe.SliceData(s)}
-			v.SetLen(len(s))
-			iov = append(iov, v)
-			n += len(s)
-		}
+		iov := c.iovecs(c.l.iov[:0], budget)
 		c.l.iov = iov
 		w, err := writev(c.fd, iov)
 		clear(iov) // no reference to a value outlives the write
@@ -236,6 +222,26 @@ func (c *conn) writePlain() (done bool, err error) {
 		c.out = nil
 	}
 	return true, nil
+}
+
+// iovecs appends to iov the queued pieces not yet written, at most
+// maxIovecs of them and about budget bytes.
+func (c *conn) iovecs(iov []unix.Iovec, budget int) []unix.Iovec {
+	n := 0
+	for i := c.head; i < len(c.segs) && len(iov) < maxIovecs && n < budget; i++ {
+		s := c.segs[i]
+		if i == c.head {
+			s = s[c.off:]
+		}
+		if len(s) == 0 {
+			continue
+		}
+		v := unix.Iovec{Base: unsafe.SliceData(s)}
+		v.SetLen(len(s))
+		iov = append(iov, v)
+		n += len(s)
+	}
+	return iov
 }
 
 // advance marks n more bytes written.

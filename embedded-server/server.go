@@ -62,6 +62,11 @@ type Config struct {
 	// Loops is the number of event loops serving connections; 0 means
 	// DefaultLoops().
 	Loops int
+	// IO is the kind of event loop: IOAuto (the default), IOEpoll or
+	// IOUring.
+	IO string
+	// uring holds the io_uring loop's settings that tests change.
+	uring uringOptions
 	// Version is reported by INFO as kvstore_version.
 	Version string
 	// Cluster, when set, makes the server the node ClusterID of that
@@ -105,6 +110,9 @@ func (c Config) withDefaults() Config {
 	if c.Loops <= 0 {
 		c.Loops = DefaultLoops()
 	}
+	if c.IO == "" {
+		c.IO = defaultIO
+	}
 	if c.Version == "" {
 		c.Version = "(devel)"
 	}
@@ -135,6 +143,7 @@ type Server struct {
 	mu      sync.Mutex
 	ln      net.Listener
 	loops   []*loop
+	io      string // the loops' kind: IOEpoll or IOUring
 	conns   map[*conn]struct{}
 	closing bool
 	loopsWG sync.WaitGroup
@@ -170,6 +179,11 @@ func New(cfg Config) (*Server, error) {
 	case PersistNone, PersistNo, PersistEverysec, PersistAlways:
 	default:
 		return nil, fmt.Errorf("persistence %q: want none, no, everysec or always", cfg.Persist)
+	}
+	switch cfg.IO {
+	case IOAuto, IOEpoll, IOUring:
+	default:
+		return nil, fmt.Errorf("event loop %q: want auto, epoll or uring", cfg.IO)
 	}
 	var cl *cluster
 	if cfg.Cluster != nil {
@@ -226,16 +240,8 @@ func (s *Server) startLoops(ln net.Listener) error {
 	if s.ln != nil {
 		return errors.New("kvstore: server already serving")
 	}
-	for range s.cfg.Loops {
-		l, err := newLoop(s)
-		if err != nil {
-			for _, l := range s.loops {
-				l.closeFds()
-			}
-			s.loops = nil
-			return err
-		}
-		s.loops = append(s.loops, l)
+	if err := s.newLoops(); err != nil {
+		return err
 	}
 	s.ln = ln
 	for _, l := range s.loops {
@@ -251,6 +257,56 @@ func (s *Server) startLoops(ln net.Listener) error {
 	}
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
 	return nil
+}
+
+// newLoops makes the event loops of the kind Config.IO asks for, io_uring
+// under IOAuto when the kernel offers it, and logs which and why.
+func (s *Server) newLoops() error {
+	why := "configured"
+	if s.cfg.IO != IOEpoll {
+		err := s.makeLoops(IOUring)
+		if err == nil {
+			if s.cfg.IO == IOAuto {
+				why = "the kernel offers io_uring"
+			}
+			s.log.Info("event loop", "io", IOUring, "why", why)
+			return nil
+		}
+		if s.cfg.IO == IOUring {
+			return fmt.Errorf("event loop uring: %w", err)
+		}
+		why = "io_uring unavailable: " + err.Error()
+	}
+	if err := s.makeLoops(IOEpoll); err != nil {
+		return err
+	}
+	s.log.Info("event loop", "io", IOEpoll, "why", why)
+	return nil
+}
+
+// makeLoops makes Config.Loops loops of one kind, or none.
+func (s *Server) makeLoops(io string) error {
+	for range s.cfg.Loops {
+		l, err := newLoop(s, io)
+		if err != nil {
+			for _, l := range s.loops {
+				l.closeFds()
+			}
+			s.loops = nil
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	s.io = io
+	return nil
+}
+
+// IO reports the kind of event loop serving, IOEpoll or IOUring, once the
+// server listens.
+func (s *Server) IO() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.io
 }
 
 // Addr returns the address the server listens on, once it listens.
@@ -347,7 +403,10 @@ func (s *Server) forget(c *conn) {
 // Shutdown stops the server gracefully: it stops accepting, lets every
 // loop answer the requests it has read, closes the connections and waits
 // for the loops (at most until ctx is done).
-func (s *Server) Shutdown(ctx context.Context) error {
+func (s *Server) Shutdown(ctx context.Context) error { return s.shutdown(ctx.Done(), ctx.Err) }
+
+// shutdown is Shutdown until stop is closed, whose error is why().
+func (s *Server) shutdown(stop <-chan struct{}, why func() error) error {
 	s.mu.Lock()
 	already := s.closing
 	s.closing = true
@@ -357,8 +416,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		select {
 		case <-s.done:
 			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-stop:
+			return why()
 		}
 	}
 	if ln != nil {
@@ -372,8 +431,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	select {
 	case <-waited:
-	case <-ctx.Done():
-		err = ctx.Err()
+	case <-stop:
+		err = why()
 	}
 	if cerr := s.closeAOF(); err == nil {
 		err = cerr
@@ -386,12 +445,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Close is Shutdown with a five-second grace period.
+// Close is Shutdown with a grace period of closeGrace.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return s.Shutdown(ctx)
+	stop := make(chan struct{})
+	t := time.AfterFunc(closeGrace, func() { close(stop) })
+	defer t.Stop()
+	return s.shutdown(stop, func() error { return fmt.Errorf("the loops did not stop within %v", closeGrace) })
 }
+
+// closeGrace bounds Close's wait for the loops.
+const closeGrace = 5 * time.Second
 
 // closeAOF waits for a rewrite under way, then writes and fsyncs what is
 // left of the log and closes it.

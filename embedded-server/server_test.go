@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,21 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/resp"
 )
+
+// TestMain runs the package's tests against the event loop that
+// KVBENCH_TEST_IO names (auto, epoll or uring; auto when unset): it
+// becomes every server's default, so that `make test` runs the whole
+// suite once with each loop.
+func TestMain(m *testing.M) {
+	if io := os.Getenv("KVBENCH_TEST_IO"); io != "" {
+		if io != IOAuto && io != IOEpoll && io != IOUring {
+			fmt.Fprintf(os.Stderr, "KVBENCH_TEST_IO=%q: want auto, epoll or uring\n", io)
+			os.Exit(2)
+		}
+		defaultIO = io
+	}
+	os.Exit(m.Run())
+}
 
 // startServer starts a server on a free loopback port for the test.
 func startServer(t testing.TB, cfg Config) *Server {

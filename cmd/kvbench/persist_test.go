@@ -112,7 +112,7 @@ func TestServeDamagedLog(t *testing.T) {
 	data[len(data)/2] ^= 0xff
 	os.WriteFile(log, data, 0o644)
 
-	out, err := exec.Command(kvbenchBin, "serve", "--port", "0", "--persist", "no", "--dir", dir).CombinedOutput()
+	out, err := exec.Command(kvbenchBin, serveArgs("--port", "0", "--persist", "no", "--dir", dir)...).CombinedOutput()
 	if err == nil {
 		t.Fatalf("started on a damaged log:\n%s", out)
 	}

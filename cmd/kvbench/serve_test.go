@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	kvstore "github.com/kvbench/kvbench/embedded-server"
 )
 
 // kvbenchBin is the kvbench binary built once for the tests that run it as
@@ -63,11 +66,21 @@ type serveProc struct {
 
 var readyRE = regexp.MustCompile(`ready to accept connections"? addr=(\S+:(\d+))`)
 
+// serveArgs is "serve" and args, with --io set to KVBENCH_TEST_IO when it
+// is set (auto, epoll or uring), so that `make test` runs the serve tests
+// against each event loop.
+func serveArgs(args ...string) []string {
+	if io := os.Getenv("KVBENCH_TEST_IO"); io != "" {
+		args = append([]string{"--io", io}, args...)
+	}
+	return append([]string{"serve"}, args...)
+}
+
 // startServe runs "kvbench serve --port 0 args..." and waits for its ready
 // line.
 func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(kvbenchBin, append([]string{"serve", "--port", "0"}, args...)...)
+	cmd := exec.Command(kvbenchBin, serveArgs(append([]string{"--port", "0"}, args...)...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -136,6 +149,42 @@ func TestServeSignals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeIO: --io chooses the event loop, which the log line and INFO
+// name; a bad name is a usage error.
+func TestServeIO(t *testing.T) {
+	for _, io := range []string{"epoll", "uring"} {
+		t.Run(io, func(t *testing.T) {
+			if io == "uring" {
+				srv, err := kvstore.Start(kvstore.Config{Addr: "127.0.0.1:0", IO: kvstore.IOUring})
+				if err != nil {
+					if os.Getenv("KVBENCH_REQUIRE_IO_URING") == "1" {
+						t.Fatalf("io_uring unavailable and KVBENCH_REQUIRE_IO_URING=1: %v", err)
+					}
+					t.Skipf("io_uring unavailable: %v", err)
+				}
+				srv.Close()
+			}
+			p := startServe(t, "--io", io)
+			if !strings.Contains(p.log.String(), `msg="event loop" io=`+io+" why=configured") {
+				t.Errorf("no event loop line for %s in the log:\n%s", io, p.log)
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: p.addr})
+			defer rdb.Close()
+			info, err := rdb.Info(context.Background(), "server").Result()
+			if err != nil || !strings.Contains(info, "io_loop:"+io+"\r\n") {
+				t.Fatalf("INFO server has no io_loop:%s: %q, %v", io, info, err)
+			}
+		})
+	}
+	t.Run("bad", func(t *testing.T) {
+		out, err := exec.Command(kvbenchBin, "serve", "--io", "kqueue").CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `--io "kqueue": want auto, epoll or uring`) {
+			t.Fatalf("serve --io kqueue: %v: %s", err, out)
+		}
+	})
 }
 
 func TestServeRedisCLI(t *testing.T) {

@@ -88,6 +88,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--pipeline", "x"}, "--pipeline"},
 		{[]string{"serve", "--alloc", "foo"}, "--alloc"},
 		{[]string{"serve", "--persist", "sometimes"}, "--persist"},
+		{[]string{"serve", "--io", "kqueue"}, `--io "kqueue": want auto, epoll or uring`},
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"report", "--format", "xml", "x.csv"}, "--format"},
 		{[]string{"report", "--lang", "fr", "x.csv"}, "--lang"},

@@ -32,6 +32,7 @@ type serveOptions struct {
 	cpuProfile  string
 	alloc       string
 	loops       int
+	io          string
 	persist     string
 	dir         string
 	rewritePct  int
@@ -74,6 +75,12 @@ Cluster whose nodes and slot ranges the file lists (see docs/serve.md):
 it answers CLUSTER SLOTS, SHARDS, NODES and INFO and redirects keys of
 other nodes with -MOVED. The layout is fixed: no gossip, no failover.
 
+It serves with io_uring where the kernel offers it (--io auto): four
+system calls per round of its event loop for all the connections'
+receives and sends; --io epoll serves as Redis does, a read and a write
+per request.
+The log and INFO say which.
+
 It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 		Example: `  # the port of the reference script run_bench.hash.sh
   kvbench serve --port 8888
@@ -86,6 +93,9 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 
   # a log damaged in the middle refuses to start; cut it at the damage
   kvbench serve --repair --dir /var/lib/kvstore
+
+  # the epoll event loop, whatever the kernel offers
+  kvbench serve --io epoll
 
   # node-a of the cluster that cluster.yaml describes
   kvbench serve --cluster-config cluster.yaml --cluster-id node-a
@@ -116,6 +126,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.alloc, "alloc", target.AllocMypool, "allocator: mypool (records packed outside the Go heap) or malloc (one Go allocation per key and value); pool and go are the same")
 	f.IntVar(&opts.loops, "loops", kvstore.DefaultLoops(), "event loops serving the connections")
 	machineDefault(f, "loops", "half the CPUs, at least 1")
+	f.StringVar(&opts.io, "io", kvstore.IOAuto, "event loop: uring (io_uring: a few system calls per round for all the connections), epoll (a read and a write per request), or auto (uring when the kernel offers it, else epoll)")
 	f.StringVar(&opts.persist, "persist", kvstore.PersistNone, "operation log: none, no (write before replying), everysec (and fsync each second) or always (fsync before replying)")
 	f.StringVar(&opts.dir, "dir", ".", "data directory for the operation log (created if missing)")
 	f.IntVar(&opts.rewritePct, "auto-aof-rewrite-percentage", kvstore.DefaultAutoRewritePercentage, "compact the log when it has grown this much past its base (negative: never)")
@@ -152,6 +163,11 @@ func (o *serveOptions) validate() error {
 	case kvstore.PersistNone, kvstore.PersistNo, kvstore.PersistEverysec, kvstore.PersistAlways:
 	default:
 		return fmt.Errorf("--persist %q: want none, no, everysec or always", o.persist)
+	}
+	switch o.io {
+	case kvstore.IOAuto, kvstore.IOEpoll, kvstore.IOUring:
+	default:
+		return fmt.Errorf("--io %q: want auto, epoll or uring", o.io)
 	}
 	return o.validateCluster()
 }
@@ -221,6 +237,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		OutputBufferLimit: opts.outputLimit,
 		Alloc:             opts.alloc,
 		Loops:             opts.loops,
+		IO:                opts.io,
 		Version:           buildVersion(),
 		Persist:           opts.persist,
 		Dir:               opts.dir,

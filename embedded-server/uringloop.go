@@ -1,0 +1,665 @@
+package kvstore
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/iouring"
+)
+
+// Event loops (Config.IO).
+const (
+	// IOAuto serves with io_uring when the kernel offers what the loop
+	// needs, and with epoll otherwise.
+	IOAuto = "auto"
+	// IOEpoll serves with epoll: a read and a write per batch of a
+	// connection, an epoll_wait per round.
+	IOEpoll = "epoll"
+	// IOUring serves with io_uring: a few system calls per round for all
+	// the connections' receives and sends.
+	IOUring = "uring"
+)
+
+// The io_uring loop. At one request per round trip the epoll loop, like
+// Redis, makes about 2.3 system calls per request (a read, a write and a
+// share of an epoll_wait: BENCHMARKS.md), each costing more than the
+// command itself. This loop makes four per round, whatever the number of
+// connections served in it:
+//
+//   - every connection has a multishot receive armed, which takes its
+//     buffers from a ring of provided buffers (iouring.BufRing, consumed
+//     incrementally where the kernel can); the bytes are copied into the
+//     connection's request reader and the buffer goes straight back;
+//   - replies go out as a send (or a sendmsg of the reply queue's pieces)
+//     per connection, queued in the submission ring and submitted together;
+//   - the ring is set up for a single issuer with deferred task work
+//     (IORING_SETUP_SINGLE_ISSUER, DEFER_TASKRUN): the kernel runs the
+//     receives, and the sends that had to wait, only inside this loop's
+//     io_uring_enter, on its thread, to which the goroutine is locked. A
+//     round is an io_uring_enter that runs them, one that submits the
+//     round's sends, one that finds nothing more to do, and an epoll_wait over
+//     the connections (edge-triggered, for readable or writable) to sleep
+//     in. Sleeping in io_uring_enter instead would save the last two, but the
+//     ring wakes its sleeper as any task, where a socket wakes its epoll
+//     waiter as a "sync" wakeup, which the scheduler takes as a hint to
+//     run the woken task on the waker's processor: a client and a server
+//     that take turns then share one, and on a virtual machine, where
+//     waking an idle processor costs an exit to the hypervisor, that is
+//     what pipelined traffic over one connection needs (BENCHMARKS.md,
+//     "Event loops"). SQPOLL would spend a processor polling, which on two
+//     is the client's.
+//
+// The guarantees are the epoll loop's. A batch executes only when none of
+// its connection's replies are waiting to be sent, so a reply's bytes never
+// change while the kernel sends them, and a connection gets no more
+// replies in a round than the epoll loop would give it (a read's worth of
+// requests); bytes that arrive meanwhile are kept aside (the stash) and,
+// past stashMax, the receive is cancelled, so a client that does not read
+// its replies cannot make the server buffer its requests without end.
+// Once the replies are out, the stash is executed a read's worth a round,
+// and receiving resumes when it is empty. Sends wait for the log's commit
+// of the round like writes do (commitRound). A connection is closed only
+// once none of its requests is in flight (the kernel holds its memory
+// until then): close cancels them.
+type uringState struct {
+	ring   *iouring.Ring
+	bufs   *iouring.BufRing
+	epfd   int // where the loop sleeps (see above)
+	events []unix.EpollEvent
+	wakefd int
+	wake   [8]byte // the eventfd's counter, read through the ring
+
+	slots  []*conn  // the connections, by ringConn.slot
+	free   []uint32 // free slots
+	live   int      // slots in use: connections not yet released
+	resume []*conn  // connections whose replies are out: to go on with
+
+	// reaped counts the completions of the round: only a round that had
+	// none may end in sleep.
+	reaped uint32
+
+	// broken is a failure of io_uring_enter that leaves the loop unable
+	// to go on; scratch is what sqe hands out meanwhile.
+	broken  error
+	scratch iouring.SQE
+}
+
+// ringConn is a connection's state under the io_uring loop.
+type ringConn struct {
+	slot    uint32
+	recvOn  bool   // a multishot receive is armed: until its last completion
+	stopped bool   // receiving is stopped until the replies are out
+	sending bool   // a send is in flight
+	plain   bool   // ... of out alone (else of the pieces, through msg)
+	closing bool   // closed: waits for its requests in flight to end
+	resume  bool   // in uringState.resume
+	stash   []byte // bytes received while replies waited
+	msg     unix.Msghdr
+	iov     []unix.Iovec
+}
+
+// Ring sizes. A round submits at most a receive, a send and a cancel per
+// connection; with more connections than that the queue is submitted as
+// it fills.
+const (
+	ringEntries = 1024
+	cqEntries   = 8192 // multishot receives post many completions per entry
+	bufGroup    = 0
+	// recvBufs buffers of recvBufSize bytes, consumed incrementally: small
+	// receives share a buffer, and a large value arrives in pieces this
+	// large. Without incremental consumption (before Linux 6.12) every
+	// receive takes a buffer of its own, which the loop gives back before
+	// its next round.
+	recvBufs    = 64
+	recvBufSize = 64 << 10
+	// stashMax is how many bytes a connection may send while its replies
+	// wait before its receive is cancelled.
+	stashMax = 64 << 10
+)
+
+// sendFlags: the kernel finishes a send the socket had no room for itself
+// (MSG_WAITALL; a short send that still happens is sent on), and a peer
+// gone raises no SIGPIPE.
+const sendFlags = unix.MSG_WAITALL | unix.MSG_NOSIGNAL
+
+// user_data: what a completion is for, and the connection's slot.
+const (
+	udWake = iota + 1
+	udRecv
+	udSend
+	udCancel
+)
+
+func userData(kind int, slot uint32) uint64 { return uint64(kind) | uint64(slot)<<8 }
+
+// defaultIO is Config.IO's default; the package's tests set it (see
+// TestMain) to run every test against each loop.
+var defaultIO = IOAuto
+
+// ioUringDisabled is where the kernel says whether io_uring may be used.
+const ioUringDisabled = "/proc/sys/kernel/io_uring_disabled"
+
+// uringOptions are the io_uring loop's settings that tests change.
+type uringOptions struct {
+	disabledFile string  // ioUringDisabled by default
+	extraFlags   uint32  // setup flags added: an unknown one fails setup
+	extraOps     []uint8 // opcodes required besides the loop's own
+	bufs         int     // recvBufs by default
+	bufSize      int     // recvBufSize by default
+}
+
+// newUringState sets up one loop's ring, or says why it cannot.
+func newUringState(cfg Config, wakefd int) (*uringState, error) {
+	o := cfg.uring
+	if err := checkUringEnabled(o.disabledFile); err != nil {
+		return nil, err
+	}
+	// Disabled until the loop's own thread enables it: under a single
+	// issuer, the thread that enables the ring is the one that submits.
+	ring, err := iouring.Setup(ringEntries, cqEntries, iouring.SetupSingleIssuer|iouring.SetupDeferTaskrun|iouring.SetupTaskrunFlag|iouring.SetupRDisabled|iouring.SetupSubmitAll|o.extraFlags)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) {
+			err = fmt.Errorf("%w (the kernel lacks single-issuer or deferred task work rings: Linux 6.1 or later)", err)
+		}
+		return nil, err
+	}
+	if f := ring.Features(); f&iouring.FeatNoDrop == 0 || f&iouring.FeatFastPoll == 0 {
+		ring.Close()
+		return nil, errors.New("io_uring: the kernel lacks IORING_FEAT_NODROP or IORING_FEAT_FAST_POLL")
+	}
+	ops := append([]uint8{iouring.OpRecv, iouring.OpSend, iouring.OpSendmsg, iouring.OpRead, iouring.OpAsyncCancel}, o.extraOps...)
+	if err := ring.Probe(ops...); err != nil {
+		ring.Close()
+		return nil, err
+	}
+	n, size := recvBufs, recvBufSize
+	if o.bufs > 0 {
+		n = o.bufs
+	}
+	if o.bufSize > 0 {
+		size = o.bufSize
+	}
+	bufs, err := ring.RegisterBufRing(bufGroup, n, size)
+	if err != nil {
+		ring.Close()
+		return nil, err
+	}
+	u := &uringState{ring: ring, bufs: bufs, epfd: -1, wakefd: wakefd, events: make([]unix.EpollEvent, 64)}
+	if u.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		u.close()
+		return nil, fmt.Errorf("epoll_create: %w", err)
+	}
+	if err := u.watch(wakefd); err != nil {
+		u.close()
+		return nil, err
+	}
+	return u, nil
+}
+
+// watch adds fd to the descriptors the loop sleeps on.
+func (u *uringState) watch(fd int) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET, Fd: int32(fd)}
+	if err := unix.EpollCtl(u.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	return nil
+}
+
+// checkUringEnabled reads kernel.io_uring_disabled: 2 disables io_uring
+// for everyone, 1 for processes outside kernel.io_uring_group (setup then
+// fails with EPERM, which says so).
+func checkUringEnabled(file string) error {
+	if file == "" {
+		file = ioUringDisabled
+	}
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a kernel before the switch: setup tells
+	}
+	if err != nil {
+		return fmt.Errorf("io_uring: %w", err)
+	}
+	if v := strings.TrimSpace(string(b)); v == "2" {
+		return fmt.Errorf("io_uring disabled by the kernel (%s is 2)", file)
+	}
+	return nil
+}
+
+func (u *uringState) close() {
+	if u.ring == nil {
+		return
+	}
+	// Closing the ring cancels anything left. The receive buffers are
+	// unmapped only when no receive was left: one the kernel is still
+	// tearing down could write to them.
+	u.ring.Close()
+	if u.live == 0 {
+		u.bufs.Unmap()
+	}
+	u.ring = nil
+	if u.epfd >= 0 {
+		unix.Close(u.epfd)
+	}
+}
+
+// runUring is the io_uring loop: run the completions and submit, handle
+// them, queue the round's sends; sleep when nothing is left.
+func (l *loop) runUring() {
+	u := l.u
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := u.ring.Enable(); err != nil {
+		l.s.log.Error("cannot start the io_uring loop; closing its clients", "err", err)
+		l.closeIncoming()
+		return
+	}
+	l.armWake()
+	yielded := time.Now()
+	for i := 0; ; i++ {
+		if i%yieldCheck == 0 && time.Since(yielded) > yieldEvery {
+			runtime.Gosched() // see yieldEvery
+			yielded = time.Now()
+		}
+		if !l.enter(0) {
+			break
+		}
+		u.reaped = 0
+		stop := l.reap()
+		l.resumeAll()
+		if stop {
+			l.flushReady()
+			l.enter(0) // the last replies, sent as far as the sockets take them
+			l.reap()
+			break
+		}
+		l.flushReady()
+		// Sleep only after an enter that found nothing to do. Work left in
+		// the kernel (a cancelled receive's end, a receive that stopped
+		// after its share of a long stream, more deferred completions
+		// than one enter runs) raises no socket event: only another enter
+		// does it.
+		if u.reaped > 0 || u.ring.Pending() > 0 || len(u.resume) > 0 || u.ring.WorkPending() {
+			continue
+		}
+		if _, err := unix.EpollWait(u.epfd, u.events, -1); err != nil && err != unix.EINTR {
+			u.broken = err
+			l.s.log.Error("epoll_wait failed; closing this loop's clients", "err", err)
+			break
+		}
+	}
+	l.drain()
+}
+
+// enter publishes the buffers given back, submits what is queued, runs the
+// completions deferred to this thread and waits for wait of them. It
+// reports false when the loop cannot go on.
+func (l *loop) enter(wait uint32) bool {
+	u := l.u
+	if u.broken != nil {
+		return false
+	}
+	u.bufs.Publish()
+	switch err := u.ring.Enter(wait); err {
+	case nil, unix.EINTR, unix.EAGAIN, unix.EBUSY:
+		// EAGAIN and EBUSY: no memory for the request, or completions
+		// to reap first; the queue is submitted next time.
+		return true
+	default:
+		u.broken = err
+		l.s.log.Error("io_uring_enter failed; closing this loop's clients", "err", err)
+		return false
+	}
+}
+
+// sqe returns a submission entry, submitting the queue first when it is
+// full.
+func (l *loop) sqe() *iouring.SQE {
+	u := l.u
+	for tries := 0; u.broken == nil; tries++ {
+		if e := u.ring.SQE(); e != nil {
+			return e
+		}
+		if tries == 1000 {
+			u.broken = errors.New("io_uring: the kernel takes no more submissions")
+			l.s.log.Error("io_uring submission queue stuck; closing this loop's clients")
+			break
+		}
+		l.enter(0)
+	}
+	u.scratch = iouring.SQE{}
+	return &u.scratch
+}
+
+// armWake reads the eventfd through the ring: new connections, stop.
+func (l *loop) armWake() {
+	l.sqe().PrepRead(l.u.wakefd, l.u.wake[:], userData(udWake, 0))
+}
+
+// reap handles every completion ready. It reports true when the loop is
+// to stop.
+func (l *loop) reap() (stop bool) {
+	r := l.u.ring
+	for {
+		n := r.Ready()
+		if n == 0 {
+			return stop
+		}
+		for i := range n {
+			e := r.Completion(i)
+			slot := uint32(e.UserData >> 8)
+			switch e.UserData & 0xff {
+			case udWake:
+				if !l.adoptRing() {
+					stop = true
+				} else {
+					l.armWake()
+				}
+			case udRecv:
+				l.received(l.u.slots[slot], e)
+			case udSend:
+				l.sent(l.u.slots[slot], e)
+			case udCancel:
+				// The cancelled requests complete on their own.
+			}
+		}
+		r.Consume(n)
+		l.u.reaped += n
+	}
+}
+
+// adoptRing takes in the connections handed over since the last wake and
+// arms their receives. It reports false when the loop is to stop.
+func (l *loop) adoptRing() bool {
+	u := l.u
+	l.mu.Lock()
+	incoming, stopping := l.incoming, l.stopping
+	l.incoming = nil
+	l.mu.Unlock()
+	for _, c := range incoming {
+		if err := u.watch(c.fd); err != nil {
+			l.s.log.Error("cannot watch client", "client", c.addr, "err", err)
+			unix.Close(c.fd)
+			l.s.forget(c)
+			continue
+		}
+		if n := len(u.free); n > 0 {
+			c.ring.slot = u.free[n-1]
+			u.free = u.free[:n-1]
+		} else {
+			c.ring.slot = uint32(len(u.slots))
+			u.slots = append(u.slots, nil)
+		}
+		u.slots[c.ring.slot] = c
+		u.live++
+		c.src.ring = true
+		l.armRecv(c)
+	}
+	return !stopping
+}
+
+func (l *loop) armRecv(c *conn) {
+	c.ring.recvOn = true
+	l.sqe().PrepRecvMultishot(c.fd, bufGroup, userData(udRecv, c.ring.slot))
+}
+
+// received handles a receive's completion: bytes, or the end of the
+// multishot receive.
+func (l *loop) received(c *conn, e *iouring.CQE) {
+	if e.Flags&iouring.CQEFBuffer != 0 {
+		l.take(c, l.u.bufs.Received(e))
+		l.u.bufs.Release(e)
+	}
+	if e.Flags&iouring.CQEFMore != 0 {
+		return
+	}
+	c.ring.recvOn = false
+	switch {
+	case c.ring.closing:
+		l.release(c)
+	case e.Res == 0:
+		l.closeRing(c) // the client closed
+	case e.Res == -int32(unix.ENOBUFS), e.Res == -int32(unix.ECANCELED), e.Res > 0:
+		// Out of buffers (those given back this round are there for the
+		// next), stopped on purpose, or ended after bytes: receive again
+		// unless stopped.
+		if !c.ring.stopped && !c.quit && !c.shutdown {
+			l.armRecv(c)
+		}
+	default:
+		l.closeRing(c) // reset, or another error
+	}
+}
+
+// take executes what a connection has sent, or keeps it aside while its
+// replies wait (see uringState).
+func (l *loop) take(c *conn, data []byte) {
+	switch {
+	case c.ring.closing, c.quit, c.shutdown, c.discard:
+		// Answered for the last time.
+	case c.ring.sending || c.ring.stopped || len(c.ring.stash) > 0 || c.pending() > 0:
+		c.ring.stash = append(c.ring.stash, data...)
+		if len(c.ring.stash) > stashMax && !c.ring.stopped {
+			c.ring.stopped = true
+			if c.ring.recvOn {
+				e := l.sqe()
+				e.Opcode = iouring.OpAsyncCancel
+				e.Addr = userData(udRecv, c.ring.slot) // cancels by user_data
+				e.UserData = userData(udCancel, c.ring.slot)
+			}
+		}
+	default:
+		l.feed(c, data, false)
+	}
+}
+
+// feed executes the requests in data, as the epoll loop executes what one
+// read brought (conn.readable), as many times as the request reader needs
+// to take it all, or, with once, until some replies wait to be sent; it
+// returns what is left.
+func (l *loop) feed(c *conn, data []byte, once bool) []byte {
+	c.src.data = data
+	for stuck := 0; len(c.src.data) > 0 && !c.quit && !c.shutdown; {
+		before := len(c.src.data)
+		if !c.readable() {
+			l.closeRing(c)
+			break
+		}
+		if once && c.pending() > 0 {
+			break
+		}
+		if len(c.src.data) == before {
+			// The reader took nothing: it has failed the request for its
+			// size and answers so at the next call.
+			if stuck++; stuck > 2 {
+				l.closeRing(c)
+				break
+			}
+		}
+	}
+	rest := c.src.data
+	c.src.data = nil
+	return rest
+}
+
+// sendReplies sends the round's replies: one send per connection, all
+// submitted at the next enter.
+func (l *loop) sendReplies() {
+	for _, c := range l.ready {
+		c.queued = false
+		switch {
+		case c.ring.closing || c.ring.sending:
+		case c.discard:
+			c.reset()
+			l.closeRing(c)
+		case c.pending() > 0:
+			l.send(c)
+		default:
+			l.repliesOut(c)
+		}
+	}
+	clear(l.ready)
+	l.ready = l.ready[:0]
+}
+
+// send queues a send of c's pending replies.
+func (l *loop) send(c *conn) {
+	ud := userData(udSend, c.ring.slot)
+	c.ring.sending = true
+	if len(c.segs) == 0 {
+		c.ring.plain = true
+		l.sqe().PrepSend(c.fd, c.out[c.mark:], sendFlags, ud)
+		return
+	}
+	c.ring.plain = false
+	c.seal()
+	iov := c.iovecs(c.ring.iov[:0], math.MaxInt)
+	c.ring.iov = iov
+	c.ring.msg = unix.Msghdr{Iov: unsafe.SliceData(iov)}
+	c.ring.msg.SetIovlen(len(iov))
+	l.sqe().PrepSendmsg(c.fd, &c.ring.msg, sendFlags, ud)
+}
+
+// sent handles a send's completion: the rest of the replies, or what was
+// waiting for them to be out.
+func (l *loop) sent(c *conn, e *iouring.CQE) {
+	c.ring.sending = false
+	if !c.ring.plain {
+		clear(c.ring.iov) // no reference to a value outlives the send
+	}
+	if c.ring.closing {
+		l.release(c)
+		return
+	}
+	if e.Res < 0 {
+		l.closeRing(c) // the client is gone
+		return
+	}
+	l.s.stats.netOut.Add(int64(e.Res))
+	if c.ring.plain {
+		c.mark += int(e.Res)
+	} else {
+		c.advance(int(e.Res))
+	}
+	if c.pending() > 0 {
+		l.send(c) // cut short, or more pieces than one sendmsg takes
+		return
+	}
+	c.reset()
+	if cap(c.out) > keepOutSize {
+		c.out = nil
+	}
+	l.repliesOut(c)
+}
+
+// repliesOut goes on with a connection whose replies are all written:
+// closes it after its last one, or goes on with it at the end of the
+// round (resumeAll).
+func (l *loop) repliesOut(c *conn) {
+	if c.quit || c.shutdown {
+		if c.shutdown {
+			go l.s.Close()
+		}
+		l.closeRing(c)
+		return
+	}
+	if (c.ring.stopped || len(c.ring.stash) > 0) && !c.ring.resume {
+		c.ring.resume = true
+		l.u.resume = append(l.u.resume, c)
+	}
+}
+
+// resumeAll goes on with the connections whose replies are out: executes a
+// read's worth of their stash, or, once it is empty, receives again. It
+// runs before the round's commit, so that what it executes is committed
+// before it is answered, like what the round received.
+func (l *loop) resumeAll() {
+	u := l.u
+	for _, c := range u.resume {
+		c.ring.resume = false
+		if c.ring.closing || c.pending() > 0 || c.ring.sending {
+			continue
+		}
+		if len(c.ring.stash) > 0 {
+			rest := l.feed(c, c.ring.stash, true)
+			if len(rest) > 0 {
+				c.ring.stash = c.ring.stash[len(c.ring.stash)-len(rest):]
+				continue // the rest once these replies are out
+			}
+			if cap(c.ring.stash) > keepOutSize {
+				c.ring.stash = nil
+			}
+			c.ring.stash = c.ring.stash[:0]
+			if c.pending() > 0 {
+				continue
+			}
+		}
+		if c.ring.stopped && !c.ring.closing && !c.quit && !c.shutdown {
+			c.ring.stopped = false
+			if !c.ring.recvOn {
+				l.armRecv(c)
+			}
+		}
+	}
+	clear(u.resume)
+	u.resume = u.resume[:0]
+}
+
+// closeRing closes c: its requests in flight are cancelled, and it is
+// released once they have ended.
+func (l *loop) closeRing(c *conn) {
+	if c.ring.closing {
+		return
+	}
+	c.ring.closing = true
+	c.ring.stash = nil
+	if c.ring.recvOn || c.ring.sending {
+		l.sqe().PrepCancelFD(c.fd, userData(udCancel, c.ring.slot))
+	}
+	l.release(c)
+}
+
+// release closes the socket of a closed connection once nothing of it is
+// in flight, and frees its slot.
+func (l *loop) release(c *conn) {
+	if !c.ring.closing || c.ring.recvOn || c.ring.sending {
+		return
+	}
+	u := l.u
+	unix.Close(c.fd)
+	u.slots[c.ring.slot] = nil
+	u.free = append(u.free, c.ring.slot)
+	u.live--
+	l.s.forget(c)
+}
+
+// drain closes every connection and waits until none of their requests is
+// in flight: cancelled requests complete at once.
+func (l *loop) drain() {
+	u := l.u
+	for _, c := range u.slots {
+		if c != nil {
+			l.closeRing(c)
+		}
+	}
+	for u.live > 0 && l.enter(1) {
+		l.reap()
+	}
+	if u.live > 0 {
+		// The ring failed: closing it cancels what is left.
+		for _, c := range u.slots {
+			if c != nil {
+				unix.Close(c.fd)
+				l.s.forget(c)
+			}
+		}
+	}
+	l.closeIncoming()
+}

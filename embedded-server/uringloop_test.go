@@ -1,0 +1,389 @@
+package kvstore
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// requireUring skips the test when the kernel does not offer what the
+// io_uring loop needs, unless KVBENCH_REQUIRE_IO_URING=1 (as in make
+// test) makes that a failure.
+func requireUring(t *testing.T) {
+	t.Helper()
+	l, err := newLoop(&Server{cfg: Config{}.withDefaults()}, IOUring)
+	if err == nil {
+		l.closeFds()
+		return
+	}
+	if os.Getenv("KVBENCH_REQUIRE_IO_URING") == "1" {
+		t.Fatalf("io_uring unavailable and KVBENCH_REQUIRE_IO_URING=1: %v", err)
+	}
+	t.Skipf("io_uring unavailable: %v", err)
+}
+
+// logBuffer collects a server's log lines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// infoField returns one field of INFO's reply.
+func infoField(t *testing.T, rc *rawConn, section, name string) string {
+	t.Helper()
+	reply := rc.do("INFO", section)
+	for _, line := range strings.Split(reply, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO %s has no %s: %q", section, name, reply)
+	return ""
+}
+
+// TestEventLoopChoice: --io auto serves with io_uring when the kernel
+// offers it and falls back to epoll, saying why in one log line, when
+// io_uring is disabled, its setup fails or an opcode is missing; --io
+// uring fails to start instead; INFO reports the loop.
+func TestEventLoopChoice(t *testing.T) {
+	disabled := filepath.Join(t.TempDir(), "io_uring_disabled")
+	if err := os.WriteFile(disabled, []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		io      string
+		opts    uringOptions
+		uring   bool   // needs io_uring
+		want    string // the loop, or "" when Start must fail
+		wantLog string
+	}{
+		{"epoll asked for", IOEpoll, uringOptions{}, false, IOEpoll, `io=epoll why=configured`},
+		{"uring asked for", IOUring, uringOptions{}, true, IOUring, `io=uring why=configured`},
+		{"auto", IOAuto, uringOptions{}, true, IOUring, `io=uring why="the kernel offers io_uring"`},
+		{"auto, disabled", IOAuto, uringOptions{disabledFile: disabled}, false, IOEpoll,
+			`io=epoll why="io_uring unavailable: io_uring disabled by the kernel (` + disabled + ` is 2)"`},
+		{"auto, setup fails", IOAuto, uringOptions{extraFlags: 1 << 30}, true, IOEpoll,
+			`io=epoll why="io_uring unavailable: io_uring_setup: invalid argument`},
+		{"auto, opcode missing", IOAuto, uringOptions{extraOps: []uint8{250}}, true, IOEpoll,
+			`io=epoll why="io_uring unavailable: io_uring: opcode 250 not supported by this kernel"`},
+		{"uring asked for, disabled", IOUring, uringOptions{disabledFile: disabled}, false, "", "io_uring disabled by the kernel"},
+		{"uring asked for, opcode missing", IOUring, uringOptions{extraOps: []uint8{250}}, true, "", "opcode 250 not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.uring {
+				requireUring(t)
+			}
+			var logs logBuffer
+			cfg := Config{Addr: "127.0.0.1:0", IO: tt.io, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+			cfg.uring = tt.opts
+			srv, err := Start(cfg)
+			if tt.want == "" {
+				if err == nil {
+					srv.Close()
+					t.Fatal("started")
+				}
+				if !strings.Contains(err.Error(), tt.wantLog) {
+					t.Fatalf("error %q, want it to say %q", err, tt.wantLog)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			if got := srv.IO(); got != tt.want {
+				t.Fatalf("IO() %q, want %q", got, tt.want)
+			}
+			lines := 0
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, `msg="event loop"`) {
+					lines++
+					if !strings.Contains(line, tt.wantLog) {
+						t.Errorf("log line %q, want it to say %q", line, tt.wantLog)
+					}
+				}
+			}
+			if lines != 1 {
+				t.Errorf("%d event loop lines in the log, want 1:\n%s", lines, logs.String())
+			}
+			rc := dialRaw(t, srv)
+			if got := infoField(t, rc, "server", "io_loop"); got != tt.want {
+				t.Errorf("INFO io_loop %q, want %q", got, tt.want)
+			}
+			runExchanges(t, rc, []exchange{{[]string{"SET", "k", "v"}, "+OK\r\n"}, {[]string{"GET", "k"}, "$1\r\nv\r\n"}})
+		})
+	}
+	t.Run("bad name", func(t *testing.T) {
+		if _, err := New(Config{IO: "kqueue"}); err == nil || !strings.Contains(err.Error(), `"kqueue"`) {
+			t.Fatalf("error %v, want one naming the loop", err)
+		}
+	})
+}
+
+// TestRingBufferExhaustion: with a ring of four 512-byte receive buffers,
+// 200 connections sending pipelines at once, and values larger than all
+// the buffers together, run the ring out of buffers again and again; each
+// receive that ends for it is armed again, and every reply is right.
+func TestRingBufferExhaustion(t *testing.T) {
+	requireUring(t)
+	cfg := Config{IO: IOUring, Loops: 1}
+	cfg.uring = uringOptions{bufs: 4, bufSize: 512}
+	srv := startServer(t, cfg)
+	const conns, rounds, depth = 200, 5, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- pipelineClient(srv.Addr(), i, rounds, depth, 100+i*37)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := dialRaw(t, srv)
+	big := string(randomValue(7, 100<<10))
+	runExchanges(t, rc, []exchange{
+		{[]string{"SET", "big", big}, "+OK\r\n"},
+		{[]string{"GET", "big"}, fmt.Sprintf("$%d\r\n%s\r\n", len(big), big)},
+	})
+}
+
+// pipelineClient writes rounds pipelines of depth SETs of size-byte values
+// and GETs of them on one connection, and checks every reply.
+func pipelineClient(addr string, id, rounds, depth, size int) error {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReader(nc)
+	for r := range rounds {
+		var batch []byte
+		vals := make([]string, depth)
+		for d := range depth {
+			vals[d] = string(randomValue(uint64(id*1000+r*depth+d), size))
+			batch = appendCmd(batch, "SET", fmt.Sprintf("c%d:%d", id, d), vals[d])
+			batch = appendCmd(batch, "GET", fmt.Sprintf("c%d:%d", id, d))
+		}
+		if _, err := nc.Write(batch); err != nil {
+			return err
+		}
+		for d := range depth {
+			if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+				return fmt.Errorf("client %d: SET reply %q, %v", id, line, err)
+			}
+			want := fmt.Sprintf("$%d\r\n%s\r\n", size, vals[d])
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(br, got); err != nil || string(got) != want {
+				return fmt.Errorf("client %d: GET reply %.40q, %v", id, got, err)
+			}
+		}
+	}
+	return nil
+}
+
+// TestSlowReaderBackpressure: a client that writes requests without
+// reading its replies is not read without end (the server stops reading
+// it while its replies wait, and the client's writes stall), and once it
+// reads, every reply arrives, in order and whole, including replies of
+// more pieces than one sendmsg takes, sent over a socket with little
+// room, so that sends finish short and wait for the reader.
+func TestSlowReaderBackpressure(t *testing.T) {
+	srv := startServer(t, Config{Loops: 1})
+	rdb := newClient(t, srv)
+	c := ctx(t)
+	const keys, valueSize = 32, 64 << 10 // each value is a piece of its own
+	vals := make([][]byte, keys)
+	for i := range vals {
+		vals[i] = randomValue(uint64(i), valueSize)
+		if err := rdb.Set(c, fmt.Sprint("v", i), vals[i], 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+
+	// An MGET of 1,100 values: over 2,000 pieces, so more than one sendmsg.
+	mget := []string{"MGET"}
+	for i := range 1100 {
+		mget = append(mget, fmt.Sprint("v", i%keys))
+	}
+	// Then GETs of a small value without end, until the server stops
+	// taking them.
+	if err := rdb.Set(c, "s", "small", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	get := appendCmd(nil, "GET", "s")
+	written := make(chan int64, 1)
+	go func() {
+		var n int64
+		defer func() { written <- n }()
+		w, err := nc.Write(appendCmd(nil, mget...))
+		n += int64(w)
+		if err != nil {
+			return
+		}
+		nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		for n < 1<<30 {
+			w, err := nc.Write(get)
+			n += int64(w)
+			if err != nil {
+				return // the deadline: the server stopped reading
+			}
+		}
+	}()
+	n := <-written
+	// What the client wrote fits in the sockets' buffers (a few MB each
+	// way at most) and what the server keeps aside.
+	if n >= 32<<20 {
+		t.Fatalf("the server read %d bytes of requests while their replies waited", n)
+	}
+	gets := (n - int64(len(appendCmd(nil, mget...)))) / int64(len(get))
+	t.Logf("the client wrote %d bytes (about %d GETs) before the server stopped reading", n, gets)
+	if err := rdb.Ping(c).Err(); err != nil {
+		t.Fatalf("another client: %v", err)
+	}
+
+	// Now read everything: the MGET, then GETs, all intact and in order.
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	br := bufio.NewReaderSize(nc, 1<<20)
+	if line, err := br.ReadString('\n'); err != nil || line != "*1100\r\n" {
+		t.Fatalf("MGET header %q, %v", line, err)
+	}
+	buf := make([]byte, valueSize+2)
+	for i := range 1100 {
+		want := "$" + strconv.Itoa(valueSize) + "\r\n"
+		if line, err := br.ReadString('\n'); err != nil || line != want {
+			t.Fatalf("MGET value %d: header %q, %v", i, line, err)
+		}
+		if _, err := io.ReadFull(br, buf); err != nil {
+			t.Fatalf("MGET value %d: %v", i, err)
+		}
+		if !bytes.Equal(buf[:valueSize], vals[i%keys]) {
+			t.Fatalf("MGET value %d is not v%d", i, i%keys)
+		}
+	}
+	// The last GET may have been written in part: every whole one is
+	// answered.
+	for i := range gets {
+		if line, err := br.ReadString('\n'); err != nil || line != "$5\r\n" {
+			t.Fatalf("GET %d: header %q, %v", i, line, err)
+		}
+		if line, err := br.ReadString('\n'); err != nil || line != "small\r\n" {
+			t.Fatalf("GET %d: %q, %v", i, line, err)
+		}
+	}
+}
+
+// TestDisconnectWithSendsInFlight: clients that close (with a reset, their
+// replies unread) while large replies are being sent to them leave nothing
+// behind: the server forgets them, keeps serving, and leaks no descriptor.
+func TestDisconnectWithSendsInFlight(t *testing.T) {
+	srv := startServer(t, Config{Loops: 1})
+	rc := dialRaw(t, srv)
+	big := string(randomValue(3, 256<<10))
+	runExchanges(t, rc, []exchange{{[]string{"SET", "big", big}, "+OK\r\n"}})
+	fds := openFDs(t)
+	for range 20 {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch []byte
+		for range 200 { // 50 MB of replies
+			batch = appendCmd(batch, "GET", "big")
+		}
+		nc.Write(batch)
+		nc.Read(make([]byte, 1024)) // the replies are under way
+		nc.(*net.TCPConn).SetLinger(0)
+		nc.Close()
+	}
+	waitFor(t, "the clients to be forgotten", func() bool {
+		return infoField(t, rc, "clients", "connected_clients") == "1"
+	})
+	waitFor(t, "their descriptors to be closed", func() bool { return openFDs(t) <= fds })
+	runExchanges(t, rc, []exchange{{[]string{"PING"}, "+PONG\r\n"}})
+}
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
+
+// TestNoLeaks: a server closed with clients connected, some in the middle
+// of a request and some with replies unread, leaves no goroutine and no
+// descriptor behind (its ring included).
+func TestNoLeaks(t *testing.T) {
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+	srv, err := Start(Config{Addr: "127.0.0.1:0", Loops: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clients []net.Conn
+	for i := range 30 {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, nc)
+		switch i % 3 {
+		case 0:
+			nc.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc")) // half a request
+		case 1:
+			var batch []byte
+			for range 5000 {
+				batch = appendCmd(batch, "PING")
+			}
+			nc.Write(batch) // replies unread
+		}
+	}
+	waitFor(t, "every client to be served", func() bool { return srv.nclients.Load() == 30 })
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range clients {
+		nc.Close()
+	}
+	waitFor(t, "the server's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
+	waitFor(t, "the server's descriptors to be closed", func() bool { return openFDs(t) <= fds })
+}
