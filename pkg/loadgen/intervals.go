@@ -155,24 +155,26 @@ func (s *series) take() *measure.Series {
 	return out
 }
 
-// last returns the latest point that ended before now, on the runner's
-// clock, and its length within [start, now]: what the live progress
-// line shows.
-func (s *series) last(start, now int64) (p measure.Point, length time.Duration, ok bool) {
+// last returns the figures of the latest point that ended before now, on
+// the runner's clock, over its length within [start, now]: what the live
+// progress line shows. They are read under the lock: workers go on merging
+// into the point's histogram.
+func (s *series) last(start, now int64) (*IntervalFigures, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	best := int64(-1 << 62)
+	best, ok := int64(-1<<62), false
 	for k := range s.points {
 		if end := (k+1)*s.length - s.wall0; end <= now && k > best {
 			best, ok = k, true
 		}
 	}
 	if !ok {
-		return p, 0, false
+		return nil, false
 	}
-	p = *s.points[best]
+	p := s.points[best]
 	lo := max(best*s.length-s.wall0, start)
-	return p, time.Duration((best+1)*s.length - s.wall0 - lo), true
+	length := time.Duration((best+1)*s.length - s.wall0 - lo)
+	return &IntervalFigures{QPS: measure.PerSecond(p.Requests, length), P99Us: measure.Summarize(p.Histogram).P99}, true
 }
 
 // rotate ends the worker's interval when now is past it: what it counted

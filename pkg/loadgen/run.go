@@ -349,8 +349,8 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 			now := r.now()
 			pr := Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(now - ph.start), Duration: planned, Final: final}
 			if r.ser != nil {
-				if p, length, ok := r.ser.last(ph.start, now); ok {
-					pr.Last = &IntervalFigures{QPS: measure.PerSecond(p.Requests, length), P99Us: measure.Summarize(p.Histogram).P99}
+				if last, ok := r.ser.last(ph.start, now); ok {
+					pr.Last = last
 				}
 			}
 			cfg.Progress(pr)
