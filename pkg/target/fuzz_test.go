@@ -1,0 +1,45 @@
+package target
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParseConfig: no target file, however malformed, makes ParseConfig
+// panic; every refusal is a ConfigError naming the file, with a line
+// within it when it names one.
+func FuzzParseConfig(f *testing.F) {
+	files, _ := filepath.Glob("../../testdata/run/*.yaml")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{
+		"targets: []\n",
+		"targets:\n  - kind: kvstore\n    strategies: [nopersist]\n",
+		"targets:\n  - kind: attach\n    addr: 127.0.0.1:1\n    strategies: [as_configured]\n",
+		"targets:\n  - kind: redis\n    tls: {enabled: true, mutual: false}\n",
+		"targets:\n  - {kind: command, command: [\"\\x00\"], strategies: {a: {persistence: x}}}\n",
+		"targets: &a [*a]\n",
+		"- - - -\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := ParseConfig(bytes.NewReader(b), "fuzz.yaml", Defaults{})
+		if err == nil {
+			return
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.File != "fuzz.yaml" {
+			t.Fatalf("error %v (%T): want a ConfigError naming the file", err, err)
+		}
+		if lines := bytes.Count(b, []byte("\n")) + 1; ce.Line < 0 || ce.Line > lines {
+			t.Fatalf("error at line %d of a %d-line file: %v", ce.Line, lines, err)
+		}
+	})
+}
