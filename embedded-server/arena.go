@@ -249,8 +249,7 @@ func (a *arena) newChunk() []byte {
 
 // readyChunk holds a chunk mapped and populated ahead of need, for every
 // arena of the process. Populating 4 MiB in the event loop stopped it for
-// 2-10 ms on the machine of BENCHMARKS.md (a page fault costs a hypervisor
-// exit there), a tenth of a million-key load's chunks. A goroutine
+// milliseconds where a page fault costs a hypervisor exit. A goroutine
 // prepares the next chunk after each take, so a server holds at most one
 // chunk ahead, and none before its first.
 var (

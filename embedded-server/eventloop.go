@@ -163,12 +163,12 @@ func (l *loop) run() {
 // preempts it, with a signal, or by taking its processor away in the
 // middle of an epoll_wait; and each time it does, it goes back to checking
 // every 20 µs, a wakeup and two context switches each, for the next
-// millisecond or so. On two cores that cost a tenth of the throughput at
-// pipeline 1 with 50 connections (0.88× Redis; 1.20× faster with this).
-// Yielding now and then, which finds nothing else to run and returns at
-// once, shows the monitor a goroutine that is not stuck, and it sleeps up
-// to 10 ms at a time: 120 wakeups a second instead of 1,900. A yield wakes
-// an idle thread to look for work, so not more often than needed.
+// millisecond or so: on two cores, a tenth of the throughput at pipeline 1
+// with 50 connections (BENCHMARKS.md, "kvbench serve against
+// redis-server"). Yielding now and then, which finds nothing else to run
+// and returns at once, shows the monitor a goroutine that is not stuck,
+// and it sleeps up to 10 ms at a time, a fifteenth of the wakeups. A yield
+// wakes an idle thread to look for work, so not more often than needed.
 const (
 	yieldEvery = 5 * time.Millisecond // under sysmon's 10 ms
 	yieldCheck = 16                   // rounds between looks at the clock

@@ -156,7 +156,7 @@ type nextFile struct {
 // records of the last few milliseconds unsynced, and it creates the file
 // that will follow the snapshot and names it in the manifest. Done under
 // the lock, the fsync of up to a second of records and the manifest's two
-// fsyncs stopped every client for 30-60 ms. An empty file at the end of
+// fsyncs stopped every client for tens of milliseconds. An empty file at the end of
 // the manifest is a valid log (the loader looks for a cut record in the
 // last file that holds any), so a crash before the switch loses nothing.
 func (s *Server) prepareRewrite() (nextFile, error) {
@@ -165,8 +165,8 @@ func (s *Server) prepareRewrite() (nextFile, error) {
 	cur, f, failing := a.man, a.f, a.err != nil
 	a.mu.Unlock()
 	// Until an fsync is quick, so that the switch's has little left: under
-	// no, the first syncs the whole file (100-120 ms for 64 MiB here), and
-	// the records written meanwhile took the switch 8-15 ms.
+	// no, the first syncs the whole file, and the records written
+	// meanwhile would make the switch's sync a long one.
 	for pass := 0; !failing && pass < 3; pass++ {
 		began := time.Now()
 		if f.Sync() != nil || time.Since(began) < 5*time.Millisecond {
@@ -246,7 +246,7 @@ func (s *Server) switchLog(next nextFile) (*dbSnapshot, error) {
 // finishRewrite writes the base file seq from snap and makes it the log's
 // base, then drops the files it replaces. Only its last step takes the
 // log's lock, which every write's commit needs: writing the manifest under
-// it stopped the clients for 35 ms.
+// it stopped the clients for tens of milliseconds.
 func (s *Server) finishRewrite(snap *dbSnapshot, seq int) error {
 	a := s.aof
 	began := time.Now()

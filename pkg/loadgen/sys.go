@@ -13,17 +13,16 @@ import (
 // are normally made with RawSyscall, without telling the scheduler: the
 // worker's thread then blocks in epoll_wait like a C program's. Through the usual Syscall path each
 // blocking epoll_wait lets sysmon retake the P and hand it off, and sysmon
-// itself polls every 20 µs while it does: measured on the pipeline-128 SET
-// benchmark this cost 0.40-0.55 CPU seconds per million requests against
-// 0.27-0.30 raw, and at pipeline 1 with 50 connections on two threads
-// 17-22 against 9-10 (see BENCHMARKS.md).
+// itself polls every 20 µs while it does: more than the load generator's
+// own CPU per request, pipelined or not (BENCHMARKS.md, "kvbench bench").
 //
 // A raw blocking call holds its P. Run therefore raises GOMAXPROCS by the
 // number of workers while they run (lendProcs; Prefill by one), so that the rest of the
 // process, which may be an embedded server under test, keeps the Ps it had;
 // were every P held, other goroutines would run only when sysmon preempts a
 // worker (every 10 ms, interrupting epoll_wait with EINTR: see worker.run),
-// and an in-process kvstore measured that way showed 20 ms latencies.
+// and an in-process kvstore measured that way showed sysmon's period in
+// its latencies.
 // Runtime preemption and stop-the-world still work: their signal ends
 // epoll_wait with EINTR and the worker yields.
 

@@ -17,9 +17,10 @@ import (
 var errStopped = errors.New("stopped")
 
 // The open loop's polling windows (see worker.openWait): a timed sleep
-// ends some 40 µs late (p50) on a virtual machine even with 1 ns timer
-// slack, so the worker polls for the last 50 µs before a send, and for
-// 200 µs (a loopback round trip with room to spare) while awaiting replies.
+// ends late on a virtual machine even with 1 ns timer slack
+// (BenchmarkOpenLoop), so the worker polls for the last spinAhead before
+// a send, and for spinAwait (a loopback round trip with room to spare)
+// while awaiting replies.
 var (
 	spinAhead = 50 * time.Microsecond
 	spinAwait = 200 * time.Microsecond

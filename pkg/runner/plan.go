@@ -261,11 +261,8 @@ func (p *Plan) order() {
 
 // Figures used to estimate the time of an attempt when nothing of this
 // machine is known (see Calibrate), a little below what the default run of
-// BENCHMARKS.md measured on a two-core machine (kvbench run,
-// orchestration): 465,000 requests per second on average (the kvstore's
-// RSET 350-400k, its reads 1.1-1.3M; Redis 330-510k), prefills at
-// 600,000-800,000 keys per second, 75 ms to start and stop a server;
-// writes fsynced each time at 120,000-220,000.
+// BENCHMARKS.md measured on a two-core machine ("kvbench run
+// (orchestration)").
 const (
 	// EstimateQPS is the assumed rate of a measurement.
 	EstimateQPS = 400_000

@@ -64,11 +64,11 @@ type proc struct {
 	// discard: the server's files are thrown away once it stops (kvbench
 	// wrote its configuration, and the caller removes its directory), so
 	// Stop kills it at once. Its own shutdown would only save or sync
-	// files about to be deleted: measured with 1,000,000 keys, SIGTERM
-	// took 50-200 ms (Redis acts on it at its next cron tick, every 100
-	// ms, then fsyncs its AOF; the kvstore syncs and closes its log),
-	// rdb_default's save 0.9-1.5 s, SIGKILL 15-35 ms; and the deletion of a log
-	// that was never synced drops its dirty pages instead of writing them.
+	// files about to be deleted: SIGTERM waits for Redis's next cron
+	// tick and an fsync of its AOF (the kvstore syncs and closes its
+	// log), rdb_default saves its snapshot, where SIGKILL takes a fraction
+	// of that (BenchmarkStop); and the deletion of a log that was never
+	// synced drops its dirty pages instead of writing them.
 	discard bool
 }
 
