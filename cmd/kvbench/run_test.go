@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -105,6 +107,68 @@ func waitServer(t *testing.T, p *runProc, dir string) {
 	}
 }
 
+// waitLoad waits until a server of dir has answered n commands (INFO
+// stats' total_commands_processed): the run is in its measurement.
+func waitLoad(t *testing.T, p *runProc, dir string, n int64) {
+	t.Helper()
+	portRE := regexp.MustCompile(`(?:--port |127\.0\.0\.1:)(\d+)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			t.Fatalf("kvbench run exited before its measurement\nstderr:\n%s", p.stderr.String())
+		default:
+		}
+		for _, s := range testutil.Processes(dir) {
+			m := portRE.FindStringSubmatch(s.Cmdline)
+			if m == nil {
+				continue
+			}
+			if done, err := commandsProcessed("127.0.0.1:" + m[1]); err == nil && done >= n {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no server of %s answered %d commands within 10s\nstderr:\n%s", dir, n, p.stderr.String())
+}
+
+// commandsProcessed reads a server's total_commands_processed.
+func commandsProcessed(addr string) (int64, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("INFO stats\r\n")); err != nil {
+		return 0, err
+	}
+	var buf bytes.Buffer
+	b := make([]byte, 4096)
+	for !bytes.Contains(buf.Bytes(), []byte("total_commands_processed:")) || !bytes.HasSuffix(buf.Bytes(), []byte("\r\n\r\n")) {
+		k, err := c.Read(b)
+		if err != nil {
+			return 0, err
+		}
+		buf.Write(b[:k])
+	}
+	m := regexp.MustCompile(`total_commands_processed:(\d+)`).FindSubmatch(buf.Bytes())
+	return strconv.ParseInt(string(m[1]), 10, 64)
+}
+
+// waitStderr waits until p has written want to stderr.
+func waitStderr(t *testing.T, p *runProc, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.stderr.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q on stderr within 10s\nstderr:\n%s", want, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // checkNoServers fails when a server whose command line holds dir is left.
 func checkNoServers(t *testing.T, dir string) {
 	t.Helper()
@@ -140,7 +204,7 @@ func TestRunSIGINT(t *testing.T) {
 	out, tmp := t.TempDir(), t.TempDir()
 	p := startRun(t, nil, longRun(out, tmp)...)
 	waitServer(t, p, tmp)
-	time.Sleep(300 * time.Millisecond) // into the measurement
+	waitLoad(t, p, tmp, 10_000)
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -183,11 +247,11 @@ func TestRunSecondSIGINT(t *testing.T) {
 		"--keyspace", "1000", "--pipeline", "8", "--out", out, "--tmpdir", tmp)
 	waitServer(t, p, tmp)
 	leader := testutil.Processes(tmp)[0].PGID
-	time.Sleep(300 * time.Millisecond)
+	waitLoad(t, p, tmp, 10_000)
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the polite stop is waiting
+	waitStderr(t, p, "interrupted: stopping the servers") // the polite stop is waiting
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

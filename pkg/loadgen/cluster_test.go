@@ -163,8 +163,9 @@ func TestClusterResharding(t *testing.T) {
 	}
 	cfg.Mode, cfg.Requests, cfg.Duration, cfg.VerifyGet = ModeGet, 0, 2*time.Second, true
 	done := make(chan error, 1)
+	running := afterReplies(&cfg, 1000)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		<-running
 		done <- migrateSlot(ctx, src, dst, srcID, dstID, info.Nodes[1], slot)
 	}()
 	res, err := Run(ctx, cfg)
@@ -197,8 +198,9 @@ func TestClusterResharding(t *testing.T) {
 		{Args: []string{"GET", "__key__"}, Ratio: 3},
 		{Args: []string{"INCR", "{__key__}:n"}},
 	}
+	running = afterReplies(&mixed, 1000)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		<-running
 		done <- migrateSlot(ctx, dst, src, dstID, srcID, info.Nodes[0], slot)
 	}()
 	res, err = Run(ctx, mixed)
@@ -572,4 +574,19 @@ func TestClusterFollowsKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// afterReplies sets cfg's progress hook to close the returned channel once
+// the measured phase has n replies: a test acts on the server mid-run when
+// the run is under way, whatever the machine's speed.
+func afterReplies(cfg *Config, n int64) <-chan struct{} {
+	ch := make(chan struct{})
+	var once sync.Once
+	cfg.ProgressInterval = 5 * time.Millisecond
+	cfg.Progress = func(p Progress) {
+		if p.Phase == "run" && (p.Done >= n || p.Final) {
+			once.Do(func() { close(ch) })
+		}
+	}
+	return ch
 }

@@ -266,8 +266,9 @@ func TestClusterTLS(t *testing.T) {
 	}
 	cfg.Mode, cfg.Duration, cfg.Requests, cfg.VerifyGet = ModeGet, 1500*time.Millisecond, 0, true
 	done := make(chan error, 1)
+	running := afterReplies(&cfg, 1000)
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		<-running
 		done <- migrateSlot(ctx, src, dst, srcID, dstID, info.Nodes[1], slot)
 	}()
 	res, err := Run(ctx, cfg)
