@@ -38,6 +38,7 @@ type benchOptions struct {
 	workload      string
 	listWorkloads bool
 	tls           tlsconf.Options
+	curve         curveOptions
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []rbtests.Test
 	// Prefill writes this agent's share of the keyspace before the run.
@@ -85,7 +86,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
-  kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
+  kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
+  kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.listWorkloads {
@@ -142,6 +144,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
+	addCurveFlags(f, &o.curve)
 	addTLSFlags(f, &o.tls, "")
 	return cmd
 }
@@ -210,6 +213,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	}
 	n, err := c.Normalize()
 	if err != nil {
+		return err
+	}
+	if err := o.curve.validate(f, o); err != nil {
 		return err
 	}
 	if len(o.Tests) == 0 {
@@ -298,6 +304,9 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 	}
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
+	}
+	if o.curve.enabled() {
+		return runCurve(ctx, o)
 	}
 	_, err = output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
 	return err

@@ -1,0 +1,417 @@
+// Package curve measures a server across load rather than at one point:
+// a latency–throughput curve (one open-loop phase per rate of a list,
+// absolute or relative to the closed-loop peak) and the capacity at a
+// latency objective (the highest rate at which the objective holds, found
+// by bracketing down from the peak and bisecting).
+//
+// A phase is measured by the caller's Measure function, so that the same
+// sweep and search serve "kvbench bench" (a load against any server) and
+// "kvbench run" (a fresh server per attempt). Every latency is the open
+// loop's, from each request's intended send time: a server that cannot
+// keep a rate shows it in its latencies (coordinated omission corrected).
+// A point whose requests left late (send lag p99 above loadgen.MaxSendLag)
+// is not Kept: its latencies include queueing before the send, the
+// client's or, with every pipeline slot busy, the server's backlog.
+package curve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
+)
+
+// Defaults of the capacity search.
+const (
+	// DefaultPrecision is the bracket's width, relative to its top, at
+	// which the search stops (--slo-precision).
+	DefaultPrecision = 0.05
+	// DefaultMaxSteps bounds the measured phases of one search.
+	DefaultMaxSteps = 12
+	// HeldWithin is how close to its rate a point's QPS must be for the
+	// rate to count as held.
+	HeldWithin = 0.05
+)
+
+// ErrSyntax is wrapped by the errors of ParseRates and ParseSLO.
+var ErrSyntax = errors.New("syntax")
+
+// Rate is one entry of a rate list: requests per second, or a fraction of
+// the closed-loop peak.
+type Rate struct {
+	// Value is requests per second, or the fraction of the peak (0.25 for
+	// 25%) when Relative.
+	Value    float64
+	Relative bool
+}
+
+// String is the rate as ParseRates takes it.
+func (r Rate) String() string {
+	if r.Relative {
+		return strconv.FormatFloat(r.Value*100, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(r.Value, 'f', -1, 64)
+}
+
+// Resolve returns the rate in requests per second against peak.
+func (r Rate) Resolve(peak float64) float64 {
+	if r.Relative {
+		return r.Value * peak
+	}
+	return r.Value
+}
+
+// ParseRates parses a rate list: comma-separated entries, each requests
+// per second ("20000") or a percentage of the closed-loop peak ("75%",
+// at most 100: an open loop cannot hold more than the closed loop gave).
+func ParseRates(s string) ([]Rate, error) {
+	var out []Rate
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		pct, rel := strings.CutSuffix(f, "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		switch {
+		case f == "":
+			return nil, fmt.Errorf("%w: rates %q: an empty entry", ErrSyntax, s)
+		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+			return nil, fmt.Errorf("%w: rate %q: want requests per second (20000) or a percentage of the closed-loop peak (75%%)", ErrSyntax, f)
+		case v <= 0:
+			return nil, fmt.Errorf("%w: rate %q: want > 0", ErrSyntax, f)
+		case rel && v > 100:
+			return nil, fmt.Errorf("%w: rate %q: above the closed-loop peak, which an open loop cannot hold; give an absolute rate to measure overload", ErrSyntax, f)
+		}
+		if rel {
+			v /= 100
+		}
+		out = append(out, Rate{Value: v, Relative: rel})
+	}
+	return out, nil
+}
+
+// AnyRelative reports whether a rate of rs needs the closed-loop peak.
+func AnyRelative(rs []Rate) bool {
+	for _, r := range rs {
+		if r.Relative {
+			return true
+		}
+	}
+	return false
+}
+
+// Objective is one latency bound: a statistic of the latency below Limit.
+type Objective struct {
+	// Stat is p50, p90, p99, p999 or max.
+	Stat  string
+	Limit time.Duration
+}
+
+// SLO is a latency objective: every Objective holds.
+type SLO []Objective
+
+// String is the objective as ParseSLO takes it ("p99<1ms,max<10ms").
+func (s SLO) String() string {
+	parts := make([]string, len(s))
+	for i, o := range s {
+		parts[i] = o.Stat + "<" + o.Limit.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// stats maps the names ParseSLO takes to a latency summary's figure (µs).
+var stats = map[string]func(measure.Latency) float64{
+	"p50":   func(l measure.Latency) float64 { return l.P50 },
+	"p90":   func(l measure.Latency) float64 { return l.P90 },
+	"p99":   func(l measure.Latency) float64 { return l.P99 },
+	"p999":  func(l measure.Latency) float64 { return l.P999 },
+	"p99.9": func(l measure.Latency) float64 { return l.P999 },
+	"max":   func(l measure.Latency) float64 { return l.Max },
+}
+
+// ParseSLO parses an objective: "STAT<DURATION" joined by ",", STAT one
+// of p50, p90, p99, p999 (or p99.9) and max, DURATION as Go writes it
+// (500us, 1ms, 1.5ms).
+func ParseSLO(s string) (SLO, error) {
+	var out SLO
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		stat, limit, ok := strings.Cut(f, "<")
+		stat, limit = strings.ToLower(strings.TrimSpace(stat)), strings.TrimSpace(limit)
+		if !ok || limit == "" {
+			return nil, fmt.Errorf("%w: objective %q: want STAT<DURATION, such as p99<1ms", ErrSyntax, f)
+		}
+		if _, known := stats[stat]; !known {
+			return nil, fmt.Errorf("%w: objective %q: unknown statistic %q: want p50, p90, p99, p999 or max", ErrSyntax, f, stat)
+		}
+		d, err := time.ParseDuration(limit)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%w: objective %q: limit %q: want a positive duration such as 500us or 1ms", ErrSyntax, f, limit)
+		}
+		if stat == "p99.9" {
+			stat = "p999"
+		}
+		out = append(out, Objective{Stat: stat, Limit: d})
+	}
+	return out, nil
+}
+
+// Met reports whether a latency summary (µs) meets every objective.
+func (s SLO) Met(l measure.Latency) bool {
+	for _, o := range s {
+		if stats[o.Stat](l) >= float64(o.Limit)/1e3 {
+			return false
+		}
+	}
+	return true
+}
+
+// Point is one rate's measurement.
+type Point struct {
+	// Rate is the intended rate, requests per second.
+	Rate float64
+	// Result is the phase's measurement.
+	Result loadgen.Result
+	// Kept: the requests left on schedule (send lag p99 at most
+	// loadgen.MaxSendLag).
+	Kept bool
+	// Held: the phase's QPS was within HeldWithin of Rate.
+	Held bool
+	// Met is set by a capacity search: the point's latencies (which
+	// include any send lag) meet its objective.
+	Met bool
+}
+
+// newPoint makes the point of a phase measured at rate.
+func newPoint(rate float64, res loadgen.Result) Point {
+	return Point{
+		Rate:   rate,
+		Result: res,
+		Kept:   loadgen.BehindSchedule(res.SendLagLatency) == nil,
+		Held:   res.QPS >= (1-HeldWithin)*rate,
+	}
+}
+
+// Measure measures one phase at rate requests per second, or in a
+// closed loop when rate is 0.
+type Measure func(ctx context.Context, rate float64) (loadgen.Result, error)
+
+// MinPhase is the shortest open-loop phase PhaseRequests gives.
+const MinPhase = time.Second
+
+// PhaseRequests returns the requests of an open-loop phase at rate when
+// the closed-loop peak's phase of requests took span: as long as the
+// peak's (at least MinPhase), never more than requests, so that a phase
+// at a low rate does not last the whole of requests/rate.
+func PhaseRequests(requests int64, rate float64, span time.Duration) int64 {
+	n := int64(math.Ceil(rate * max(span, MinPhase).Seconds()))
+	return max(min(n, requests), 1)
+}
+
+// Peak measures the closed-loop peak: the QPS of one closed-loop phase.
+func Peak(ctx context.Context, m Measure) (loadgen.Result, error) {
+	res, err := m(ctx, 0)
+	if err != nil {
+		return res, fmt.Errorf("closed-loop peak: %w", err)
+	}
+	if res.QPS <= 0 {
+		return res, errors.New("closed-loop peak: nothing was measured")
+	}
+	return res, nil
+}
+
+// Sweep measures each rate of rates in order, relative ones against peak
+// (the closed-loop QPS; unused when every rate is absolute). It returns
+// the points measured until the first error.
+func Sweep(ctx context.Context, rates []Rate, peak float64, m Measure) ([]Point, error) {
+	var out []Point
+	for _, r := range rates {
+		rate := r.Resolve(peak)
+		if rate <= 0 {
+			return out, fmt.Errorf("rate %s: no closed-loop peak to take it from", r)
+		}
+		res, err := m(ctx, rate)
+		if err != nil {
+			return out, fmt.Errorf("rate %.0f/s: %w", rate, err)
+		}
+		out = append(out, newPoint(rate, res))
+	}
+	return out, nil
+}
+
+// Capacity is the result of a capacity search.
+type Capacity struct {
+	// SLO is the objective searched for.
+	SLO SLO
+	// QPS is the highest rate measured at which the objective held (the
+	// bracket's bottom); 0 when it held at no rate tried.
+	QPS float64
+	// Lo and Hi bracket the capacity: the objective held at Lo and not at
+	// Hi (Hi is the peak when it held everywhere tried).
+	Lo, Hi float64
+	// Steps are the measured phases, in order.
+	Steps []Point
+	// Warnings say where the figure may not be the server's.
+	Warnings []error
+}
+
+// SearchOptions tune Search.
+type SearchOptions struct {
+	// Precision is the width of the bracket, relative to its top, at which
+	// the search stops; DefaultPrecision when 0.
+	Precision float64
+	// MaxSteps bounds the phases measured; DefaultMaxSteps when 0.
+	MaxSteps int
+}
+
+// Search finds the highest rate at which slo holds: the first step is the
+// closed-loop peak itself, each failing step halves the rate until one
+// holds, then the bracket is bisected until its width is within the
+// precision of its top. Each step is a measured open-loop phase.
+func Search(ctx context.Context, slo SLO, peak float64, m Measure, o SearchOptions) (Capacity, error) {
+	if o.Precision <= 0 {
+		o.Precision = DefaultPrecision
+	}
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	c := Capacity{SLO: slo, Hi: peak}
+	step := func(rate float64) (bool, error) {
+		res, err := m(ctx, rate)
+		if err != nil {
+			return false, fmt.Errorf("capacity step %d at %.0f/s: %w", len(c.Steps)+1, rate, err)
+		}
+		p := newPoint(rate, res)
+		p.Met = slo.Met(res.Latency)
+		c.Steps = append(c.Steps, p)
+		return p.Met, nil
+	}
+	// Bracket: down from the peak by halves.
+	rate := peak
+	for {
+		if len(c.Steps) == o.MaxSteps {
+			c.Warnings = append(c.Warnings, fmt.Errorf("the objective %s held at no rate down to %.0f/s in %d steps", slo, rate*2, o.MaxSteps))
+			c.Lo = 0
+			return c, nil
+		}
+		ok, err := step(rate)
+		if err != nil {
+			return c, err
+		}
+		if ok {
+			c.Lo = rate
+			break
+		}
+		c.Hi = rate
+		rate /= 2
+	}
+	if c.Lo == peak {
+		c.Warnings = append(c.Warnings, fmt.Errorf("the objective %s holds at the closed-loop peak (%.0f/s): the capacity is the peak's", slo, peak))
+	}
+	// Bisect.
+	for (c.Hi-c.Lo)/c.Hi > o.Precision && len(c.Steps) < o.MaxSteps {
+		mid := (c.Lo + c.Hi) / 2
+		ok, err := step(mid)
+		if err != nil {
+			return c, err
+		}
+		if ok {
+			c.Lo = mid
+		} else {
+			c.Hi = mid
+		}
+	}
+	if (c.Hi-c.Lo)/c.Hi > o.Precision {
+		c.Warnings = append(c.Warnings, fmt.Errorf("stopped after %d steps with the bracket [%.0f, %.0f] wider than %.0f%%", o.MaxSteps, c.Lo, c.Hi, o.Precision*100))
+	}
+	c.QPS = c.Lo
+	for _, p := range c.Steps {
+		if !p.Kept && p.Rate < c.Hi*(1+1e-9) && p.Rate >= c.Lo {
+			c.Warnings = append(c.Warnings, fmt.Errorf("at %.0f/s the requests left late (send lag p99 %.0f us): the bracket's top may be the client's limit, not the server's (more connections or a larger pipeline tell which)", p.Rate, p.Result.SendLagLatency.P99))
+		}
+	}
+	return c, nil
+}
+
+// PointJSON is a Point in bench's JSON ("curve", and a capacity's
+// "points"): latencies and send lag in µs.
+type PointJSON struct {
+	Rate         float64     `json:"rate"`
+	QPS          float64     `json:"qps"`
+	Latency      LatencyJSON `json:"latency_us"`
+	SendLagP99Us float64     `json:"send_lag_p99_us"`
+	Kept         bool        `json:"kept"`
+	Held         bool        `json:"held"`
+	Met          *bool       `json:"met,omitempty"`
+	Requests     int64       `json:"requests"`
+	Errors       int64       `json:"errors"`
+	ElapsedS     float64     `json:"elapsed_s"`
+	Warnings     []string    `json:"warnings,omitempty"`
+}
+
+// LatencyJSON is a point's latency summary.
+type LatencyJSON struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// JSON returns the point's JSON form; withMet adds whether it met a
+// search's objective.
+func (p Point) JSON(withMet bool) PointJSON {
+	r := p.Result
+	l := r.Latency
+	out := PointJSON{Rate: p.Rate, QPS: r.QPS, Latency: LatencyJSON{P50: l.P50, P99: l.P99, P999: l.P999, Max: l.Max},
+		SendLagP99Us: r.SendLagLatency.P99, Kept: p.Kept, Held: p.Held, Requests: r.Requests, ElapsedS: r.Elapsed.Seconds()}
+	for _, n := range r.Errors {
+		out.Errors += n
+	}
+	for _, w := range r.Warnings {
+		out.Warnings = append(out.Warnings, w.Error())
+	}
+	if withMet {
+		out.Met = &p.Met
+	}
+	return out
+}
+
+// CurveJSON is a sweep's points in JSON.
+func CurveJSON(ps []Point) []PointJSON {
+	out := make([]PointJSON, len(ps))
+	for i, p := range ps {
+		out[i] = p.JSON(false)
+	}
+	return out
+}
+
+// CapacityJSON is a Capacity in bench's JSON ("capacity"): qps is null
+// when the objective held at no rate tried.
+type CapacityJSON struct {
+	QPS      *float64    `json:"qps"`
+	SLO      string      `json:"slo"`
+	Bracket  [2]float64  `json:"bracket"`
+	Steps    int         `json:"steps"`
+	Points   []PointJSON `json:"points"`
+	Warnings []string    `json:"warnings,omitempty"`
+}
+
+// JSON returns the capacity's JSON form.
+func (c Capacity) JSON() CapacityJSON {
+	out := CapacityJSON{SLO: c.SLO.String(), Bracket: [2]float64{c.Lo, c.Hi}, Steps: len(c.Steps)}
+	if c.QPS > 0 {
+		q := c.QPS
+		out.QPS = &q
+	}
+	for _, p := range c.Steps {
+		out.Points = append(out.Points, p.JSON(true))
+	}
+	for _, w := range c.Warnings {
+		out.Warnings = append(out.Warnings, w.Error())
+	}
+	return out
+}

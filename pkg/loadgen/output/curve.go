@@ -1,0 +1,126 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kvbench/kvbench/pkg/curve"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// Curve is what "kvbench bench --rates/--slo" measured: the closed-loop
+// peak (when a relative rate or a search needed it), the points of the
+// rate list, and the capacity search.
+type Curve struct {
+	Peak     *loadgen.Result
+	Points   []curve.Point
+	Capacity *curve.Capacity
+}
+
+// WriteCurve writes c in format (FormatText or FormatJSON). The JSON
+// document is the peak's (or, without one, the last point's) as a plain
+// run writes it, with "curve" (the points) and "capacity" after it.
+func WriteCurve(w io.Writer, format string, c Curve) error {
+	if format == FormatJSON {
+		return writeCurveJSON(w, c)
+	}
+	return writeCurveText(w, c)
+}
+
+func writeCurveJSON(w io.Writer, c Curve) error {
+	base := c.Peak
+	if base == nil && len(c.Points) > 0 {
+		base = &c.Points[len(c.Points)-1].Result
+	}
+	if base == nil {
+		return errors.New("nothing was measured")
+	}
+	doc, err := json.Marshal(*base)
+	if err != nil {
+		return err
+	}
+	extra := struct {
+		Curve    []curve.PointJSON   `json:"curve"`
+		Capacity *curve.CapacityJSON `json:"capacity,omitempty"`
+	}{Curve: curve.CurveJSON(c.Points)}
+	if c.Capacity != nil {
+		cj := c.Capacity.JSON()
+		extra.Capacity = &cj
+	}
+	more, err := json.Marshal(extra)
+	if err != nil {
+		return err
+	}
+	// One object: the run's fields, then the curve's.
+	doc = append(bytes.TrimSuffix(bytes.TrimSpace(doc), []byte("}")), ',')
+	doc = append(doc, bytes.TrimPrefix(more, []byte("{"))...)
+	var out bytes.Buffer
+	if err := json.Indent(&out, doc, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+func writeCurveText(w io.Writer, c Curve) error {
+	var b strings.Builder
+	var cfg loadgen.Config
+	switch {
+	case c.Peak != nil:
+		cfg = c.Peak.Config
+	case len(c.Points) > 0:
+		cfg = c.Points[0].Result.Config
+	}
+	fmt.Fprintf(&b, "target: %s\nload: %d connections, pipeline %d, open loop per rate\n", cfg.Addr, cfg.Connections, cfg.Pipeline)
+	if p := c.Peak; p != nil {
+		fmt.Fprintf(&b, "closed-loop peak: %.0f req/s, p50 %.2f us, p99 %.2f us\n", p.QPS, p.Latency.P50, p.Latency.P99)
+	}
+	if len(c.Points) > 0 {
+		b.WriteString("\nlatency-throughput (us, from each request's intended send time):\n")
+		writePoints(&b, c.Points, false)
+	}
+	if k := c.Capacity; k != nil {
+		b.WriteString("\n")
+		if k.QPS > 0 {
+			fmt.Fprintf(&b, "capacity at %s: %.0f req/s (held at %.0f, not at %.0f; %d steps)\n", k.SLO, k.QPS, k.Lo, k.Hi, len(k.Steps))
+		} else {
+			fmt.Fprintf(&b, "capacity at %s: not found (the objective held at no rate tried; %d steps)\n", k.SLO, len(k.Steps))
+		}
+		writePoints(&b, k.Steps, true)
+		for _, e := range k.Warnings {
+			fmt.Fprintf(&b, "warning: %v\n", e)
+		}
+	}
+	for _, p := range c.Points {
+		if !p.Kept {
+			fmt.Fprintf(&b, "warning: at %.0f req/s the requests left late (send lag p99 %.0f us): its latencies include queueing before the send, the client's or the server's backlog\n", p.Rate, p.Result.SendLagLatency.P99)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writePoints writes a table of points; withMet adds the objective's
+// verdict of a search's steps.
+func writePoints(b *strings.Builder, ps []curve.Point, withMet bool) {
+	fmt.Fprintf(b, "%12s %12s %10s %10s %10s %10s %14s %s\n", "rate", "qps", "p50", "p99", "p99.9", "max", "send lag p99", "note")
+	for _, p := range ps {
+		l := p.Result.Latency
+		var notes []string
+		if withMet {
+			notes = append(notes, map[bool]string{true: "met", false: "missed"}[p.Met])
+		}
+		if !p.Held {
+			notes = append(notes, "rate not held")
+		}
+		if !p.Kept {
+			notes = append(notes, "behind schedule")
+		}
+		fmt.Fprintf(b, "%12.0f %12.0f %10.2f %10.2f %10.2f %10.2f %14.2f %s\n", p.Rate, p.Result.QPS, l.P50, l.P99, l.P999, l.Max, p.Result.SendLagLatency.P99, strings.Join(notes, ", "))
+	}
+}
