@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,9 +21,11 @@ const ShutdownGrace = 2 * time.Second
 
 // Server serves a registry's metrics over HTTP at Path.
 type Server struct {
-	ln   net.Listener
-	srv  *http.Server
-	done chan error
+	ln     net.Listener
+	srv    *http.Server
+	done   chan error
+	once   sync.Once
+	closed error
 }
 
 // Serve listens on addr (HOST:PORT; port 0 picks a free one) and serves
@@ -55,16 +58,20 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 func (s *Server) URL() string { return "http://" + s.Addr() + Path }
 
 // Close stops listening, lets the scrapes under way finish (up to
-// ShutdownGrace), and returns once the server's goroutine has ended.
+// ShutdownGrace), and returns once the server's goroutine has ended; a
+// second call returns the first's error.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, s.srv.Close())
-	}
-	if serr := <-s.done; err == nil {
-		err = serr
-	}
-	return err
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+		defer cancel()
+		err := s.srv.Shutdown(ctx)
+		if err != nil {
+			err = errors.Join(err, s.srv.Close())
+		}
+		if serr := <-s.done; err == nil {
+			err = serr
+		}
+		s.closed = err
+	})
+	return s.closed
 }
