@@ -91,7 +91,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
-  kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
+  kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
+  kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.listWorkloads {

@@ -98,7 +98,10 @@ The manual: docs/run.md.`,
   kvbench run --targets redis --tls
 
   # servers described in a file (Valkey, a C kvstore build, a remote server)
-  kvbench run --config kvbench.yaml --out results/valkey`,
+  kvbench run --config kvbench.yaml --out results/valkey
+
+  # each attempt's load as Prometheus metrics at http://127.0.0.1:9100/metrics
+  kvbench run --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {

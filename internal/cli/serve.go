@@ -101,6 +101,9 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
   # node-a of the cluster that cluster.yaml describes
   kvbench serve --cluster-config cluster.yaml --cluster-id node-a
 
+  # the server's counters as Prometheus metrics at http://127.0.0.1:9101/metrics
+  kvbench serve --persist everysec --metrics-addr 127.0.0.1:9101
+
   # then, from another shell
   redis-cli -p 8888 RSET user:1 alice
   redis-benchmark -p 8888 -t set,get -P 16 -q`,
