@@ -15,38 +15,15 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 )
 
-// metricsProc is a kvbench process serving --metrics-addr 127.0.0.1:0.
-type metricsProc struct {
-	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
-	done           chan struct{}
-	err            error
-}
-
 // startMetricsProc starts "kvbench args... --metrics-addr 127.0.0.1:0".
-func startMetricsProc(t *testing.T, args ...string) *metricsProc {
+func startMetricsProc(t *testing.T, args ...string) *runProc {
 	t.Helper()
-	p := &metricsProc{done: make(chan struct{})}
-	p.cmd = exec.Command(kvbenchBin, append(args, "--metrics-addr", "127.0.0.1:0")...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	})
-	return p
+	return startKvbench(t, nil, append(args, "--metrics-addr", "127.0.0.1:0")...)
 }
 
 // waitFor waits until re matches the process's stderr and returns the
 // match's first group.
-func (p *metricsProc) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) string {
+func (p *runProc) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -67,7 +44,7 @@ func (p *metricsProc) waitFor(t *testing.T, re *regexp.Regexp, within time.Durat
 
 // stop interrupts the process, waits for it, checks its exit status and
 // that its metrics port no longer listens.
-func (p *metricsProc) stop(t *testing.T, metricsURL string, code int) {
+func (p *runProc) stop(t *testing.T, metricsURL string, code int) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

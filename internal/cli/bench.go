@@ -308,12 +308,10 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 		fmt.Fprintf(o.ErrOut, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, res.Elapsed.Seconds())
 	}
 	if o.metricsAddr != "" {
-		load := metrics.NewLoad()
-		url, stop, err := startMetrics(ctx, o.metricsAddr, load)
+		load, stop, err := startLoadMetrics(ctx, o.metricsAddr, o.ErrOut)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(o.ErrOut, "metrics:", url)
 		defer func() { err = errors.Join(err, stop()) }()
 		o.meter = load.Meter(c.Addr, "", o.metricsMode(), c)
 		c.Observe = o.meter.Interval

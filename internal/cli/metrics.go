@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,4 +52,16 @@ func startMetrics(ctx context.Context, addr string, cs ...prometheus.Collector) 
 		}
 		return nil
 	}, nil
+}
+
+// startLoadMetrics serves the load's metrics (bench, run) at addr and
+// says where on errOut.
+func startLoadMetrics(ctx context.Context, addr string, errOut io.Writer) (*metrics.Load, func() error, error) {
+	load := metrics.NewLoad()
+	url, stop, err := startMetrics(ctx, addr, load)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintln(errOut, "metrics:", url)
+	return load, stop, nil
 }

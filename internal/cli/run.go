@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/metrics"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/runner"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -176,12 +175,10 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	defer stop()
 	report.DisableWidthCache() // a process-wide setting: it belongs here
 	if o.metricsAddr != "" {
-		load := metrics.NewLoad()
-		url, stopMetrics, err := startMetrics(ctx, o.metricsAddr, load)
+		load, stopMetrics, err := startLoadMetrics(ctx, o.metricsAddr, o.ErrOut)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(o.ErrOut, "metrics:", url)
 		defer func() { err = errors.Join(err, stopMetrics()) }()
 		o.Meter = func(target, strategy, what string, cfg loadgen.Config) runner.AttemptMeter {
 			return load.Meter(target, strategy, what, cfg)
