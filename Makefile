@@ -23,17 +23,23 @@ run: build
 
 # What the tests and the side-by-side benchmarks need, from Debian's
 # packages: redis-server, redis-cli and redis-benchmark, chromium for
-# the report's chart in a real browser, and postgresql (initdb and
-# postgres, which the history's tests start) for the history's second store.
+# the report's chart in a real browser, postgresql (initdb and
+# postgres, which the history's tests start) for the history's second store,
+# and prometheus (promtool and the server) for the metrics' tests; the
+# package's service is stopped where a service manager started it.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || missing="redis-server redis-tools"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v promtool >/dev/null && command -v prometheus >/dev/null || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing"; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		case "$$missing" in *prometheus*) \
+			if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then $(SUDO) systemctl disable --now prometheus 2>/dev/null || true; fi;; \
+		esac; \
 	fi
 
 vet:
@@ -41,11 +47,11 @@ vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
 # The tests: vet, gofmt, and every package under the race detector, with
-# the Redis tools, the browser, PostgreSQL and io_uring required rather
+# the Redis tools, the browser, PostgreSQL, Prometheus and io_uring required rather
 # than skipped, and no run recorded in the user's history. The server's
 # tests run against each event loop: io_uring with the rest, then epoll
 # for the kvstore package whole and kvbench serve's tests.
-REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_HISTORY=off
+REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_REQUIRE_PROMETHEUS=1 KVBENCH_HISTORY=off
 test: deps vet
 	$(REQUIRE) KVBENCH_TEST_IO=uring $(GO) test -race -timeout 10m ./...
 	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m ./embedded-server/

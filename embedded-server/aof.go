@@ -153,10 +153,13 @@ type aofLog struct {
 		duration time.Duration
 		err      error
 	}
+	rewrites int64 // rewrites ended, failed ones included
 
 	// Background fsync (everysec).
 	fsyncBegan    atomic.Int64 // UnixNano of the fsync under way, 0 if none
 	delayedFsyncs atomic.Int64
+	// fsyncs counts the log's fsyncs, fsyncNanos their time (sync).
+	fsyncs, fsyncNanos atomic.Int64
 
 	// Start-up.
 	loadTime      time.Duration
@@ -210,7 +213,7 @@ func (a *aofLog) commit(end int64) error {
 		// until it is done.
 		alloc, err := a.writeOut(f, data, at, alloc)
 		if err == nil && always {
-			if err = f.Sync(); err != nil {
+			if err = a.sync(f); err != nil {
 				err = fmt.Errorf("fsync: %w", err)
 			}
 		}
@@ -326,7 +329,7 @@ func (a *aofLog) syncNow() error {
 		return nil
 	}
 	a.fsyncBegan.Store(time.Now().UnixNano())
-	err := f.Sync()
+	err := a.sync(f)
 	a.fsyncBegan.Store(0)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -339,6 +342,15 @@ func (a *aofLog) syncNow() error {
 	}
 	a.synced = max(a.synced, target)
 	return nil
+}
+
+// sync fsyncs f, counted with its time (the kvstore_aof_fsync metrics).
+func (a *aofLog) sync(f logFile) error {
+	t0 := time.Now()
+	err := f.Sync()
+	a.fsyncs.Add(1)
+	a.fsyncNanos.Add(int64(time.Since(t0)))
+	return err
 }
 
 // everysec fsyncs once a second until stop is closed. An fsync still
@@ -375,7 +387,7 @@ func (a *aofLog) close() error {
 			a.fsize += int64(len(a.buf))
 			a.buf = a.buf[:0]
 			a.written = a.appended
-			err = a.f.Sync()
+			err = a.sync(a.f)
 		}
 	}
 	// The zeros ahead of the records are only for the running server.

@@ -137,6 +137,7 @@ func (s *Server) endRewrite(err error) {
 	a.rewriting = false
 	a.lastRewrite.ok, a.lastRewrite.err = err == nil, err
 	a.lastRewrite.duration = time.Since(a.rewriteStart)
+	a.rewrites++
 	a.mu.Unlock()
 	if err != nil {
 		s.log.Error("log rewrite failed", "err", err)

@@ -21,7 +21,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
-// runProc is a "kvbench run" process.
+// runProc is a "kvbench run" process, or another kvbench command's.
 type runProc struct {
 	cmd            *exec.Cmd
 	stdout, stderr syncBuffer
@@ -51,8 +51,14 @@ func (b *syncBuffer) String() string {
 // startRun starts "kvbench run args..." with env added to the environment.
 func startRun(t *testing.T, env []string, args ...string) *runProc {
 	t.Helper()
+	return startKvbench(t, env, append([]string{"run"}, args...)...)
+}
+
+// startKvbench starts "kvbench args..." with env added to the environment.
+func startKvbench(t *testing.T, env []string, args ...string) *runProc {
+	t.Helper()
 	p := &runProc{done: make(chan struct{})}
-	p.cmd = exec.Command(kvbenchBin, append([]string{"run"}, args...)...)
+	p.cmd = exec.Command(kvbenchBin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	// Its own group, as a shell would start it; the servers get theirs.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
+	"github.com/kvbench/kvbench/pkg/metrics"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -33,9 +35,13 @@ type benchOptions struct {
 	dataSizeList string
 	verify       bool
 
-	tests         string
-	commands      commandList
-	workload      string
+	tests        string
+	commands     commandList
+	workload     string
+	workloadName string
+	metricsAddr  string
+	// meter feeds the live metrics (--metrics-addr), nil without.
+	meter         *metrics.Attempt
 	listWorkloads bool
 	tls           tlsconf.Options
 	curve         curveOptions
@@ -87,7 +93,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
-  kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'`,
+  kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'
+  kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.listWorkloads {
@@ -146,6 +153,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addWorkloadFlags(f, o)
 	addCurveFlags(f, &o.curve)
 	addTLSFlags(f, &o.tls, "")
+	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
 	return cmd
 }
 
@@ -206,6 +214,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return fmt.Errorf("--output %q: want text or json", o.Output)
 	}
 	if err := o.validateWorkload(f); err != nil {
+		return err
+	}
+	if err := checkMetricsAddr(o.metricsAddr); err != nil {
 		return err
 	}
 	if len(c.ValueSizes) > 0 && len(c.Commands) == 0 && len(o.Tests) == 0 {
@@ -302,12 +313,37 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 		lo, hi := loadgen.PrefillRange(res.Config)
 		fmt.Fprintf(o.ErrOut, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, res.Elapsed.Seconds())
 	}
+	if o.metricsAddr != "" {
+		load, stop, err := startLoadMetrics(ctx, o.metricsAddr, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+		o.meter = load.Meter(c.Addr, "", o.metricsMode(), c)
+		c.Observe = o.meter.Interval
+		o.Config.Observe = c.Observe
+	}
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
 	}
 	if o.curve.enabled() {
 		return runCurve(ctx, o)
 	}
-	_, err = output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
+	res, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
+	o.meter.Done(&res.Result)
 	return err
+}
+
+// metricsMode is bench's mode label: the mode, "tests", the workload's
+// name, or "commands" for a mix of --command.
+func (o *benchOptions) metricsMode() string {
+	switch {
+	case len(o.Tests) > 0:
+		return "tests"
+	case o.workloadName != "":
+		return o.workloadName
+	case len(o.Config.Commands) > 0:
+		return "commands"
+	}
+	return string(o.Config.Mode)
 }

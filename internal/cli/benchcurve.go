@@ -91,6 +91,7 @@ func runCurve(ctx context.Context, o *benchOptions) error {
 		}
 		fmt.Fprintf(o.ErrOut, "curve: %s ...\n", what)
 		res, err := loadgen.Run(ctx, cfg)
+		o.meter.Done(&res.Result)
 		if err == nil {
 			fmt.Fprintf(o.ErrOut, "curve: %s: %.0f req/s, p99 %.0f us\n", what, res.QPS, res.Latency.P99)
 		}

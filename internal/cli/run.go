@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/runner"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -26,7 +27,8 @@ const ExitInterrupted = 130
 // runOptions is what "kvbench run" was asked to do.
 type runOptions struct {
 	runner.Options
-	history runHistory
+	history     runHistory
+	metricsAddr string
 	streams
 }
 
@@ -95,7 +97,10 @@ The manual: docs/run.md.`,
   kvbench run --targets redis --tls
 
   # servers described in a file (Valkey, a C kvstore build, a remote server)
-  kvbench run --config kvbench.yaml --out results/valkey`,
+  kvbench run --config kvbench.yaml --out results/valkey
+
+  # each attempt's load as Prometheus metrics at http://127.0.0.1:9100/metrics
+  kvbench run --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
@@ -105,6 +110,9 @@ The manual: docs/run.md.`,
 				o.Modes = []string{} // the workloads alone
 			}
 			if err := o.Validate(); err != nil {
+				return &usageError{err}
+			}
+			if err := checkMetricsAddr(ro.metricsAddr); err != nil {
 				return &usageError{err}
 			}
 			ro.streams = streamsOf(cmd)
@@ -149,12 +157,13 @@ The manual: docs/run.md.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
 	f.StringVar(&o.Estimate, "estimate", o.Estimate, "how the estimated time is made: auto (the last run's figures in --out where they fit; with --dry-run a short probe of the other targets), last (the last run's only), probe (every target probed), fixed (built-in figures)")
 	addRunHistoryFlags(f, &ro.history)
+	addMetricsFlag(f, &ro.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds of every attempt's measured phase, by target, strategy, mode or workload, and command")
 	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
 	return cmd
 }
 
 // runRun runs the whole experiment.
-func runRun(ctx context.Context, o *runOptions) error {
+func runRun(ctx context.Context, o *runOptions) (err error) {
 	if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.Live = true
 	}
@@ -165,8 +174,18 @@ func runRun(ctx context.Context, o *runOptions) error {
 	stop := killOnSecondSignal(o.Tracker, o.ErrOut)
 	defer stop()
 	report.DisableWidthCache() // a process-wide setting: it belongs here
+	if o.metricsAddr != "" {
+		load, stopMetrics, err := startLoadMetrics(ctx, o.metricsAddr, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stopMetrics()) }()
+		o.Meter = func(target, strategy, what string, cfg loadgen.Config) runner.AttemptMeter {
+			return load.Meter(target, strategy, what, cfg)
+		}
+	}
 	defer o.history.start(ctx, &o.Options, o.ErrOut)()
-	_, err := runner.Run(ctx, o.Options, o.Out, o.ErrOut)
+	_, err = runner.Run(ctx, o.Options, o.Out, o.ErrOut)
 	return runExit(err)
 }
 

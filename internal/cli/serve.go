@@ -46,6 +46,7 @@ type serveOptions struct {
 	clusterID     string
 	cluster       *kvstore.ClusterConfig
 	portSet       bool
+	metricsAddr   string
 	streams
 }
 
@@ -100,6 +101,9 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
   # node-a of the cluster that cluster.yaml describes
   kvbench serve --cluster-config cluster.yaml --cluster-id node-a
 
+  # the server's counters as Prometheus metrics at http://127.0.0.1:9101/metrics
+  kvbench serve --persist everysec --metrics-addr 127.0.0.1:9101
+
   # then, from another shell
   redis-cli -p 8888 RSET user:1 alice
   redis-benchmark -p 8888 -t set,get -P 16 -q`,
@@ -137,6 +141,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.clusterID, "cluster-id", "", "with --cluster-config: the id of this node in the file")
 	f.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until the server stops")
+	addMetricsFlag(f, &opts.metricsAddr, "the kvstore's kvstore_* counters, memory, keys and log fsyncs, read when scraped")
 	return cmd
 }
 
@@ -168,6 +173,9 @@ func (o *serveOptions) validate() error {
 	case kvstore.IOAuto, kvstore.IOEpoll, kvstore.IOUring:
 	default:
 		return fmt.Errorf("--io %q: want auto, epoll or uring", o.io)
+	}
+	if err := checkMetricsAddr(o.metricsAddr); err != nil {
+		return err
 	}
 	return o.validateCluster()
 }
@@ -212,7 +220,7 @@ func (o *serveOptions) validateCluster() error {
 
 // runServe serves until the context ends or a client sends SHUTDOWN; with
 // --repair it repairs the log instead.
-func runServe(ctx context.Context, opts *serveOptions) error {
+func runServe(ctx context.Context, opts *serveOptions) (err error) {
 	if opts.repair {
 		return runRepair(opts)
 	}
@@ -253,6 +261,16 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if opts.metricsAddr != "" {
+		url, stop, err := startMetrics(ctx, opts.metricsAddr, srv.Collector())
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			return errors.Join(err, srv.Shutdown(sctx))
+		}
+		logger.Info("serving metrics", "url", url)
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	select {
 	case <-ctx.Done():

@@ -193,6 +193,7 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 			return fmt.Errorf("--workload: %w", err)
 		}
 		w.Apply(&o.Config, f.Changed)
+		o.workloadName = w.Name
 	}
 	return nil
 }
@@ -217,6 +218,9 @@ func runTests(ctx context.Context, o *benchOptions) error {
 		return err
 	}
 	res, err := rbtests.RunTests(ctx, c, o.Tests)
+	for i := range res {
+		o.meter.Done(&res[i].Result.Result)
+	}
 	if res == nil && err != nil {
 		return err
 	}

@@ -255,6 +255,15 @@ type Config struct {
 	// runs, and once at its end, from one goroutine, never concurrently.
 	Progress         func(Progress) `json:"-"`
 	ProgressInterval time.Duration  `json:"-"`
+
+	// Observe, when set with Interval, is called with each worker's
+	// finished interval of the measured phase (not the warmup's), once
+	// it joined Result.Series: by the end of Run the calls add up to the
+	// series. It is called from the workers, concurrently, once per
+	// interval and worker; the point's histograms are the worker's and
+	// valid only during the call. Points carry Commands whenever the run
+	// has named commands (a single one too), never Nodes.
+	Observe func(measure.Point) `json:"-"`
 }
 
 // Progress is a snapshot of a running phase, passed to Config.Progress.

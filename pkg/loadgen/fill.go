@@ -18,7 +18,7 @@ func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 	c := cfg
 	c.Commands = []mix.Command{cmd}
 	c.Requests, c.Duration, c.WarmupRequests, c.Warmup, c.Rate = n, 0, 0, 0, 0
-	c.Progress = nil
+	c.Progress, c.Observe = nil, nil
 	c.Connections = int(min(int64(c.Connections), n))
 	c.Segment, c.Segments = 0, 1
 	_, err := Run(ctx, c)

@@ -75,8 +75,10 @@ type series struct {
 	wall0  int64 // the wall time of the runner clock's 0, Unix ns
 	// names of the parts: the mix's commands, the masters.
 	cmds, nodes []string
-	mu          sync.Mutex
-	points      map[int64]*measure.Point // by interval index
+	// observe is Config.Observe in the measured phase, nil otherwise.
+	observe func(measure.Point)
+	mu      sync.Mutex
+	points  map[int64]*measure.Point // by interval index
 }
 
 // newSeries returns the series of a run whose clock started at epoch.
@@ -105,6 +107,14 @@ func (s *series) add(a *ivAcc) {
 		return
 	}
 	k := floorDiv(s.wall0+a.start, s.length)
+	s.merge(k, a)
+	if s.observe != nil {
+		s.observe(s.point(k, a))
+	}
+}
+
+// merge adds a to the point of interval k.
+func (s *series) merge(k int64, a *ivAcc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.points[k]
@@ -117,6 +127,25 @@ func (s *series) add(a *ivAcc) {
 	p.Histogram.Merge(a.hist)
 	p.Commands = addIvParts(p.Commands, a.cmd, s.cmds)
 	p.Nodes = addIvParts(p.Nodes, a.node, s.nodes)
+}
+
+// point is a as a point of interval k, for Config.Observe: its
+// histograms are a's, a single command's part is the whole interval.
+func (s *series) point(k int64, a *ivAcc) measure.Point {
+	p := measure.Point{Start: time.Unix(0, k*s.length), Requests: a.requests, Errors: a.errors, Histogram: a.hist}
+	switch {
+	case len(a.cmd) > 0:
+		p.Commands = make([]measure.PointPart, len(a.cmd))
+		for i := range a.cmd {
+			p.Commands[i] = measure.PointPart{Requests: a.cmd[i].requests, Errors: a.cmd[i].errors, Histogram: a.cmd[i].hist}
+			if i < len(s.cmds) {
+				p.Commands[i].Name = s.cmds[i]
+			}
+		}
+	case len(s.cmds) == 1:
+		p.Commands = []measure.PointPart{{Name: s.cmds[0], Requests: a.requests, Errors: a.errors, Histogram: a.hist}}
+	}
+	return p
 }
 
 func addIvParts(out []measure.PointPart, ps []ivPart, names []string) []measure.PointPart {

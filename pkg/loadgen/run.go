@@ -312,6 +312,10 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	}
 	if r.ser != nil {
 		r.ser.take() // a warmup's points are not the measured phase's
+		r.ser.observe = nil
+		if name == "run" {
+			r.ser.observe = cfg.Observe
+		}
 	}
 	if r.route != nil {
 		r.route.Phase(ctx)

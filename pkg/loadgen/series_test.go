@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,5 +96,50 @@ func TestSeriesStall(t *testing.T) {
 	none.FindStalls(0.1, 0)
 	if none.Stalls != nil {
 		t.Errorf("stalls of no series: %+v", none.Stalls)
+	}
+}
+
+// TestObserveAddsUp: Config.Observe sees the measured phase's intervals,
+// not the warmup's, and by the end of Run they add up to the run's
+// requests, errors and latencies, each command's too.
+func TestObserveAddsUp(t *testing.T) {
+	tg := redisTarget(t)
+	cfg := fill(Config{Requests: 10_000, WarmupRequests: 3000, Keyspace: 1000, Connections: 3, Pipeline: 4, Interval: 10 * time.Millisecond})
+	cfg.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}, Ratio: 3}}
+	var mu sync.Mutex
+	var requests, errors, lats int64
+	cmds := map[string]int64{}
+	cfg.Observe = func(p measure.Point) {
+		mu.Lock()
+		defer mu.Unlock()
+		requests, errors, lats = requests+p.Requests, errors+p.Errors, lats+p.Histogram.TotalCount()
+		for _, c := range p.Commands {
+			cmds[c.Name] += c.Requests
+		}
+	}
+	res := run(t, tg, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	var runErrors int64
+	for _, n := range res.Errors {
+		runErrors += n
+	}
+	if requests != res.Requests || errors != runErrors || lats != res.Histogram.TotalCount() {
+		t.Errorf("observed %d requests, %d errors, %d latencies; the run %d, %d, %d", requests, errors, lats, res.Requests, runErrors, res.Histogram.TotalCount())
+	}
+	for _, c := range res.Commands {
+		if cmds[c.Name] != c.Requests {
+			t.Errorf("%s: observed %d requests, the run %d", c.Name, cmds[c.Name], c.Requests)
+		}
+	}
+	// One command: its part is the whole interval, named.
+	cfg.Commands = cfg.Commands[:1]
+	clear(cmds)
+	requests = 0
+	mu.Unlock()
+	res = run(t, tg, cfg)
+	mu.Lock()
+	if len(res.Commands) != 1 || cmds[res.Commands[0].Name] != res.Requests || requests != res.Requests {
+		t.Errorf("one command: observed %v (%d requests), the run %d", cmds, requests, res.Requests)
 	}
 }

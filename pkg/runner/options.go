@@ -8,12 +8,21 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
+
+// AttemptMeter follows one attempt's measured load: Interval is given to
+// loadgen.Config.Observe (it sees the load as it goes, when it runs in
+// this process), and Done the attempt's result once measured.
+type AttemptMeter interface {
+	Interval(measure.Point)
+	Done(*measure.Result)
+}
 
 // Defaults: the reference script run_bench.hash.sh, and kvbench's own.
 const (
@@ -234,6 +243,10 @@ type Options struct {
 	// Observe, if set, is called with every event of the run, from the
 	// run's goroutines, one call at a time.
 	Observe func(Event)
+	// Meter, if set, is asked for each attempt's meter of the measured
+	// load (live metrics), with the scenario's target, strategy and mode
+	// or workload, and the load's configuration.
+	Meter func(target, strategy, what string, cfg loadgen.Config) AttemptMeter
 	// Recorder, if set, records the run as it goes (the history store);
 	// when it fails the run warns once and goes on without it.
 	Recorder Recorder

@@ -490,9 +490,17 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
 		}
 	}
+	var meter AttemptMeter
+	if o.Meter != nil {
+		meter = o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
+		cfg.Observe = meter.Interval
+	}
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
 	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
+	if meter != nil {
+		meter.Done(&res.Result)
+	}
 	t.Measure = time.Since(t1)
 	row.Measured(&res.Result)
 	out.commands = res.Commands
