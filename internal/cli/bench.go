@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +37,7 @@ type benchOptions struct {
 	workload      string
 	listWorkloads bool
 	tls           tlsconf.Options
+	endpoint      endpointFlags
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []rbtests.Test
 	// Prefill writes this agent's share of the keyspace before the run.
@@ -84,6 +84,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
+  kvbench bench --uri redis://bench:secret@127.0.0.1:6379/3 --mode set
+  kvbench bench --socket /run/redis/redis.sock --user bench --password secret --db 2
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json`,
 		Args: noArgs,
@@ -143,6 +145,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
 	addTLSFlags(f, &o.tls, "")
+	addEndpointFlags(f, &o.endpoint)
 	return cmd
 }
 
@@ -150,10 +153,9 @@ SIGTERM: the report of what was done so far is printed first).`,
 // a usage error.
 func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	c := &o.Config
-	if o.port < 1 || o.port > 65535 {
-		return fmt.Errorf("--port %d: want a TCP port from 1 to 65535", o.port)
+	if err := o.endpoint.resolve(f, o.host, o.port, c, &o.tls); err != nil {
+		return err
 	}
-	c.Addr = net.JoinHostPort(o.host, strconv.Itoa(o.port))
 	c.Mode = loadgen.Mode(o.mode)
 	c.KeyPattern = keyspace.Pattern(o.pattern)
 	if !f.Changed("seed") {
@@ -171,7 +173,7 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 			return fmt.Errorf("--warmup %q: want a duration (5s) or a number of requests", o.warmup)
 		}
 	}
-	if !f.Changed("password") {
+	if !f.Changed("password") && c.Password == "" {
 		if p, ok := os.LookupEnv(PasswordEnv); ok {
 			c.Password = p
 		}
