@@ -38,6 +38,7 @@ type benchOptions struct {
 	listWorkloads bool
 	tls           tlsconf.Options
 	endpoint      endpointFlags
+	benchOutput
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []rbtests.Test
 	// Prefill writes this agent's share of the keyspace before the run.
@@ -146,6 +147,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addWorkloadFlags(f, o)
 	addTLSFlags(f, &o.tls, "")
 	addEndpointFlags(f, &o.endpoint)
+	addBenchOutputFlags(f, &o.benchOutput)
 	return cmd
 }
 
@@ -201,8 +203,8 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return err
 	}
 	c.TLS = tc
-	if o.Output != output.FormatText && o.Output != output.FormatJSON {
-		return fmt.Errorf("--output %q: want text or json", o.Output)
+	if err := o.benchOutput.validate(o.Output); err != nil {
+		return err
 	}
 	if err := o.validateWorkload(f); err != nil {
 		return err
@@ -301,6 +303,7 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
 	}
-	_, err = output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
+	_, err = output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live,
+		Percentiles: o.percentiles, HDRPrefix: o.hdrPrefix, Log: o.ErrOut})
 	return err
 }

@@ -222,9 +222,14 @@ func runTests(ctx context.Context, o *benchOptions) error {
 	}
 	var werr error
 	if o.Output == output.FormatJSON {
-		werr = output.WriteTestsJSON(o.Out, c, res, err)
+		werr = output.WriteTestsJSON(o.Out, c, res, o.percentiles, err)
 	} else {
-		werr = output.WriteTestsText(o.Out, c, res)
+		werr = output.WriteTestsText(o.Out, c, res, o.percentiles)
+	}
+	if o.hdrPrefix != "" && werr == nil {
+		var paths []string
+		paths, werr = output.WriteTestsHDR(o.hdrPrefix, res)
+		output.LogFiles(o.ErrOut, paths)
 	}
 	if err == nil {
 		err = werr
