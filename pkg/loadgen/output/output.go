@@ -30,8 +30,10 @@ const (
 
 // Output says how Bench reports.
 type Output struct {
-	// Format is FormatText (the default) or FormatJSON.
+	// Format is FormatText (the default), FormatJSON or FormatCSV.
 	Format string
+	// Quiet makes the text report one line per command (WriteQuiet).
+	Quiet bool
 	// Live, when set, gets a progress line redrawn in place ("\r") every
 	// loadgen.Config.ProgressInterval; pass a terminal only.
 	Live io.Writer
@@ -49,9 +51,9 @@ type Output struct {
 // far), and the run's error is returned after it.
 func Bench(ctx context.Context, cfg loadgen.Config, w io.Writer, out Output) (loadgen.Result, error) {
 	switch out.Format {
-	case "", FormatText, FormatJSON:
+	case "", FormatText, FormatJSON, FormatCSV:
 	default:
-		return loadgen.Result{}, fmt.Errorf("output format %q: want text or json", out.Format)
+		return loadgen.Result{}, fmt.Errorf("output format %q: want text, json or csv", out.Format)
 	}
 	if out.Live != nil {
 		prev := cfg.Progress
@@ -73,12 +75,17 @@ func Bench(ctx context.Context, cfg loadgen.Config, w io.Writer, out Output) (lo
 	}
 	res.Percentiles = out.Percentiles
 	var werr error
-	if out.Format == FormatJSON {
+	switch {
+	case out.Format == FormatJSON:
 		if err != nil {
 			res.Error = err.Error()
 		}
 		werr = writeJSON(w, res)
-	} else {
+	case out.Format == FormatCSV:
+		werr = WriteCSV(w, res)
+	case out.Quiet:
+		werr = WriteQuiet(w, res)
+	default:
 		werr = WriteText(w, res)
 	}
 	if out.HDRPrefix != "" && werr == nil {
