@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -45,6 +44,8 @@ type benchOptions struct {
 	listWorkloads bool
 	tls           tlsconf.Options
 	curve         curveOptions
+	endpoint      endpointFlags
+	benchOutput
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []rbtests.Test
 	// Prefill writes this agent's share of the keyspace before the run.
@@ -71,6 +72,12 @@ func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command
 		Long: `bench drives one RESP server with pipelined writes and reads and prints
 QPS, average time per request, elapsed time and latency percentiles.
 
+redis-benchmark's short flags work: -p port, -c connections, -n requests,
+-P pipeline, -d value size, -r keyspace, -t tests, -q quiet, -a password,
+-u URI, -s socket; a command after -- is run as with --command
+(kvbench bench -- SET __key__ __data__). But -h is this help, not the
+host: give --host.
+
 Latency runs from the write of a request's batch to the read that brought its
 reply (with --rate, from the request's intended send time). Keys are
 <prefix><index zero-padded to the keyspace's width>; the value of a key is a
@@ -89,16 +96,24 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --mode mixed --connections 50 --pipeline 1 --duration 10s --output json
   kvbench bench --tests set,get,lpush,lrange_100 --connections 50 --pipeline 16
   kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
+  kvbench bench -p 6379 -c 50 -n 100000 -P 16 -d 64 -r 10000 -t set,get -q
+  kvbench bench -c 50 -n 100000 -- LPUSH __key__ __data__
+  kvbench bench --mode get --percentiles 50,99,99.9,99.99 --hdr-file-prefix out/get --output csv
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
+  kvbench bench --uri redis://bench:secret@127.0.0.1:6379/3 --mode set
+  kvbench bench --socket /run/redis/redis.sock --user bench --password secret --db 2
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
   kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'
   kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: benchArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
 				return listWorkloads(cmd.OutOrStdout())
+			}
+			if err := o.takeCommand(cmd.Flags(), args); err != nil {
+				return &usageError{err}
 			}
 			if err := o.validate(cmd.Flags()); err != nil {
 				return &usageError{err}
@@ -113,22 +128,22 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f := cmd.Flags()
 	c := &o.Config
 	f.StringVar(&o.host, "host", loadgen.DefaultHost, "server host")
-	f.IntVar(&o.port, "port", loadgen.DefaultPort, "server port")
-	f.StringVar(&c.Password, "password", "", "password sent with AUTH on each connection (default $"+PasswordEnv+")")
+	f.IntVarP(&o.port, "port", "p", loadgen.DefaultPort, "server port")
+	f.StringVarP(&c.Password, "password", "a", "", "password sent with AUTH on each connection (default $"+PasswordEnv+")")
 	f.BoolVar(&c.Cluster, "cluster", false, "drive a Redis Cluster: the slot map read from --host/--port, --connections per master, each request to its key's master")
 	f.StringVar(&o.mode, "mode", string(loadgen.DefaultMode), "request mix: set, get or mixed")
-	f.Int64Var(&c.Requests, "requests", c.Requests, "total measured requests over all connections (not per second)")
+	f.Int64VarP(&c.Requests, "requests", "n", c.Requests, "total measured requests over all connections (not per second)")
 	f.DurationVar(&c.Duration, "duration", 0, "measure for this long instead of --requests (e.g. 10s)")
 	f.StringVar(&o.warmup, "warmup", "", "unmeasured warmup first: a duration (5s) or a number of requests")
 	f.Float64Var(&c.Rate, "rate", 0, "open loop at this many requests per second in total; 0: closed loop")
-	f.IntVar(&c.Pipeline, "pipeline", c.Pipeline, "requests per batch (closed loop), most in flight per connection (open loop)")
-	f.IntVar(&c.Connections, "connections", c.Connections, "number of connections")
+	f.IntVarP(&c.Pipeline, "pipeline", "P", c.Pipeline, "requests per batch (closed loop), most in flight per connection (open loop)")
+	f.IntVarP(&c.Connections, "connections", "c", c.Connections, "number of connections")
 	f.IntVar(&c.Threads, "threads", c.Threads, "worker threads (at most one per connection)")
 	machineDefault(f, "threads", "one per CPU")
-	f.Int64Var(&c.Keyspace, "keyspace", c.Keyspace, "number of distinct keys")
+	f.Int64VarP(&c.Keyspace, "keyspace", "r", c.Keyspace, "number of distinct keys")
 	f.Float64Var(&c.KeyMedian, "key-median", 0, "center of the gaussian key pattern, a key index (default the middle of the keyspace)")
 	f.Float64Var(&c.KeyStddev, "key-stddev", 0, "standard deviation of the gaussian key pattern, in keys (default a sixth of the keyspace)")
-	f.StringVar(&o.valueSize, "value-size", strconv.Itoa(c.ValueSize), "value length in bytes (0: empty values), or with a command mix a uniform range MIN-MAX (32-1024)")
+	f.StringVarP(&o.valueSize, "value-size", "d", strconv.Itoa(c.ValueSize), "value length in bytes (0: empty values), or with a command mix a uniform range MIN-MAX (32-1024)")
 	f.StringVar(&o.dataSizeList, "data-size-list", "", "with a command mix, value sizes by weight, memtier_benchmark style: SIZE:WEIGHT,... (32:60,1024:30,16384:10)")
 	f.IntVar(&c.SetRatio, "set-ratio", c.SetRatio, "percentage of writes in mixed mode (0-100)")
 	f.StringVar(&c.SetCmd, "set-cmd", c.SetCmd, "write command: CMD key value (SET, RSET, HSET...)")
@@ -146,7 +161,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.DurationVar(&c.Interval, "interval", c.Interval, "record the measured phase per interval of this length, aligned on the clock (JSON series; 0: not at all)")
 	f.Float64Var(&c.StallBelow, "stall-below", c.StallBelow, "an interval whose QPS is below this fraction of the median interval's is a stall")
 	f.DurationVar(&c.StallLatency, "stall-latency", c.StallLatency, "an interval in which a request waited longer than this is a stall (0: no such rule)")
-	f.StringVar(&o.Output, "output", output.FormatText, "report format: text or json")
+	f.StringVar(&o.Output, "output", output.FormatText, "report format: text, json or csv (one row per command or test: "+strings.Join(output.CSVHeader, ",")+"; latencies in µs)")
 	f.StringVar(&o.segment, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
@@ -154,6 +169,8 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addCurveFlags(f, &o.curve)
 	addTLSFlags(f, &o.tls, "")
 	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
+	addEndpointFlags(f, &o.endpoint)
+	addBenchOutputFlags(f, &o.benchOutput)
 	return cmd
 }
 
@@ -161,10 +178,9 @@ SIGTERM: the report of what was done so far is printed first).`,
 // a usage error.
 func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	c := &o.Config
-	if o.port < 1 || o.port > 65535 {
-		return fmt.Errorf("--port %d: want a TCP port from 1 to 65535", o.port)
+	if err := o.endpoint.resolve(f, o.host, o.port, c, &o.tls); err != nil {
+		return err
 	}
-	c.Addr = net.JoinHostPort(o.host, strconv.Itoa(o.port))
 	c.Mode = loadgen.Mode(o.mode)
 	c.KeyPattern = keyspace.Pattern(o.pattern)
 	if !f.Changed("seed") {
@@ -182,7 +198,7 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 			return fmt.Errorf("--warmup %q: want a duration (5s) or a number of requests", o.warmup)
 		}
 	}
-	if !f.Changed("password") {
+	if !f.Changed("password") && c.Password == "" {
 		if p, ok := os.LookupEnv(PasswordEnv); ok {
 			c.Password = p
 		}
@@ -210,8 +226,8 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return err
 	}
 	c.TLS = tc
-	if o.Output != output.FormatText && o.Output != output.FormatJSON {
-		return fmt.Errorf("--output %q: want text or json", o.Output)
+	if err := o.benchOutput.validate(o.Output); err != nil {
+		return err
 	}
 	if err := o.validateWorkload(f); err != nil {
 		return err
@@ -329,7 +345,8 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 	if o.curve.enabled() {
 		return runCurve(ctx, o)
 	}
-	res, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live})
+	res, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live,
+		Quiet: o.quiet, Percentiles: o.percentiles, HDRPrefix: o.hdrPrefix, Log: o.ErrOut})
 	o.meter.Done(&res.Result)
 	return err
 }

@@ -64,6 +64,8 @@ func (c *curveOptions) validate(f *pflag.FlagSet, o *benchOptions) error {
 		return errors.New("--rate and --rates/--slo cannot be used together: the curve sets each phase's rate")
 	case len(o.Tests) > 0:
 		return errors.New("--rates/--slo and --tests cannot be used together")
+	case o.Output != output.FormatText && o.Output != output.FormatJSON:
+		return fmt.Errorf("--output %s: --rates/--slo print text or json", o.Output)
 	case cfg.Segments > 1:
 		return errors.New("--rates/--slo cannot run as an agent's segment (--segment): each phase's rate depends on the one before")
 	case cfg.Mode == loadgen.ModeSet && len(cfg.Commands) == 0 && loadgen.InsertOnly(cfg.SetCmd):

@@ -155,7 +155,7 @@ func parseKeyPattern(s string) (keyspace.Pattern, error) {
 func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.StringVar(&o.workload, "workload", "", "run a workload: a named one (see --list-workloads) or a YAML file (see docs/bench.md)")
 	f.BoolVar(&o.listWorkloads, "list-workloads", false, "list the named workloads and exit")
-	f.StringVar(&o.tests, "tests", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
+	f.StringVarP(&o.tests, "tests", "t", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
 	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
 	f.Var(commandNameFlag{&o.commands}, "command-name", "name of the --command before it in the report (default the command's name, RMW for a read-modify-write)")
 	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
@@ -225,10 +225,20 @@ func runTests(ctx context.Context, o *benchOptions) error {
 		return err
 	}
 	var werr error
-	if o.Output == output.FormatJSON {
-		werr = output.WriteTestsJSON(o.Out, c, res, err)
-	} else {
-		werr = output.WriteTestsText(o.Out, c, res)
+	switch {
+	case o.Output == output.FormatJSON:
+		werr = output.WriteTestsJSON(o.Out, c, res, o.percentiles, err)
+	case o.Output == output.FormatCSV:
+		werr = output.WriteTestsCSV(o.Out, res)
+	case o.quiet:
+		werr = output.WriteTestsQuiet(o.Out, res)
+	default:
+		werr = output.WriteTestsText(o.Out, c, res, o.percentiles)
+	}
+	if o.hdrPrefix != "" && werr == nil {
+		var paths []string
+		paths, werr = output.WriteTestsHDR(o.hdrPrefix, res)
+		output.LogFiles(o.ErrOut, paths)
 	}
 	if err == nil {
 		err = werr

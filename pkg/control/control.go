@@ -88,10 +88,27 @@ type Conn struct {
 	in      []byte
 }
 
-// Dial connects to addr (host:port), over TLS when o.TLS is set, and runs
-// the handshake (Handshake) within o's timeout or ctx's deadline.
+// SocketPrefix starts an address that is a Unix socket's path:
+// unix:/run/redis.sock.
+const SocketPrefix = "unix:"
+
+// SocketPath returns the path of addr when it names a Unix socket
+// (SocketPrefix), and whether it does.
+func SocketPath(addr string) (string, bool) {
+	return strings.CutPrefix(addr, SocketPrefix)
+}
+
+// Dial connects to addr (host:port, or unix:PATH for a Unix socket), over
+// TLS when o.TLS is set, and runs the handshake (Handshake) within o's
+// timeout or ctx's deadline.
 func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
-	nc, err := tlsconf.Dial(ctx, addr, o.TLS, o.timeout())
+	var nc net.Conn
+	var err error
+	if path, ok := SocketPath(addr); ok {
+		nc, err = dialUnix(ctx, path, o.timeout())
+	} else {
+		nc, err = tlsconf.Dial(ctx, addr, o.TLS, o.timeout())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +122,18 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// dialUnix connects to the Unix socket at path within timeout.
+func dialUnix(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("Unix socket %s: %w", path, err)
+	}
+	return nc, nil
 }
 
 // Addr is the address the connection was dialled to.

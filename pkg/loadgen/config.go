@@ -119,10 +119,16 @@ func DefaultKeyPattern(m Mode) keyspace.Pattern {
 // the Zipf exponent of keyspace.Zipf, the threads capped at the connections, and
 // the timeouts and progress interval, where zero or less means the default.
 type Config struct {
-	// Addr is the server's host:port.
+	// Addr is the server's host:port, or unix:PATH for a Unix socket
+	// (control.SocketPath).
 	Addr string `json:"addr"`
+	// User, when set, is the ACL user of AUTH on every connection.
+	User string `json:"user,omitempty"`
 	// Password, when set, is sent with AUTH on every connection.
 	Password string `json:"-"`
+	// DB, when positive, is selected with SELECT on every connection,
+	// the prefill's and the checks' included; a cluster has only 0.
+	DB int `json:"db,omitempty"`
 	// TLS, when set, runs every connection over TLS with this
 	// configuration (tlsconf.Options.Config makes one); nil is plaintext.
 	// A Result decoded from JSON has an empty one when its run used TLS.
@@ -430,6 +436,7 @@ func (c Config) Normalize() (Config, error) {
 	if c.Cluster {
 		errs = append(errs, mix.CheckCluster(c.Commands)...)
 	}
+	errs = append(errs, c.endpointErrors()...)
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
@@ -456,6 +463,26 @@ func (c Config) Normalize() (Config, error) {
 	errs = append(errs, mix.Check(c.Commands)...)
 	errs = append(errs, keyspace.SizeErrors(c.ValueSizes)...)
 	return c, errors.Join(errs...)
+}
+
+// endpointErrors says what of the server's address, database and TLS
+// cannot go together.
+func (c Config) endpointErrors() []error {
+	var errs []error
+	_, socket := control.SocketPath(c.Addr)
+	if c.DB < 0 {
+		errs = append(errs, fmt.Errorf("database %d: want >= 0", c.DB))
+	}
+	if c.Cluster && c.DB > 0 {
+		errs = append(errs, fmt.Errorf("database %d: a Redis Cluster has only database 0", c.DB))
+	}
+	if c.Cluster && socket {
+		errs = append(errs, fmt.Errorf("%s: a Redis Cluster is reached over TCP, not a Unix socket", c.Addr))
+	}
+	if c.TLS != nil && socket {
+		errs = append(errs, fmt.Errorf("%s: TLS runs over TCP, not a Unix socket", c.Addr))
+	}
+	return errs
 }
 
 // UsesPattern reports whether the run or a command of its mix uses p.
@@ -488,7 +515,7 @@ func (c *Config) mixSettings() mix.Settings {
 // Control is how the run's control connections (topology, redirects,
 // probes) reach the server: its credentials and TLS, the connect timeout.
 func (c *Config) Control() control.Options {
-	return control.Options{Password: c.Password, TLS: c.TLS, Timeout: c.ConnectTimeout}
+	return control.Options{User: c.User, Password: c.Password, DB: c.DB, TLS: c.TLS, Timeout: c.ConnectTimeout}
 }
 
 // LocalConnections is the number of connections this run opens: the

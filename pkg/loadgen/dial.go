@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dial connects a non-blocking TCP socket to addr within
+// dial connects a non-blocking socket (TCP, or Unix for unix:PATH) to addr within
 // cfg.ConnectTimeout, sets TCP_NODELAY, runs the TLS handshake when
 // cfg.TLS is set, and authenticates with cfg.Password if set. The socket
 // is raw (not a net.Conn) because the workers drive it with their own
@@ -25,30 +25,11 @@ import (
 func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
-	host, portStr, err := net.SplitHostPort(addr)
+	fd, remote, err := connectAddr(ctx, addr)
 	if err != nil {
 		return link{}, err
 	}
-	port, err := strconv.ParseUint(portStr, 10, 16)
-	if err != nil {
-		return link{}, fmt.Errorf("port %q: %w", portStr, err)
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return link{}, err
-	}
-	fd := -1
-	var ip netip.Addr
-	for _, ip = range ips {
-		fd, err = connect(ctx, ip.Unmap(), int(port))
-		if err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return link{}, err
-	}
-	sc := &sockConn{fd: fd, raw: rawSyscalls, ctx: ctx, remote: net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip.Unmap(), uint16(port)))}
+	sc := &sockConn{fd: fd, raw: rawSyscalls, ctx: ctx, remote: remote}
 	l := link{fd: fd}
 	var rw io.ReadWriter = sc
 	if cfg.TLS != nil {
@@ -81,6 +62,67 @@ func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 	}
 	sc.ctx = nil
 	return l, nil
+}
+
+// connectAddr connects a non-blocking socket to addr: host:port, the
+// first of the host's addresses that accepts, or unix:PATH.
+func connectAddr(ctx context.Context, addr string) (int, net.Addr, error) {
+	if path, ok := control.SocketPath(addr); ok {
+		fd, err := connectUnix(ctx, path)
+		if err != nil {
+			return -1, nil, fmt.Errorf("Unix socket %s: %w", path, err)
+		}
+		return fd, &net.UnixAddr{Name: path, Net: "unix"}, nil
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return -1, nil, err
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return -1, nil, fmt.Errorf("port %q: %w", portStr, err)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return -1, nil, err
+	}
+	fd := -1
+	var ip netip.Addr
+	for _, ip = range ips {
+		fd, err = connect(ctx, ip.Unmap(), int(port))
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip.Unmap(), uint16(port))), nil
+}
+
+// connectUnix connects a non-blocking Unix stream socket to path. A
+// listener whose backlog is full refuses at once (EAGAIN): that is
+// retried until ctx ends.
+func connectUnix(ctx context.Context, path string) (int, error) {
+	for {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return -1, fmt.Errorf("socket: %w", err)
+		}
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+		if err == nil {
+			return fd, nil
+		}
+		unix.Close(fd)
+		if !errors.Is(err, unix.EAGAIN) {
+			return -1, err
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("%w (the listener's backlog stayed full)", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func connect(ctx context.Context, ip netip.Addr, port int) (int, error) {

@@ -18,7 +18,8 @@ import (
 // The JSON form of a Result is one object: the counters under their
 // Counts names, "errors", "shards", the figures ("qps", "us_per_op",
 // "latency_us" with p50, p90, p99, p999, max and mean in µs, "send_lag_us"
-// in an open loop), "commands" and "nodes" (each with its own requests,
+// in an open loop), "percentiles_us" when percentiles were chosen
+// (percentiles.go), "commands" and "nodes" (each with its own requests,
 // qps, latency_us and histogram), the window ("elapsed_s",
 // "start_unix_ns", "end_unix_ns"), the whole histograms
 // ("latency_histogram", "send_lag_histogram": HdrHistogram's compressed
@@ -30,13 +31,15 @@ import (
 // are: durations in seconds, times in Unix nanoseconds, histograms
 // encoded, warnings as strings.
 type wire struct {
-	ElapsedS         float64  `json:"elapsed_s"`
-	StartUnixNs      int64    `json:"start_unix_ns"`
-	EndUnixNs        int64    `json:"end_unix_ns"`
-	SendLagUs        *Latency `json:"send_lag_us,omitempty"`
-	LatencyHistogram string   `json:"latency_histogram"`
-	SendLagHistogram string   `json:"send_lag_histogram,omitempty"`
-	Warnings         []string `json:"warnings"`
+	ElapsedS    float64  `json:"elapsed_s"`
+	StartUnixNs int64    `json:"start_unix_ns"`
+	EndUnixNs   int64    `json:"end_unix_ns"`
+	SendLagUs   *Latency `json:"send_lag_us,omitempty"`
+	// PercentilesUs are the latencies at Result.Percentiles.
+	PercentilesUs    map[string]float64 `json:"percentiles_us,omitempty"`
+	LatencyHistogram string             `json:"latency_histogram"`
+	SendLagHistogram string             `json:"send_lag_histogram,omitempty"`
+	Warnings         []string           `json:"warnings"`
 	// SeriesIntervalS and Series are the series (Result.Series): each
 	// point with its place in the window (t_s, length_s), its counts, QPS
 	// and latencies, and what merges (its start and histograms).
@@ -123,12 +126,19 @@ func Encode(r *Result, extra ...Field) ([]byte, error) {
 		},
 		wire: wire{
 			ElapsedS:         r.Elapsed.Seconds(),
+			PercentilesUs:    PercentilesOf(r.Histogram, r.Percentiles),
 			LatencyHistogram: EncodeHistogram(r.Histogram),
 			Warnings:         make([]string, 0, len(r.Warnings)),
 		},
 	}
 	if d.Errors == nil {
 		d.Errors = map[string]int64{}
+	}
+	if len(r.Percentiles) > 0 && len(r.Commands) > 0 {
+		d.Commands = slices.Clone(r.Commands)
+		for i := range d.Commands {
+			d.Commands[i].Percentiles = r.Percentiles
+		}
 	}
 	if !r.Start.IsZero() {
 		d.StartUnixNs, d.EndUnixNs = r.Start.UnixNano(), r.End.UnixNano()
@@ -236,6 +246,9 @@ func Decode(b []byte, r *Result, extra []Field) error {
 	}
 	if r.Histogram, err = DecodeHistogram(d.LatencyHistogram); err != nil {
 		return fmt.Errorf("latency_histogram: %w", err)
+	}
+	if r.Percentiles, err = percentileKeys(d.PercentilesUs); err != nil {
+		return err
 	}
 	if d.SendLagHistogram != "" {
 		if r.SendLag, err = DecodeHistogram(d.SendLagHistogram); err != nil {
@@ -362,11 +375,13 @@ type commandJSON struct {
 	Latency          Latency `json:"latency_us"`
 	Errors           int64   `json:"errors"`
 	LatencyHistogram string  `json:"latency_histogram,omitempty"`
+	// PercentilesUs are the latencies at Command.Percentiles.
+	PercentilesUs map[string]float64 `json:"percentiles_us,omitempty"`
 }
 
 // MarshalJSON encodes the command's share with its histogram.
 func (c Command) MarshalJSON() ([]byte, error) {
-	return json.Marshal(commandJSON{c.Name, c.Args, c.Requests, c.QPS, c.Latency, c.Errors, EncodeHistogram(c.Histogram)})
+	return json.Marshal(commandJSON{c.Name, c.Args, c.Requests, c.QPS, c.Latency, c.Errors, EncodeHistogram(c.Histogram), PercentilesOf(c.Histogram, c.Percentiles)})
 }
 
 // UnmarshalJSON decodes a command's share; an absent histogram is empty.
@@ -379,7 +394,11 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("command %s: latency_histogram: %w", j.Name, err)
 	}
-	*c = Command{Name: j.Name, Args: j.Args, Requests: j.Requests, Errors: j.Errors, Histogram: h, QPS: j.QPS, Latency: j.Latency}
+	ps, err := percentileKeys(j.PercentilesUs)
+	if err != nil {
+		return fmt.Errorf("command %s: %w", j.Name, err)
+	}
+	*c = Command{Name: j.Name, Args: j.Args, Requests: j.Requests, Errors: j.Errors, Histogram: h, QPS: j.QPS, Latency: j.Latency, Percentiles: ps}
 	return nil
 }
 

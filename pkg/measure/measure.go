@@ -156,6 +156,9 @@ type Result struct {
 	// Series is the phase per interval of wall-clock time; nil when not
 	// recorded.
 	Series *Series
+	// Percentiles are the percentiles (0 to 100) the JSON form gives
+	// besides Latency's, for the whole and each command (percentiles.go).
+	Percentiles []float64
 
 	// The figures, derived from the above by Finish.
 
@@ -189,6 +192,8 @@ type Command struct {
 	// QPS and Latency are derived by Result.Finish.
 	QPS     float64
 	Latency Latency
+	// Percentiles are its Result's (the JSON form's percentiles_us).
+	Percentiles []float64
 }
 
 // Node is one master's share of a cluster run: the requests sent on the
@@ -218,6 +223,9 @@ const MaxWarnings = 10
 // range. Call Finish after the last merge.
 func (r *Result) Merge(o *Result) error {
 	r.Counts.Add(&o.Counts)
+	if r.Percentiles == nil {
+		r.Percentiles = o.Percentiles
+	}
 	for k, v := range o.Errors {
 		if r.Errors == nil {
 			r.Errors = make(map[string]int64)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
@@ -29,11 +30,20 @@ const (
 
 // Output says how Bench reports.
 type Output struct {
-	// Format is FormatText (the default) or FormatJSON.
+	// Format is FormatText (the default), FormatJSON or FormatCSV.
 	Format string
+	// Quiet makes the text report one line per command (WriteQuiet).
+	Quiet bool
 	// Live, when set, gets a progress line redrawn in place ("\r") every
 	// loadgen.Config.ProgressInterval; pass a terminal only.
 	Live io.Writer
+	// Percentiles, when set, replace the fixed percentiles of the text
+	// report and are added to the JSON one (measure.Result.Percentiles).
+	Percentiles []float64
+	// HDRPrefix, when set, is where the histograms are written (WriteHDR).
+	HDRPrefix string
+	// Log, when set, gets a line naming each file written.
+	Log io.Writer
 }
 
 // Bench is "kvbench bench": Run, then the report in out.Format on w. The
@@ -41,9 +51,9 @@ type Output struct {
 // far), and the run's error is returned after it.
 func Bench(ctx context.Context, cfg loadgen.Config, w io.Writer, out Output) (loadgen.Result, error) {
 	switch out.Format {
-	case "", FormatText, FormatJSON:
+	case "", FormatText, FormatJSON, FormatCSV:
 	default:
-		return loadgen.Result{}, fmt.Errorf("output format %q: want text or json", out.Format)
+		return loadgen.Result{}, fmt.Errorf("output format %q: want text, json or csv", out.Format)
 	}
 	if out.Live != nil {
 		prev := cfg.Progress
@@ -63,19 +73,37 @@ func Bench(ctx context.Context, cfg loadgen.Config, w io.Writer, out Output) (lo
 	if res.Histogram == nil && err != nil {
 		return res, err // nothing ran
 	}
+	res.Percentiles = out.Percentiles
 	var werr error
-	if out.Format == FormatJSON {
+	switch {
+	case out.Format == FormatJSON:
 		if err != nil {
 			res.Error = err.Error()
 		}
 		werr = writeJSON(w, res)
-	} else {
+	case out.Format == FormatCSV:
+		werr = WriteCSV(w, res)
+	case out.Quiet:
+		werr = WriteQuiet(w, res)
+	default:
 		werr = WriteText(w, res)
+	}
+	if out.HDRPrefix != "" && werr == nil {
+		var paths []string
+		paths, werr = WriteHDR(out.HDRPrefix, res.Result)
+		LogFiles(out.Log, paths)
 	}
 	if err == nil {
 		err = werr
 	}
 	return res, err
+}
+
+// LogFiles names the histogram files written on w, when set.
+func LogFiles(w io.Writer, paths []string) {
+	if w != nil && len(paths) > 0 {
+		fmt.Fprintf(w, "histograms: %s\n", strings.Join(paths, " "))
+	}
 }
 
 // writeLive redraws the live progress line.
@@ -148,13 +176,12 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 	} else {
 		fmt.Fprintf(&b, "avg: %.2f us/op\n", r.UsPerOp)
 	}
-	l := r.Latency
-	fmt.Fprintf(&b, "latency us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
+	fmt.Fprintf(&b, "latency us: %s\n", latencyLine(r.Latency, r.Histogram, r.Percentiles))
 	if r.SendLag != nil {
 		l := r.SendLagLatency
 		fmt.Fprintf(&b, "send lag us: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
 	}
-	writeCommands(&b, r.Commands)
+	writeCommands(&b, r.Commands, r.Percentiles)
 	if sr := r.Series; sr != nil {
 		fmt.Fprintf(&b, "series: %d intervals of %v", len(sr.Points), sr.Interval)
 		if st := r.Stalls; st != nil && st.Count > 0 {
@@ -242,8 +269,9 @@ func writeMix(b *strings.Builder, c loadgen.Config) {
 	b.WriteString("\n")
 }
 
-// writeCommands writes the per-command table of a text report.
-func writeCommands(b *strings.Builder, cmds []measure.Command) {
+// writeCommands writes the per-command table of a text report, its
+// percentile columns ps when given.
+func writeCommands(b *strings.Builder, cmds []measure.Command, ps []float64) {
 	if len(cmds) == 0 {
 		return
 	}
@@ -251,25 +279,73 @@ func writeCommands(b *strings.Builder, cmds []measure.Command) {
 	for _, c := range cmds {
 		w = max(w, len(c.Name))
 	}
-	fmt.Fprintf(b, "%-*s %10s %12s %9s %9s %9s %9s %9s %7s\n", w, "command", "requests", "QPS", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us", "errors")
+	fmt.Fprintf(b, "%-*s %10s %12s %s %7s\n", w, "command", "requests", "QPS", latencyHeader(ps), "errors")
 	for _, c := range cmds {
-		l := c.Latency
-		fmt.Fprintf(b, "%-*s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", w, c.Name, c.Requests, c.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, c.Errors)
+		fmt.Fprintf(b, "%-*s %10d %12.2f %s %7d\n", w, c.Name, c.Requests, c.QPS, latencyCells(c.Latency, c.Histogram, ps), c.Errors)
 	}
 }
 
+// latencyLine is the "latency us:" line's figures: the percentiles ps
+// (fixedPercentiles when empty) and the maximum.
+func latencyLine(l measure.Latency, h *hdrhistogram.Histogram, ps []float64) string {
+	var b strings.Builder
+	for i, v := range latencyFigures(l, h, ps) {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		fmt.Fprintf(&b, "%s %.2f", v.name, v.us)
+	}
+	return b.String()
+}
+
+// latencyHeader and latencyCells are a table's latency columns.
+func latencyHeader(ps []float64) string {
+	var cols []string
+	for _, v := range latencyFigures(measure.Latency{}, nil, ps) {
+		cols = append(cols, fmt.Sprintf("%9s", v.name+" us"))
+	}
+	return strings.Join(cols, " ")
+}
+
+func latencyCells(l measure.Latency, h *hdrhistogram.Histogram, ps []float64) string {
+	var cols []string
+	for _, v := range latencyFigures(l, h, ps) {
+		cols = append(cols, fmt.Sprintf("%9.2f", v.us))
+	}
+	return strings.Join(cols, " ")
+}
+
+type namedFigure struct {
+	name string
+	us   float64
+}
+
+// latencyFigures are the percentiles ps of h and its maximum, or without
+// ps the fixed ones of l.
+func latencyFigures(l measure.Latency, h *hdrhistogram.Histogram, ps []float64) []namedFigure {
+	if len(ps) == 0 {
+		return []namedFigure{{"p50", l.P50}, {"p90", l.P90}, {"p99", l.P99}, {"p99.9", l.P999}, {"max", l.Max}}
+	}
+	m := measure.PercentilesOf(h, ps)
+	var fs []namedFigure
+	for _, p := range ps {
+		k := measure.PercentileKey(p)
+		fs = append(fs, namedFigure{k, m[k]})
+	}
+	return append(fs, namedFigure{"max", l.Max})
+}
+
 // WriteTestsText writes one line per test: its QPS, latency percentiles
-// and errors.
-func WriteTestsText(w io.Writer, cfg loadgen.Config, results []rbtests.TestResult) error {
+// (ps when given) and errors.
+func WriteTestsText(w io.Writer, cfg loadgen.Config, results []rbtests.TestResult, ps []float64) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s\n", cfg.Addr)
 	fmt.Fprintf(&b, "load: %d connections on %d threads, pipeline %d, values %d bytes, keyspace %d, seed %d\n",
 		cfg.Connections, min(cfg.Threads, cfg.Connections), cfg.Pipeline, cfg.ValueSize, cfg.Keyspace, cfg.Seed)
-	fmt.Fprintf(&b, "%-12s %10s %12s %9s %9s %9s %9s %9s %7s\n", "test", "requests", "QPS", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us", "errors")
+	fmt.Fprintf(&b, "%-12s %10s %12s %s %7s\n", "test", "requests", "QPS", latencyHeader(ps), "errors")
 	for _, r := range results {
-		l := r.Latency
-		fmt.Fprintf(&b, "%-12s %10d %12.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n",
-			strings.ToUpper(r.Test), r.Requests, r.QPS, l.P50, l.P90, l.P99, l.P999, l.Max, r.ErrorCount())
+		fmt.Fprintf(&b, "%-12s %10d %12.2f %s %7d\n",
+			strings.ToUpper(r.Test), r.Requests, r.QPS, latencyCells(r.Latency, r.Histogram, ps), r.ErrorCount())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -282,8 +358,11 @@ type JSONTest struct {
 	Requests  int64           `json:"requests"`
 	QPS       float64         `json:"qps"`
 	LatencyUs measure.Latency `json:"latency_us"`
-	Errors    int64           `json:"errors"`
-	ElapsedS  float64         `json:"elapsed_s"`
+	// PercentilesUs are the latencies at the chosen percentiles
+	// (measure.PercentilesOf).
+	PercentilesUs map[string]float64 `json:"percentiles_us,omitempty"`
+	Errors        int64              `json:"errors"`
+	ElapsedS      float64            `json:"elapsed_s"`
 }
 
 // JSONTests is the JSON report of RunTests.
@@ -294,13 +373,14 @@ type JSONTests struct {
 	Error    string         `json:"error,omitempty"`
 }
 
-// WriteTestsJSON writes the results as one JSONTests object; runErr, when
-// set, is its error.
-func WriteTestsJSON(w io.Writer, cfg loadgen.Config, results []rbtests.TestResult, runErr error) error {
+// WriteTestsJSON writes the results as one JSONTests object, with the
+// latencies at the percentiles ps when given; runErr, when set, is its
+// error.
+func WriteTestsJSON(w io.Writer, cfg loadgen.Config, results []rbtests.TestResult, ps []float64, runErr error) error {
 	j := JSONTests{Tests: []JSONTest{}, Seed: cfg.Seed, Settings: cfg}
 	for _, r := range results {
 		j.Tests = append(j.Tests, JSONTest{Test: r.Test, Requests: r.Requests, QPS: r.QPS,
-			LatencyUs: r.Latency, Errors: r.ErrorCount(), ElapsedS: r.Elapsed.Seconds()})
+			LatencyUs: r.Latency, PercentilesUs: measure.PercentilesOf(r.Histogram, ps), Errors: r.ErrorCount(), ElapsedS: r.Elapsed.Seconds()})
 	}
 	if runErr != nil {
 		j.Error = runErr.Error()
