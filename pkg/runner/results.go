@@ -72,6 +72,9 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 	if err := rep.AddNodesFile(files.Nodes); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	if err := rep.AddSeriesFile(files.Series); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
 	err = rep.WriteFiles(report.Files{
 		Markdown: files.Report, HTML: files.HTML, Summary: files.Summary, Trimmed: files.Trimmed,
 		Chart: files.Chart, ChartFormat: o.Chart,
