@@ -227,3 +227,43 @@ func rewriteThenStop(ctx context.Context, addr string, cancel context.CancelFunc
 		}
 	}
 }
+
+// TestRunSeriesCluster: a cluster target's series has a row per master
+// and interval beside the whole's; each master's rows add up to its row
+// of the nodes CSV, and the whole's to the detail row.
+func TestRunSeriesCluster(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.ConfigFile = "../../testdata/run/redis-cluster.yaml"
+	o.Rounds, o.Strategies, o.Modes, o.Requests, o.Keyspace, o.Pipeline = 1, []string{"none"}, []string{"set"}, 100_000, 100_000, 16
+	o.Interval = 100 * time.Millisecond
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	checkClean(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail := readDetail(t, res)
+	if len(detail) != 1 || !detail[0].OK() {
+		t.Fatalf("detail rows %+v", detail)
+	}
+	byNode := make(map[string]int64)
+	var whole int64
+	for _, s := range readSeries(t, res) {
+		if s.Node == "" {
+			whole += s.Requests
+		} else {
+			byNode[s.Node] += s.Requests
+		}
+	}
+	if whole != detail[0].Requests {
+		t.Errorf("the whole's intervals add up to %d requests, the detail row has %d", whole, detail[0].Requests)
+	}
+	if len(res.Nodes) != 3 {
+		t.Fatalf("%d node rows, want 3", len(res.Nodes))
+	}
+	for _, n := range res.Nodes {
+		if byNode[n.Node] != n.Requests {
+			t.Errorf("node %s: its intervals add up to %d requests, its nodes CSV row has %d", n.Node, byNode[n.Node], n.Requests)
+		}
+	}
+}
