@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"context"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,17 +162,7 @@ func TestSeriesPlotInBrowser(t *testing.T) {
 	if n := strings.Count(dom, "<svg"); n < 3 {
 		t.Errorf("the rendered page has %d SVGs", n)
 	}
-	shot := filepath.Join(dir, "report.png")
-	testutil.Headless(t, chromium, file, "--screenshot="+shot, "--window-size=1280,6000", "--hide-scrollbars", "--force-device-scale-factor=1")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := screenshot(t, chromium, file, 1280, 6000, "") // chart_test.go
 	orange := 0
 	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
 		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
@@ -184,6 +173,6 @@ func TestSeriesPlotInBrowser(t *testing.T) {
 		}
 	}
 	if orange < 100 {
-		t.Errorf("%d pixels of the rewrite's orange in the screenshot (%s)", orange, shot)
+		t.Errorf("%d pixels of the rewrite's orange in the screenshot", orange)
 	}
 }

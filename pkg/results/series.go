@@ -112,8 +112,8 @@ func CreateSeries(path string) (*SeriesWriter, error) {
 	return &SeriesWriter{f}, nil
 }
 
-// Write appends rows.
-func (w *SeriesWriter) Write(rows []SeriesRow) error {
+// Write appends rows and flushes them (the nodes and series CSVs' Write).
+func (w *csvFile[T]) Write(rows []T) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -125,6 +125,13 @@ func (w *SeriesWriter) Write(rows []SeriesRow) error {
 // ignored. An error names the file, line and column; all the file's
 // errors are reported at once (up to MaxErrors).
 func ReadSeriesCSV(r io.Reader, name string) ([]SeriesRow, error) {
+	return readCSV(r, name, seriesFieldByName, SeriesRequired, "series CSV", func(row *SeriesRow, pos Pos) { row.Pos = pos })
+}
+
+// readCSV reads a whole CSV of T (what names it in errors): its header
+// must hold the required columns among fields; each row is passed to at,
+// with its position, before it is kept.
+func readCSV[T any](r io.Reader, name string, fields map[string]field, required []string, what string, at func(*T, Pos)) ([]T, error) {
 	hdrPos := Pos{File: name, Line: 1}
 	br := &sniffReader{r: r}
 	cr := csv.NewReader(br)
@@ -138,13 +145,13 @@ func ReadSeriesCSV(r io.Reader, name string) ([]SeriesRow, error) {
 	if br.binary {
 		return nil, &InputError{Pos: hdrPos, Err: fmt.Errorf("%w: binary data", ErrNotCSV)}
 	}
-	cols, err := mapHeader(header, hdrPos, seriesFieldByName, SeriesRequired, "series CSV")
+	cols, err := mapHeader(header, hdrPos, fields, required, what)
 	if err != nil {
 		return nil, err
 	}
-	var rows []SeriesRow
-	err = readRows(cr, name, cols, func(row *SeriesRow, pos Pos) {
-		row.Pos = pos
+	var rows []T
+	err = readRows(cr, name, cols, func(row *T, pos Pos) {
+		at(row, pos)
 		rows = append(rows, *row)
 	})
 	if br.binary {
