@@ -228,7 +228,8 @@ func (r *Report) seriesPictures() ([]Picture, error) {
 				return nil, fmt.Errorf("series plot of %s: %w", sc.Name(), err)
 			}
 			if ok {
-				pics = append(pics, Picture{Title: fmt.Sprintf(seriesPlotTitle[r.lang()], sc.Target, sc.Strategy, sc.Mode), SVG: svg})
+				pics = append(pics, Picture{Title: fmt.Sprintf(seriesPlotTitle[r.lang()], sc.Target, sc.Strategy, sc.Mode,
+					100*measure.DefaultStallBelow, measure.DefaultStallLatency), SVG: svg})
 			}
 		}
 	}
@@ -237,8 +238,8 @@ func (r *Report) seriesPictures() ([]Picture, error) {
 
 // seriesPlotTitle is a series plot's caption, by language.
 var seriesPlotTitle = map[string]string{
-	LangEN: "%s/%s %s: QPS and p99 latency per interval of the kept rounds; shaded: stalls by the default rule (QPS under 10%% of the round's median, or a request over 100 ms); bands along the top: the server's events",
-	LangZH: "%s/%s %s：保留轮次每个区间的 QPS 与 p99 延迟；阴影：按默认规则的停顿（QPS 低于该轮中位数的 10%%，或有请求超过 100 ms）；顶部色带：服务器事件",
+	LangEN: "%s/%s %s: QPS and p99 latency per interval of the kept rounds; shaded: stalls by the default rule (QPS under %g%% of the round's median, or a request over %v); bands along the top: the server's events",
+	LangZH: "%s/%s %s：保留轮次每个区间的 QPS 与 p99 延迟；阴影：按默认规则的停顿（QPS 低于该轮中位数的 %g%%，或有请求超过 %v）；顶部色带：服务器事件",
 }
 
 // span is a marked stretch of time, drawn across a fraction of a panel's
