@@ -60,7 +60,14 @@ and name: the order depends on the rows' contents, not on their order.
 
 Required columns: target, strategy, mode, round, status, qps (any order;
 unknown columns are ignored). Rows whose status is not "ok" are failed
-attempts: counted and listed, not used in the statistics.`,
+attempts: counted and listed, not used in the statistics.
+
+Beside a detail CSV named PREFIX_detail_TS.csv, the files "kvbench run"
+wrote with it are read too: PREFIX_nodes_TS.csv (the spread over a
+cluster's masters) and PREFIX_series_TS.csv (run --interval): a stalls
+table per target (stalls per minute, longest, count, U-test against the
+baseline) and, in the html format, a plot per scenario of its kept rounds'
+QPS and p99 per interval, stalls and the server's events marked.`,
 		Example: `  kvbench report results/hash_bench_detail_*.csv
   kvbench report --lang zh results/*.csv > report.md
   kvbench report --baseline kvstore=nopersist,redis=none --chart qps.svg results/*.csv

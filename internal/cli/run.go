@@ -93,6 +93,9 @@ The manual: docs/run.md.`,
   # the kvstore as a 3-node cluster against a 3-master Redis Cluster
   kvbench run --targets kvstore-cluster,redis-cluster
 
+  # every attempt per 100 ms interval, a stall being an interval under a fifth of the median QPS
+  kvbench run --interval 100ms --stall-below 0.2
+
   # Redis over TLS, with certificates kvbench makes for each instance
   kvbench run --targets redis --tls
 
@@ -153,6 +156,9 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.TempDir, "tmpdir", "", "where the servers' directories go (default: inside --out, on the results' disk)")
 	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
+	f.DurationVar(&o.Interval, "interval", o.Interval, "record each measured phase per interval of this length: the series CSV, the stall columns, the server's events (0: not at all)")
+	f.Float64Var(&o.StallBelow, "stall-below", o.StallBelow, "an interval whose QPS is below this fraction of the attempt's median interval is a stall")
+	f.DurationVar(&o.StallLatency, "stall-latency", o.StallLatency, "an interval in which a request waited longer than this is a stall (0: no such rule)")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
 	f.StringVar(&o.Estimate, "estimate", o.Estimate, "how the estimated time is made: auto (the last run's figures in --out where they fit; with --dry-run a short probe of the other targets), last (the last run's only), probe (every target probed), fixed (built-in figures)")

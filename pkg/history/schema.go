@@ -20,7 +20,7 @@ type migration func(d dialect) []string
 // migrations are the schema's steps; the store's version is the number of
 // steps taken. A column appended to results.Row needs a step adding it to
 // detail (TestSchemaHasEveryColumn fails until then).
-var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s")}
+var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s"), addDetailColumns("stalls", "longest_stall_ms")}
 
 // SchemaVersion is the version of the schema this kvbench writes.
 var SchemaVersion = len(migrations)
@@ -45,7 +45,16 @@ func detailColumnType(c string) string {
 		if f.name != c {
 			continue
 		}
-		switch reflect.TypeFor[results.Row]().Field(f.index).Type.Kind() {
+		t := reflect.TypeFor[results.Row]().Field(f.index).Type
+		if t.Kind() == reflect.Pointer { // an optional column: NULL when empty
+			switch t.Elem().Kind() {
+			case reflect.Float32, reflect.Float64:
+				return "DOUBLE PRECISION"
+			default:
+				return "BIGINT"
+			}
+		}
+		switch t.Kind() {
 		case reflect.String:
 			return "TEXT NOT NULL DEFAULT ''"
 		case reflect.Bool:

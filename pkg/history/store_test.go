@@ -235,17 +235,17 @@ func TestMigrations(t *testing.T) {
 		}
 		old.Close()
 		next := append(slices.Clone(migrations), func(dialect) []string {
-			return []string{"ALTER TABLE detail ADD COLUMN stalls BIGINT NOT NULL DEFAULT 0"}
+			return []string{"ALTER TABLE detail ADD COLUMN next_column BIGINT NOT NULL DEFAULT 0"}
 		})
 		s, err := openWith(ctx, loc, next)
 		if err != nil {
 			t.Fatalf("migrate: %v", err)
 		}
-		var v, n, stalls int
+		var v, n, added int
 		if err := s.db.QueryRow("SELECT version FROM schema_version").Scan(&v); err != nil || v != len(next) {
 			t.Errorf("schema version %d (%v), want %d", v, err, len(next))
 		}
-		if err := s.db.QueryRow("SELECT COUNT(*), COALESCE(SUM(stalls), 0) FROM detail").Scan(&n, &stalls); err != nil || n != 30 {
+		if err := s.db.QueryRow("SELECT COUNT(*), COALESCE(SUM(next_column), 0) FROM detail").Scan(&n, &added); err != nil || n != 30 {
 			t.Errorf("after the migration: %d rows (%v), want 30", n, err)
 		}
 		s.Close()

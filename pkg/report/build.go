@@ -84,6 +84,8 @@ type Report struct {
 	// Nodes is the spread over the masters of each cluster scenario, from
 	// the nodes CSV (nodes.go); empty without one.
 	Nodes []NodeSpread `json:"nodes,omitempty"`
+
+	series seriesSet // the series CSV's rows (series.go); nil without one
 }
 
 // Settings are the distinct values the rows hold for each setting,
@@ -282,7 +284,8 @@ type Round struct {
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
 
-	hist string // the latency_hist cell
+	hist string   // the latency_hist cell
+	ref  roundRef // its attempt and stall columns (series.go)
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -563,7 +566,7 @@ func (b *builder) add(r *results.Row) {
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
 		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
-		Pos: pos, hist: r.LatencyHist,
+		Pos: pos, hist: r.LatencyHist, ref: refOf(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
 	if r.QPSPerServerCPUS > 0 {

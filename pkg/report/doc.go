@@ -8,7 +8,9 @@
 // target. As markdown (in English or Chinese, with the reference tables'
 // headings), CSV, JSON, a chart, and one self-contained HTML page with
 // the tables and the pictures (the chart, the side-by-side bars, latency
-// by percentile from the rows' HdrHistograms).
+// by percentile from the rows' HdrHistograms; with the series CSV beside
+// the detail CSV, a stalls table per target and each scenario's QPS and
+// p99 over time).
 //
 // The rows come from package results, which owns the detail CSV; the
 // arithmetic (trimming, medians, confidence intervals, the U test) lives in

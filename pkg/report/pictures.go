@@ -56,7 +56,11 @@ func (r *Report) Pictures() ([]Picture, error) {
 		}
 		pics = append(pics, Picture{Title: fmt.Sprintf(langs[r.lang()].latencyPlot, mode), SVG: svg})
 	}
-	return pics, nil
+	series, err := r.seriesPictures() // series.go
+	if err != nil {
+		return nil, err
+	}
+	return append(pics, series...), nil
 }
 
 // lang is the report's language, LangEN when unknown.

@@ -105,6 +105,9 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err := rep.addNodesBeside(files); err != nil { // nodes.go
 		return err
 	}
+	if err := rep.addSeriesBeside(files); err != nil { // series.go
+		return err
+	}
 
 	if err := rep.WriteFiles(Files{Summary: opts.SummaryCSV, Trimmed: opts.TrimmedCSV, Chart: opts.Chart, ChartFormat: chartFormat}); err != nil {
 		return err

@@ -161,6 +161,12 @@ type Row struct {
 	// files written before.
 	StartS float64 `csv:"start_s" json:"start_s,omitempty"`
 	StopS  float64 `csv:"stop_s" json:"stop_s,omitempty"`
+	// Stalls counts the attempt's stalls (see measure.Stalls) and
+	// LongestStallMs is the longest, in ms: found from the series ("run
+	// --interval"); empty when no series was recorded, and in files
+	// written before.
+	Stalls         *int64   `csv:"stalls" json:"stalls,omitempty"`
+	LongestStallMs *float64 `csv:"longest_stall_ms" json:"longest_stall_ms,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -666,6 +672,16 @@ func setField(v reflect.Value, kind reflect.Kind, s string) error {
 			return fmt.Errorf("%w: %q: want true or false", ErrBadValue, truncate(s, 40))
 		}
 		v.SetBool(x)
+	case reflect.Pointer: // an optional column: empty is nil
+		if s == "" {
+			v.SetZero()
+			return nil
+		}
+		e := reflect.New(v.Type().Elem())
+		if err := setField(e.Elem(), e.Elem().Kind(), s); err != nil {
+			return err
+		}
+		v.Set(e)
 	default:
 		panic("results: unsupported Row field kind " + kind.String())
 	}

@@ -1,11 +1,6 @@
 package results
 
-import (
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
-)
+import "io"
 
 // NodeRow is one node's share of one attempt on a cluster target: a row
 // of the nodes CSV ("<prefix>_nodes_<ts>.csv", beside the detail CSV),
@@ -48,14 +43,6 @@ func CreateNodes(path string) (*NodeWriter, error) {
 	return &NodeWriter{f}, nil
 }
 
-// Write appends rows.
-func (w *NodeWriter) Write(rows []NodeRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	return w.append(rows)
-}
-
 // The nodes CSV's columns: every one is required.
 var (
 	nodeFields      = csvFields[NodeRow]()
@@ -69,20 +56,5 @@ var (
 // line, and the column: "x_nodes.csv:3: column qps: "abc" is not a
 // number"; all the file's errors are reported at once (up to MaxErrors).
 func ReadNodesCSV(r io.Reader, name string) ([]NodeRow, error) {
-	hdrPos := Pos{File: name, Line: 1}
-	cr := csv.NewReader(r)
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, &InputError{Pos: hdrPos, Err: fmt.Errorf("%w file: no header line", ErrEmpty)}
-	}
-	if err != nil {
-		return nil, csvError(name, err)
-	}
-	cols, err := mapHeader(header, hdrPos, nodeFieldByName, nodeColumns, "nodes CSV")
-	if err != nil {
-		return nil, err
-	}
-	var rows []NodeRow
-	err = readRows(cr, name, cols, func(row *NodeRow, _ Pos) { rows = append(rows, *row) })
-	return rows, err
+	return readCSV(r, name, nodeFieldByName, nodeColumns, "nodes CSV", func(*NodeRow, Pos) {}) // series.go
 }

@@ -379,6 +379,7 @@ func loadConfig(o Options, sc *Scenario, info target.Info, seed int64) loadgen.C
 	cfg.SetCmd, cfg.GetCmd, cfg.Seed = sc.Desc.SetCmd, sc.Desc.GetCmd, seed
 	cfg.VerifyGet, cfg.Timeout = sc.Mode != loadgen.ModeSet, o.Timeout
 	cfg.ProgressInterval = o.ProgressInterval
+	cfg.Interval, cfg.StallBelow, cfg.StallLatency = o.Interval, o.StallBelow, o.StallLatency
 	return cfg
 }
 

@@ -9,7 +9,8 @@
 // the targets (package target), their Scenarios (target × strategy × mode)
 // and the ordered Steps, with an Estimate of the time; "kvbench run
 // --dry-run" prints it (Run does, with Options.DryRun). Run resolves the
-// plan and executes it, writing the detail CSV as it goes (package results)
+// plan and executes it, writing the detail CSV as it goes (package results;
+// and the series CSV, with Options.Interval)
 // and the report at the end (package report); it returns a Result with the
 // rows, the report, the files and where the time went. When a scenario ran
 // out of retries, or ctx was cancelled, the error wraps ErrScenariosFailed

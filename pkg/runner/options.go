@@ -231,6 +231,13 @@ type Options struct {
 	// PrefillPipeline is the keys a prefill writes per round trip; 0
 	// means the larger of Pipeline and DefaultPrefillPipeline.
 	PrefillPipeline int
+	// Interval, when positive, records every measured phase per interval
+	// of this length (the series CSV, the stall columns, the server's
+	// events); 0 does not. StallBelow and StallLatency find the stalls as
+	// loadgen.Config's fields of those names do.
+	Interval     time.Duration
+	StallBelow   float64
+	StallLatency time.Duration
 
 	// Live redraws a progress line in place (stderr is a terminal);
 	// otherwise progress is plain log lines.
@@ -282,6 +289,9 @@ func DefaultOptions() Options {
 		Timeout:          loadgen.DefaultTimeout,
 		StopGrace:        DefaultStopGrace,
 		ProgressInterval: DefaultProgressInterval,
+		Interval:         loadgen.DefaultInterval,
+		StallBelow:       measure.DefaultStallBelow,
+		StallLatency:     measure.DefaultStallLatency,
 	}
 }
 
@@ -346,6 +356,15 @@ func (o Options) normalize() (Options, error) {
 		if c.value < c.least {
 			bad("%s %d: want at least %d", c.name, c.value, c.least)
 		}
+	}
+	if o.Interval < 0 || o.Interval > 0 && o.Interval < time.Millisecond {
+		bad("interval %v: want 0 (none) or at least 1ms", o.Interval)
+	}
+	if o.StallBelow < 0 || o.StallBelow >= 1 {
+		bad("stall-below %g: want a fraction from 0 to below 1", o.StallBelow)
+	}
+	if o.StallLatency < 0 {
+		bad("stall-latency %v: want 0 (no such rule) or more", o.StallLatency)
 	}
 	if o.Agents < 0 || o.Agents > 1024 {
 		bad("agents %d: want 0 to 1024", o.Agents)

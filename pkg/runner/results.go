@@ -17,6 +17,9 @@ type Files struct {
 	// Nodes is the nodes CSV: one row per attempt and master of a cluster
 	// target (results.NodeRow); written only when a cluster target ran.
 	Nodes string
+	// Series is the series CSV: one row per attempt, command and interval
+	// (results.SeriesRow); written only with Options.Interval.
+	Series string
 	// Summary and Trimmed are the report's summary and trimmed CSVs.
 	Summary, Trimmed string
 	// Report is the markdown report; Chart the chart it links to (empty
@@ -34,6 +37,7 @@ func newFiles(dir, prefix, ts, chart string) Files {
 	f := Files{
 		Detail:  name("detail", "csv"),
 		Nodes:   name("nodes", "csv"),
+		Series:  name("series", "csv"),
 		Summary: name("summary", "csv"),
 		Trimmed: name("trimmed", "csv"),
 		Report:  name("report", "md"),
@@ -66,6 +70,9 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	if err := rep.AddNodesFile(files.Nodes); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := rep.AddSeriesFile(files.Series); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	err = rep.WriteFiles(report.Files{

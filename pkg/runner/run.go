@@ -116,7 +116,8 @@ type run struct {
 	res    *Result
 	disp   *display
 	detail *results.Writer
-	nodes  *results.NodeWriter // created with the first cluster attempt
+	nodes  *results.NodeWriter   // created with the first cluster attempt
+	series *results.SeriesWriter // created with the first attempt's series
 	// unsupported holds, by (target, workload), why the target was
 	// refused the workload.
 	unsupported map[[2]string]string
@@ -180,6 +181,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.nodes != nil {
 		errs = append(errs, r.nodes.Close())
 	}
+	if r.series != nil {
+		errs = append(errs, r.series.Close())
+	}
 	if err := tmp.remove(); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
@@ -210,7 +214,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 func (r *run) writtenFiles() []string {
 	f := r.res.Files
 	var out []string
-	for _, p := range []string{f.Detail, f.Nodes, f.Summary, f.Trimmed, f.Report, f.HTML, f.Chart} {
+	for _, p := range []string{f.Detail, f.Nodes, f.Series, f.Summary, f.Trimmed, f.Report, f.HTML, f.Chart} {
 		if _, err := os.Stat(p); p != "" && err == nil {
 			out = append(out, p)
 		}
@@ -293,6 +297,9 @@ func (r *run) steps(ctx context.Context) error {
 				return werr
 			}
 			r.res.Nodes = append(r.res.Nodes, out.nodes...)
+			if werr := r.writeSeries(out.series); werr != nil {
+				return werr
+			}
 			interrupted := row.Status == results.StatusInterrupted
 			unsupported := row.Status == results.StatusUnsupported
 			if unsupported {
@@ -370,7 +377,9 @@ type attemptResult struct {
 	cfg      loadgen.Config
 	commands []measure.Command
 	// nodes are the rows of the nodes CSV: one per master of a cluster.
-	nodes  []results.NodeRow
+	nodes []results.NodeRow
+	// series are the rows of the series CSV (with Options.Interval).
+	series []results.SeriesRow
 	timing Timing
 }
 
@@ -497,12 +506,18 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	}
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
+	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
 	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
 	if meter != nil {
 		meter.Done(&res.Result)
 	}
+	if perr := events.finish(); perr != nil {
+		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
+	}
 	t.Measure = time.Since(t1)
 	row.Measured(&res.Result)
+	setStalls(row, &res.Result)
+	out.series = seriesRows(row, cfg, &res.Result, events)
 	out.commands = res.Commands
 	out.nodes = results.NodeRows(row, &res.Result)
 	row.Agents = max(o.Agents, 1)

@@ -136,6 +136,9 @@ func TestRunWorkloadYCSB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := rep2.AddSeriesFile(res.Files.Series); err != nil { // as kvbench report reads it beside
+		t.Fatal(err)
+	}
 	var md strings.Builder
 	if err := rep2.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
