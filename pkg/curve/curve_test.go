@@ -119,14 +119,18 @@ func TestSearchModel(t *testing.T) {
 	}
 }
 
-// slowServer is a RESP server of known capacity: one request at a time
-// over all its connections, each held for cost, answered +OK.
+// slowServer is a RESP server of known capacity: its requests, over all
+// its connections, are served one after the other, each taking cost of a
+// virtual clock (a request is answered at the later of its arrival and
+// the previous one's end, plus cost), so that its capacity is 1/cost
+// whatever else the machine runs; each is answered +OK.
 func slowServer(t *testing.T, cost time.Duration) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var one sync.Mutex
+	var mu sync.Mutex
+	var free time.Time // when the server is next free
 	var conns sync.WaitGroup
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done); ln.Close(); conns.Wait() })
@@ -154,10 +158,15 @@ func slowServer(t *testing.T, cost time.Duration) string {
 						}
 						continue
 					}
-					one.Lock()
-					for start := time.Now(); time.Since(start) < cost; {
+					mu.Lock()
+					now := time.Now()
+					if free.Before(now) {
+						free = now
 					}
-					one.Unlock()
+					free = free.Add(cost)
+					due := free
+					mu.Unlock()
+					time.Sleep(time.Until(due))
 					w.WriteString("+OK\r\n")
 				}
 			}()
@@ -176,7 +185,7 @@ func TestCurveOnSlowServer(t *testing.T) {
 	addr := slowServer(t, 50*time.Microsecond) // 20,000 requests per second at most
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Mode, cfg.SetCmd = addr, loadgen.ModeSet, "SET"
-	cfg.Connections, cfg.Threads, cfg.Pipeline, cfg.Requests, cfg.Keyspace = 8, 1, 1, 4000, 4000
+	cfg.Connections, cfg.Threads, cfg.Pipeline, cfg.Requests, cfg.Keyspace = 16, 1, 4, 4000, 4000
 	cfg.Interval = 0
 	ctx := context.Background()
 	var span time.Duration
