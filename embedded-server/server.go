@@ -153,6 +153,7 @@ type Server struct {
 	nextID   atomic.Int64
 	nclients atomic.Int64
 	stats    stats
+	cmdStats cmdStats
 }
 
 // stats are the counters INFO reports.
@@ -193,14 +194,15 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cluster: cl,
-		cfg:     cfg,
-		log:     cfg.Logger,
-		db:      newDB(cfg.Alloc),
-		start:   time.Now(),
-		runID:   newRunID(),
-		conns:   make(map[*conn]struct{}),
-		done:    make(chan struct{}),
+		cluster:  cl,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		db:       newDB(cfg.Alloc),
+		start:    time.Now(),
+		runID:    newRunID(),
+		conns:    make(map[*conn]struct{}),
+		done:     make(chan struct{}),
+		cmdStats: newCmdStats(),
 	}
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
