@@ -562,7 +562,7 @@ func (b *builder) add(r *results.Row) {
 		Round: r.Round, QPS: Figure(qps), UsPerOp: Figure(us),
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
-		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
+		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(float64(r.QPSPerServerCPUS)), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
 		Pos: pos, hist: r.LatencyHist,
 	})
 	sc.requests = max(sc.requests, r.Requests)

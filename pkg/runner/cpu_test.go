@@ -32,7 +32,7 @@ func TestWhoIsTheBottleneck(t *testing.T) {
 	}
 	rows := readDetail(t, res)
 	for _, r := range rows {
-		if r.ClientCPUS <= 0 || r.ServerCPUS <= 0 || math.Abs(r.QPSPerServerCPUS-r.QPS*r.ElapsedS/r.ServerCPUS) > 1e-6*r.QPSPerServerCPUS {
+		if r.ClientCPUS <= 0 || r.ServerCPUS <= 0 || math.Abs(float64(r.QPSPerServerCPUS)-r.QPS*r.ElapsedS/float64(r.ServerCPUS)) > 1e-6*float64(r.QPSPerServerCPUS) {
 			t.Errorf("%s/%s: client %vs, server %vs, %v QPS per server CPU-second for %v QPS",
 				r.Strategy, r.Mode, r.ClientCPUS, r.ServerCPUS, r.QPSPerServerCPUS, r.QPS)
 		}
