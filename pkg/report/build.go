@@ -84,6 +84,9 @@ type Report struct {
 	// Nodes is the spread over the masters of each cluster scenario, from
 	// the nodes CSV (nodes.go); empty without one.
 	Nodes []NodeSpread `json:"nodes,omitempty"`
+	// Telemetry holds the server telemetry table of each target whose
+	// rows record it (telemetry.go).
+	Telemetry []*TelemetryTable `json:"server_telemetry,omitempty"`
 }
 
 // Settings are the distinct values the rows hold for each setting,
@@ -282,7 +285,8 @@ type Round struct {
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
 
-	hist string // the latency_hist cell
+	hist string         // the latency_hist cell
+	tel  roundTelemetry // the server_… cells (telemetry.go)
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -563,7 +567,7 @@ func (b *builder) add(r *results.Row) {
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
 		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(float64(r.QPSPerServerCPUS)), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
-		Pos: pos, hist: r.LatencyHist,
+		Pos: pos, hist: r.LatencyHist, tel: telemetryOf(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
 	if r.QPSPerServerCPUS > 0 {
@@ -652,6 +656,7 @@ func (b *builder) finish() (*Report, error) {
 		return nil, err
 	}
 	b.workloads()
+	b.rep.Telemetry = telemetryTables(b.rep.Targets)
 	b.orderFailed()
 	b.settings()
 	b.warnings()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,13 @@ func TestServerTelemetry(t *testing.T) {
 		}
 		t.Logf("%s: %.0f QPS, server CPU %.6fs, %.0f QPS per CPU-second, %.3f µs per call, %d calls, RSS %d, used %d",
 			name, r.QPS, cpu, perCPU, r.ServerUsecPerCall, calls, r.ServerRSSBytes, r.ServerUsedMemoryBytes)
+	}
+	md, err := os.ReadFile(res.Files.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, section, ok := strings.Cut(string(md), "## Server telemetry\n"); !ok || !strings.Contains(section, "### kvstore") || !strings.Contains(section, "### redis") {
+		t.Errorf("the report has no telemetry table per target:\n%s", md)
 	}
 }
 
