@@ -28,23 +28,49 @@ func newCmdStats() cmdStats {
 }
 
 // record adds a batch's commands (batch[:n], as exec ran them) and the
-// time they took: each run of one command gets its share of the batch's
-// time by its number of calls. A batch is timed once rather than each
-// command: a pipeline repeats one command, and a clock read per command
-// would cost as much as a GET.
+// time they took: each command gets its share of the batch's time by its
+// number of calls. A batch is timed once rather than each command: a
+// pipeline repeats one command, and a clock read per command would cost
+// as much as a GET. The calls are counted per distinct command of the
+// batch first (a pipeline holds one or a few), so that the shared
+// counters are added to once per command per batch.
 func (st cmdStats) record(batch []call, n int, took time.Duration) {
-	for i := 0; i < n; {
+	var seen [4]cmdCount
+	k := 0
+	for i := range batch[:n] {
 		cmd := batch[i].cmd
-		j := i + 1
-		for j < n && batch[j].cmd == cmd {
+		if cmd == nil {
+			continue
+		}
+		j := 0
+		for j < k && seen[j].cmd != cmd {
 			j++
 		}
-		if cmd != nil {
-			s := &st[cmd.index]
-			s.calls.Add(int64(j - i))
-			s.ns.Add(int64(took) * int64(j-i) / int64(n))
+		if j == k {
+			if k == len(seen) {
+				st.add(seen[:k], n, took)
+				k, j = 0, 0
+			}
+			seen[k] = cmdCount{cmd: cmd}
+			k++
 		}
-		i = j
+		seen[j].calls++
+	}
+	st.add(seen[:k], n, took)
+}
+
+// cmdCount is a command's calls in a batch.
+type cmdCount struct {
+	cmd   *command
+	calls int64
+}
+
+// add adds the counts of a batch of n commands that took took.
+func (st cmdStats) add(counts []cmdCount, n int, took time.Duration) {
+	for _, c := range counts {
+		s := &st[c.cmd.index]
+		s.calls.Add(c.calls)
+		s.ns.Add(int64(took) * c.calls / int64(n))
 	}
 }
 

@@ -232,7 +232,7 @@ func (c *conn) exec() {
 	case lockRead:
 		db.mu.RLock()
 	}
-	t0 := time.Now()
+	t0 := time.Since(c.s.start) // the monotonic clock alone
 	if len(c.batch) >= prefetchMin && mode != lockNone {
 		c.prefetch()
 	}
@@ -260,7 +260,7 @@ func (c *conn) exec() {
 		c.logEnd = aof.append(c.logBuf)
 		c.logBuf = c.logBuf[:0]
 	}
-	took := time.Since(t0)
+	took := time.Since(c.s.start) - t0
 	switch mode {
 	case lockWrite:
 		db.mu.Unlock()
