@@ -138,3 +138,17 @@ func TestCommandDeltaReset(t *testing.T) {
 		t.Errorf("this process's schedstat: %v", err)
 	}
 }
+
+// BenchmarkRSSSample is one sample of the RSS sampler (this process's
+// /proc/PID/statm), which it takes every RSSInterval during a
+// measurement: its cost over the interval is the sampler's share of a
+// CPU.
+func BenchmarkRSSSample(b *testing.B) {
+	s := &RSSSampler{pids: []int{os.Getpid()}}
+	for b.Loop() {
+		s.sample()
+	}
+	if s.peak <= 0 {
+		b.Fatal("no RSS read")
+	}
+}
