@@ -194,16 +194,16 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cluster:  cl,
-		cfg:      cfg,
-		log:      cfg.Logger,
-		db:       newDB(cfg.Alloc),
-		start:    time.Now(),
-		runID:    newRunID(),
-		conns:    make(map[*conn]struct{}),
-		done:     make(chan struct{}),
-		cmdStats: newCmdStats(),
+		cluster: cl,
+		cfg:     cfg,
+		log:     cfg.Logger,
+		db:      newDB(cfg.Alloc),
+		start:   time.Now(),
+		runID:   newRunID(),
+		conns:   make(map[*conn]struct{}),
+		done:    make(chan struct{}),
 	}
+	s.cmdStats = newCmdStats()
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
 			return nil, err

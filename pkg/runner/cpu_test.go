@@ -25,7 +25,7 @@ func TestWhoIsTheBottleneck(t *testing.T) {
 	testutil.RequireRedisServer(t)
 	o := runOptions(t)
 	o.Targets, o.Strategies, o.Rounds, o.Retries = []string{"redis"}, []string{"none", "aof_always"}, 1, 0
-	o.Modes, o.Threads, o.Requests, o.Keyspace = []string{"set", "get"}, 1, 100_000, 100_000 // long enough for /proc's 10 ms ticks
+	o.Modes, o.Threads, o.Requests, o.Keyspace = []string{"set", "get"}, 1, 100_000, 100_000 // long enough to tell who was busy
 	res, _, _, err := runQuiet(t, context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
