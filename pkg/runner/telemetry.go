@@ -37,7 +37,8 @@ func serverCPU(before, after target.Sample) (time.Duration, bool) {
 // kvbench started, sampled during it.
 type phaseTelemetry struct {
 	before, after target.Telemetry
-	ok            bool // both readings were taken
+	ok            bool // the readings so far were taken
+	done          bool // the phase measured and finish called: figures to fill
 	rss           *target.RSSSampler
 	peakRSS       int64
 }
@@ -65,6 +66,7 @@ func (p *phaseTelemetry) stopRSS() {
 // finish stops the sampler if it runs and reads INFO after the phase.
 func (p *phaseTelemetry) finish(ctx context.Context, info target.Info, password string) {
 	p.stopRSS()
+	p.done = true
 	if !p.ok {
 		return
 	}
@@ -75,8 +77,9 @@ func (p *phaseTelemetry) finish(ctx context.Context, info target.Info, password 
 
 // fill sets the row's telemetry columns: the attempt's memory, and the
 // server's time per call and calls of the commands names (lower case).
+// An attempt that failed before finish has none.
 func (p *phaseTelemetry) fill(row *results.Row, names []string) {
-	if p == nil {
+	if p == nil || !p.done {
 		return
 	}
 	row.ServerRSSBytes = results.OptInt(p.peakRSS)
@@ -93,7 +96,7 @@ func (p *phaseTelemetry) fill(row *results.Row, names []string) {
 // the commandstats delta of names; empty when not known or none called.
 func (p *phaseTelemetry) fillCommands(row *results.Row, names []string) {
 	row.ServerUsecPerCall, row.ServerCalls = 0, 0
-	if p == nil || !p.ok || len(names) == 0 {
+	if p == nil || !p.done || !p.ok || len(names) == 0 {
 		return
 	}
 	d, ok := target.CommandDelta(p.before, p.after, names...)

@@ -179,3 +179,17 @@ func TestWorkloadCommands(t *testing.T) {
 		t.Errorf("each %v, all %v", each, all)
 	}
 }
+
+// TestTelemetryUnfinished: an attempt that failed between the readings
+// (finish never called) fills no telemetry column, its RSS included.
+func TestTelemetryUnfinished(t *testing.T) {
+	p := &phaseTelemetry{ok: true, peakRSS: 1 << 20,
+		before: target.Telemetry{Nodes: []map[string]string{{"cmdstat_get": "calls=1,usec=1", "used_memory": "100"}}}}
+	rows := []results.Row{{Command: "READ", Status: results.StatusFailed}, {Command: results.CommandTotal, Status: results.StatusFailed}}
+	fillWorkloadTelemetry(rows, p, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}})
+	for _, r := range rows {
+		if r.ServerRSSBytes != 0 || r.ServerUsedMemoryBytes != 0 || r.ServerUsecPerCall != 0 || r.ServerCalls != 0 {
+			t.Errorf("%s: %+v", r.Command, r)
+		}
+	}
+}
