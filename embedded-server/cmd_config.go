@@ -74,6 +74,7 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.out = resp.AppendError(c.out, "ERR CONFIG SET is not supported: restart kvbench serve with the setting as a flag")
 	case equalFold(sub, "resetstat") && len(args) == 2:
 		c.s.stats.reset()
+		c.s.cmdStats.reset()
 		c.out = resp.AppendOK(c.out)
 	case equalFold(sub, "get"), equalFold(sub, "resetstat"):
 		c.out = resp.AppendError(c.out, "ERR wrong number of arguments for 'config|"+string(toLower(sub))+"' command")

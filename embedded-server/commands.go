@@ -40,6 +40,9 @@ type command struct {
 	// keys is the table that args[1] is looked up in, for prefetching a
 	// batch; nil when there is nothing to prefetch.
 	keys func(db *DB, args [][]byte) table
+	// index is the command's place in commandList, where its
+	// commandstats are kept (cmdStats).
+	index int
 }
 
 func (cmd *command) arityOK(n int) bool {
@@ -60,6 +63,7 @@ func init() {
 	commands = make(map[string]*command, len(commandList))
 	for i := range commandList {
 		cmd := &commandList[i]
+		cmd.index = i
 		if len(cmd.name) > maxNameLen || cmd.name != strings.ToLower(cmd.name) {
 			panic("kvstore: bad command name " + cmd.name)
 		}

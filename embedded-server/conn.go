@@ -232,6 +232,7 @@ func (c *conn) exec() {
 	case lockRead:
 		db.mu.RLock()
 	}
+	t0 := time.Since(c.s.start) // the monotonic clock alone
 	if len(c.batch) >= prefetchMin && mode != lockNone {
 		c.prefetch()
 	}
@@ -259,6 +260,7 @@ func (c *conn) exec() {
 		c.logEnd = aof.append(c.logBuf)
 		c.logBuf = c.logBuf[:0]
 	}
+	took := time.Since(c.s.start) - t0
 	switch mode {
 	case lockWrite:
 		db.mu.Unlock()
@@ -266,6 +268,7 @@ func (c *conn) exec() {
 		db.mu.RUnlock()
 	}
 	c.s.stats.commands.Add(int64(n))
+	c.s.cmdStats.record(c.batch, n, took)
 }
 
 // prefetchMin is the smallest batch worth prefetching.

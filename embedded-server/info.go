@@ -28,6 +28,7 @@ var infoSections = []infoSection{
 	{name: "stats", fn: infoStats},
 	{name: "replication", fn: infoReplication},
 	{name: "cpu", fn: infoCPU},
+	{name: "commandstats", fn: infoCommandstats},
 	{name: "cluster", fn: infoCluster},
 	{name: "keyspace", fn: infoKeyspace},
 	{name: "engines", fn: infoEngines},

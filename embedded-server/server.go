@@ -153,6 +153,7 @@ type Server struct {
 	nextID   atomic.Int64
 	nclients atomic.Int64
 	stats    stats
+	cmdStats cmdStats
 }
 
 // stats are the counters INFO reports.
@@ -202,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 		conns:   make(map[*conn]struct{}),
 		done:    make(chan struct{}),
 	}
+	s.cmdStats = newCmdStats()
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -188,4 +189,54 @@ func TestIdlePurge(t *testing.T) {
 	if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 200_000 {
 		t.Fatalf("DBSIZE %d, %v", n, err)
 	}
+}
+
+// TestInfoCommandstats: INFO commandstats counts each command's calls and
+// time in Redis's format, a pipeline's commands each counted, and CONFIG
+// RESETSTAT zeroes them.
+func TestInfoCommandstats(t *testing.T) {
+	srv := startServer(t, Config{})
+	c := dialRaw(t, srv)
+	var req []byte
+	for i := range 100 {
+		req = resp.AppendCommandString(req, "SET", fmt.Sprintf("k%d", i), "v")
+	}
+	req = resp.AppendCommandString(req, "GET", "k1")
+	c.send(req)
+	for range 100 {
+		if got := c.reply(); got != "+OK\r\n" {
+			t.Fatalf("SET: %q", got)
+		}
+	}
+	if got := c.reply(); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET: %q", got)
+	}
+	stats := commandstats(t, c)
+	for name, calls := range map[string]int{"set": 100, "get": 1} {
+		line := stats["cmdstat_"+name]
+		var n, usec int
+		var per float64
+		if _, err := fmt.Sscanf(line, "calls=%d,usec=%d,usec_per_call=%f,", &n, &usec, &per); err != nil {
+			t.Fatalf("cmdstat_%s:%s: %v", name, line, err)
+		}
+		if n != calls || usec < 0 || per < 0 {
+			t.Errorf("cmdstat_%s:%s: want calls=%d", name, line, calls)
+		}
+	}
+	if got := c.do("CONFIG", "RESETSTAT"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG RESETSTAT: %q", got)
+	}
+	if stats := commandstats(t, c); stats["cmdstat_set"] != "" {
+		t.Errorf("after CONFIG RESETSTAT: cmdstat_set:%s", stats["cmdstat_set"])
+	}
+}
+
+// commandstats reads INFO commandstats over c.
+func commandstats(t *testing.T, c *rawConn) map[string]string {
+	t.Helper()
+	_, body, ok := strings.Cut(c.do("INFO", "commandstats"), "\r\n")
+	if !ok {
+		t.Fatal("INFO commandstats: no reply")
+	}
+	return control.ParseInfo(body)
 }

@@ -137,8 +137,9 @@ func testAttempt(runID string, round int, qps float64) []results.Row {
 		Connections: 1, Keyspace: 100000, ValueSize: 32, Seed: 12345 + int64(round), ElapsedS: 100000 / qps, QPS: qps,
 		UsPerOp: 1e6 / qps, LatP50Us: 150.5, LatP99Us: 300.25, LatP999Us: 450, LatMaxUs: 900, PrefillS: 0.5,
 		ServerVersion: "v1.2.3", ServerConfig: "persist=everysec", ClientHost: "box1", CPUModel: "Test CPU", Cores: 2,
-		Kernel: "6.1.0", Label: "main", ClientCPUS: 0.7, ServerCPUS: 0.9, QPSPerServerCPUS: qps / 0.9, ClientBound: true,
+		Kernel: "6.1.0", Label: "main", ClientCPUS: 0.7, ServerCPUS: 0.9, QPSPerServerCPUS: results.Opt(qps / 0.9), ClientBound: true,
 		LatencyHist: string(enc), Agents: 1, TLS: true,
+		ServerRSSBytes: 40 << 20, ServerUsedMemoryBytes: 30 << 20, ServerUsecPerCall: 0.25, ServerCalls: 100000,
 	}}
 }
 

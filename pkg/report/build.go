@@ -86,6 +86,9 @@ type Report struct {
 	Nodes []NodeSpread `json:"nodes,omitempty"`
 
 	series seriesSet // the series CSV's rows (series.go); nil without one
+	// Telemetry holds the server telemetry table of each target whose
+	// rows record it (telemetry.go).
+	Telemetry []*TelemetryTable `json:"server_telemetry,omitempty"`
 }
 
 // Settings are the distinct values the rows hold for each setting,
@@ -284,8 +287,9 @@ type Round struct {
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
 
-	hist string   // the latency_hist cell
-	ref  roundRef // its attempt and stall columns (series.go)
+	hist string         // the latency_hist cell
+	ref  roundRef       // its attempt and stall columns (series.go)
+	tel  roundTelemetry // the server_… cells (telemetry.go)
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -565,8 +569,8 @@ func (b *builder) add(r *results.Row) {
 		Round: r.Round, QPS: Figure(qps), UsPerOp: Figure(us),
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
-		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(r.QPSPerServerCPUS), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
-		Pos: pos, hist: r.LatencyHist, ref: refOf(r),
+		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(float64(r.QPSPerServerCPUS)), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
+		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
 	if r.QPSPerServerCPUS > 0 {
@@ -655,6 +659,7 @@ func (b *builder) finish() (*Report, error) {
 		return nil, err
 	}
 	b.workloads()
+	b.rep.Telemetry = telemetryTables(b.rep.Targets)
 	b.orderFailed()
 	b.settings()
 	b.warnings()

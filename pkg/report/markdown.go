@@ -72,8 +72,9 @@ func (r *Report) mdBody(m *mdWriter) {
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}
-	m.nodes(r.Nodes, r.lang()) // nodes.go
-	m.stalls(r)                // series.go
+	m.nodes(r.Nodes, r.lang())         // nodes.go
+	m.stalls(r)                        // series.go
+	m.telemetry(r.Telemetry, r.lang()) // telemetry.go
 	if len(r.Failed) > 0 {
 		m.printf("\n## %s (%d)\n\n", l.failedTitle, len(r.Failed))
 		rows := make([][]string, 0, len(r.Failed))

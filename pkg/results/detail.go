@@ -107,13 +107,15 @@ type Row struct {
 	// the measured interval, in seconds; 0 when not measured.
 	ClientCPUS float64 `csv:"client_cpu_s" json:"client_cpu_s,omitempty"`
 	// ServerCPUS is the server's CPU time over the measured interval, in
-	// seconds: every process of a spawned server's process group, or INFO
-	// cpu for others; 0 when not known.
-	ServerCPUS float64 `csv:"server_cpu_s" json:"server_cpu_s,omitempty"`
+	// seconds: every thread of every process of a spawned server's
+	// process group (/proc's schedstat, nanoseconds), or INFO cpu for
+	// others (microseconds); empty (0) when not known or too little to
+	// measure (see the runner's MinServerCPU).
+	ServerCPUS Opt `csv:"server_cpu_s" json:"server_cpu_s,omitempty"`
 	// QPSPerServerCPUS is QPS / (ServerCPUS / ElapsedS): requests per
 	// CPU-second of the server, the fair figure across servers with
-	// different numbers of threads; 0 when ServerCPUS is not known.
-	QPSPerServerCPUS float64 `csv:"qps_per_server_cpu_s" json:"qps_per_server_cpu_s,omitempty"`
+	// different numbers of threads; empty (0) when ServerCPUS is.
+	QPSPerServerCPUS Opt `csv:"qps_per_server_cpu_s" json:"qps_per_server_cpu_s,omitempty"`
 	// ClientBound is true when the load generator was busy for at least
 	// ClientBoundShare of its threads' wall time: it, not the server, may
 	// have set the pace.
@@ -167,6 +169,23 @@ type Row struct {
 	// written before.
 	Stalls         *int64   `csv:"stalls" json:"stalls,omitempty"`
 	LongestStallMs *float64 `csv:"longest_stall_ms" json:"longest_stall_ms,omitempty"`
+	// ServerRSSBytes is the peak resident set size of a spawned server
+	// during the measured interval, sampled from /proc (a cluster's: the
+	// peak of its processes' sum); empty for attached servers.
+	ServerRSSBytes OptInt `csv:"server_rss_bytes" json:"server_rss_bytes,omitempty"`
+	// ServerUsedMemoryBytes is INFO memory's used_memory after the
+	// measured interval (a cluster's: its masters' sum); empty when the
+	// server does not say.
+	ServerUsedMemoryBytes OptInt `csv:"server_used_memory_bytes" json:"server_used_memory_bytes,omitempty"`
+	// ServerUsecPerCall is the server's own time per call of the measured
+	// command over the interval, in microseconds: the INFO commandstats
+	// delta of usec over that of calls (a mode's commands together: SET
+	// and GET for mixed; a workload's row, its own command's); empty when
+	// the server keeps no commandstats.
+	ServerUsecPerCall Opt `csv:"server_usec_per_call" json:"server_usec_per_call,omitempty"`
+	// ServerCalls is the commandstats delta of calls of those commands:
+	// the requests as the server counted them.
+	ServerCalls OptInt `csv:"server_calls" json:"server_calls,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -381,6 +381,8 @@ type attemptResult struct {
 	// series are the rows of the series CSV (with Options.Interval).
 	series []results.SeriesRow
 	timing Timing
+	// tel is what the server said about the measured phase.
+	tel *phaseTelemetry
 }
 
 // rows are the attempt's detail rows: its row, or for workload w one row
@@ -389,7 +391,9 @@ func (a *attemptResult) rows(w *workload.Workload) []results.Row {
 	if w == nil {
 		return []results.Row{a.row}
 	}
-	return workloadRows(a.row, w, a.cfg, a.commands)
+	rows := workloadRows(a.row, w, a.cfg, a.commands)
+	fillWorkloadTelemetry(rows, a.tel, a.cfg)
+	return rows
 }
 
 // attempt starts a fresh server for the step, prefills it if the mode or
@@ -504,6 +508,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		meter = o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
 		cfg.Observe = meter.Interval
 	}
+	out.tel = startTelemetry(ctx, info, sc.Desc.Password)
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
 	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
@@ -515,6 +520,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
 	}
 	t.Measure = time.Since(t1)
+	out.tel.stopRSS()
 	row.Measured(&res.Result)
 	setStalls(row, &res.Result)
 	out.series = seriesRows(row, cfg, &res.Result, events)
@@ -548,6 +554,8 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
 		fillCPU(row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
 	}
+	out.tel.finish(ctx, info, sc.Desc.Password)
+	out.tel.fill(row, measuredCommands(cfg))
 	return out, nil
 }
 
@@ -631,18 +639,18 @@ func processCPU() time.Duration {
 }
 
 // fillCPU records who used the CPU during the measurement: the client's
-// time, the server's (when both samples know it), QPS per server
-// CPU-second, and whether the generator was busy enough to have set the
-// pace.
+// time, the server's (when both samples know it and it is enough to
+// measure: serverCPU), QPS per server CPU-second, and whether the
+// generator was busy enough to have set the pace.
 func fillCPU(row *results.Row, res loadgen.Result, client time.Duration, before, after target.Sample) {
 	row.ClientCPUS = client.Seconds()
 	if threads := res.Config.Threads; threads > 0 && res.Elapsed > 0 {
 		row.ClientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
 	}
-	if before.CPU >= 0 && after.CPU >= before.CPU {
-		row.ServerCPUS = (after.CPU - before.CPU).Seconds()
-		if row.ServerCPUS > 0 && row.ElapsedS > 0 {
-			row.QPSPerServerCPUS = row.QPS / (row.ServerCPUS / row.ElapsedS)
+	if used, ok := serverCPU(before, after); ok {
+		row.ServerCPUS = results.Opt(used.Seconds())
+		if row.ElapsedS > 0 && row.QPS > 0 {
+			row.QPSPerServerCPUS = results.Opt(row.QPS / (used.Seconds() / row.ElapsedS))
 		}
 	}
 }

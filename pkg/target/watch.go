@@ -32,11 +32,19 @@ type Sample struct {
 	// Uptime is INFO server's uptime_in_seconds; -1 when it has none.
 	Uptime int64
 	// CPU is the server's CPU time (user + system) so far: for a process
-	// kvbench started, of every process in its process group, from /proc
-	// (so a wrapper script's children count); otherwise INFO cpu's
-	// used_cpu_user + used_cpu_sys. Negative when neither is known. A
-	// cluster's is its masters' sum (replicas are not counted).
+	// kvbench started, of every thread of every process in its process
+	// group, from /proc (so a wrapper script's children count); otherwise
+	// INFO cpu's used_cpu_user + used_cpu_sys. Negative when neither is
+	// known. A cluster's is its masters' sum (replicas are not counted).
 	CPU time.Duration
+	// CPUStep is CPU's resolution: a nanosecond from /proc's schedstat,
+	// a microsecond from INFO cpu, a clock tick from /proc's stat where
+	// schedstat is missing. A cluster's is its nodes' coarsest.
+	CPUStep time.Duration
+	// reaped is the part of CPU that /proc counts in clock ticks: the
+	// children the server's processes have waited for (a fork that
+	// saved a snapshot), summed over a cluster's nodes.
+	reaped time.Duration
 	// Nodes are a cluster's masters' samples, in Info.Nodes' order; the
 	// cluster's own Sample then has no RunID, PID or Uptime.
 	Nodes []Sample
@@ -63,6 +71,8 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 			return s, fmt.Errorf("%s: %w", addr, err)
 		}
 		s.Nodes = append(s.Nodes, ns)
+		s.CPUStep = max(s.CPUStep, ns.CPUStep)
+		s.reaped += ns.reaped
 		if ns.CPU < 0 || s.CPU < 0 {
 			s.CPU = -1
 		} else {
@@ -93,8 +103,8 @@ func sampleOne(ctx context.Context, addr string, pid int, cr creds) (Sample, err
 		s.Uptime = v
 	}
 	if pid > 0 {
-		if cpu, err := groupCPU(pid); err == nil {
-			s.CPU = cpu
+		if g, err := groupCPU(pid); err == nil {
+			s.CPU, s.CPUStep, s.reaped = g.cpu, g.step, g.reaped
 			return s, nil
 		}
 	}
@@ -105,9 +115,25 @@ func sampleOne(ctx context.Context, addr string, pid int, cr creds) (Sample, err
 	user, uerr := strconv.ParseFloat(cpu["used_cpu_user"], 64)
 	sys, serr := strconv.ParseFloat(cpu["used_cpu_sys"], 64)
 	if uerr == nil && serr == nil {
-		s.CPU = time.Duration((user + sys) * float64(time.Second))
+		s.CPU = time.Duration((user+sys)*1e6) * time.Microsecond
+		s.CPUStep = time.Microsecond
 	}
 	return s, nil
+}
+
+// CPUUsed is the server's CPU time from before to after and its
+// resolution: the coarser of theirs, or a clock tick when a process
+// reaped a child between them. False when either does not know its CPU
+// time or the time went back (a process or thread that exited).
+func CPUUsed(before, after Sample) (used, step time.Duration, ok bool) {
+	if before.CPU < 0 || after.CPU < before.CPU {
+		return 0, 0, false
+	}
+	step = max(before.CPUStep, after.CPUStep)
+	if before.reaped != after.reaped {
+		step = max(step, time.Second/clockTicks)
+	}
+	return after.CPU - before.CPU, step, true
 }
 
 // Restarted returns an error wrapping ErrRestarted when after is not the
@@ -153,12 +179,21 @@ func restarted(before, after Sample) string {
 // architecture kvbench builds for.
 const clockTicks = 100
 
+// groupTime is a process group's CPU time as groupCPU reads it.
+type groupTime struct {
+	// cpu is the whole; reaped the part from waited-for children, in
+	// clock ticks; step the resolution of the rest.
+	cpu, reaped, step time.Duration
+}
+
 // groupCPU sums the CPU time of the process group pgid, whose leader is
 // the process pgid: the leader and its descendants still in the group,
 // found through /proc's children lists (cheaper than reading every
-// process's stat), each with the children it has waited for.
-func groupCPU(pgid int) (time.Duration, error) {
-	var ticks int64
+// process's stat). Each process counts its live threads' schedstat time
+// and, in clock ticks, the children it has waited for; a process without
+// schedstat counts its own ticks.
+func groupCPU(pgid int) (groupTime, error) {
+	g := groupTime{step: time.Nanosecond}
 	queue := []int{pgid}
 	for len(queue) > 0 {
 		pid := queue[0]
@@ -166,14 +201,21 @@ func groupCPU(pgid int) (time.Duration, error) {
 		group, t, err := procCPU(pid)
 		if err != nil {
 			if pid == pgid {
-				return 0, err
+				return g, err
 			}
 			continue // a child that exited meanwhile
 		}
 		if group != pgid {
 			continue // a descendant that left the group
 		}
-		ticks += t
+		if ns, err := threadsCPU(pid); err == nil {
+			g.cpu += ns
+		} else {
+			g.cpu += ticks(t.own)
+			g.step = time.Second / clockTicks
+		}
+		g.cpu += ticks(t.children)
+		g.reaped += ticks(t.children)
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 		for _, f := range tasks {
 			b, _ := os.ReadFile(f)
@@ -184,15 +226,21 @@ func groupCPU(pgid int) (time.Duration, error) {
 			}
 		}
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return g, nil
 }
 
-// procCPU reads a process's group and its CPU ticks (utime, stime, cutime,
-// cstime) from /proc/PID/stat.
-func procCPU(pid int) (pgrp int, ticks int64, err error) {
+// ticks converts /proc's clock ticks to a duration.
+func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+
+// cpuTicks are a process's CPU times from /proc/PID/stat, in clock ticks:
+// its own (utime + stime) and its waited-for children's (cutime + cstime).
+type cpuTicks struct{ own, children int64 }
+
+// procCPU reads a process's group and its CPU ticks from /proc/PID/stat.
+func procCPU(pid int) (pgrp int, t cpuTicks, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, t, err
 	}
 	// The command name, in parentheses, may hold spaces: the fields are
 	// counted after its closing parenthesis, from field 3 (state): pgrp is
@@ -200,14 +248,14 @@ func procCPU(pid int) (pgrp int, ticks int64, err error) {
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 15 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+		return 0, t, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	if pgrp, err = strconv.Atoi(f[2]); err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: pgrp %q", pid, f[2])
+		return 0, t, fmt.Errorf("/proc/%d/stat: pgrp %q", pid, f[2])
 	}
-	for _, v := range f[11:15] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		ticks += n
+	n := make([]int64, 4)
+	for i, v := range f[11:15] {
+		n[i], _ = strconv.ParseInt(v, 10, 64)
 	}
-	return pgrp, ticks, nil
+	return pgrp, cpuTicks{own: n[0] + n[1], children: n[2] + n[3]}, nil
 }

@@ -147,16 +147,17 @@ func TestGroupCPUCountsChildren(t *testing.T) {
 	var cpu time.Duration
 	for deadline := time.Now().Add(20 * time.Second); cpu < 100*time.Millisecond && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond) // bounded poll while the child spins
-		var err error
-		if cpu, err = groupCPU(cmd.Process.Pid); err != nil {
+		g, err := groupCPU(cmd.Process.Pid)
+		if err != nil {
 			t.Fatal(err)
 		}
+		cpu = g.cpu
 	}
 	_, own, err := procCPU(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu < 100*time.Millisecond || time.Duration(own)*time.Second/clockTicks >= cpu {
-		t.Errorf("group CPU %v, the waiting parent's own %d ticks: the child's time is missing", cpu, own)
+	if cpu < 100*time.Millisecond || ticks(own.own) >= cpu {
+		t.Errorf("group CPU %v, the waiting parent's own %d ticks: the child's time is missing", cpu, own.own)
 	}
 }

@@ -1,0 +1,140 @@
+package report
+
+import (
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
+)
+
+// TelemetryTable is a target's server telemetry: per scenario what the
+// server said about the measured phases (the detail CSV's server_…
+// columns) beside the client's latency. A target whose rows hold none of
+// those columns (files written before them, attached servers without
+// INFO commandstats or memory) has no table.
+type TelemetryTable struct {
+	Target string            `json:"target"`
+	Rows   []ServerTelemetry `json:"rows"`
+}
+
+// ServerTelemetry is one scenario's row of a TelemetryTable: medians over
+// its ok rounds of the rounds that record each figure; missing when none
+// does.
+type ServerTelemetry struct {
+	Strategy string `json:"strategy"`
+	Mode     string `json:"mode"`
+	// ClientP50Us is the client's median latency (lat_p50_us), µs.
+	ClientP50Us Figure `json:"client_p50_us"`
+	// ServerUsPerCall is the server's own time per call of the measured
+	// commands (server_usec_per_call), µs.
+	ServerUsPerCall Figure `json:"server_usec_per_call"`
+	// UsedMemoryBytes is INFO used_memory after the phase
+	// (server_used_memory_bytes), and RSSBytes the peak resident set
+	// size during it (server_rss_bytes).
+	UsedMemoryBytes Figure `json:"server_used_memory_bytes"`
+	RSSBytes        Figure `json:"server_rss_bytes"`
+	// BytesPerKey is used_memory over the keys the server held, its fixed
+	// overhead included: known where the phase found the keyspace
+	// prefilled and kept its size (the get and mixed modes).
+	BytesPerKey Figure `json:"bytes_per_key"`
+}
+
+// roundTelemetry is what a round's row says of its server.
+type roundTelemetry struct {
+	clientP50, usPerCall, usedMemory, rss, bytesPerKey float64
+}
+
+// telemetryOf reads a row's telemetry; zero figures are not measured.
+func telemetryOf(r *results.Row) roundTelemetry {
+	t := roundTelemetry{
+		clientP50:  r.LatP50Us,
+		usPerCall:  float64(r.ServerUsecPerCall),
+		usedMemory: float64(r.ServerUsedMemoryBytes),
+		rss:        float64(r.ServerRSSBytes),
+	}
+	full := r.Workload == "" && (r.Mode == string(loadgen.ModeGet) || r.Mode == string(loadgen.ModeMixed))
+	if full && r.Keyspace > 0 && t.usedMemory > 0 {
+		t.bytesPerKey = t.usedMemory / float64(r.Keyspace)
+	}
+	return t
+}
+
+// has reports whether the round records any server figure.
+func (t roundTelemetry) has() bool {
+	return t.usPerCall > 0 || t.usedMemory > 0 || t.rss > 0
+}
+
+// telemetryTables builds the TelemetryTable of each target whose rounds
+// record server figures, its rows in the target's scenario order.
+func telemetryTables(targets []*TargetReport) []*TelemetryTable {
+	var out []*TelemetryTable
+	for _, t := range targets {
+		tab := &TelemetryTable{Target: t.Target}
+		found := false
+		for _, sc := range t.Scenarios {
+			median := func(get func(roundTelemetry) float64) Figure {
+				var xs []float64
+				for _, r := range sc.Rounds {
+					if x := get(r.tel); x > 0 {
+						xs = append(xs, x)
+					}
+				}
+				if len(xs) == 0 {
+					return missing
+				}
+				return fig(stats.Median(xs))
+			}
+			for _, r := range sc.Rounds {
+				found = found || r.tel.has()
+			}
+			tab.Rows = append(tab.Rows, ServerTelemetry{
+				Strategy:        sc.Strategy,
+				Mode:            sc.Mode,
+				ClientP50Us:     median(func(t roundTelemetry) float64 { return t.clientP50 }),
+				ServerUsPerCall: median(func(t roundTelemetry) float64 { return t.usPerCall }),
+				UsedMemoryBytes: median(func(t roundTelemetry) float64 { return t.usedMemory }),
+				RSSBytes:        median(func(t roundTelemetry) float64 { return t.rss }),
+				BytesPerKey:     median(func(t roundTelemetry) float64 { return t.bytesPerKey }),
+			})
+		}
+		if found {
+			out = append(out, tab)
+		}
+	}
+	return out
+}
+
+// telemetryLabels are the words of the telemetry section, by language.
+var telemetryLabels = map[string]struct {
+	title, clientP50, serverUs, used, rss, perKey, legend string
+}{
+	LangEN: {"Server telemetry", "client p50 us", "server us/call", "used_memory MiB", "peak RSS MiB", "bytes/key",
+		"Medians over the ok rounds. client p50: the load generator's median latency; server us/call: the server's own time per call of the measured commands (INFO commandstats over the phase); used_memory: INFO memory after the phase; peak RSS: the resident set size of the processes kvbench started, sampled every 100 ms during the phase; bytes/key: used_memory over the keyspace, the server's fixed overhead included, where the phase found it prefilled (get, mixed). Empty: not measured."},
+	LangZH: {"服务端遥测", "客户端 p50 us", "服务端 us/调用", "used_memory MiB", "RSS 峰值 MiB", "字节/键",
+		"各 ok 轮次的中位数。客户端 p50：负载生成器的延迟中位数；服务端 us/调用：服务端执行所测命令每次调用的耗时（测量阶段前后 INFO commandstats 之差）；used_memory：测量阶段后的 INFO memory；RSS 峰值：kvbench 启动的进程在测量阶段中每 100 ms 采样的常驻内存；字节/键：used_memory 除以键空间（含服务端固定开销），仅在测量阶段前已预填充的模式（get、mixed）给出。空格：未测量。"},
+}
+
+// telemetry writes the server telemetry tables, if any: one per target.
+func (m *mdWriter) telemetry(tabs []*TelemetryTable, lang string) {
+	if len(tabs) == 0 {
+		return
+	}
+	l := m.l
+	tl := telemetryLabels[lang]
+	m.printf("\n## %s\n", tl.title)
+	mib := func(f Figure) Figure {
+		if !f.Valid() {
+			return f
+		}
+		return fig(float64(f) / (1 << 20))
+	}
+	for _, tab := range tabs {
+		m.printf("\n### %s\n\n", tab.Target)
+		var rows [][]string
+		for _, r := range tab.Rows {
+			rows = append(rows, []string{r.Strategy, r.Mode, r.ClientP50Us.csv(), r.ServerUsPerCall.csv(),
+				mib(r.UsedMemoryBytes).csv(), mib(r.RSSBytes).csv(), r.BytesPerKey.csv()})
+		}
+		m.table([]string{l.strategy, l.mode, tl.clientP50, tl.serverUs, tl.used, tl.rss, tl.perKey}, "llrrrrr", rows)
+	}
+	m.printf("\n%s\n", tl.legend)
+}

@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/measure"
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// TestServerTelemetry: a run of 20,000 requests against the kvstore and
+// redis-server records the server's CPU time to the microsecond (never 0,
+// consistent with the QPS), and the server's telemetry: its peak RSS above
+// its used_memory, its time per call of the measured commands, and their
+// calls (the kvstore's exactly the requests; redis's at least).
+func TestServerTelemetry(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Rounds, o.Retries = []string{"kvstore", "redis"}, []string{"nopersist", "none"}, 1, 0
+	o.Modes, o.Requests, o.Keyspace = []string{"set", "get", "mixed"}, 20_000, 20_000
+	o.SetCmd, o.GetCmd = "SET", "GET" // mixed overwrites
+	o.Chart = "none"
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6 (2 targets x 3 modes)", len(rows))
+	}
+	for _, r := range rows {
+		name := r.Target + "/" + r.Mode
+		if !r.OK() {
+			t.Errorf("%s: %s: %s", name, r.Status, r.Error)
+			continue
+		}
+		cpu, perCPU := float64(r.ServerCPUS), float64(r.QPSPerServerCPUS)
+		if !(cpu > 0) || math.Abs(perCPU-r.QPS*r.ElapsedS/cpu) > 1e-6*perCPU || perCPU < 1e3 || perCPU > 1e8 {
+			t.Errorf("%s: server %vs of CPU in %vs, %v QPS per server CPU-second for %v QPS", name, cpu, r.ElapsedS, perCPU, r.QPS)
+		}
+		calls := int64(r.ServerCalls)
+		switch {
+		case r.Target == "kvstore" && calls != r.Requests, r.Target == "redis" && calls < r.Requests:
+			t.Errorf("%s: the server counted %d calls for %d requests", name, calls, r.Requests)
+		}
+		if !(r.ServerUsecPerCall > 0) || r.ServerUsecPerCall > 1e4 {
+			t.Errorf("%s: %v µs per call", name, r.ServerUsecPerCall)
+		}
+		if r.ServerUsedMemoryBytes <= 0 || r.ServerRSSBytes <= r.ServerUsedMemoryBytes {
+			t.Errorf("%s: RSS %d bytes, used_memory %d bytes", name, r.ServerRSSBytes, r.ServerUsedMemoryBytes)
+		}
+		t.Logf("%s: %.0f QPS, server CPU %.6fs, %.0f QPS per CPU-second, %.3f µs per call, %d calls, RSS %d, used %d",
+			name, r.QPS, cpu, perCPU, r.ServerUsecPerCall, calls, r.ServerRSSBytes, r.ServerUsedMemoryBytes)
+	}
+	md, err := os.ReadFile(res.Files.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, section, ok := strings.Cut(string(md), "## Server telemetry\n"); !ok || !strings.Contains(section, "### kvstore") || !strings.Contains(section, "### redis") {
+		t.Errorf("the report has no telemetry table per target:\n%s", md)
+	}
+}
+
+// TestServerTelemetryWorkload: each command row of a workload carries its
+// own command's commandstats (the kvstore counts exactly its requests),
+// and the total row the whole mix's and the attempt's memory.
+func TestServerTelemetryWorkload(t *testing.T) {
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Rounds, o.Retries = []string{"kvstore"}, []string{"nopersist"}, 1, 0
+	o.Workloads, o.Modes = []string{"ycsb-a"}, nil
+	o.Requests, o.Keyspace = 20_000, 2_000
+	o.Chart = "none"
+	res, _, _, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	rows := readDetail(t, res)
+	var commands []string
+	for _, r := range rows {
+		if !r.OK() {
+			t.Errorf("%s: %s: %s", r.Command, r.Status, r.Error)
+			continue
+		}
+		commands = append(commands, r.Command)
+		if int64(r.ServerCalls) != r.Requests || !(r.ServerUsecPerCall > 0) {
+			t.Errorf("%s: %d requests, the server counted %d calls of %v µs", r.Command, r.Requests, r.ServerCalls, r.ServerUsecPerCall)
+		}
+		if total := r.Command == results.CommandTotal; total != (r.ServerRSSBytes > 0 && r.ServerUsedMemoryBytes > 0) {
+			t.Errorf("%s: RSS %d bytes, used_memory %d bytes: want them on the total row only", r.Command, r.ServerRSSBytes, r.ServerUsedMemoryBytes)
+		}
+	}
+	if want := []string{"READ", "UPDATE", results.CommandTotal}; !slices.Equal(commands, want) {
+		t.Errorf("rows %v, want %v", commands, want)
+	}
+}
+
+// TestServerCPUTooShort: server CPU time below MinServerCPU, or below ten
+// steps of its readings' resolution, leaves server_cpu_s and
+// qps_per_server_cpu_s empty in the detail CSV, never 0.
+func TestServerCPUTooShort(t *testing.T) {
+	res := loadgen.Result{Result: measure.Result{Elapsed: 20 * time.Millisecond, QPS: 1e6}}
+	res.Config.Threads = 1
+	for _, tc := range []struct {
+		before, after target.Sample
+		want          float64
+	}{
+		{target.Sample{CPU: time.Second, CPUStep: time.Nanosecond}, target.Sample{CPU: time.Second + 500*time.Microsecond, CPUStep: time.Nanosecond}, 0},
+		{target.Sample{CPU: time.Second, CPUStep: time.Nanosecond}, target.Sample{CPU: time.Second + 1500*time.Microsecond, CPUStep: time.Nanosecond}, 0.0015},
+		{target.Sample{CPU: time.Second, CPUStep: 10 * time.Millisecond}, target.Sample{CPU: time.Second + 20*time.Millisecond, CPUStep: 10 * time.Millisecond}, 0},
+		{target.Sample{CPU: time.Second, CPUStep: time.Microsecond}, target.Sample{CPU: 900 * time.Millisecond, CPUStep: time.Microsecond}, 0},
+	} {
+		row := results.Row{Target: "kvstore", Strategy: "none", Mode: "set", Round: 1, Status: results.StatusOK, QPS: res.QPS, ElapsedS: res.Elapsed.Seconds()}
+		fillCPU(&row, res, time.Millisecond, tc.before, tc.after)
+		if float64(row.ServerCPUS) != tc.want || (tc.want == 0) != (row.QPSPerServerCPUS == 0) {
+			t.Errorf("server CPU %v to %v: server_cpu_s %v, qps_per_server_cpu_s %v, want %v", tc.before.CPU, tc.after.CPU, row.ServerCPUS, row.QPSPerServerCPUS, tc.want)
+		}
+		path := t.TempDir() + "/detail.csv"
+		w, err := results.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(&row); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		cells := csvCells(t, path)
+		for _, c := range []string{"server_cpu_s", "qps_per_server_cpu_s"} {
+			if got := cells[c]; (got == "") != (tc.want == 0) || got == "0" {
+				t.Errorf("server CPU %v to %v: %s cell %q", tc.before.CPU, tc.after.CPU, c, got)
+			}
+		}
+	}
+}
+
+// csvCells reads the one row of a detail CSV by column.
+func csvCells(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%s: %d records, %v", path, len(recs), err)
+	}
+	m := make(map[string]string)
+	for i, h := range recs[0] {
+		m[h] = recs[1][i]
+	}
+	return m
+}
+
+// TestWorkloadCommands: a workload's commands are named as commandstats
+// names them; a server command two workload commands share cannot be
+// told apart, and leaves them both without figures.
+func TestWorkloadCommands(t *testing.T) {
+	cfg := loadgen.Config{Commands: []mix.Command{
+		{Name: "READ", Args: []string{"GET", "__key__"}},
+		{Name: "RMW", Args: []string{"HGET", "__key__", "f"}, Then: []string{"HSET", "__key__", "f", "__data__"}},
+		{Name: "SCAN", Args: []string{"ZRANGE", "__key__", "0", "9"}},
+		{Name: "SCAN2", Args: []string{"zrange", "__key__", "0", "99"}},
+	}}
+	each, all := workloadCommands(cfg)
+	want := [][]string{{"get"}, {"hget", "hset"}, nil, nil}
+	if !slices.EqualFunc(each, want, slices.Equal) || !slices.Equal(all, []string{"get", "hget", "hset", "zrange"}) {
+		t.Errorf("each %v, all %v", each, all)
+	}
+}
+
+// TestTelemetryUnfinished: an attempt that failed between the readings
+// (finish never called) fills no telemetry column, its RSS included.
+func TestTelemetryUnfinished(t *testing.T) {
+	p := &phaseTelemetry{ok: true, peakRSS: 1 << 20,
+		before: target.Telemetry{Nodes: []map[string]string{{"cmdstat_get": "calls=1,usec=1", "used_memory": "100"}}}}
+	rows := []results.Row{{Command: "READ", Status: results.StatusFailed}, {Command: results.CommandTotal, Status: results.StatusFailed}}
+	fillWorkloadTelemetry(rows, p, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}})
+	for _, r := range rows {
+		if r.ServerRSSBytes != 0 || r.ServerUsedMemoryBytes != 0 || r.ServerUsecPerCall != 0 || r.ServerCalls != 0 {
+			t.Errorf("%s: %+v", r.Command, r)
+		}
+	}
+}
