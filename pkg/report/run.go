@@ -79,6 +79,7 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	files = results.DetailFiles(files) // "results/*.csv": the files kvbench writes beside them go
 	// Rows stream from the files into the builder, which keeps only what
 	// the report needs: 100,000 rows never sit in memory at once.
 	b, err := newBuilder(bo)
