@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/testutil"
 )
 
 // kvbench runs the binary to its end and returns its exit status and
@@ -39,7 +40,7 @@ func kvbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // what was done, then one sentence, and exits 130 as every command does.
 func TestBenchInterrupted(t *testing.T) {
 	srv := startServe(t)
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	cmd := exec.Command(kvbenchBin, "bench", "--port", srv.port, "--mode", "set", "--set-cmd", "SET", "--duration", "60s")
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {

@@ -91,22 +91,24 @@ func PromtoolCheck(t testing.TB, text string) {
 type Prometheus struct {
 	// URL is its HTTP API's base, http://127.0.0.1:PORT.
 	URL string
-	log *lockedBuffer
+	log *SyncBuffer
 }
 
-// lockedBuffer is a bytes.Buffer a process writes while the test reads it.
-type lockedBuffer struct {
+// SyncBuffer is a bytes.Buffer a process writes while the test reads it.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+// String returns what was written so far.
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
@@ -131,7 +133,7 @@ func StartPrometheus(t testing.TB, interval time.Duration, targets ...string) *P
 		t.Fatal(err)
 	}
 	port := FreePort(t)
-	p := &Prometheus{URL: "http://127.0.0.1:" + strconv.Itoa(port), log: &lockedBuffer{}}
+	p := &Prometheus{URL: "http://127.0.0.1:" + strconv.Itoa(port), log: &SyncBuffer{}}
 	cmd := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port), "--log.level=warn")
 	cmd.Dir = dir
