@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -372,6 +373,80 @@ func TestSeriesMigration(t *testing.T) {
 		}
 		if want := append([]results.SeriesRow{kept, idle}, added...); !reflect.DeepEqual(got, want) {
 			t.Errorf("series after the migration:\n got %+v\nwant %+v", got, want)
+		}
+	})
+}
+
+// TestImportSeries: on both stores, a detail CSV imports with the series
+// CSV beside it, each run with its series rows (their empty figures and
+// events kept); the series CSV among the files is not read as a detail
+// CSV, rows of a run the detail CSV lacks are left out with a warning,
+// and a second import adds nothing.
+func TestImportSeries(t *testing.T) {
+	const runID = "20261130_120000"
+	dir := t.TempDir()
+	detail := filepath.Join(dir, "kvbench_detail_"+runID+".csv")
+	dw, err := results.Create(detail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := results.CreateSeries(results.SeriesPath(detail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []results.SeriesRow
+	for round := 1; round <= 3; round++ {
+		row := testAttempt(runID, round, 100000)[0]
+		if err := dw.Write(&row); err != nil {
+			t.Fatal(err)
+		}
+		ss := testSeries(runID, round)
+		if err := sw.Write(ss); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ss...)
+	}
+	if err := sw.Write(testSeries("20261130_130000", 1)); err != nil { // a run the detail CSV lacks
+		t.Fatal(err)
+	}
+	if err := errors.Join(dw.Close(), sw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	forEachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		s, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		files := []string{detail, results.SeriesPath(detail)}
+		res, err := s.Import(ctx, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Runs) != 1 || res.Runs[0].Rows != 3 || res.Runs[0].Series != len(want) {
+			t.Fatalf("imported %+v, want one run of 3 rows and %d series rows", res.Runs, len(want))
+		}
+		if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Error(), "3 rows of run 20261130_130000") {
+			t.Errorf("warnings %v, want one about the 3 rows of run 20261130_130000", res.Warnings)
+		}
+		r, err := s.findRun(ctx, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.seriesOf(ctx, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("series imported:\n got %+v\nwant %+v", got, want)
+		}
+		again, err := s.Import(ctx, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(again.Runs) != 1 || !again.Runs[0].Existing || count(t, s, "series") != len(want) {
+			t.Errorf("a second import: %+v, %d series rows, want the run existing and %d rows", again.Runs, count(t, s, "series"), len(want))
 		}
 	})
 }
