@@ -173,9 +173,11 @@ func (h *historyCmd) importCmd() *cobra.Command {
 		Long: `import loads detail CSVs (quoted globs are expanded) into the history. Each
 run of a file (its rows of one run_id) becomes a run named by its label
 column, or its run id; rows without a run_id take the file's
-(kvbench_detail_<time>.csv gives <time>). A run the history already holds
-(same run id, same load machine) is left as it is: importing a file twice
-adds nothing.`,
+(kvbench_detail_<time>.csv gives <time>). The series CSV beside a detail
+CSV (kvbench_series_<time>.csv) is imported with it; the CSVs run writes
+beside a detail CSV are skipped among the files. A run the history already
+holds (same run id, same load machine) is left as it is: importing a file
+twice adds nothing.`,
 		Example: `  kvbench history import results/*_detail_*.csv
   kvbench history import --history team.db 'old/*.csv'`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/history"
+	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // kvbenchOnce builds the kvbench binary once for the tests that run it
@@ -130,6 +131,8 @@ func writeDetail(t *testing.T, dir, runID, label string, qps []float64) string {
 
 // TestHistoryCommands: import, list, show, trend and check on a history
 // whose last runs dropped 10%: check exits 3 with a 5% gate, 0 with 20%.
+// A run's series CSV among the files is imported beside its detail CSV,
+// and show counts its rows.
 func TestHistoryCommands(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(t.TempDir(), "h.db")
@@ -146,9 +149,18 @@ func TestHistoryCommands(t *testing.T) {
 		}
 		writeDetail(t, dir, t0.Add(time.Duration(i)*time.Hour).Format("20060102_150405"), fmt.Sprintf("b%d", i), qps)
 	}
-	glob := filepath.Join(dir, "*_detail_*.csv")
+	// One run has its series CSV beside its detail CSV: three intervals
+	// of its first round, the last without requests.
+	series := strings.Join(results.SeriesColumns, ",") + "\n" +
+		"20261101_030000,kvstore,nopersist,set,1,1,SET,0,60000,0,100000,120,300,450,900,,,aof_rewrite\n" +
+		"20261101_030000,kvstore,nopersist,set,1,1,SET,0.6,40000,0,100000,110,280,400,800,,,\n" +
+		"20261101_030000,kvstore,nopersist,set,1,1,SET,1,0,0,0,,,,,,,\n"
+	if err := os.WriteFile(filepath.Join(dir, "kvbench_series_20261101_030000.csv"), []byte(series), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	glob := filepath.Join(dir, "*.csv")
 	code, out, errOut := execute(t, "history", "--history", store, "import", glob)
-	if code != 0 || strings.Count(out, "imported 5 rows") != 12 {
+	if code != 0 || strings.Count(out, "imported 5 rows") != 12 || !strings.Contains(out, "run 20261101_030000 (b3): imported 5 rows and 3 series rows") {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, out, _ = execute(t, "history", "--history", store, "import", glob); code != 0 || strings.Count(out, "already in the history") != 12 {
@@ -158,7 +170,8 @@ func TestHistoryCommands(t *testing.T) {
 		t.Errorf("list: %+v", runs)
 	}
 	code, out, errOut = execute(t, "history", "--history", store, "show", "20261101_030000")
-	if code != 0 || !strings.Contains(out, "# Run 20261101_030000") || !strings.Contains(out, "# kvbench report") {
+	if code != 0 || !strings.Contains(out, "# Run 20261101_030000") || !strings.Contains(out, "# kvbench report") ||
+		!strings.Contains(out, "| series rows | 3 ") {
 		t.Errorf("show: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = execute(t, "history", "--history", store, "check", "--threshold", "5", "--format", "md")

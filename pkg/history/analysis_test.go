@@ -38,7 +38,7 @@ func recordSynthetic(t testing.TB, s *Store, runs, drop, move int) {
 				if i >= move {
 					row.CPUModel = "Other CPU"
 				}
-				if err := rec.Attempt(ctx, []results.Row{row}); err != nil {
+				if err := rec.Attempt(ctx, []results.Row{row}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -168,7 +168,7 @@ func BenchmarkRecording(b *testing.B) {
 			b.Fatal(err)
 		}
 		for i := range attempts {
-			if err := rec.Attempt(ctx, attempts[i:i+1]); err != nil {
+			if err := rec.Attempt(ctx, attempts[i:i+1], nil); err != nil {
 				b.Fatal(err)
 			}
 		}

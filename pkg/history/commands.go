@@ -42,6 +42,9 @@ func ImportFiles(ctx context.Context, o ImportOptions, w, stderr io.Writer) erro
 		if res != nil {
 			for _, im := range res.Runs {
 				what := fmt.Sprintf("imported %d rows", im.Rows)
+				if im.Series > 0 {
+					what += fmt.Sprintf(" and %d series rows", im.Series)
+				}
 				if im.Existing {
 					what = "already in the history: nothing added"
 				}
@@ -128,7 +131,7 @@ type Shown struct {
 	Run          *Run                   `json:"run"`
 	Environments map[string]Environment `json:"environments"`
 	Rows         []results.Row          `json:"rows"`
-	Series       []SeriesRow            `json:"series,omitempty"`
+	Series       []results.SeriesRow    `json:"series,omitempty"`
 }
 
 // Show prints a run: what it was recorded with, its environments, and

@@ -9,12 +9,13 @@
 //
 // One schema serves both databases (schema.go): runs, environments, the
 // detail rows of every attempt (every column of results.Row, the latency
-// histogram included) and the series rows of a run. A schema_version
-// table holds the schema's version: an older store is migrated when it is
-// opened, a newer one (written by a later kvbench) is refused with
-// ErrNewerStore. A SQLite store runs in WAL mode with a busy timeout and
-// begins its write transactions IMMEDIATE, so that two processes writing
-// one file at once both land; each attempt is one transaction, so a run
+// histogram included) and its series rows (every column of
+// results.SeriesRow, the series CSV's). A schema_version table holds the
+// schema's version: an older store is migrated when it is opened, a newer
+// one (written by a later kvbench) is refused with ErrNewerStore. A
+// SQLite store runs in WAL mode with a busy timeout and begins its write
+// transactions IMMEDIATE, so that two processes writing one file at once
+// both land; each attempt is one transaction, so a run
 // killed mid-way leaves whole attempts behind and its run marked running,
 // which the readers show as incomplete.
 //

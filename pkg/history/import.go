@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,6 +29,9 @@ type Imported struct {
 	File string `json:"file"`
 	// Rows is the number of detail rows.
 	Rows int `json:"rows"`
+	// Series is the number of series rows, from the series CSV beside
+	// the file.
+	Series int `json:"series,omitempty"`
 	// Existing is set when the store held the run already: nothing was
 	// written.
 	Existing bool `json:"existing,omitempty"`
@@ -46,11 +51,14 @@ type ImportResult struct {
 // without a run_id take the file's (kvbench_detail_<time>.csv gives
 // <time>, another name its base name). A run the store already holds (same
 // run id and load machine) is left as it is, so importing a file twice
-// adds nothing. Each run is one transaction.
+// adds nothing. The series CSV beside a detail CSV (results.SeriesPath)
+// is imported with it, each run's series rows with the run; the
+// companions kvbench writes beside the detail CSVs (results.Companion)
+// are skipped among the files. Each run is one transaction.
 func (s *Store) Import(ctx context.Context, files []string) (*ImportResult, error) {
 	res := &ImportResult{}
 	envs := make(map[string]int64)
-	for _, file := range files {
+	for _, file := range results.DetailFiles(files) {
 		rows, err := results.ReadFiles([]string{file})
 		if err != nil {
 			return res, err
@@ -59,7 +67,11 @@ func (s *Store) Import(ctx context.Context, files []string) (*ImportResult, erro
 			res.Warnings = append(res.Warnings, fmt.Errorf("%s: %w: no rows", file, results.ErrEmpty))
 			continue
 		}
-		for _, g := range groupRuns(rows, file) {
+		runs := groupRuns(rows, file)
+		if err := addSeriesBeside(runs, file, res); err != nil {
+			return res, err
+		}
+		for _, g := range runs {
 			im, err := s.importRun(ctx, g, file, envs)
 			if err != nil {
 				clear(envs)
@@ -80,6 +92,45 @@ type fileRun struct {
 	labels             int // distinct labels seen
 	started            time.Time
 	rows               []results.Row
+	series             []results.SeriesRow
+}
+
+// addSeriesBeside gives the runs of the detail CSV file their rows of the
+// series CSV beside it, if there is one; rows of a run the detail CSV
+// lacks are left out with a warning.
+func addSeriesBeside(runs []*fileRun, file string, res *ImportResult) error {
+	path := results.SeriesPath(file)
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	rows, err := results.ReadSeriesFile(path)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]*fileRun, len(runs))
+	for _, g := range runs {
+		byID[g.runID] = g
+	}
+	fallback := fileRunID(file)
+	orphans := map[string]int{}
+	for _, r := range rows {
+		if r.RunID == "" {
+			r.RunID = fallback
+		}
+		g := byID[r.RunID]
+		if g == nil {
+			orphans[r.RunID]++
+			continue
+		}
+		g.series = append(g.series, r)
+	}
+	for _, id := range slices.Sorted(maps.Keys(orphans)) {
+		res.Warnings = append(res.Warnings, fmt.Errorf("%s: %d rows of run %s, which %s does not have: not imported", path, orphans[id], id, file))
+	}
+	return nil
 }
 
 // runIDTime is the time a run id made by kvbench run holds.
@@ -161,7 +212,7 @@ func idTime(runID, file string) time.Time {
 
 // importRun stores one run of a file, unless the store has it.
 func (s *Store) importRun(ctx context.Context, g *fileRun, file string, envs map[string]int64) (Imported, error) {
-	im := Imported{RunID: g.runID, Host: g.host, Label: g.label, File: file, Rows: len(g.rows)}
+	im := Imported{RunID: g.runID, Host: g.host, Label: g.label, File: file, Rows: len(g.rows), Series: len(g.series)}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		id, err := s.insertRun(ctx, tx, storedRun{RunID: g.runID, Host: g.host, Started: g.started, Status: StatusImported,
 			Label: g.label, Source: file})
@@ -175,7 +226,10 @@ func (s *Store) importRun(ctx context.Context, g *fileRun, file string, envs map
 		if _, err := s.exec(ctx, tx, "UPDATE runs SET finished_at = started_at WHERE id = ?", id); err != nil {
 			return err
 		}
-		return s.writeAttempts(ctx, tx, id, attempts(sortedAttempts(g.rows)), envs)
+		if err := s.writeAttempts(ctx, tx, id, attempts(sortedAttempts(g.rows)), envs); err != nil {
+			return err
+		}
+		return s.writeSeries(ctx, tx, id, g.series)
 	})
 	if err != nil {
 		return im, fmt.Errorf("history: import %s, run %s: %w", file, g.runID, err)

@@ -224,7 +224,7 @@ func helper(job string) int {
 		n, _ = strconv.Atoi(args[2])
 	}
 	for i := range n {
-		if err := rec.Attempt(ctx, testAttempt(args[1], i+1, 100000)); err != nil {
+		if err := rec.Attempt(ctx, testAttempt(args[1], i+1, 100000), nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

@@ -47,8 +47,8 @@ const timeFormat = "2006-01-02T15:04:05.000000Z"
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 // Recorder records one run as it goes: the run when it begins, each
-// attempt's rows in a transaction of their own, its status when it ends.
-// It implements runner.Recorder.
+// attempt's detail and series rows in a transaction of their own, its
+// status when it ends. It implements runner.Recorder.
 type Recorder struct {
 	s    *Store
 	info RunInfo
@@ -79,13 +79,17 @@ func (r *Recorder) BeginRun(ctx context.Context, runID string, started time.Time
 	return nil
 }
 
-// Attempt records one attempt's rows, in one transaction.
-func (r *Recorder) Attempt(ctx context.Context, rows []results.Row) error {
+// Attempt records one attempt's detail rows and its series rows (none
+// when the run records no series), in one transaction.
+func (r *Recorder) Attempt(ctx context.Context, rows []results.Row, series []results.SeriesRow) error {
 	if r.run == 0 {
 		return errors.New("history: Attempt before BeginRun")
 	}
 	err := r.s.inTx(ctx, func(tx *sql.Tx) error {
-		return r.s.writeAttempts(ctx, tx, r.run, attempts(rows), r.envs)
+		if err := r.s.writeAttempts(ctx, tx, r.run, attempts(rows), r.envs); err != nil {
+			return err
+		}
+		return r.s.writeSeries(ctx, tx, r.run, series)
 	})
 	if err != nil {
 		clear(r.envs) // an environment inserted by the failed transaction is gone

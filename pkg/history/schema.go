@@ -19,9 +19,12 @@ type migration func(d dialect) []string
 
 // migrations are the schema's steps; the store's version is the number of
 // steps taken. A column appended to results.Row needs a step adding it to
-// detail (TestSchemaHasEveryColumn fails until then).
+// detail, one appended to results.SeriesRow a step adding it to series
+// (TestSchemaHasEveryColumn fails until then).
 var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s"), addDetailColumns("stalls", "longest_stall_ms"),
-	addDetailColumns("server_rss_bytes", "server_used_memory_bytes", "server_usec_per_call", "server_calls")}
+	addDetailColumns("server_rss_bytes", "server_used_memory_bytes", "server_usec_per_call", "server_calls"),
+	seriesAsCSV,
+}
 
 // SchemaVersion is the version of the schema this kvbench writes.
 var SchemaVersion = len(migrations)
@@ -184,6 +187,45 @@ func schemaV1(d dialect) []string {
 )`,
 		`CREATE INDEX series_run ON series (run)`,
 	}
+}
+
+// seriesAsCSV makes the series table hold results.SeriesRow: an events
+// column, and the figures an interval may lack (qps, the percentiles)
+// nullable. SQLite cannot drop NOT NULL in place, so the table is rebuilt,
+// its rows copied with their ids; the percentiles of an interval without
+// requests, stored as 0 before, become NULL.
+func seriesAsCSV(d dialect) []string {
+	const cols = "id, run, run_id, target, strategy, mode, round, attempt, command, t_s, requests, errors, qps, " +
+		"p50_us, p99_us, p999_us, max_us, workload, node"
+	empty := func(c string) string { return "CASE WHEN requests = 0 THEN NULL ELSE " + c + " END" }
+	return append(append([]string{
+		`CREATE TABLE series_new (
+	id ` + d.serial + `,
+	run BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	run_id TEXT NOT NULL DEFAULT '',
+	target TEXT NOT NULL DEFAULT '',
+	strategy TEXT NOT NULL DEFAULT '',
+	mode TEXT NOT NULL DEFAULT '',
+	round BIGINT NOT NULL DEFAULT 0,
+	attempt BIGINT NOT NULL DEFAULT 0,
+	command TEXT NOT NULL DEFAULT '',
+	t_s DOUBLE PRECISION NOT NULL DEFAULT 0,
+	requests BIGINT NOT NULL DEFAULT 0,
+	errors BIGINT NOT NULL DEFAULT 0,
+	qps DOUBLE PRECISION,
+	p50_us DOUBLE PRECISION,
+	p99_us DOUBLE PRECISION,
+	p999_us DOUBLE PRECISION,
+	max_us DOUBLE PRECISION,
+	workload TEXT NOT NULL DEFAULT '',
+	node TEXT NOT NULL DEFAULT '',
+	events TEXT NOT NULL DEFAULT ''
+)`,
+		"INSERT INTO series_new (" + cols + ") SELECT id, run, run_id, target, strategy, mode, round, attempt, command, t_s, requests, errors, qps, " +
+			empty("p50_us") + ", " + empty("p99_us") + ", " + empty("p999_us") + ", " + empty("max_us") + ", workload, node FROM series",
+		"DROP TABLE series",
+		"ALTER TABLE series_new RENAME TO series",
+	}, d.renamed("series_new", "series")...), "CREATE INDEX series_run ON series (run)")
 }
 
 // migrate brings the store's schema to the version of ms, in one

@@ -2,10 +2,12 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,9 +145,25 @@ func testAttempt(runID string, round int, qps float64) []results.Row {
 	}}
 }
 
+// testSeries are an attempt's series rows: an interval with every figure
+// and two events, one without requests (no percentiles, a qps of 0) and a
+// last one of no length (no qps either).
+func testSeries(runID string, round int) []results.SeriesRow {
+	base := results.SeriesRow{RunID: runID, Target: "kvstore", Strategy: "persist_everysec", Mode: "set", Round: round, Attempt: 1,
+		Command: "SET"}
+	full, idle, last := base, base, base
+	full.Requests, full.Errors, full.QPS = 5000, 2, ptr(5000.0)
+	full.P50Us, full.P99Us, full.P999Us, full.MaxUs = ptr(100.0), ptr(200.0), ptr(300.5), ptr(400.0)
+	full.Events = results.EventAOFRewrite + results.EventSep + results.EventDelayedFsync
+	idle.TS, idle.QPS = 1, ptr(0.0)
+	last.TS, last.Node = 2, "127.0.0.1:7000"
+	return []results.SeriesRow{full, idle, last}
+}
+
 // TestRecordRoundTrip: on both stores, a recorded run keeps every column
-// of every row, its histogram included, and its series rows; it is listed
-// with its status and counts.
+// of every row, its histogram included, and its series rows, their empty
+// figures empty and their events; it is listed with its status and
+// counts.
 func TestRecordRoundTrip(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, loc string) {
 		ctx := context.Background()
@@ -159,24 +177,22 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want []results.Row
+		var series []results.SeriesRow
 		for i := range 3 {
 			rows := testAttempt("20261130_120000", i+1, 100000+float64(i))
-			if err := rec.Attempt(ctx, rows); err != nil {
+			ss := testSeries("20261130_120000", i+1)
+			if err := rec.Attempt(ctx, rows, ss); err != nil {
 				t.Fatal(err)
 			}
 			want = append(want, rows...)
+			series = append(series, ss...)
 		}
 		failed := results.Row{RunID: "20261130_120000", Target: "kvstore", Strategy: "persist_everysec", Mode: "get", Round: 1, Attempt: 1,
 			Status: results.StatusFailed, Error: "connection refused", Requests: 42}
-		if err := rec.Attempt(ctx, []results.Row{failed}); err != nil {
+		if err := rec.Attempt(ctx, []results.Row{failed}, nil); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, failed)
-		series := []SeriesRow{{RunID: "20261130_120000", Target: "kvstore", Strategy: "persist_everysec", Mode: "set", Round: 1, Attempt: 1,
-			Command: results.CommandTotal, TS: 1, Requests: 5000, QPS: 5000, P50Us: 100, P99Us: 200, P999Us: 300, MaxUs: 400}}
-		if err := rec.Series(ctx, series); err != nil {
-			t.Fatal(err)
-		}
 		runs, err := s.Runs(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -264,8 +280,9 @@ func TestMigrations(t *testing.T) {
 }
 
 // TestSchemaHasEveryColumn: the detail table has a column for every
-// column of the detail CSV; a column appended to results.Row needs a
-// migration.
+// column of the detail CSV, the series table one for every column of the
+// series CSV; a column appended to results.Row or results.SeriesRow needs
+// a migration.
 func TestSchemaHasEveryColumn(t *testing.T) {
 	s := openSQLite(t)
 	rows, err := s.db.Query("SELECT name FROM pragma_table_info('detail')")
@@ -284,4 +301,152 @@ func TestSchemaHasEveryColumn(t *testing.T) {
 			t.Errorf("detail CSV column %s has no column in the detail table: add a migration", c)
 		}
 	}
+	series := map[string]bool{}
+	cols, err := s.db.Query("SELECT name FROM pragma_table_info('series')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cols.Close()
+	for cols.Next() {
+		var name string
+		cols.Scan(&name)
+		series[name] = true
+	}
+	for _, c := range results.SeriesColumns {
+		if !series[c] {
+			t.Errorf("series CSV column %s has no column in the series table: add a migration", c)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestSeriesMigration: on both stores, a store of the schema before the
+// series table held results.SeriesRow migrates with its series rows kept
+// (the percentiles of an interval without requests become empty), and
+// takes new rows after them.
+func TestSeriesMigration(t *testing.T) {
+	step := slices.IndexFunc(migrations, func(m migration) bool {
+		return reflect.ValueOf(m).Pointer() == reflect.ValueOf(migration(seriesAsCSV)).Pointer()
+	})
+	if step < 0 {
+		t.Fatal("seriesAsCSV is not among the migrations")
+	}
+	forEachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		old, err := openWith(ctx, loc, migrations[:step])
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := old.insertRun(ctx, old.db, storedRun{RunID: "20261130_120000", Host: "box1", Started: time.Now(), Status: StatusImported})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []struct {
+			ts       float64
+			requests int64
+			p50      float64
+		}{{0, 5000, 120}, {1, 0, 0}} {
+			if _, err := old.exec(ctx, old.db, `INSERT INTO series (run, run_id, target, strategy, mode, round, attempt, command, t_s, requests, errors,
+	qps, p50_us, p99_us, p999_us, max_us) VALUES (?, '20261130_120000', 'kvstore', 'nopersist', 'set', 1, 1, 'SET', ?, ?, 0, ?, ?, ?, ?, ?)`,
+				run, r.ts, r.requests, float64(r.requests), r.p50, r.p50*2, r.p50*3, r.p50*4); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old.Close()
+		s, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		defer s.Close()
+		base := results.SeriesRow{RunID: "20261130_120000", Target: "kvstore", Strategy: "nopersist", Mode: "set", Round: 1, Attempt: 1, Command: "SET"}
+		kept, idle := base, base
+		kept.Requests, kept.QPS, kept.P50Us, kept.P99Us, kept.P999Us, kept.MaxUs = 5000, ptr(5000.0), ptr(120.0), ptr(240.0), ptr(360.0), ptr(480.0)
+		idle.TS, idle.QPS = 1, ptr(0.0)
+		added := testSeries("20261130_120000", 2)
+		if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.writeSeries(ctx, tx, run, added) }); err != nil {
+			t.Fatalf("series rows after the migration: %v", err)
+		}
+		got, err := s.seriesOf(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := append([]results.SeriesRow{kept, idle}, added...); !reflect.DeepEqual(got, want) {
+			t.Errorf("series after the migration:\n got %+v\nwant %+v", got, want)
+		}
+	})
+}
+
+// TestImportSeries: on both stores, a detail CSV imports with the series
+// CSV beside it, each run with its series rows (their empty figures and
+// events kept); the series CSV among the files is not read as a detail
+// CSV, rows of a run the detail CSV lacks are left out with a warning,
+// and a second import adds nothing.
+func TestImportSeries(t *testing.T) {
+	const runID = "20261130_120000"
+	dir := t.TempDir()
+	detail := filepath.Join(dir, "kvbench_detail_"+runID+".csv")
+	dw, err := results.Create(detail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := results.CreateSeries(results.SeriesPath(detail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []results.SeriesRow
+	for round := 1; round <= 3; round++ {
+		row := testAttempt(runID, round, 100000)[0]
+		if err := dw.Write(&row); err != nil {
+			t.Fatal(err)
+		}
+		ss := testSeries(runID, round)
+		if err := sw.Write(ss); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ss...)
+	}
+	if err := sw.Write(testSeries("20261130_130000", 1)); err != nil { // a run the detail CSV lacks
+		t.Fatal(err)
+	}
+	if err := errors.Join(dw.Close(), sw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	forEachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		s, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		files := []string{detail, results.SeriesPath(detail)}
+		res, err := s.Import(ctx, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Runs) != 1 || res.Runs[0].Rows != 3 || res.Runs[0].Series != len(want) {
+			t.Fatalf("imported %+v, want one run of 3 rows and %d series rows", res.Runs, len(want))
+		}
+		if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Error(), "3 rows of run 20261130_130000") {
+			t.Errorf("warnings %v, want one about the 3 rows of run 20261130_130000", res.Warnings)
+		}
+		r, err := s.findRun(ctx, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.seriesOf(ctx, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("series imported:\n got %+v\nwant %+v", got, want)
+		}
+		again, err := s.Import(ctx, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(again.Runs) != 1 || !again.Runs[0].Existing || count(t, s, "series") != len(want) {
+			t.Errorf("a second import: %+v, %d series rows, want the run existing and %d rows", again.Runs, count(t, s, "series"), len(want))
+		}
+	})
 }

@@ -14,9 +14,10 @@ type Recorder interface {
 	// BeginRun is called once, before the first attempt, with the run id
 	// of the detail CSV and the run's start.
 	BeginRun(ctx context.Context, runID string, started time.Time) error
-	// Attempt is called with each attempt's rows (a workload's attempt
-	// has several) once they are in the detail CSV.
-	Attempt(ctx context.Context, rows []results.Row) error
+	// Attempt is called with each attempt's detail rows (a workload's
+	// attempt has several) and its series rows (none unless the run
+	// records series: Options.Interval) once they are in the CSVs.
+	Attempt(ctx context.Context, rows []results.Row, series []results.SeriesRow) error
 	// Finish is called once at the end, the run interrupted or not.
 	Finish(ctx context.Context, interrupted bool) error
 }
@@ -37,9 +38,9 @@ func (r *recording) begin(ctx context.Context, rec Recorder, runID string, start
 	r.do(func() error { return r.rec.BeginRun(r.ctx, runID, started) })
 }
 
-// attempt records an attempt's rows.
-func (r *recording) attempt(rows []results.Row) {
-	r.do(func() error { return r.rec.Attempt(r.ctx, rows) })
+// attempt records an attempt's detail and series rows.
+func (r *recording) attempt(rows []results.Row, series []results.SeriesRow) {
+	r.do(func() error { return r.rec.Attempt(r.ctx, rows, series) })
 }
 
 // finish records the run's end.

@@ -274,9 +274,11 @@ func (r *run) steps(ctx context.Context) error {
 				// strategy: its rows say so without a server started.
 				row := r.newRow(sc, st.Round, 1)
 				row.Status, row.Error = results.StatusUnsupported, why
-				if err := r.writeRows(workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil)); err != nil {
+				rows := workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil)
+				if err := r.writeRows(rows); err != nil {
 					return err
 				}
+				r.rec.attempt(rows, nil)
 				e := base
 				e.Kind, e.Row = EventSkip, row
 				r.event(e)
@@ -300,6 +302,7 @@ func (r *run) steps(ctx context.Context) error {
 			if werr := r.writeSeries(out.series); werr != nil {
 				return werr
 			}
+			r.rec.attempt(rows, out.series)
 			interrupted := row.Status == results.StatusInterrupted
 			unsupported := row.Status == results.StatusUnsupported
 			if unsupported {
@@ -345,7 +348,6 @@ func (r *run) writeRows(rows []results.Row) error {
 		}
 	}
 	r.res.Rows = append(r.res.Rows, rows...)
-	r.rec.attempt(rows)
 	return nil
 }
 
