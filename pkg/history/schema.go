@@ -21,7 +21,8 @@ type migration func(d dialect) []string
 // steps taken. A column appended to results.Row needs a step adding it to
 // detail (TestSchemaHasEveryColumn fails until then).
 var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s"), addDetailColumns("stalls", "longest_stall_ms"),
-	addDetailColumns("server_rss_bytes", "server_used_memory_bytes", "server_usec_per_call", "server_calls")}
+	addDetailColumns("server_rss_bytes", "server_used_memory_bytes", "server_usec_per_call", "server_calls"),
+	addDetailColumns("recovery_s", "recovery_keys_per_s", "recovery_mb_per_s", "acked_writes", "acked_lost")}
 
 // SchemaVersion is the version of the schema this kvbench writes.
 var SchemaVersion = len(migrations)
