@@ -165,6 +165,7 @@ type aofLog struct {
 	loadTime      time.Duration
 	loadedKeys    int
 	loadedRecords int64
+	loadedBytes   int64 // bytes of the records replayed
 	truncated     int64
 }
 

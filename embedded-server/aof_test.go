@@ -101,7 +101,7 @@ func TestLogRoundTrip(t *testing.T) {
 				rdb.Del(ctx(t), "after")
 				checkEverything(t, rdb)
 				info := rdb.Info(ctx(t), "persistence").Val()
-				for _, want := range []string{"aof_enabled:1", "aof_fsync:" + policy, "aof_last_bgrewrite_status:ok", "aof_loaded_keys:10"} {
+				for _, want := range []string{"aof_enabled:1", "aof_fsync:" + policy, "aof_last_bgrewrite_status:ok", "aof_loaded_keys:10", "aof_loaded_bytes:"} {
 					if !strings.Contains(info, want) {
 						t.Errorf("INFO persistence lacks %q:\n%s", want, info)
 					}

@@ -318,7 +318,7 @@ func (s *Server) openAOF() error {
 	}
 	a.f, a.alloc, a.man = f, st.Size(), man
 	s.aof = a
-	s.log.Info("operation log loaded", "dir", dir, "records", a.loadedRecords, "keys", a.loadedKeys,
+	s.log.Info("operation log loaded", "dir", dir, "records", a.loadedRecords, "bytes", a.loadedBytes, "keys", a.loadedKeys,
 		"took", a.loadTime.Round(time.Millisecond), "fsync", a.policy)
 	return nil
 }
@@ -366,6 +366,7 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 		if err != nil {
 			return err
 		}
+		a.loadedBytes += size
 		if name == baseName(man.base) {
 			a.baseSize = size
 		} else {

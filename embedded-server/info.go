@@ -165,6 +165,7 @@ func infoPersistence(s *Server, b *infoBuilder) {
 	b.field("aof_load_time_ms", a.loadTime.Milliseconds())
 	b.field("aof_loaded_keys", a.loadedKeys)
 	b.field("aof_loaded_records", a.loadedRecords)
+	b.field("aof_loaded_bytes", a.loadedBytes)
 	b.field("aof_load_truncated_bytes", a.truncated)
 }
 

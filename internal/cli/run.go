@@ -86,6 +86,8 @@ The manual: docs/run.md.`,
 
   # every strategy of every target, all three modes, a Chinese report
   kvbench run --strategies all --modes set,get,mixed --lang zh
+  # what persistence buys: each server killed (kill -9) amid acknowledged writes and started again on its files
+  kvbench run --strategies all --modes set,get,recovery
 
   # redis-benchmark's six tests as one mix, and YCSB A, instead of set and get
   kvbench run --workloads rb-six,ycsb-a
@@ -141,7 +143,7 @@ The manual: docs/run.md.`,
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: names from --config, kvstore, redis, kvstore-cluster, redis-cluster (default: the --config file's targets; without --config, kvstore, and redis when redis-server is found)")
 	f.IntVar(&o.Shards, "shards", o.Shards, "masters of the kvstore-cluster and redis-cluster targets")
 	f.StringSliceVar(&o.Strategies, "strategies", nil, `strategies to run, or "all" (default: each target's defaults)`)
-	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed (with --workloads, only when given)")
+	f.StringSliceVar(&o.Modes, "modes", strings.Split(runner.DefaultModes, ","), "modes: set, get, mixed, recovery (kill -9 amid acknowledged writes, then a restart on the same files; kvstore and redis targets) (with --workloads, only when given)")
 	f.StringSliceVar(&o.Workloads, "workloads", nil, "workloads to measure beside the modes: names (see bench --list-workloads) or YAML files")
 	f.StringVar(&o.Order, "order", o.Order, "interleaved (each round shuffled) or sequential (all rounds of a scenario, then the next)")
 	f.StringVar(&o.ConfigFile, "config", "", "YAML file describing targets (kvstore, kvstore-cluster, redis, redis-cluster, command, attach); they run instead of the built-in ones unless --targets names those")

@@ -24,6 +24,7 @@ type migration func(d dialect) []string
 var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s"), addDetailColumns("stalls", "longest_stall_ms"),
 	addDetailColumns("server_rss_bytes", "server_used_memory_bytes", "server_usec_per_call", "server_calls"),
 	seriesAsCSV,
+	addDetailColumns("recovery_s", "recovery_keys_per_s", "recovery_mb_per_s", "acked_writes", "acked_lost"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

@@ -89,6 +89,10 @@ type Report struct {
 	// Telemetry holds the server telemetry table of each target whose
 	// rows record it (telemetry.go).
 	Telemetry []*TelemetryTable `json:"server_telemetry,omitempty"`
+	// Recovery holds the recovery table of each target with recovery
+	// rows (recovery.go).
+	Recovery []*RecoveryTable           `json:"recovery,omitempty"`
+	recovery map[[2]string]*RecoveryRow // by (target, strategy), while building
 }
 
 // Settings are the distinct values the rows hold for each setting,
@@ -508,7 +512,7 @@ func (b *builder) add(r *results.Row) {
 			}
 		}
 	}
-	if r.OK() && !(r.QPS > 0) {
+	if r.OK() && !(r.QPS > 0) && r.Mode != results.ModeRecovery { // a recovery row measures no QPS
 		b.errs.At(pos, "qps", fmt.Errorf("%w: an ok row needs a positive QPS, got %v", results.ErrBadValue, r.QPS))
 		bad = true
 	}
@@ -523,6 +527,10 @@ func (b *builder) add(r *results.Row) {
 	}
 	if r.Unsupported() {
 		b.unsupported(r, pos)
+		return
+	}
+	if r.Mode == results.ModeRecovery {
+		b.recoveryRow(r, pos) // recovery.go
 		return
 	}
 	if r.Flushed && !slices.Contains(b.rep.Flushed, r.Target) {
@@ -660,6 +668,7 @@ func (b *builder) finish() (*Report, error) {
 	}
 	b.workloads()
 	b.rep.Telemetry = telemetryTables(b.rep.Targets)
+	b.recoveryTables() // recovery.go
 	b.orderFailed()
 	b.settings()
 	b.warnings()

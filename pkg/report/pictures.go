@@ -30,11 +30,13 @@ type Picture struct {
 // percentile plot per mode that has latencies.
 func (r *Report) Pictures() ([]Picture, error) {
 	var pics []Picture
-	var chart bytes.Buffer
-	if err := r.WriteChart(&chart, ChartSVG); err != nil {
-		return nil, err
+	if len(r.Targets) > 0 { // a report of recovery rows alone has no per-round chart
+		var chart bytes.Buffer
+		if err := r.WriteChart(&chart, ChartSVG); err != nil {
+			return nil, err
+		}
+		pics = append(pics, Picture{Title: langs[r.lang()].chart, SVG: chart.Bytes()})
 	}
-	pics = append(pics, Picture{Title: langs[r.lang()].chart, SVG: chart.Bytes()})
 	for _, tab := range r.SideBySide {
 		svg, err := sideBars(tab)
 		if err != nil {

@@ -154,7 +154,7 @@ func (r *Report) WriteFiles(f Files) error {
 	}
 	var errs []error
 	for _, o := range outputs {
-		if o.path == "" {
+		if o.path == "" || o.path == f.Chart && len(r.Targets) == 0 { // recovery rows alone: no per-round chart
 			continue
 		}
 		var buf bytes.Buffer

@@ -186,6 +186,20 @@ type Row struct {
 	// ServerCalls is the commandstats delta of calls of those commands:
 	// the requests as the server counted them.
 	ServerCalls OptInt `csv:"server_calls" json:"server_calls,omitempty"`
+	// RecoveryS is a recovery row's time from the start of the server's
+	// new process, on the killed one's directory, to its answer to a read
+	// of a key it held; RecoveryKeysPerS is the keys it loaded per second
+	// of it, and RecoveryMBPerS the megabytes (10^6) of its log or
+	// snapshot files. Empty for other modes, and when the server came back
+	// without the key (it lost the dataset: no recovery to time).
+	RecoveryS        *float64 `csv:"recovery_s" json:"recovery_s,omitempty"`
+	RecoveryKeysPerS *float64 `csv:"recovery_keys_per_s" json:"recovery_keys_per_s,omitempty"`
+	RecoveryMBPerS   *float64 `csv:"recovery_mb_per_s" json:"recovery_mb_per_s,omitempty"`
+	// AckedWrites counts a recovery row's writes the server acknowledged
+	// before it was killed, and AckedLost those missing or older after the
+	// restart. Empty for other modes.
+	AckedWrites *int64 `csv:"acked_writes" json:"acked_writes,omitempty"`
+	AckedLost   *int64 `csv:"acked_lost" json:"acked_lost,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -211,6 +225,11 @@ const (
 // ModeWorkload is the mode column of a workload's rows: their Workload
 // and Command columns say what was measured.
 const ModeWorkload = "workload"
+
+// ModeRecovery is the mode column of a recovery row: the server killed
+// amid acknowledged writes and started again on its files (RecoveryS,
+// AckedWrites, AckedLost).
+const ModeRecovery = "recovery"
 
 // CommandTotal is the Command of a workload row that holds the whole mix:
 // every command's requests, and the latencies of them all.

@@ -174,8 +174,13 @@ func (d *display) endLine(e Event) string {
 	b.WriteString(d.prefix(e))
 	r := e.Row
 	t := e.Timing
-	if e.Err == nil {
+	switch {
+	case e.Err == nil && r.Mode == results.ModeRecovery:
+		fmt.Fprintf(&b, ": ok %s; start %.2fs", recoveryLine(r), t.Start.Seconds()) // recovery.go
+	case e.Err == nil:
 		fmt.Fprintf(&b, ": ok %s QPS, %.2f us/op, p99 %.1f us; start %.2fs", thousands(r.QPS), r.UsPerOp, r.LatP99Us, t.Start.Seconds())
+	}
+	if e.Err == nil {
 		if t.Prefill > 0 {
 			fmt.Fprintf(&b, ", prefill %.2fs", t.Prefill.Seconds())
 		}

@@ -142,7 +142,7 @@ type Options struct {
 	Retries int
 	// Seed is the seed base: round r uses Seed + r.
 	Seed int64
-	// Modes are the modes to measure (set, get, mixed); nil means
+	// Modes are the modes to measure (set, get, mixed, recovery); nil means
 	// DefaultModes, or none when Workloads is set.
 	Modes []string
 	// Workloads are the workloads to measure beside the modes: names of
@@ -384,12 +384,12 @@ func (o Options) normalize() (Options, error) {
 		m = strings.ToLower(strings.TrimSpace(m))
 		switch loadgen.Mode(m) {
 		case "":
-		case loadgen.ModeSet, loadgen.ModeGet, loadgen.ModeMixed:
+		case loadgen.ModeSet, loadgen.ModeGet, loadgen.ModeMixed, results.ModeRecovery:
 			if !slices.Contains(modes, m) {
 				modes = append(modes, m)
 			}
 		default:
-			bad("mode %q: want set, get or mixed", m)
+			bad("mode %q: want set, get, mixed or recovery", m)
 			badMode = true
 		}
 	}

@@ -202,6 +202,11 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			if err := c.InsertOnlyErrors(); err != nil {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}
+			if m == results.ModeRecovery {
+				if err := checkRecovery(d); err != nil { // recovery.go
+					return fmt.Errorf("%w: target %s: %w", ErrOptions, d.Name, err)
+				}
+			}
 		}
 		for _, s := range sel {
 			for _, m := range o.Modes {

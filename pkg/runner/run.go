@@ -505,6 +505,12 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
 		}
 	}
+	if sc.Mode == results.ModeRecovery {
+		t1 := time.Now()
+		inst, err = r.recovery(ctx, sc, inst, dir, row) // recovery.go; the deferred Stop stops the new instance
+		t.Measure = time.Since(t1)
+		return out, err
+	}
 	var meter AttemptMeter
 	if o.Meter != nil {
 		meter = o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)

@@ -94,7 +94,8 @@ type Instance interface {
 // Env is what the caller provides to one Start.
 type Env struct {
 	// Dir is an empty directory for the instance's files, created before
-	// Start and removed by the caller after Stop.
+	// Start and removed by the caller after Stop; for Restart, the
+	// directory a killed instance left.
 	Dir string
 	// Tracker, if set, records the processes started, so that they can be
 	// killed at once.

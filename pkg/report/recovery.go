@@ -1,0 +1,205 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
+)
+
+// RecoveryTable is what persistence buys on one target: for each strategy
+// measured in the recovery mode, how long its server took to come back
+// after kill -9 and how many acknowledged writes it lost, beside what its
+// policy promises.
+type RecoveryTable struct {
+	Target string         `json:"target"`
+	Rows   []*RecoveryRow `json:"rows"`
+}
+
+// RecoveryRow is one strategy's recovery over its ok rounds.
+type RecoveryRow struct {
+	Strategy    string `json:"strategy"`
+	Persistence string `json:"persistence"`
+	// Promise is what the persistence policy promises on a process crash
+	// (Promise); empty for a policy it does not know.
+	Promise string `json:"promise,omitempty"`
+	// Rounds counts the ok rounds; Failed the failed attempts.
+	Rounds int `json:"rounds"`
+	Failed int `json:"failed,omitempty"`
+	// Empty counts the rounds whose server came back without its dataset:
+	// they have no recovery time.
+	Empty int `json:"came_back_empty,omitempty"`
+	// RecoveryS, KeysPerS and MBPerS are the medians over the rounds that
+	// have them (recovery_s, recovery_keys_per_s, recovery_mb_per_s);
+	// missing when none has.
+	RecoveryS Figure `json:"recovery_s"`
+	KeysPerS  Figure `json:"recovery_keys_per_s"`
+	MBPerS    Figure `json:"recovery_mb_per_s"`
+	// AckedWrites and AckedLost sum the ok rounds' acknowledged writes and
+	// those lost.
+	AckedWrites int64 `json:"acked_writes"`
+	AckedLost   int64 `json:"acked_lost"`
+	// Broken is set when the strategy lost acknowledged writes its policy
+	// promises to keep.
+	Broken bool `json:"broken_promise,omitempty"`
+
+	recovery, keys, mb []float64
+}
+
+// The promises of the persistence policies on a process crash (kill -9):
+// a log written before the acknowledgement is in the OS's page cache,
+// which outlives the process, whatever its fsync policy.
+const (
+	PromiseAll     = "everything may be lost"
+	PromiseNothing = "nothing lost on a process crash"
+	PromiseSince   = "writes since the last snapshot may be lost"
+)
+
+// Promise returns what persistence policy p promises on a process crash;
+// "" for a policy it does not know.
+func Promise(p string) string {
+	switch p {
+	case "none":
+		return PromiseAll
+	case "no", "everysec", "always":
+		return PromiseNothing
+	case "rdb":
+		return PromiseSince
+	}
+	return ""
+}
+
+// recoveryRow files a recovery row under its target and strategy.
+func (b *builder) recoveryRow(r *results.Row, pos results.Pos) {
+	if b.rep.recovery == nil {
+		b.rep.recovery = make(map[[2]string]*RecoveryRow)
+	}
+	k := [2]string{r.Target, r.Strategy}
+	rr := b.rep.recovery[k]
+	if rr == nil {
+		rr = &RecoveryRow{Strategy: r.Strategy, Persistence: r.Persistence, Promise: Promise(r.Persistence)}
+		b.rep.recovery[k] = rr
+	}
+	if r.Persistence != rr.Persistence {
+		b.errs.At(pos, "persistence", fmt.Errorf("%w: strategy %s of %s has persistence %q here and %q before", results.ErrBadValue, r.Strategy, r.Target, r.Persistence, rr.Persistence))
+		return
+	}
+	b.set.add(r)
+	if !r.OK() {
+		rr.Failed++
+		b.rep.Failed = append(b.rep.Failed, *r)
+		return
+	}
+	rr.Rounds++
+	if r.AckedWrites != nil {
+		rr.AckedWrites += *r.AckedWrites
+	}
+	if r.AckedLost != nil {
+		rr.AckedLost += *r.AckedLost
+	}
+	if r.RecoveryS == nil {
+		rr.Empty++
+		return
+	}
+	rr.recovery = append(rr.recovery, *r.RecoveryS)
+	if r.RecoveryKeysPerS != nil {
+		rr.keys = append(rr.keys, *r.RecoveryKeysPerS)
+	}
+	if r.RecoveryMBPerS != nil {
+		rr.mb = append(rr.mb, *r.RecoveryMBPerS)
+	}
+}
+
+// recoveryTables builds the recovery tables, targets by name and
+// strategies by persistence as the other tables order them, and warns of
+// each strategy that lost more than its policy promises.
+func (b *builder) recoveryTables() {
+	byTarget := make(map[string]*RecoveryTable)
+	for k, rr := range b.rep.recovery {
+		t := byTarget[k[0]]
+		if t == nil {
+			t = &RecoveryTable{Target: k[0]}
+			byTarget[k[0]] = t
+			b.rep.Recovery = append(b.rep.Recovery, t)
+		}
+		rr.RecoveryS, rr.KeysPerS, rr.MBPerS = medianFigure(rr.recovery), medianFigure(rr.keys), medianFigure(rr.mb)
+		rr.Broken = rr.Promise == PromiseNothing && rr.AckedLost > 0
+		t.Rows = append(t.Rows, rr)
+	}
+	slices.SortFunc(b.rep.Recovery, func(x, y *RecoveryTable) int { return cmp.Compare(x.Target, y.Target) })
+	rank := func(p string) int {
+		if i := slices.Index(persistenceOrder, p); i >= 0 {
+			return i
+		}
+		return len(persistenceOrder)
+	}
+	for _, t := range b.rep.Recovery {
+		slices.SortFunc(t.Rows, func(x, y *RecoveryRow) int {
+			return cmp.Or(cmp.Compare(rank(x.Persistence), rank(y.Persistence)), cmp.Compare(x.Persistence, y.Persistence), cmp.Compare(x.Strategy, y.Strategy))
+		})
+		for _, rr := range t.Rows {
+			if rr.Broken {
+				b.warnOther("acknowledged writes lost on kill -9 by a strategy whose policy promises to keep them (recovery table)",
+					fmt.Sprintf("%s %s: %d of %d", t.Target, rr.Strategy, rr.AckedLost, rr.AckedWrites))
+			}
+		}
+	}
+}
+
+// medianFigure is the median of xs, missing when xs is empty.
+func medianFigure(xs []float64) Figure {
+	if len(xs) == 0 {
+		return missing
+	}
+	return fig(stats.Median(xs))
+}
+
+// recoveryLabels are the words of the recovery section, by language.
+var recoveryLabels = map[string]struct {
+	title, rounds, recovery, keys, mb, acked, lost, promise, empty, legend string
+}{
+	LangEN: {"Recovery after kill -9", "rounds", "recovery s", "keys/s", "MB/s", "acked writes", "acked lost", "promise",
+		"came back empty",
+		"Each round fills the keyspace, writes a stream of acknowledged writes (a key per write, and a counter per connection), kills the server's process group with SIGKILL amid the stream and starts it again on its files. recovery s: from the start of the new process to its answer to a read of a key it had (median over the rounds that have it); keys/s and MB/s: the keys it holds and the size of its log or snapshot over that time; acked writes: the writes acknowledged before the kill, summed over the rounds; acked lost: those missing or older after the restart. came back empty: the server answered without the dataset, so there is no recovery to time."},
+	LangZH: {"kill -9 后的恢复", "轮次", "恢复 s", "键/s", "MB/s", "已确认写入", "丢失的已确认写入", "承诺",
+		"重启后为空",
+		"每轮先填充键空间，再写入一串已确认的写入（每次写一个键，每个连接一个计数器），在写入过程中以 SIGKILL 杀死服务端进程组，然后在其原有文件上重新启动。恢复 s：从新进程启动到它对一个已有键的读取作出应答（有该值的轮次的中位数）；键/s 与 MB/s：它持有的键数与日志或快照文件大小除以该时间；已确认写入：kill 之前已确认的写入（各轮之和）；丢失的已确认写入：重启后缺失或变旧的写入。重启后为空：服务端应答时已没有数据集，无恢复时间可言。"},
+}
+
+// recovery writes the recovery tables, if any: one per target.
+func (m *mdWriter) recovery(tabs []*RecoveryTable, lang string) {
+	if len(tabs) == 0 {
+		return
+	}
+	l := m.l
+	rl := recoveryLabels[lang]
+	m.printf("\n## %s\n", rl.title)
+	for _, tab := range tabs {
+		m.printf("\n### %s\n\n", tab.Target)
+		var rows [][]string
+		for _, r := range tab.Rows {
+			rec := r.RecoveryS.String()
+			if r.Empty > 0 {
+				rec = fmt.Sprintf("%s (%s: %d of %d)", rec, rl.empty, r.Empty, r.Rounds)
+				if r.Empty == r.Rounds {
+					rec = rl.empty
+				}
+			}
+			lost := strconv.FormatInt(r.AckedLost, 10)
+			if r.Broken {
+				lost += " (!)"
+			}
+			acked, lostCell := "-", "-"
+			if r.Rounds > 0 {
+				acked, lostCell = strconv.FormatInt(r.AckedWrites, 10), lost
+			}
+			rows = append(rows, []string{r.Strategy, r.Persistence, strconv.Itoa(r.Rounds), rec, r.KeysPerS.String(), r.MBPerS.String(),
+				acked, lostCell, r.Promise})
+		}
+		m.table([]string{l.strategy, l.persistence, rl.rounds, rl.recovery, rl.keys, rl.mb, rl.acked, rl.lost, rl.promise}, "llrrrrrrl", rows)
+	}
+	m.printf("\n%s\n", rl.legend)
+}

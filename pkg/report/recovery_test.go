@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/pkg/results"
+)
+
+// TestRecoveryTable: recovery rows make a table per target beside each
+// policy's promise, with medians over the rounds that recovered, a server
+// that came back empty said so instead of a time, failed attempts listed,
+// and a warning for a strategy that lost what its policy promises to keep.
+func TestRecoveryTable(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	n := func(x int64) *int64 { return &x }
+	row := func(strategy, persistence string, round int, rec *float64, acked, lost int64) results.Row {
+		r := results.Row{Target: "kvstore", Strategy: strategy, Persistence: persistence, Mode: results.ModeRecovery,
+			Round: round, Attempt: 1, Status: results.StatusOK, AckedWrites: n(acked), AckedLost: n(lost), RecoveryS: rec}
+		if rec != nil {
+			r.RecoveryKeysPerS, r.RecoveryMBPerS = f(1000 / *rec), f(2 / *rec)
+		}
+		return r
+	}
+	failed := row("persist_always", "always", 1, nil, 0, 0)
+	failed.Status, failed.Error, failed.AckedWrites, failed.AckedLost = results.StatusFailed, "restart after kill -9 (the server did not come back): server exited: kvstore", nil, nil
+	rows := []results.Row{
+		row("persist_no", "no", 1, f(0.5), 100, 0),
+		row("persist_no", "no", 2, f(0.25), 100, 0),
+		row("persist_no", "no", 3, f(1), 100, 0),
+		row("nopersist", "none", 1, nil, 80, 80),
+		row("persist_everysec", "everysec", 1, f(0.2), 90, 3),
+		failed,
+		{Target: "kvstore", Strategy: "nopersist", Persistence: "none", Mode: "set", Round: 1, Attempt: 1, Status: results.StatusOK, QPS: 1000},
+	}
+	rep, err := Build(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recovery) != 1 || rep.Recovery[0].Target != "kvstore" {
+		t.Fatalf("recovery tables %+v: want one, kvstore's", rep.Recovery)
+	}
+	var order []string
+	by := map[string]*RecoveryRow{}
+	for _, r := range rep.Recovery[0].Rows {
+		order = append(order, r.Strategy)
+		by[r.Strategy] = r
+	}
+	if got := strings.Join(order, " "); got != "nopersist persist_no persist_everysec persist_always" {
+		t.Errorf("order %s: want by persistence", got)
+	}
+	if r := by["persist_no"]; r.Rounds != 3 || r.RecoveryS != 0.5 || r.KeysPerS != 2000 || r.MBPerS != 4 || r.AckedWrites != 300 || r.AckedLost != 0 || r.Broken || r.Promise != PromiseNothing {
+		t.Errorf("persist_no %+v: want 3 rounds, median 0.5 s, 2000 keys/s, 4 MB/s, 0 of 300 lost", r)
+	}
+	if r := by["nopersist"]; r.Empty != 1 || r.RecoveryS.Valid() || r.AckedLost != 80 || r.Broken || r.Promise != PromiseAll {
+		t.Errorf("nopersist %+v: want came back empty, no recovery time, 80 lost as promised", r)
+	}
+	if r := by["persist_everysec"]; !r.Broken {
+		t.Errorf("persist_everysec %+v: want a broken promise", r)
+	}
+	if r := by["persist_always"]; r.Failed != 1 || r.Rounds != 0 {
+		t.Errorf("persist_always %+v: want one failed attempt", r)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"## Recovery after kill -9", "| came back empty |", "3 (!)", "persist_everysec: 3 of 90", "did not come back", PromiseAll} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	if len(rep.Targets) != 1 || len(rep.Targets[0].Scenarios) != 1 {
+		t.Errorf("the QPS tables hold the recovery rows: %+v", rep.Targets)
+	}
+}

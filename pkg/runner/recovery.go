@@ -1,0 +1,431 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// RecoveryStream bounds the acknowledged writes of a recovery attempt: the
+// server is killed once Options.Requests writes are acknowledged, or once
+// the stream has run this long, whichever comes first.
+const RecoveryStream = time.Second
+
+// recoveryPrefix starts the keys a recovery attempt writes after the
+// prefill: its probe key and each connection's keys and counter.
+const recoveryPrefix = "kvbench:recovery:"
+
+// recoveryReadBatch is how many reads go in one round trip when the
+// acknowledged writes are read back.
+const recoveryReadBatch = 256
+
+// killWait bounds the wait for a killed server's process to be reaped.
+const killWait = 10 * time.Second
+
+// checkRecovery refuses the recovery mode for a target whose server
+// kvbench cannot kill and start again on its files.
+func checkRecovery(d target.Desc) error {
+	if target.CanRestart(d) {
+		return nil
+	}
+	return fmt.Errorf("mode %s: a %s target cannot be killed and started again on its files (only the kvstore and redis, which kvbench starts itself, can)", results.ModeRecovery, d.Kind)
+}
+
+// recoveryStream is what the writers of a recovery attempt had
+// acknowledged when the server was killed.
+type recoveryStream struct {
+	// sets[c] is the number of keys connection c wrote and saw
+	// acknowledged, in order (recoveryKey(c, 0..sets[c]-1)).
+	sets []int64
+	// counters[c] is the last acknowledged value of connection c's
+	// counter (INCR); 0 when none was.
+	counters []int64
+	// incrs counts the acknowledged INCRs.
+	incrs int64
+}
+
+func (s *recoveryStream) acked() int64 {
+	n := s.incrs
+	for _, k := range s.sets {
+		n += k
+	}
+	return n
+}
+
+func recoveryKey(conn int, seq int64) string {
+	return recoveryPrefix + strconv.Itoa(conn) + ":" + strconv.FormatInt(seq, 10)
+}
+
+func recoveryValue(conn int, seq int64) string {
+	return "c" + strconv.Itoa(conn) + "-s" + strconv.FormatInt(seq, 10)
+}
+
+func recoveryCounter(conn int) string { return recoveryPrefix + "counter:" + strconv.Itoa(conn) }
+
+// recoveryProbe is the key, written right after the prefill, whose read
+// tells that the restarted server has its dataset back.
+const recoveryProbe = recoveryPrefix + "probe"
+
+// recovery is the rest of a recovery attempt once inst is prefilled: it
+// writes a stream of acknowledged writes, kills the server amid it,
+// starts it again on dir and measures the recovery into row. It returns
+// the instance the caller stops: the new one, or inst when the restart
+// failed.
+func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, dir string, row *results.Row) (target.Instance, error) {
+	info := inst.Info()
+	copts := control.Options{Password: sc.Desc.Password, TLS: info.TLS, Timeout: r.o.Timeout}
+	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd); err != nil {
+		return inst, serverError(inst, err)
+	}
+	stream, err := r.writeAndKill(ctx, sc, inst, copts)
+	if err != nil {
+		return inst, err
+	}
+	acked := stream.acked()
+	row.AckedWrites = &acked
+	size, err := dataBytes(dir)
+	if err != nil {
+		return inst, fmt.Errorf("the data files: %w", err)
+	}
+
+	t0 := time.Now()
+	inst2, err := target.Restart(ctx, sc.Target, sc.Strategy, target.Env{Dir: dir, Tracker: r.o.Tracker, ReadyTimeout: r.o.ReadyTimeout})
+	if err != nil {
+		return inst, fmt.Errorf("restart after kill -9 (the server did not come back): %w", err)
+	}
+	info2 := inst2.Info()
+	copts.TLS = info2.TLS
+	c, err := r.readBack(ctx, info2.Addr, copts, t0, inst2)
+	if err != nil {
+		return inst2, serverError(inst2, err)
+	}
+	defer c.Close()
+	back, err := readProbe(ctx, c, sc.Desc.GetCmd)
+	if err != nil {
+		return inst2, serverError(inst2, err)
+	}
+	lost, err := countLost(ctx, c, sc.Desc.GetCmd, stream)
+	if err != nil {
+		return inst2, serverError(inst2, fmt.Errorf("reading the acknowledged writes back: %w", err))
+	}
+	row.AckedLost = &lost
+	if !back {
+		return inst2, nil // the dataset is gone: no recovery to time
+	}
+	secs := time.Since(t0).Seconds()
+	row.RecoveryS = &secs
+	if keys, err := dbsize(ctx, c); err == nil && keys > 0 {
+		v := float64(keys) / secs
+		row.RecoveryKeysPerS = &v
+	}
+	if loaded := loadedBytes(ctx, c); loaded > 0 {
+		size = loaded // the kvstore's own count: its files may hold space filled ahead
+	}
+	if size > 0 {
+		v := float64(size) / 1e6 / secs
+		row.RecoveryMBPerS = &v
+	}
+	return inst2, nil
+}
+
+// setProbe writes the probe key.
+func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string) error {
+	c, err := control.Dial(ctx, addr, copts)
+	if err != nil {
+		return fmt.Errorf("recovery: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.Do(ctx, setCmd, recoveryProbe, "probe"); err != nil {
+		return fmt.Errorf("recovery: write the probe key: %w", err)
+	}
+	return nil
+}
+
+// writeAndKill runs one writer per connection, each writing its keys and
+// incrementing its counter in turn, one request at a time, and kills the
+// server once Options.Requests writes are acknowledged or RecoveryStream
+// has passed. The writers then stop on their lost connections.
+func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instance, copts control.Options) (*recoveryStream, error) {
+	n := max(r.o.Connections, 1)
+	addr := inst.Info().Addr
+	conns := make([]*control.Conn, n)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	for i := range conns {
+		c, err := control.Dial(ctx, addr, copts)
+		if err != nil {
+			return nil, serverError(inst, fmt.Errorf("recovery: connection %d: %w", i, err))
+		}
+		conns[i] = c
+	}
+	s := &recoveryStream{sets: make([]int64, n), counters: make([]int64, n)}
+	incrs := make([]int64, n)
+	var (
+		total  atomic.Int64
+		enough = make(chan struct{})
+		once   sync.Once
+		wg     sync.WaitGroup
+		errs   = make([]error, n)
+	)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := conns[i]
+			for seq := int64(0); wctx.Err() == nil; seq++ {
+				if _, err := c.Do(wctx, sc.Desc.SetCmd, recoveryKey(i, seq), recoveryValue(i, seq)); err != nil {
+					errs[i] = err
+					return
+				}
+				s.sets[i] = seq + 1
+				v, err := c.Do(wctx, "INCR", recoveryCounter(i))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if x, ok := v.(int64); ok {
+					s.counters[i] = x
+				}
+				incrs[i]++
+				if t := total.Add(2); r.o.Requests > 0 && t >= r.o.Requests {
+					once.Do(func() { close(enough) })
+				}
+			}
+		}()
+	}
+	timer := time.NewTimer(RecoveryStream)
+	defer timer.Stop()
+	writersDone := make(chan struct{})
+	go func() { wg.Wait(); close(writersDone) }()
+	select {
+	case <-enough:
+	case <-timer.C:
+	case <-writersDone: // every writer failed before the kill
+	case <-ctx.Done():
+	}
+	exited := inst.Err() // the server died before the kill: on its own
+	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
+	kerr := target.Kill(kctx, inst)
+	kcancel()
+	<-writersDone
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if exited != nil {
+		return nil, fmt.Errorf("recovery: before the kill: %w", exited)
+	}
+	if kerr != nil {
+		return nil, kerr
+	}
+	for _, k := range incrs {
+		s.incrs += k
+	}
+	// An error reply is the server refusing a write; a lost connection is
+	// the kill's doing.
+	for i, err := range errs {
+		var re *control.ReplyError
+		if errors.As(err, &re) {
+			return nil, fmt.Errorf("recovery: connection %d: %w", i, err)
+		}
+	}
+	if s.acked() == 0 {
+		return nil, errors.New("recovery: no write was acknowledged before the kill")
+	}
+	return s, nil
+}
+
+// readBack connects to the restarted server and waits until it answers a
+// read of the probe key, whether it has it or not: a server still loading
+// answers with an error (Redis's LOADING) and is asked again. Reads are
+// sent from t0 until the ready timeout has passed since then.
+func (r *run) readBack(ctx context.Context, addr string, copts control.Options, t0 time.Time, inst target.Instance) (*control.Conn, error) {
+	timeout := r.o.ReadyTimeout
+	if timeout <= 0 {
+		timeout = target.DefaultReadyTimeout
+	}
+	deadline := t0.Add(timeout)
+	var last error
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		c, err := control.Dial(ctx, addr, copts)
+		if err == nil {
+			if _, err = c.Do(ctx, "GET", recoveryProbe); err == nil {
+				return c, nil
+			}
+			c.Close()
+		}
+		last = err
+		if err := inst.Err(); err != nil {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: the restarted server answered no read within %v: %v", target.ErrNotReady, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-inst.Exited():
+		case <-time.After(wait):
+		}
+	}
+}
+
+// readProbe reports whether the restarted server holds the probe key.
+func readProbe(ctx context.Context, c *control.Conn, getCmd string) (bool, error) {
+	v, err := c.Do(ctx, getCmd, recoveryProbe)
+	if err != nil {
+		return false, fmt.Errorf("read the probe key: %w", err)
+	}
+	return v == "probe", nil
+}
+
+// countLost reads every acknowledged write back: a key missing or with
+// another value is one write lost, a counter below its acknowledged value
+// as many as it is below.
+func countLost(ctx context.Context, c *control.Conn, getCmd string, s *recoveryStream) (int64, error) {
+	var lost int64
+	var req []byte
+	var want []string
+	flush := func() error {
+		if len(want) == 0 {
+			return nil
+		}
+		replies, err := c.Raw(ctx, req)
+		if err != nil {
+			return err
+		}
+		for i, raw := range replies {
+			v, _, err := control.Decode(raw)
+			if err != nil {
+				return err
+			}
+			if v != want[i] {
+				lost++
+			}
+		}
+		req, want = req[:0], want[:0]
+		return nil
+	}
+	for conn, n := range s.sets {
+		for seq := range n {
+			req = resp.AppendCommandString(req, getCmd, recoveryKey(conn, seq))
+			want = append(want, recoveryValue(conn, seq))
+			if len(want) == recoveryReadBatch {
+				if err := flush(); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	for conn, acked := range s.counters {
+		if acked == 0 {
+			continue
+		}
+		v, err := c.Do(ctx, "GET", recoveryCounter(conn))
+		if err != nil {
+			return 0, err
+		}
+		got := int64(0)
+		if str, ok := v.(string); ok {
+			if got, err = strconv.ParseInt(str, 10, 64); err != nil {
+				return 0, fmt.Errorf("counter %s: %q is not a number", recoveryCounter(conn), str)
+			}
+		}
+		lost += max(acked-got, 0)
+	}
+	return lost, nil
+}
+
+// dbsize is the number of keys the server holds.
+func dbsize(ctx context.Context, c *control.Conn) (int64, error) {
+	v, err := c.Do(ctx, "DBSIZE")
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("DBSIZE: unexpected reply %v", v)
+	}
+	return n, nil
+}
+
+// loadedBytes is the kvstore's INFO persistence aof_loaded_bytes: the
+// bytes of log it replayed; 0 when the server does not say (Redis).
+func loadedBytes(ctx context.Context, c *control.Conn) int64 {
+	info, err := c.Info(ctx, "persistence")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(info["aof_loaded_bytes"], 10, 64)
+	return n
+}
+
+// dataBytes sums the sizes of the files a server keeps its data in under
+// dir: everything but its configuration and TLS files.
+func dataBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() || notData(d.Name()) {
+			return nil
+		}
+		st, err := d.Info()
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n += st.Size()
+		return nil
+	})
+	return n, err
+}
+
+func notData(name string) bool {
+	for _, suffix := range []string{".conf", ".pem", ".crt", ".key"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// recoveryLine describes a recovery row for the log: its recovery time,
+// or that the server came back empty, and its acknowledged writes lost.
+func recoveryLine(r results.Row) string {
+	var b strings.Builder
+	if r.RecoveryS != nil {
+		fmt.Fprintf(&b, "recovered in %.3fs", *r.RecoveryS)
+	} else {
+		b.WriteString("came back empty")
+	}
+	if r.AckedWrites != nil && r.AckedLost != nil {
+		fmt.Fprintf(&b, ", %s of %s acknowledged writes lost", thousands(float64(*r.AckedLost)), thousands(float64(*r.AckedWrites)))
+	}
+	return b.String()
+}

@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/results"
+)
+
+// TestRunRecovery kills each strategy's server amid a stream of
+// acknowledged writes and starts it on its files: a log strategy comes
+// back with every acknowledged write and a recovery time, a strategy
+// without a log (or whose snapshot was never taken) comes back empty,
+// without a recovery time, having lost them all.
+func TestRunRecovery(t *testing.T) {
+	cases := []struct {
+		target     string
+		strategies []string
+		keeps      map[string]bool // strategy → keeps every acknowledged write
+	}{
+		{"kvstore", []string{"nopersist", "persist_no", "persist_everysec", "persist_always"},
+			map[string]bool{"persist_no": true, "persist_everysec": true, "persist_always": true}},
+		{"redis", []string{"none", "rdb_default", "aof_no", "aof_everysec", "aof_always"},
+			map[string]bool{"aof_no": true, "aof_everysec": true, "aof_always": true}},
+	}
+	for _, c := range cases {
+		t.Run(c.target, func(t *testing.T) {
+			if c.target == "redis" {
+				testutil.RequireRedisServer(t)
+			}
+			o := runOptions(t)
+			o.Targets, o.Strategies, o.Modes = []string{c.target}, c.strategies, []string{results.ModeRecovery}
+			o.Rounds, o.Requests, o.Keyspace, o.Connections = 1, 2_000, 2_000, 4
+			res, stdout, _, err := runQuiet(t, context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := readDetail(t, res)
+			if len(rows) != len(c.strategies) {
+				t.Fatalf("%d rows, want %d", len(rows), len(c.strategies))
+			}
+			for _, r := range rows {
+				if !r.OK() || r.Mode != results.ModeRecovery {
+					t.Errorf("%s: status %s mode %s: %s", r.Strategy, r.Status, r.Mode, r.Error)
+					continue
+				}
+				if r.AckedWrites == nil || *r.AckedWrites <= 0 || r.AckedLost == nil {
+					t.Errorf("%s: acked_writes %v acked_lost %v: want both counted", r.Strategy, r.AckedWrites, r.AckedLost)
+					continue
+				}
+				if c.keeps[r.Strategy] {
+					if *r.AckedLost != 0 {
+						t.Errorf("%s: %d of %d acknowledged writes lost on kill -9", r.Strategy, *r.AckedLost, *r.AckedWrites)
+					}
+					if r.RecoveryS == nil || *r.RecoveryS <= 0 || r.RecoveryKeysPerS == nil || r.RecoveryMBPerS == nil {
+						t.Errorf("%s: recovery_s %v keys/s %v MB/s %v: want all measured", r.Strategy, r.RecoveryS, r.RecoveryKeysPerS, r.RecoveryMBPerS)
+					}
+				} else {
+					if *r.AckedLost != *r.AckedWrites {
+						t.Errorf("%s: %d of %d lost: want every acknowledged write lost", r.Strategy, *r.AckedLost, *r.AckedWrites)
+					}
+					if r.RecoveryS != nil {
+						t.Errorf("%s: recovery_s %v of a server that came back empty", r.Strategy, *r.RecoveryS)
+					}
+				}
+			}
+			if !strings.Contains(stdout, "Recovery after kill -9") || !strings.Contains(stdout, "came back empty") {
+				t.Errorf("the report has no recovery table:\n%s", stdout)
+			}
+			if strings.Contains(stdout, "promises to keep them") {
+				t.Errorf("a broken promise reported:\n%s", stdout)
+			}
+			checkClean(t, o)
+		})
+	}
+}
+
+// TestPlanRecoveryRefused: a target kvbench does not start itself cannot
+// be killed and started again, and the plan says so.
+func TestPlanRecoveryRefused(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "attach.yaml")
+	yaml := "targets:\n  - name: remote\n    kind: attach\n    addr: 127.0.0.1:1\n    strategies: [as_configured]\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := runOptions(t)
+	o.ConfigFile = cfg
+	o.Modes = []string{results.ModeRecovery}
+	_, err := NewPlan(o)
+	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "cannot be killed and started again") {
+		t.Fatalf("err %v: want the recovery mode refused for an attached server", err)
+	}
+}
