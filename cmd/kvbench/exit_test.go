@@ -98,7 +98,7 @@ func TestUsageMessages(t *testing.T) {
 	}{
 		{[]string{"bench", "--port", "70000"}, "kvbench: --port 70000: want a TCP port from 1 to 65535", []string{"strconv", "ParseUint"}, 2},
 		{[]string{"bench", "--port", "0"}, "kvbench: --port 0: want a TCP port from 1 to 65535", nil, 2},
-		{[]string{"run", "--modes", "sett", "--dry-run"}, `kvbench: invalid option: mode "sett": want set, get or mixed`, []string{"no mode given"}, 2},
+		{[]string{"run", "--modes", "sett", "--dry-run"}, `kvbench: invalid option: mode "sett": want set, get, mixed or recovery`, []string{"no mode given"}, 2},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, _, stderr := kvbench(t, tt.args...)
