@@ -202,6 +202,9 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			if err := c.InsertOnlyErrors(); err != nil {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}
+			if err := checkCurve(o, d, c.Mode); err != nil {
+				return fmt.Errorf("%w: %w", ErrOptions, err)
+			}
 		}
 		for _, s := range sel {
 			for _, m := range o.Modes {
@@ -295,6 +298,9 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		startStop = r.startOf(sc.Target) + r.stop
 	}
 	d := startStop + seconds(float64(o.Requests)/qps)
+	if sc.Workload == nil {
+		d += p.curveEstimate(qps)
+	}
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
 		cfg := workloadConfig(o, sc.Workload)

@@ -310,7 +310,7 @@ func (r *run) steps(ctx context.Context) error {
 			// the scenario: none of them is tried.
 			refused := errors.Is(err, target.ErrNotEmpty) || errors.Is(err, target.ErrRefused)
 			outOfRetries := err != nil && !interrupted && !unsupported && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
-			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1], err, timing
+			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1-len(out.curve)], err, timing
 			e.Final = err == nil || interrupted || unsupported || outOfRetries
 			r.event(e)
 			if interrupted {
@@ -380,6 +380,8 @@ type attemptResult struct {
 	nodes []results.NodeRow
 	// series are the rows of the series CSV (with Options.Interval).
 	series []results.SeriesRow
+	// curve are the rows of the load curve's phases (Options.Rates).
+	curve  []results.Row
 	timing Timing
 }
 
@@ -387,7 +389,7 @@ type attemptResult struct {
 // per command and the total row (workloadRows).
 func (a *attemptResult) rows(w *workload.Workload) []results.Row {
 	if w == nil {
-		return []results.Row{a.row}
+		return append([]results.Row{a.row}, a.curve...)
 	}
 	return workloadRows(a.row, w, a.cfg, a.commands)
 }
@@ -504,6 +506,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		meter = o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
 		cfg.Observe = meter.Interval
 	}
+	base := *row // the load curve's rows start from it
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
 	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
@@ -547,6 +550,17 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	} else {
 		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
 		fillCPU(row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
+	}
+	if o.curve.enabled() {
+		t2 := time.Now()
+		out.curve, err = r.measureCurve(ctx, cfg, info, sc, e.Round, &base, row, res)
+		t.Measure += time.Since(t2)
+		if err != nil {
+			return out, serverError(inst, err)
+		}
+		if err := inst.Err(); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
