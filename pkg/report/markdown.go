@@ -74,6 +74,7 @@ func (r *Report) mdBody(m *mdWriter) {
 	}
 	m.nodes(r.Nodes, r.lang()) // nodes.go
 	m.stalls(r)                // series.go
+	m.curves(r)                // curve.go
 	if len(r.Failed) > 0 {
 		m.printf("\n## %s (%d)\n\n", l.failedTitle, len(r.Failed))
 		rows := make([][]string, 0, len(r.Failed))
