@@ -305,6 +305,20 @@ func (b *builder) capacityTables(t *TargetReport) {
 	}
 }
 
+// capacityOf is a scenario's trimmed capacity (of the last objective by
+// name when its rows searched several); missing without one.
+func (r *Report) capacityOf(sc *Scenario) Figure {
+	c := missing
+	for _, tab := range r.Capacities {
+		for _, row := range tab.Rows {
+			if tab.Target == sc.Target && row.Strategy == sc.Strategy && row.Mode == sc.Mode {
+				c = row.Capacity
+			}
+		}
+	}
+	return c
+}
+
 // curveLabels are the load curves' headings and legends, by language.
 var curveLabels = map[string]struct {
 	title, capacity, rate, rateQPS, qps, closed, vs, lost, held, legend, capLegend, plot string
