@@ -390,6 +390,7 @@ func Order(rows []results.Row) ([]Key, error) {
 		for _, sc := range t.Scenarios {
 			keys = append(keys, Key{sc.Target, sc.Strategy, sc.Mode})
 		}
+		keys = append(keys, rep.curveKeys(t.Target)...) // curve.go
 	}
 	return keys, nil
 }

@@ -305,6 +305,20 @@ func (b *builder) capacityTables(t *TargetReport) {
 	}
 }
 
+// curveKeys are the keys of a target's load curve points, as Order
+// names them ("get at 50%"), in the tables' order.
+func (r *Report) curveKeys(target string) []Key {
+	var keys []Key
+	for _, c := range r.LoadCurves {
+		if c.Target == target {
+			for _, p := range c.Points {
+				keys = append(keys, Key{target, p.Strategy, c.Mode + " at " + p.Rate})
+			}
+		}
+	}
+	return keys
+}
+
 // capacityOf is a scenario's trimmed capacity (of the last objective by
 // name when its rows searched several); missing without one.
 func (r *Report) capacityOf(sc *Scenario) Figure {
