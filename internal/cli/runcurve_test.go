@@ -40,6 +40,9 @@ func TestRunCurveDryRun(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("run --dry-run %v: exit %d\n%s", extra, code, stderr)
 		}
+		if len(extra) > 0 && !strings.Contains(stdout, "after each closed loop, on its server: open-loop phases at 50%, 100%") {
+			t.Errorf("the plan does not say what follows each closed loop:\n%s", stdout)
+		}
 		_, after, ok := strings.Cut(stdout, "estimated time: ")
 		if !ok {
 			t.Fatalf("no estimated time in\n%s", stdout)

@@ -68,6 +68,26 @@ func checkCurve(o Options, d target.Desc, mode loadgen.Mode) error {
 	return fmt.Errorf("--rates/--slo: target %s, mode set: %s only inserts, and every phase after the closed loop would write its keys again and count the refused writes: measure the curve with --modes get (after the prefill), or a write command that overwrites (--set-cmd SET)", d.Name, d.SetCmd)
 }
 
+// planLine is the plan's line about the phases after each closed loop;
+// "" without them.
+func (c *curveOptions) planLine() string {
+	var parts []string
+	if len(c.rates) > 0 {
+		rates := make([]string, len(c.rates))
+		for i, r := range c.rates {
+			rates[i] = r.String()
+		}
+		parts = append(parts, "open-loop phases at "+strings.Join(rates, ", "))
+	}
+	if len(c.slo) > 0 {
+		parts = append(parts, fmt.Sprintf("the capacity at %s (to %g%%)", c.slo, c.precision*100))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "after each closed loop, on its server: " + strings.Join(parts, "; then ")
+}
+
 // searchSteps is the number of phases a capacity search is expected to
 // measure, for the estimate: the peak, then bisection of [peak/2, peak]
 // down to the precision.
