@@ -335,17 +335,17 @@ func (r *Report) capacityOf(sc *Scenario) Figure {
 
 // curveLabels are the load curves' headings and legends, by language.
 var curveLabels = map[string]struct {
-	title, capacity, rate, rateQPS, qps, closed, vs, lost, held, legend, capLegend, plot string
+	title, capacity, capCol, rate, rateQPS, qps, closed, vs, lost, held, legend, capLegend, plot string
 }{
 	LangEN: {
-		title: "Latency–throughput", capacity: "Capacity at %s", rate: "rate", rateQPS: "rate (req/s)", qps: "QPS",
+		title: "Latency–throughput", capacity: "Capacity at %s", capCol: "capacity (req/s)", rate: "rate", rateQPS: "rate (req/s)", qps: "QPS",
 		closed: "closed loop", vs: "p99 vs baseline", lost: "capacity lost vs baseline", held: "held in rounds",
 		legend:    "Each rate is an open-loop phase after the attempt's closed loop, on the same server (run --rates; a percentage is of that closed loop's QPS): latencies in us from each request's intended send time, trimmed means over rounds (the round whose p99 is farthest from the median dropped). The closed loop's row is the scenario's own measurement. p99 vs baseline: the change against the baseline strategy at the same rate, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
 		capLegend: "Capacity: the highest rate at which the objective held (run --slo), the mean over the rounds the QPS trimming keeps; held in rounds: the rounds whose search found one. Capacity lost: the percentage of the baseline strategy's capacity lost, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
 		plot:      "%s: %s against throughput at each rate of the load curve (trimmed means over rounds), one curve per target and strategy; dashed line: the objective; crosses: each scenario's capacity",
 	},
 	LangZH: {
-		title: "延迟–吞吐", capacity: "%s 下的容量", rate: "速率", rateQPS: "速率（请求/秒）", qps: "QPS",
+		title: "延迟–吞吐", capacity: "%s 下的容量", capCol: "容量（请求/秒）", rate: "速率", rateQPS: "速率（请求/秒）", qps: "QPS",
 		closed: "闭环", vs: "p99 对比基线", lost: "相对基线损失的容量", held: "达标轮次",
 		legend:    "每个速率是该次尝试闭环测量之后、在同一服务器上的开环阶段（run --rates；百分比相对于该闭环的 QPS）：延迟单位 us，从每个请求的预定发送时刻算起，为各轮去异常后的均值（p99 离中位数最远的一轮被剔除）。闭环一行是该场景本身的测量。p99 对比基线：与同一速率下基线策略相比的变化及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
 		capLegend: "容量：目标仍满足的最高速率（run --slo），取 QPS 去异常后保留轮次的均值；达标轮次：搜索找到容量的轮次。损失的容量：相对基线策略容量损失的百分比及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
@@ -404,7 +404,7 @@ func (m *mdWriter) curves(r *Report) {
 			}
 			rows = append(rows, []string{row.Strategy, row.Mode, row.Capacity.String(), fmt.Sprintf("%d/%d", row.Held, row.Searched), lost})
 		}
-		m.table([]string{l.strategy, l.mode, "capacity (req/s)", cl.held, cl.lost}, "llrrl", rows)
+		m.table([]string{l.strategy, l.mode, cl.capCol, cl.held, cl.lost}, "llrrl", rows)
 		if i == len(r.Capacities)-1 {
 			m.printf("\n"+cl.capLegend+"\n", alpha)
 		}
