@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,21 @@ func TestRunRates(t *testing.T) {
 				t.Errorf("%s at %s: capacity %v, start %v, prefill %v, p99 %v, requests %d, attempt %d", k, r.RateSpec, r.CapacityQPS, r.StartS, r.PrefillS, r.LatP99Us, r.Requests, r.Attempt)
 			}
 		}
+	}
+	// The report's latency–throughput and capacity tables, and the plot in
+	// the HTML page.
+	for _, s := range []string{"## Latency–throughput", "### kvstore: get", "### redis: get", "| 50% ", "| 100000 ", "| closed loop ",
+		"## Capacity at p99<50ms"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("the report lacks %q:\n%s", s, stdout)
+		}
+	}
+	page, err := os.ReadFile(res.Files.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "get: p99 against throughput at each rate") {
+		t.Error("the HTML report has no latency-throughput plot")
 	}
 	// The closed loop's tables are the closed loop's alone.
 	for _, s := range []string{"get at 50%", "get at 100000"} {
