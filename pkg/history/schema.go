@@ -20,7 +20,7 @@ type migration func(d dialect) []string
 // migrations are the schema's steps; the store's version is the number of
 // steps taken. A column appended to results.Row needs a step adding it to
 // detail (TestSchemaHasEveryColumn fails until then).
-var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s"), addDetailColumns("stalls", "longest_stall_ms"), addDetailColumns("rate", "rate_spec", "capacity_qps", "slo")}
+var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s", "stop_s"), addDetailColumns("stalls", "longest_stall_ms"), addDetailColumns("rate", "rate_spec", "capacity_qps", "slo", "send_lag_p99_us")}
 
 // SchemaVersion is the version of the schema this kvbench writes.
 var SchemaVersion = len(migrations)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"gonum.org/v1/plot"
@@ -49,6 +50,11 @@ type CurvePoint struct {
 	TrimmedP50Us  Figure `json:"trimmed_p50_us"`
 	TrimmedP99Us  Figure `json:"trimmed_p99_us"`
 	TrimmedP999Us Figure `json:"trimmed_p999_us"`
+	// LateRounds counts the rounds whose requests left late (send lag p99
+	// above loadgen.MaxSendLag: their latencies include the client's
+	// queueing) of the LagRounds that record the send lag.
+	LateRounds int `json:"late_rounds"`
+	LagRounds  int `json:"lag_rounds"`
 	// P99 compares the p99 with the baseline strategy's at the same rate
 	// (nil for the baseline, or without one).
 	P99 *Change `json:"p99_change,omitempty"`
@@ -56,13 +62,16 @@ type CurvePoint struct {
 
 // CurveRound is one ok round of a curve point.
 type CurveRound struct {
-	Round  int         `json:"round"`
-	Rate   Figure      `json:"rate"`
-	QPS    Figure      `json:"qps"`
-	P50Us  Figure      `json:"p50_us"`
-	P99Us  Figure      `json:"p99_us"`
-	P999Us Figure      `json:"p999_us"`
-	Pos    results.Pos `json:"-"`
+	Round  int    `json:"round"`
+	Rate   Figure `json:"rate"`
+	QPS    Figure `json:"qps"`
+	P50Us  Figure `json:"p50_us"`
+	P99Us  Figure `json:"p99_us"`
+	P999Us Figure `json:"p999_us"`
+	// SendLagP99Us is how late the requests left, missing in files
+	// written before.
+	SendLagP99Us Figure      `json:"send_lag_p99_us"`
+	Pos          results.Pos `json:"-"`
 }
 
 // CapacityTable is the capacity at one objective of a target's scenarios
@@ -129,8 +138,12 @@ func (b *builder) curveRow(r *results.Row, pos results.Pos) {
 	if r.Rate != nil {
 		rate = measured(*r.Rate)
 	}
+	lag := missing
+	if r.SendLagP99Us != nil {
+		lag = fig(*r.SendLagP99Us)
+	}
 	p.Rounds = append(p.Rounds, CurveRound{Round: r.Round, Rate: rate, QPS: fig(r.QPS),
-		P50Us: measured(r.LatP50Us), P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us), Pos: pos})
+		P50Us: measured(r.LatP50Us), P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us), SendLagP99Us: lag, Pos: pos})
 }
 
 // capacityRow records a closed-loop round's capacity search, if it had one.
@@ -223,6 +236,15 @@ func (b *builder) trimPoint(name string, p *CurvePoint) {
 	p.TrimmedP50Us = mean(func(r CurveRound) Figure { return r.P50Us })
 	p.TrimmedP99Us = mean(p99)
 	p.TrimmedP999Us = mean(func(r CurveRound) Figure { return r.P999Us })
+	p.LateRounds, p.LagRounds = 0, 0
+	for _, r := range p.Rounds {
+		if r.SendLagP99Us.Valid() {
+			p.LagRounds++
+			if float64(r.SendLagP99Us) > float64(loadgen.MaxSendLag.Microseconds()) {
+				p.LateRounds++
+			}
+		}
+	}
 }
 
 // comparePoint compares a point's p99 with the baseline strategy's at the
@@ -335,19 +357,19 @@ func (r *Report) capacityOf(sc *Scenario) Figure {
 
 // curveLabels are the load curves' headings and legends, by language.
 var curveLabels = map[string]struct {
-	title, capacity, capCol, rate, rateQPS, qps, closed, vs, lost, held, legend, capLegend, plot string
+	title, capacity, capCol, rate, rateQPS, qps, closed, vs, late, lost, held, legend, capLegend, plot string
 }{
 	LangEN: {
 		title: "Latency–throughput", capacity: "Capacity at %s", capCol: "capacity (req/s)", rate: "rate", rateQPS: "rate (req/s)", qps: "QPS",
-		closed: "closed loop", vs: "p99 vs baseline", lost: "capacity lost vs baseline", held: "held in rounds",
-		legend:    "Each rate is an open-loop phase after the attempt's closed loop, on the same server (run --rates; a percentage is of that closed loop's QPS): latencies in us from each request's intended send time, trimmed means over rounds (the round whose p99 is farthest from the median dropped). The closed loop's row is the scenario's own measurement. p99 vs baseline: the change against the baseline strategy at the same rate, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
+		closed: "closed loop", vs: "p99 vs baseline", late: "late", lost: "capacity lost vs baseline", held: "held in rounds",
+		legend:    "Each rate is an open-loop phase after the attempt's closed loop, on the same server (run --rates; a percentage is of that closed loop's QPS): latencies in us from each request's intended send time, trimmed means over rounds (the round whose p99 is farthest from the median dropped). The closed loop's row is the scenario's own measurement. late: the rounds whose requests left late (send lag p99 above %v) of those that record it: their latencies include the client's queueing, not only the server's. p99 vs baseline: the change against the baseline strategy at the same rate, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
 		capLegend: "Capacity: the highest rate at which the objective held (run --slo), the mean over the rounds the QPS trimming keeps; held in rounds: the rounds whose search found one. Capacity lost: the percentage of the baseline strategy's capacity lost, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
 		plot:      "%s: %s against throughput at each rate of the load curve (trimmed means over rounds), one curve per target and strategy; dashed line: the objective; crosses: each scenario's capacity",
 	},
 	LangZH: {
 		title: "延迟–吞吐", capacity: "%s 下的容量", capCol: "容量（请求/秒）", rate: "速率", rateQPS: "速率（请求/秒）", qps: "QPS",
-		closed: "闭环", vs: "p99 对比基线", lost: "相对基线损失的容量", held: "达标轮次",
-		legend:    "每个速率是该次尝试闭环测量之后、在同一服务器上的开环阶段（run --rates；百分比相对于该闭环的 QPS）：延迟单位 us，从每个请求的预定发送时刻算起，为各轮去异常后的均值（p99 离中位数最远的一轮被剔除）。闭环一行是该场景本身的测量。p99 对比基线：与同一速率下基线策略相比的变化及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
+		closed: "闭环", vs: "p99 对比基线", late: "发送滞后", lost: "相对基线损失的容量", held: "达标轮次",
+		legend:    "每个速率是该次尝试闭环测量之后、在同一服务器上的开环阶段（run --rates；百分比相对于该闭环的 QPS）：延迟单位 us，从每个请求的预定发送时刻算起，为各轮去异常后的均值（p99 离中位数最远的一轮被剔除）。闭环一行是该场景本身的测量。发送滞后：请求发送滞后（send lag p99 超过 %v）的轮次/记录了滞后的轮次：其延迟含客户端排队，不只是服务器的。p99 对比基线：与同一速率下基线策略相比的变化及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
 		capLegend: "容量：目标仍满足的最高速率（run --slo），取 QPS 去异常后保留轮次的均值；达标轮次：搜索找到容量的轮次。损失的容量：相对基线策略容量损失的百分比及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
 		plot:      "%s：负载曲线各速率下的 %s 与吞吐（各轮去异常均值），每个目标与策略一条曲线；虚线：目标；叉号：各场景的容量",
 	},
@@ -378,18 +400,22 @@ func (m *mdWriter) curves(r *Report) {
 			for _, st := range t.Strategies {
 				for _, p := range c.Points {
 					if p.Strategy == st {
+						late := ""
+						if p.LagRounds > 0 {
+							late = fmt.Sprintf("%d/%d", p.LateRounds, p.LagRounds)
+						}
 						rows = append(rows, []string{st, p.Rate, p.TrimmedRate.String(), p.TrimmedQPS.String(),
-							p.TrimmedP50Us.String(), p.TrimmedP99Us.String(), p.TrimmedP999Us.String(), p.P99.String(), strconv.Itoa(len(p.Rounds))})
+							p.TrimmedP50Us.String(), p.TrimmedP99Us.String(), p.TrimmedP999Us.String(), late, p.P99.String(), strconv.Itoa(len(p.Rounds))})
 					}
 				}
 				if sc := t.Scenario(st, c.Mode); sc != nil {
 					rows = append(rows, []string{st, cl.closed, "", sc.TrimmedQPS.String(),
-						sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String(), "", strconv.Itoa(len(sc.Rounds))})
+						sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String(), "", "", strconv.Itoa(len(sc.Rounds))})
 				}
 			}
-			m.table([]string{l.strategy, cl.rate, cl.rateQPS, cl.qps, "p50 (us)", "p99 (us)", "p99.9 (us)", cl.vs, l.rounds}, "llrrrrrlr", rows)
+			m.table([]string{l.strategy, cl.rate, cl.rateQPS, cl.qps, "p50 (us)", "p99 (us)", "p99.9 (us)", cl.late, cl.vs, l.rounds}, "llrrrrrrlr", rows)
 		}
-		m.printf("\n"+cl.legend+"\n", alpha)
+		m.printf("\n"+cl.legend+"\n", loadgen.MaxSendLag, alpha)
 	}
 	for i, tab := range r.Capacities {
 		if i == 0 || tab.SLO != r.Capacities[i-1].SLO {

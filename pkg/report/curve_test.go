@@ -49,8 +49,8 @@ func TestLoadCurves(t *testing.T) {
 			t.Errorf("%s %s: %d points, want 2 strategies x 3 rates", c.Target, c.Mode, len(c.Points))
 		}
 		for _, p := range c.Points {
-			if len(p.Rounds) != 3 || !p.TrimmedP99Us.Valid() || !p.TrimmedRate.Valid() || p.DroppedRound == 0 {
-				t.Errorf("%s %s at %s: %d rounds, p99 %v, rate %v, dropped round %d", c.Target, p.Strategy, p.Rate, len(p.Rounds), p.TrimmedP99Us, p.TrimmedRate, p.DroppedRound)
+			if len(p.Rounds) != 3 || !p.TrimmedP99Us.Valid() || !p.TrimmedRate.Valid() || p.DroppedRound == 0 || p.LagRounds != 3 {
+				t.Errorf("%s %s at %s: %d rounds, p99 %v, rate %v, dropped round %d, send lag in %d rounds", c.Target, p.Strategy, p.Rate, len(p.Rounds), p.TrimmedP99Us, p.TrimmedRate, p.DroppedRound, p.LagRounds)
 			}
 			isBase := p.Strategy == "nopersist" || p.Strategy == "none"
 			if isBase != (p.P99 == nil) || p.P99 != nil && (!p.P99.Pct.Valid() || p.P99.P != p.P99.P) {

@@ -180,6 +180,11 @@ type Row struct {
 	// files written before.
 	CapacityQPS *float64 `csv:"capacity_qps" json:"capacity_qps,omitempty"`
 	SLO         string   `csv:"slo" json:"slo,omitempty"`
+	// SendLagP99Us is, on a load curve's row, the p99 of how late the
+	// requests left against their intended send times, in µs: above
+	// loadgen.MaxSendLag the phase's latencies include the client's
+	// queueing. Empty on the closed-loop row and in files written before.
+	SendLagP99Us *float64 `csv:"send_lag_p99_us" json:"send_lag_p99_us,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

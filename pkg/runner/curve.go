@@ -150,7 +150,8 @@ func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.
 		pr.StartS, pr.PrefillS = 0, 0 // the attempt's, on its closed-loop row
 		pr.Measured(&p.Result.Result)
 		rate := p.Rate
-		pr.Rate, pr.RateSpec = &rate, c.rates[i].String()
+		lag := p.Result.SendLagLatency.P99
+		pr.Rate, pr.RateSpec, pr.SendLagP99Us = &rate, c.rates[i].String(), &lag
 		if !p.Kept {
 			r.log("%s round %d: warning: at %.0f req/s the requests left late (send lag p99 %.0f us): the latencies include the client's queueing", sc.Name(), round, p.Rate, p.Result.SendLagLatency.P99)
 		}

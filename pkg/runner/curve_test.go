@@ -52,7 +52,7 @@ func TestRunRates(t *testing.T) {
 			continue
 		}
 		closed, half, abs := rows[0], rows[1], rows[2]
-		if closed.Rate != nil || closed.RateSpec != "" {
+		if closed.Rate != nil || closed.RateSpec != "" || closed.SendLagP99Us != nil {
 			t.Errorf("%s: the closed-loop row has a rate %v %q", k, closed.Rate, closed.RateSpec)
 		}
 		if closed.SLO != "p99<50ms" || closed.CapacityQPS == nil || !(*closed.CapacityQPS > 0) || *closed.CapacityQPS > closed.QPS*1.0001 {
@@ -65,7 +65,7 @@ func TestRunRates(t *testing.T) {
 			t.Errorf("%s: second rate %v %q, want 100000", k, abs.Rate, abs.RateSpec)
 		}
 		for _, r := range rows[1:] {
-			if r.CapacityQPS != nil || r.StartS != 0 || r.PrefillS != 0 || !(r.LatP99Us > 0) || r.Requests <= 0 || r.Attempt != closed.Attempt {
+			if r.CapacityQPS != nil || r.SendLagP99Us == nil || r.StartS != 0 || r.PrefillS != 0 || !(r.LatP99Us > 0) || r.Requests <= 0 || r.Attempt != closed.Attempt {
 				t.Errorf("%s at %s: capacity %v, start %v, prefill %v, p99 %v, requests %d, attempt %d", k, r.RateSpec, r.CapacityQPS, r.StartS, r.PrefillS, r.LatP99Us, r.Requests, r.Attempt)
 			}
 		}
