@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/curve"
@@ -47,11 +46,9 @@ func (c *curveOptions) validate(f *pflag.FlagSet, o *benchOptions) error {
 			return fmt.Errorf("--slo: %w", err)
 		}
 	}
-	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(c.precision), "%"), 64)
-	if err != nil || p <= 0 || p > 50 {
-		return fmt.Errorf("--slo-precision %q: want a percentage above 0 and at most 50%%", c.precision)
+	if c.Precision, err = curve.ParsePrecision(c.precision); err != nil {
+		return fmt.Errorf("--slo-precision: %w", err)
 	}
-	c.Precision = p / 100
 	if f.Changed("slo-precision") && len(c.SLO) == 0 {
 		return errors.New("--slo-precision: give --slo too")
 	}

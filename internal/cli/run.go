@@ -98,6 +98,9 @@ The manual: docs/run.md.`,
   # every attempt per 100 ms interval, a stall being an interval under a fifth of the median QPS
   kvbench run --interval 100ms --stall-below 0.2
 
+  # after each closed loop, open-loop phases at fractions of its QPS, and the capacity at p99 < 1ms
+  kvbench run --modes get --rates 25%,50%,75%,90% --slo 'p99<1ms'
+
   # Redis over TLS, with certificates kvbench makes for each instance
   kvbench run --targets redis --tls
 
@@ -161,6 +164,9 @@ The manual: docs/run.md.`,
 	f.DurationVar(&o.Interval, "interval", o.Interval, "record each measured phase per interval of this length: the series CSV, the stall columns, the server's events (0: not at all)")
 	f.Float64Var(&o.StallBelow, "stall-below", o.StallBelow, "an interval whose QPS is below this fraction of the attempt's median interval is a stall")
 	f.DurationVar(&o.StallLatency, "stall-latency", o.StallLatency, "an interval in which a request waited longer than this is a stall (0: no such rule)")
+	f.StringVar(&o.Rates, "rates", "", "after each attempt's closed loop, measure a latency-throughput curve on the same server: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of that closed loop's QPS (25%,50%,75%,90%); one detail row per rate")
+	f.StringVar(&o.SLO, "slo", "", "after each attempt's closed loop, find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms); the capacity_qps column and the report's capacity table")
+	f.StringVar(&o.SLOPrecision, "slo-precision", "", "with --slo, the capacity search stops when its bracket is this narrow, relative to its top (default "+runner.DefaultSLOPrecision+")")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
 	f.StringVar(&o.Estimate, "estimate", o.Estimate, "how the estimated time is made: auto (the last run's figures in --out where they fit; with --dry-run a short probe of the other targets), last (the last run's only), probe (every target probed), fixed (built-in figures)")

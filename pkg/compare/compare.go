@@ -328,7 +328,14 @@ func sameSettings(sc Scenario, old, new []results.Row) error {
 		name string
 		get  func(*results.Row) int64
 	}{
-		{"requests", func(r *results.Row) int64 { return r.Requests }},
+		// A load curve's phase lasts as long as its attempt's closed loop:
+		// its requests are not a setting.
+		{"requests", func(r *results.Row) int64 {
+			if r.RateKey() != "" {
+				return 0
+			}
+			return r.Requests
+		}},
 		{"pipeline", func(r *results.Row) int64 { return int64(r.Pipeline) }},
 		{"keyspace", func(r *results.Row) int64 { return r.Keyspace }},
 		{"value_size", func(r *results.Row) int64 { return int64(r.ValueSize) }},

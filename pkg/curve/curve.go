@@ -415,3 +415,13 @@ func (c Capacity) JSON() CapacityJSON {
 	}
 	return out
 }
+
+// ParsePrecision parses a capacity search's precision, a percentage
+// ("5%", the % optional) above 0 and at most 50, into a fraction.
+func ParsePrecision(s string) (float64, error) {
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || !(p > 0) || p > 50 {
+		return 0, fmt.Errorf("%w: precision %q: want a percentage above 0 and at most 50%%", ErrSyntax, s)
+	}
+	return p / 100, nil
+}

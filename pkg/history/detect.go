@@ -3,6 +3,7 @@ package history
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -256,7 +257,7 @@ type sample struct {
 
 // loadSeries reads the ok rows and groups them into series.
 func (s *Store) loadSeries(ctx context.Context, o AnalyzeOptions, runs map[int64]*Run, envs map[int64]Environment) ([]*Series, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT run, env, target, strategy, mode, workload, command, round, qps, us_per_op, lat_p99_us
+	rows, err := s.db.QueryContext(ctx, `SELECT run, env, target, strategy, mode, workload, command, round, qps, us_per_op, lat_p99_us, rate, rate_spec
 FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("history: read the rows: %w", err)
@@ -271,8 +272,12 @@ FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
 	for rows.Next() {
 		var run, env int64
 		var r results.Row
-		if err := rows.Scan(&run, &env, &r.Target, &r.Strategy, &r.Mode, &r.Workload, &r.Command, &r.Round, &r.QPS, &r.UsPerOp, &r.LatP99Us); err != nil {
+		var rate sql.NullFloat64 // a load curve's phase is a scenario of its own
+		if err := rows.Scan(&run, &env, &r.Target, &r.Strategy, &r.Mode, &r.Workload, &r.Command, &r.Round, &r.QPS, &r.UsPerOp, &r.LatP99Us, &rate, &r.RateSpec); err != nil {
 			return nil, fmt.Errorf("history: read the rows: %w", err)
+		}
+		if rate.Valid {
+			r.Rate = &rate.Float64
 		}
 		if ru := runs[run]; ru == nil || !ru.Analyzed() {
 			continue

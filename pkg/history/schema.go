@@ -25,6 +25,7 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	addDetailColumns("server_rss_bytes", "server_used_memory_bytes", "server_usec_per_call", "server_calls"),
 	seriesAsCSV,
 	addDetailColumns("recovery_s", "recovery_keys_per_s", "recovery_mb_per_s", "acked_writes", "acked_lost"),
+	addDetailColumns("rate", "rate_spec", "capacity_qps", "slo", "send_lag_p99_us"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

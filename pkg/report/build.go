@@ -85,6 +85,12 @@ type Report struct {
 	// the nodes CSV (nodes.go); empty without one.
 	Nodes []NodeSpread `json:"nodes,omitempty"`
 
+	// LoadCurves are the latency–throughput tables, per target and mode,
+	// and Capacities the capacity tables, per target and objective, of
+	// rows with a rate or a capacity search (curve.go).
+	LoadCurves []*LoadCurve     `json:"load_curves,omitempty"`
+	Capacities []*CapacityTable `json:"capacities,omitempty"`
+
 	series seriesSet // the series CSV's rows (series.go); nil without one
 	// Telemetry holds the server telemetry table of each target whose
 	// rows record it (telemetry.go).
@@ -392,6 +398,7 @@ func Order(rows []results.Row) ([]Key, error) {
 		for _, sc := range t.Scenarios {
 			keys = append(keys, Key{sc.Target, sc.Strategy, sc.Mode})
 		}
+		keys = append(keys, rep.curveKeys(t.Target)...) // curve.go
 	}
 	return keys, nil
 }
@@ -409,6 +416,7 @@ type builder struct {
 	wlModes map[string]bool // the modes that are a workload's commands
 
 	sortedCache map[sortedKey][]float64
+	curves      loadCurves // the load curves' rows (curve.go)
 }
 
 // strategyInfo is what a strategy's rows say about it.
@@ -525,6 +533,10 @@ func (b *builder) add(r *results.Row) {
 	if bad {
 		return
 	}
+	if r.RateKey() != "" { // a load curve's phase, in its own tables
+		b.curveRow(r, pos)
+		return
+	}
 	if r.Unsupported() {
 		b.unsupported(r, pos)
 		return
@@ -581,6 +593,7 @@ func (b *builder) add(r *results.Row) {
 		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
+	b.capacityRow(sc, r)
 	if r.QPSPerServerCPUS > 0 {
 		t.CPU = true
 	}
@@ -660,6 +673,7 @@ func (b *builder) finish() (*Report, error) {
 		t.Rounds = slices.Compact(t.Rounds)
 		b.overheads(t, baselines)
 	}
+	b.loadCurves()
 	if err := b.errs.Err(); err != nil { // the rows' errors, and duplicate rounds found while sorting them
 		return nil, err
 	}
@@ -819,7 +833,7 @@ func (b *builder) scenario(sc *Scenario) {
 }
 
 // values extracts one Figure per round as float64.
-func values(rounds []Round, get func(Round) Figure) []float64 {
+func values[T any](rounds []T, get func(T) Figure) []float64 {
 	out := make([]float64, 0, len(rounds))
 	for _, r := range rounds {
 		if v := get(r); v.Valid() {

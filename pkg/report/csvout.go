@@ -24,7 +24,7 @@ var TrimmedColumns = []string{
 	"trimmed_p50_us", "trimmed_p99_us", "trimmed_p999_us",
 	"cv_pct", "min_qps", "max_qps", "median_qps", "median_ci_lo", "median_ci_hi", "ci_confidence",
 	"baseline", "qps_change_pct", "qps_p", "us_per_op_change_pct", "us_per_op_p", "p99_change_pct", "p99_p",
-	"trimmed_qps_per_server_cpu_s", "client_bound_rounds",
+	"trimmed_qps_per_server_cpu_s", "client_bound_rounds", "capacity_qps",
 }
 
 // WriteSummaryCSV writes the summary CSV (SummaryColumns): per scenario
@@ -64,7 +64,7 @@ func (r *Report) WriteTrimmedCSV(w io.Writer) error {
 				row = append(row, "", "")
 			}
 		}
-		return append(row, sc.TrimmedQPSPerCPU.csv(), strconv.Itoa(sc.ClientBoundRounds))
+		return append(row, sc.TrimmedQPSPerCPU.csv(), strconv.Itoa(sc.ClientBoundRounds), r.capacityOf(sc).csv())
 	})
 }
 

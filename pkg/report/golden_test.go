@@ -41,7 +41,7 @@ var mixedFiles = []string{"../../testdata/report/synthetic/mixed.csv"}
 var workloadFiles = []string{"testdata/workloads.csv"}
 
 func TestGolden(t *testing.T) {
-	inputs := map[string][]string{"seed000": seedFiles, "mixed": mixedFiles, "workloads": workloadFiles}
+	inputs := map[string][]string{"seed000": seedFiles, "mixed": mixedFiles, "workloads": workloadFiles, "curve": curveFiles}
 	writers := []struct {
 		suffix string
 		lang   string

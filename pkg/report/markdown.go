@@ -74,6 +74,7 @@ func (r *Report) mdBody(m *mdWriter) {
 	}
 	m.nodes(r.Nodes, r.lang())         // nodes.go
 	m.stalls(r)                        // series.go
+	m.curves(r)                        // curve.go
 	m.telemetry(r.Telemetry, r.lang()) // telemetry.go
 	m.recovery(r.Recovery, r.lang())   // recovery.go
 	if len(r.Failed) > 0 {

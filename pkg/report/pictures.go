@@ -58,6 +58,11 @@ func (r *Report) Pictures() ([]Picture, error) {
 		}
 		pics = append(pics, Picture{Title: fmt.Sprintf(langs[r.lang()].latencyPlot, mode), SVG: svg})
 	}
+	loads, err := r.curvePictures() // curve.go
+	if err != nil {
+		return nil, err
+	}
+	pics = append(pics, loads...)
 	series, err := r.seriesPictures() // series.go
 	if err != nil {
 		return nil, err

@@ -200,6 +200,24 @@ type Row struct {
 	// restart. Empty for other modes.
 	AckedWrites *int64 `csv:"acked_writes" json:"acked_writes,omitempty"`
 	AckedLost   *int64 `csv:"acked_lost" json:"acked_lost,omitempty"`
+	// Rate is the requests per second of an open-loop phase of a load
+	// curve ("run --rates"), resolved against the attempt's closed-loop
+	// peak when given relative; RateSpec is the entry of the list it came
+	// from (75% or 20000), which groups the phase over rounds. Both are
+	// empty for the closed-loop row, and in files written before.
+	Rate     *float64 `csv:"rate" json:"rate,omitempty"`
+	RateSpec string   `csv:"rate_spec" json:"rate_spec,omitempty"`
+	// CapacityQPS is, on a closed-loop row, the attempt's capacity at the
+	// latency objective SLO ("run --slo"): the highest rate at which it
+	// held; empty when it held at no rate tried, without --slo, and in
+	// files written before.
+	CapacityQPS *float64 `csv:"capacity_qps" json:"capacity_qps,omitempty"`
+	SLO         string   `csv:"slo" json:"slo,omitempty"`
+	// SendLagP99Us is, on a load curve's row, the p99 of how late the
+	// requests left against their intended send times, in µs: above
+	// loadgen.MaxSendLag the phase's latencies include the client's
+	// queueing. Empty on the closed-loop row and in files written before.
+	SendLagP99Us *float64 `csv:"send_lag_p99_us" json:"send_lag_p99_us,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -247,12 +265,30 @@ func (r *Row) OK() bool { return r.Status == StatusOK }
 
 // Scenario is the row's mode as reports name its scenario: the mode, or
 // for a workload's row "workload command" (ycsb-a READ, ycsb-a total),
-// each command being measured and compared on its own.
+// each command being measured and compared on its own; a load curve's
+// phase adds its rate ("get at 75%"), each rate being another scenario.
 func (r *Row) Scenario() string {
-	if r.Workload == "" {
-		return r.Mode
+	s := r.Mode
+	if r.Workload != "" {
+		s = r.Workload + " " + r.Command
 	}
-	return r.Workload + " " + r.Command
+	if k := r.RateKey(); k != "" {
+		s += " at " + k
+	}
+	return s
+}
+
+// RateKey names the rate of a load curve's row, as its phases are grouped
+// over rounds: RateSpec, or Rate in requests per second when RateSpec is
+// empty; "" for a closed-loop row.
+func (r *Row) RateKey() string {
+	switch {
+	case r.RateSpec != "":
+		return r.RateSpec
+	case r.Rate != nil:
+		return strconv.FormatFloat(*r.Rate, 'f', -1, 64) + "/s"
+	}
+	return ""
 }
 
 // Unsupported reports whether the row is a workload the target lacks

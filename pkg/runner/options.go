@@ -258,8 +258,20 @@ type Options struct {
 	// when it fails the run warns once and goes on without it.
 	Recorder Recorder
 
+	// Rates, when set, measures a latency–throughput curve in every
+	// attempt after its closed loop, on the same server: an open-loop
+	// phase at each rate of the list (curve.ParseRates: 20000,50000, or
+	// 25%,50% of the attempt's closed-loop QPS), one detail row each.
+	// SLO, when set, searches each attempt's capacity at this latency
+	// objective (curve.ParseSLO: p99<1ms), to SLOPrecision
+	// (curve.ParsePrecision: 5%; DefaultSLOPrecision when empty). Both
+	// measure the modes, not workloads.
+	Rates, SLO, SLOPrecision string
+
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload
+	// curve is Rates, SLO and SLOPrecision parsed, by normalize.
+	curve curveOptions
 }
 
 // DefaultOptions returns the options of "kvbench run" without flags.
@@ -427,6 +439,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if strings.ContainsAny(o.Prefix, `/\`) {
 		bad("prefix %q: want a file name prefix, not a path", o.Prefix)
+	}
+	if err := o.parseCurve(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)

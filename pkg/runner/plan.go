@@ -206,6 +206,8 @@ func (p *Plan) scenarios(targets []target.Target) error {
 				if err := checkRecovery(d); err != nil { // recovery.go
 					return fmt.Errorf("%w: target %s: %w", ErrOptions, d.Name, err)
 				}
+			} else if err := checkCurve(o, d, c.Mode); err != nil {
+				return fmt.Errorf("%w: %w", ErrOptions, err)
 			}
 		}
 		for _, s := range sel {
@@ -300,6 +302,9 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		startStop = r.startOf(sc.Target) + r.stop
 	}
 	d := startStop + seconds(float64(o.Requests)/qps)
+	if sc.Workload == nil {
+		d += p.curveEstimate(qps)
+	}
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
 		cfg := workloadConfig(o, sc.Workload)
@@ -348,6 +353,9 @@ func (p *Plan) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
 	fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
 		o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
+	if line := o.curve.planLine(); line != "" {
+		fmt.Fprintln(&b, line)
+	}
 	seen := make(map[string]bool)
 	for _, sc := range p.Scenarios {
 		if seen[sc.Desc.Name] {

@@ -313,7 +313,7 @@ func (r *run) steps(ctx context.Context) error {
 			// the scenario: none of them is tried.
 			refused := errors.Is(err, target.ErrNotEmpty) || errors.Is(err, target.ErrRefused)
 			outOfRetries := err != nil && !interrupted && !unsupported && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
-			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1], err, timing
+			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1-len(out.curve)], err, timing
 			e.Final = err == nil || interrupted || unsupported || outOfRetries
 			r.event(e)
 			if interrupted {
@@ -382,6 +382,8 @@ type attemptResult struct {
 	nodes []results.NodeRow
 	// series are the rows of the series CSV (with Options.Interval).
 	series []results.SeriesRow
+	// curve are the rows of the load curve's phases (Options.Rates).
+	curve  []results.Row
 	timing Timing
 	// tel is what the server said about the measured phase.
 	tel *phaseTelemetry
@@ -391,7 +393,7 @@ type attemptResult struct {
 // per command and the total row (workloadRows).
 func (a *attemptResult) rows(w *workload.Workload) []results.Row {
 	if w == nil {
-		return []results.Row{a.row}
+		return append([]results.Row{a.row}, a.curve...)
 	}
 	rows := workloadRows(a.row, w, a.cfg, a.commands)
 	fillWorkloadTelemetry(rows, a.tel, a.cfg)
@@ -517,6 +519,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		cfg.Observe = meter.Interval
 	}
 	out.tel = startTelemetry(ctx, info, sc.Desc.Password)
+	base := *row // the load curve's rows start from it
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
 	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
@@ -564,6 +567,17 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	}
 	out.tel.finish(ctx, info, sc.Desc.Password)
 	out.tel.fill(row, measuredCommands(cfg))
+	if o.curve.enabled() {
+		t2 := time.Now()
+		out.curve, err = r.measureCurve(ctx, cfg, info, sc, e.Round, &base, row, res)
+		t.Measure += time.Since(t2)
+		if err != nil {
+			return out, serverError(inst, err)
+		}
+		if err := inst.Err(); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
 }
 

@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/curve"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// DefaultSLOPrecision is the capacity search's precision when
+// Options.SLOPrecision is empty.
+var DefaultSLOPrecision = fmt.Sprintf("%g%%", curve.DefaultPrecision*100)
+
+// curveOptions are Options.Rates, SLO and SLOPrecision parsed.
+type curveOptions struct {
+	rates     []curve.Rate
+	slo       curve.SLO
+	precision float64
+}
+
+// enabled reports whether an attempt measures more than its closed loop.
+func (c *curveOptions) enabled() bool { return len(c.rates) > 0 || len(c.slo) > 0 }
+
+// parseCurve parses Rates, SLO and SLOPrecision into o.curve; its errors
+// name the flag.
+func (o *Options) parseCurve() error {
+	o.curve = curveOptions{precision: curve.DefaultPrecision}
+	var errs []error
+	var err error
+	if strings.TrimSpace(o.Rates) != "" {
+		if o.curve.rates, err = curve.ParseRates(o.Rates); err != nil {
+			errs = append(errs, fmt.Errorf("--rates: %w", err))
+		}
+	}
+	if strings.TrimSpace(o.SLO) != "" {
+		if o.curve.slo, err = curve.ParseSLO(o.SLO); err != nil {
+			errs = append(errs, fmt.Errorf("--slo: %w", err))
+		}
+	}
+	if strings.TrimSpace(o.SLOPrecision) != "" {
+		if o.curve.precision, err = curve.ParsePrecision(o.SLOPrecision); err != nil {
+			errs = append(errs, fmt.Errorf("--slo-precision: %w", err))
+		} else if strings.TrimSpace(o.SLO) == "" {
+			errs = append(errs, errors.New("--slo-precision: give --slo too"))
+		}
+	}
+	if (strings.TrimSpace(o.Rates) != "" || strings.TrimSpace(o.SLO) != "") && len(o.Workloads) > 0 {
+		errs = append(errs, errors.New("--rates/--slo measure the modes (set, get, mixed), not workloads: run the workloads apart"))
+	}
+	return errors.Join(errs...)
+}
+
+// checkCurve refuses a load curve of mode on target d that cannot run:
+// the writes of an insert-only command meet the closed loop's keys again
+// in every open-loop phase, and each refused write would count as a
+// request.
+func checkCurve(o Options, d target.Desc, mode loadgen.Mode) error {
+	if !o.curve.enabled() || mode != loadgen.ModeSet || !loadgen.InsertOnly(d.SetCmd) {
+		return nil
+	}
+	return fmt.Errorf("--rates/--slo: target %s, mode set: %s only inserts, and every phase after the closed loop would write its keys again and count the refused writes: measure the curve with --modes get (after the prefill), or a write command that overwrites (--set-cmd SET)", d.Name, d.SetCmd)
+}
+
+// planLine is the plan's line about the phases after each closed loop;
+// "" without them.
+func (c *curveOptions) planLine() string {
+	var parts []string
+	if len(c.rates) > 0 {
+		rates := make([]string, len(c.rates))
+		for i, r := range c.rates {
+			rates[i] = r.String()
+		}
+		parts = append(parts, "open-loop phases at "+strings.Join(rates, ", "))
+	}
+	if len(c.slo) > 0 {
+		parts = append(parts, fmt.Sprintf("the capacity at %s (to %g%%)", c.slo, c.precision*100))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "after each closed loop, on its server: " + strings.Join(parts, "; then ")
+}
+
+// searchSteps is the number of phases a capacity search is expected to
+// measure, for the estimate: the peak, then bisection of [peak/2, peak]
+// down to the precision.
+func searchSteps(precision float64) int {
+	return 2 + int(math.Ceil(math.Log2(0.5/precision)))
+}
+
+// curveEstimate is the expected time of an attempt's curve and capacity
+// phases after a closed loop at qps.
+func (p *Plan) curveEstimate(qps float64) time.Duration {
+	c := &p.Options.curve
+	if !c.enabled() || !(qps > 0) {
+		return 0
+	}
+	requests := p.Options.Requests
+	span := seconds(float64(requests) / qps)
+	phase := func(rate float64) time.Duration {
+		return seconds(float64(curve.PhaseRequests(requests, rate, span)) / rate)
+	}
+	var d time.Duration
+	for _, r := range c.rates {
+		d += phase(r.Resolve(qps))
+	}
+	if len(c.slo) > 0 {
+		d += time.Duration(searchSteps(c.precision)) * phase(qps*0.75)
+	}
+	return d
+}
+
+// measureCurve measures the attempt's load curve and capacity on its
+// server after the closed loop (closed): each phase an open loop of
+// cfg at a rate, as long as the closed loop lasted (curve.PhaseRequests).
+// It returns one row per rate, from base (the attempt's row before its
+// measurement), and fills row's capacity.
+func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.Info, sc *Scenario, round int, base, row *results.Row, closed loadgen.Result) ([]results.Row, error) {
+	c := &r.o.curve
+	cfg.Progress, cfg.Observe, cfg.Interval = nil, nil, 0 // the series and live metrics are the closed loop's
+	measureAt := func(ctx context.Context, rate float64) (loadgen.Result, error) {
+		pc := cfg
+		pc.Rate = rate
+		pc.Requests = curve.PhaseRequests(cfg.Requests, rate, closed.Elapsed)
+		r.log("%s round %d: open loop at %.0f req/s ...", sc.Name(), round, rate)
+		res, _, err := r.measure(ctx, pc, info.TLSFiles, sc.Name(), round)
+		if err == nil {
+			err = checkResult(res)
+		}
+		if err != nil {
+			return res, err
+		}
+		r.log("%s round %d: open loop at %.0f req/s: %.0f req/s, p99 %.0f us", sc.Name(), round, rate, res.QPS, res.Latency.P99)
+		return res, nil
+	}
+	points, err := curve.Sweep(ctx, c.rates, closed.QPS, measureAt)
+	if err != nil {
+		return nil, fmt.Errorf("load curve: %w", err)
+	}
+	var rows []results.Row
+	for i, p := range points {
+		pr := *base
+		pr.StartS, pr.PrefillS = 0, 0 // the attempt's, on its closed-loop row
+		pr.Measured(&p.Result.Result)
+		rate := p.Rate
+		lag := p.Result.SendLagLatency.P99
+		pr.Rate, pr.RateSpec, pr.SendLagP99Us = &rate, c.rates[i].String(), &lag
+		if !p.Kept {
+			r.log("%s round %d: warning: at %.0f req/s the requests left late (send lag p99 %.0f us): the latencies include the client's queueing", sc.Name(), round, p.Rate, p.Result.SendLagLatency.P99)
+		}
+		rows = append(rows, pr)
+	}
+	if len(c.slo) == 0 {
+		return rows, nil
+	}
+	capa, err := curve.Search(ctx, c.slo, closed.QPS, measureAt, curve.SearchOptions{Precision: c.precision})
+	if err != nil {
+		return nil, fmt.Errorf("capacity search: %w", err)
+	}
+	for _, w := range capa.Warnings {
+		r.log("%s round %d: capacity: %v", sc.Name(), round, w)
+	}
+	row.SLO = c.slo.String()
+	if capa.QPS > 0 {
+		q := capa.QPS
+		row.CapacityQPS = &q
+	}
+	return rows, nil
+}
