@@ -166,6 +166,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
+	addBenchClientFlags(f, o)
 	addCurveFlags(f, &o.curve)
 	addTLSFlags(f, &o.tls, "")
 	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
@@ -227,6 +228,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	}
 	c.TLS = tc
 	if err := o.benchOutput.validate(o.Output); err != nil {
+		return err
+	}
+	if err := o.validateClient(f); err != nil {
 		return err
 	}
 	if err := o.validateWorkload(f); err != nil {

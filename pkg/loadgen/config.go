@@ -66,6 +66,13 @@ const (
 	DefaultInterval = time.Second
 	// MaxStartLate is how far past Config.StartAt a run may still start.
 	MaxStartLate = time.Second
+	// DefaultReconnectAttempts and DefaultReconnectBackoff are how often
+	// a lost connection is redialled (Config.Reconnect) and the wait
+	// after its first failed attempt; the wait doubles after each next
+	// one, up to MaxReconnectBackoff.
+	DefaultReconnectAttempts = 10
+	DefaultReconnectBackoff  = 100 * time.Millisecond
+	MaxReconnectBackoff      = 2 * time.Second
 )
 
 // InsertOnly reports whether a write command, sent as "CMD key value",
@@ -241,6 +248,17 @@ type Config struct {
 	// on; otherwise the first one ends the run with the server's message.
 	ContinueOnError bool `json:"continue_on_error"`
 
+	// Reconnect redials a connection of a plain run that the server
+	// closed or reset mid-run (a restart), up to ReconnectAttempts times
+	// with ReconnectBackoff doubling between attempts (see sock.redial):
+	// its requests in flight count as ErrorReconnect errors, each
+	// successful redial in Counts.Reconnects, and the run goes on. Without
+	// it a lost connection fails the run. A cluster run follows its
+	// masters' failovers without it.
+	Reconnect         bool          `json:"reconnect,omitempty"`
+	ReconnectAttempts int           `json:"reconnect_attempts,omitempty"`
+	ReconnectBackoff  time.Duration `json:"-"`
+
 	// ConnectTimeout bounds connecting and AUTH, per connection.
 	ConnectTimeout time.Duration `json:"-"`
 	// Timeout fails the run when a connection with requests in flight gets
@@ -301,24 +319,26 @@ type IntervalFigures struct {
 // its default: the starting point of every Config.
 func DefaultConfig() Config {
 	return Config{
-		Addr:             DefaultAddr,
-		Mode:             DefaultMode,
-		Requests:         DefaultRequests,
-		Pipeline:         DefaultPipeline,
-		Connections:      DefaultConnections,
-		Threads:          DefaultThreads(),
-		Keyspace:         DefaultKeyspace,
-		KeyPrefix:        DefaultKeyPrefix,
-		ValueSize:        DefaultValueSize,
-		SetRatio:         DefaultSetRatio,
-		SetCmd:           DefaultSetCmd,
-		GetCmd:           DefaultGetCmd,
-		ConnectTimeout:   DefaultConnectTimeout,
-		Timeout:          DefaultTimeout,
-		ProgressInterval: DefaultProgressInterval,
-		Interval:         DefaultInterval,
-		StallBelow:       measure.DefaultStallBelow,
-		StallLatency:     measure.DefaultStallLatency,
+		Addr:              DefaultAddr,
+		Mode:              DefaultMode,
+		Requests:          DefaultRequests,
+		Pipeline:          DefaultPipeline,
+		Connections:       DefaultConnections,
+		Threads:           DefaultThreads(),
+		Keyspace:          DefaultKeyspace,
+		KeyPrefix:         DefaultKeyPrefix,
+		ValueSize:         DefaultValueSize,
+		SetRatio:          DefaultSetRatio,
+		SetCmd:            DefaultSetCmd,
+		GetCmd:            DefaultGetCmd,
+		ConnectTimeout:    DefaultConnectTimeout,
+		ReconnectAttempts: DefaultReconnectAttempts,
+		ReconnectBackoff:  DefaultReconnectBackoff,
+		Timeout:           DefaultTimeout,
+		ProgressInterval:  DefaultProgressInterval,
+		Interval:          DefaultInterval,
+		StallBelow:        measure.DefaultStallBelow,
+		StallLatency:      measure.DefaultStallLatency,
 	}
 }
 
@@ -435,6 +455,14 @@ func (c Config) Normalize() (Config, error) {
 	}
 	if c.Cluster {
 		errs = append(errs, mix.CheckCluster(c.Commands)...)
+	}
+	if c.Reconnect {
+		if c.Cluster {
+			bad("reconnect: a cluster run follows its masters' failovers by itself")
+		}
+		if c.ReconnectAttempts < 1 || c.ReconnectBackoff <= 0 {
+			bad("reconnect attempts %d and backoff %v: want >= 1 and > 0", c.ReconnectAttempts, c.ReconnectBackoff)
+		}
 	}
 	errs = append(errs, c.endpointErrors()...)
 	if c.Segments < 1 || c.Segments > 1<<16 {

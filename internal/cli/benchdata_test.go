@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/redis/go-redis/v9"
+)
+
+// waitKeys waits until the server at addr holds some keys: a run's
+// writes have arrived.
+func waitKeys(t *testing.T, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if n, err := c.DBSize(context.Background()).Result(); err == nil && n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no key written in 10s")
+		}
+		time.Sleep(10 * time.Millisecond) // bounded poll for the run's first writes
+	}
+}
+
+// TestBenchReconnect: "kvbench bench --reconnect" survives its server's
+// restart on the same port (exit 0, reconnects and the lost requests in
+// its JSON); without --reconnect the same restart fails the run.
+func TestBenchReconnect(t *testing.T) {
+	for _, reconnect := range []bool{true, false} {
+		r := testutil.StartRedis(t)
+		_, port, _ := strings.Cut(r.Addr, ":")
+		args := []string{"bench", "-p", port, "--mode", "set", "-c", "2", "-P", "16", "--duration", "2s", "--output", "json"}
+		if reconnect {
+			args = append(args, "--reconnect", "--reconnect-attempts", "20", "--reconnect-backoff", "50ms")
+		}
+		type outcome struct {
+			code           int
+			stdout, stderr string
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			code, stdout, stderr := executeCtx(context.Background(), args...)
+			done <- outcome{code, stdout, stderr}
+		}()
+		waitKeys(t, r.Addr)
+		if err := r.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		var o outcome
+		select {
+		case o = <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("bench still going 60s after the restart")
+		}
+		if !reconnect {
+			if o.code != 1 {
+				t.Errorf("without --reconnect: exit %d, want 1\n%s", o.code, o.stderr)
+			}
+			continue
+		}
+		if o.code != 0 {
+			t.Fatalf("with --reconnect: exit %d\n%s", o.code, o.stderr)
+		}
+		var doc struct {
+			Reconnects int64            `json:"reconnects"`
+			Errors     map[string]int64 `json:"errors"`
+		}
+		if err := json.Unmarshal([]byte(o.stdout), &doc); err != nil {
+			t.Fatalf("JSON: %v\n%s", err, o.stdout)
+		}
+		if doc.Reconnects < 1 || doc.Errors["reconnect"] < 1 {
+			t.Errorf("reconnects %d, errors %v: want a reconnect and its lost requests", doc.Reconnects, doc.Errors)
+		}
+	}
+}
+
+func TestBenchClientUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reconnect-attempts", "3"}, "--reconnect-attempts needs --reconnect"},
+		{[]string{"--reconnect-backoff", "1s"}, "--reconnect-backoff needs --reconnect"},
+		{[]string{"--reconnect", "--reconnect-attempts", "0"}, "reconnect attempts 0"},
+	} {
+		code, _, stderr := execute(t, append([]string{"bench"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("kvbench bench %s: exit %d, stderr %q; want exit 2 naming %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+}
