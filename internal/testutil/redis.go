@@ -38,7 +38,7 @@ type Redis struct {
 	Dir string
 
 	cmd    *exec.Cmd
-	argv   []string // its command line, for Restart
+	argv   []string      // its command line, for Restart
 	exited chan struct{} // closed once the process has been waited for
 	err    error         // its exit status, valid after exited
 }
