@@ -265,8 +265,12 @@ func (c *conn) appendRequest(dst []byte, s *slot) []byte {
 		dst = append(dst, p.setHead...)
 		dst = keyspace.AppendDigits(dst, s.key, p.width)
 		dst = append(dst, p.setMid...)
-		dst = keyspace.AppendValueFrom(dst, p.block, p.seed, s.key, p.vsize)
-		return append(dst, '\r', '\n')
+		dst = p.appendValue(dst, s.key)
+		dst = append(dst, '\r', '\n')
+		if p.exMax > 0 {
+			dst = p.appendExpiry(dst, s.key)
+		}
+		return dst
 	}
 	dst = append(dst, p.getHead...)
 	dst = keyspace.AppendDigits(dst, s.key, p.width)

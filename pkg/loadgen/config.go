@@ -223,6 +223,23 @@ type Config struct {
 	// a function of Seed and the key (see ValueSizeOf), so that reads
 	// know it. ValueSize should then be the largest size.
 	ValueSizes []keyspace.SizeRange `json:"-"`
+	// RandomData makes the values random bytes, every bit of a stream
+	// seeded by (Seed, key), so that they do not compress; still a
+	// function of the seed and the key, so VerifyGet checks them (see
+	// keyspace.AppendRandomValue). The prefill and a command mix write
+	// them too.
+	RandomData bool `json:"random_data,omitempty"`
+	// ExpiryMin and ExpiryMax, when set, give every SET of a --mode run
+	// EX n, n seconds drawn uniformly from [ExpiryMin, ExpiryMax] per
+	// key (a function of Seed and the key). Only with SetCmd SET and
+	// writes; the prefill's keys do not expire.
+	ExpiryMin int `json:"expiry_min,omitempty"`
+	ExpiryMax int `json:"expiry_max,omitempty"`
+	// MultiKeyGet, when positive, makes every read of a --mode run an
+	// MGET of this many keys, the connection's next ones: a request,
+	// one reply, one latency; a miss when a key has none; with VerifyGet
+	// every value is checked. Only with GetCmd GET, not in a cluster.
+	MultiKeyGet int `json:"multi_key_get,omitempty"`
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
 	SetRatio int `json:"set_ratio"`
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
@@ -465,6 +482,7 @@ func (c Config) Normalize() (Config, error) {
 		}
 	}
 	errs = append(errs, c.endpointErrors()...)
+	errs = append(errs, c.dataErrors()...)
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
@@ -535,9 +553,16 @@ func (c *Config) keys() keyspace.Spec {
 func (c *Config) mixSettings() mix.Settings {
 	return mix.Settings{
 		Prefix: c.KeyPrefix, Keys: c.keys(),
-		Values:       keyspace.NewValues(c.Seed, c.ValueSize, c.ValueSizes),
+		Values:       c.values(),
 		SingleWriter: c.Connections == 1 && c.Segments <= 1,
 	}
+}
+
+// values are the run's values.
+func (c *Config) values() keyspace.Values {
+	v := keyspace.NewValues(c.Seed, c.ValueSize, c.ValueSizes)
+	v.Random = c.RandomData
+	return v
 }
 
 // Control is how the run's control connections (topology, redirects,
