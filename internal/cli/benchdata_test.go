@@ -83,6 +83,19 @@ func TestBenchReconnect(t *testing.T) {
 	}
 }
 
+// TestBenchDataOptions: the data flags reach the load generator's
+// Config.
+func TestBenchDataOptions(t *testing.T) {
+	c := benchOptionsOf(t, "--random-data", "--expiry-range", "60-600", "--multi-key-get", "8").Config
+	if !c.RandomData || c.ExpiryMin != 60 || c.ExpiryMax != 600 || c.MultiKeyGet != 8 {
+		t.Errorf("options %+v", c)
+	}
+	c = benchOptionsOf(t, "--reconnect", "--reconnect-attempts", "3", "--reconnect-backoff", "1s").Config
+	if !c.Reconnect || c.ReconnectAttempts != 3 || c.ReconnectBackoff != time.Second {
+		t.Errorf("options %+v", c)
+	}
+}
+
 func TestBenchClientUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -91,6 +104,12 @@ func TestBenchClientUsageErrors(t *testing.T) {
 		{[]string{"--reconnect-attempts", "3"}, "--reconnect-attempts needs --reconnect"},
 		{[]string{"--reconnect-backoff", "1s"}, "--reconnect-backoff needs --reconnect"},
 		{[]string{"--reconnect", "--reconnect-attempts", "0"}, "reconnect attempts 0"},
+		{[]string{"--expiry-range", "60"}, `--expiry-range "60": want MIN-MAX`},
+		{[]string{"--expiry-range", "9-3"}, `--expiry-range "9-3"`},
+		{[]string{"--expiry-range", "1-3", "--set-cmd", "RSET"}, "needs the write command SET (not RSET"},
+		{[]string{"--expiry-range", "1-3", "-t", "set"}, "--expiry-range applies to --mode runs"},
+		{[]string{"--multi-key-get", "4", "--mode", "set"}, "a set run reads nothing"},
+		{[]string{"--multi-key-get", "4", "--command", "GET __key__"}, "--multi-key-get applies to --mode runs"},
 	} {
 		code, _, stderr := execute(t, append([]string{"bench"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"syscall"
@@ -86,6 +87,15 @@ func TestReconnectRestart(t *testing.T) {
 	}
 	if m := jsonOf(t, res); m["reconnects"] != float64(res.Reconnects) {
 		t.Errorf("JSON reconnects %v, want %d", m["reconnects"], res.Reconnects)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil || !back.Config.Reconnect || back.Config.ReconnectBackoff != DefaultReconnectBackoff ||
+		back.Config.ReconnectAttempts != DefaultReconnectAttempts || back.Errors[ErrorReconnect] != lost {
+		t.Errorf("JSON decoded: %v, settings %+v, errors %v", err, back.Config, back.Errors)
 	}
 	tg := newTarget(t, r.Addr)
 	if n, err := tg.client.DBSize(context.Background()).Result(); err != nil || n == 0 {
