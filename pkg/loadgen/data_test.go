@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 )
 
 // gzipRatio is the compressed length of the values of keys [0, n) read
@@ -33,8 +34,8 @@ func gzipRatio(t *testing.T, tg target, cfg Config, n int64) float64 {
 }
 
 // TestRandomData: random values do not compress (the default ones do),
-// whether a set run or the prefill writes them; verified reads of them
-// pass, and catch one corrupted value.
+// whether a set run, the prefill or a command mix writes them; verified
+// reads of them pass, and catch one corrupted value.
 func TestRandomData(t *testing.T) {
 	tg := redisTarget(t)
 	ctx := context.Background()
@@ -43,16 +44,23 @@ func TestRandomData(t *testing.T) {
 		name    string
 		random  bool
 		prefill bool
-	}{{"default", false, false}, {"random set", true, false}, {"random prefill", true, true}} {
+		mix     bool
+	}{{"default", false, false, false}, {"random set", true, false, false}, {"random prefill", true, true, false}, {"random mix", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg.flush(t)
 			cfg := base
 			cfg.RandomData = tc.random
-			if tc.prefill {
+			switch {
+			case tc.prefill:
 				if _, err := Prefill(ctx, cfg); err != nil {
 					t.Fatal(err)
 				}
-			} else {
+			case tc.mix:
+				set := cfg
+				set.Requests = cfg.Keyspace
+				set.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}, KeyPattern: keyspace.Sequential}}
+				run(t, tg, set)
+			default:
 				set := cfg
 				set.Mode, set.Requests = ModeSet, cfg.Keyspace // a permutation: every key once
 				run(t, tg, set)
