@@ -28,6 +28,9 @@ func addBenchClientFlags(f *pflag.FlagSet, o *benchOptions) {
 // would do nothing.
 func (o *benchOptions) validateClient(f *pflag.FlagSet) error {
 	c := &o.Config
+	if c.ReconnectAttempts < 1 || c.ReconnectBackoff <= 0 {
+		return fmt.Errorf("--reconnect-attempts %d and --reconnect-backoff %v: want >= 1 and > 0", c.ReconnectAttempts, c.ReconnectBackoff)
+	}
 	if o.expiryRange != "" {
 		lo, hi, ok := strings.Cut(o.expiryRange, "-")
 		var err1, err2 error

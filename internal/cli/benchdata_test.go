@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/agents"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -103,7 +106,8 @@ func TestBenchClientUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--reconnect-attempts", "3"}, "--reconnect-attempts needs --reconnect"},
 		{[]string{"--reconnect-backoff", "1s"}, "--reconnect-backoff needs --reconnect"},
-		{[]string{"--reconnect", "--reconnect-attempts", "0"}, "reconnect attempts 0"},
+		{[]string{"--reconnect", "--reconnect-attempts", "0"}, "--reconnect-attempts 0"},
+		{[]string{"--reconnect", "--reconnect-backoff", "0s"}, "--reconnect-backoff 0s"},
 		{[]string{"--expiry-range", "60"}, `--expiry-range "60": want MIN-MAX`},
 		{[]string{"--expiry-range", "9-3"}, `--expiry-range "9-3"`},
 		{[]string{"--expiry-range", "1-3", "--set-cmd", "RSET"}, "needs the write command SET (not RSET"},
@@ -115,5 +119,25 @@ func TestBenchClientUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("kvbench bench %s: exit %d, stderr %q; want exit 2 naming %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
+	}
+}
+
+// TestBenchArgsDataRoundTrip: the client flags agents.BenchArgs writes
+// for a Config parse back into it, so agents run what one bench would.
+func TestBenchArgsDataRoundTrip(t *testing.T) {
+	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, Requests: 1000, Pipeline: 9, Connections: 5, Threads: 2,
+		Keyspace: 999, KeyPrefix: "p:", ValueSize: 64, SetRatio: 30, SetCmd: "SET", GetCmd: "GET", Seed: 5,
+		RandomData: true, ExpiryMin: 60, ExpiryMax: 600, MultiKeyGet: 7, Reconnect: true, ReconnectAttempts: 3, ReconnectBackoff: 250 * time.Millisecond}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := agents.BenchArgs(want, tlsconf.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := benchOptionsOf(t, args[1:]...).Config
+	if !c.RandomData || c.ExpiryMin != 60 || c.ExpiryMax != 600 || c.MultiKeyGet != 7 || !c.Reconnect ||
+		c.ReconnectAttempts != 3 || c.ReconnectBackoff != 250*time.Millisecond {
+		t.Errorf("bench %q gives %+v", args[1:], c)
 	}
 }

@@ -124,7 +124,8 @@ func DefaultKeyPattern(m Mode) keyspace.Pattern {
 // zero means nothing (no pipeline, no connections). Only what derives from
 // other fields is filled in by Normalize: the key pattern from the mode,
 // the Zipf exponent of keyspace.Zipf, the threads capped at the connections, and
-// the timeouts and progress interval, where zero or less means the default.
+// the timeouts, reconnect attempts and backoff and progress interval,
+// where zero or less means the default.
 type Config struct {
 	// Addr is the server's host:port, or unix:PATH for a Unix socket
 	// (control.SocketPath).
@@ -272,6 +273,7 @@ type Config struct {
 	// successful redial in Counts.Reconnects, and the run goes on. Without
 	// it a lost connection fails the run. A cluster run follows its
 	// masters' failovers without it.
+	// (Zero or less attempts or backoff is the default.)
 	Reconnect         bool          `json:"reconnect,omitempty"`
 	ReconnectAttempts int           `json:"reconnect_attempts,omitempty"`
 	ReconnectBackoff  time.Duration `json:"-"`
@@ -396,6 +398,12 @@ func (c Config) derive() Config {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}
+	if c.ReconnectAttempts <= 0 {
+		c.ReconnectAttempts = DefaultReconnectAttempts
+	}
+	if c.ReconnectBackoff <= 0 {
+		c.ReconnectBackoff = DefaultReconnectBackoff
+	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -473,13 +481,8 @@ func (c Config) Normalize() (Config, error) {
 	if c.Cluster {
 		errs = append(errs, mix.CheckCluster(c.Commands)...)
 	}
-	if c.Reconnect {
-		if c.Cluster {
-			bad("reconnect: a cluster run follows its masters' failovers by itself")
-		}
-		if c.ReconnectAttempts < 1 || c.ReconnectBackoff <= 0 {
-			bad("reconnect attempts %d and backoff %v: want >= 1 and > 0", c.ReconnectAttempts, c.ReconnectBackoff)
-		}
+	if c.Reconnect && c.Cluster {
+		bad("reconnect: a cluster run follows its masters' failovers by itself")
 	}
 	errs = append(errs, c.endpointErrors()...)
 	errs = append(errs, c.dataErrors()...)
