@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,44 +63,46 @@ func runLosingServer(t *testing.T, r *testutil.Redis, cfg Config, restart bool) 
 }
 
 // TestReconnectRestart: with Reconnect, a run whose server is killed and
-// restarted on the same port mid-run goes on against the new server: it
-// completes, counts its redials, and counts the requests lost in flight
-// as errors, not as replies or latencies.
+// restarted on the same port mid-run goes on against the new server, in
+// a closed and an open loop: it completes, counts its redials, and
+// counts the requests lost in flight as errors, not as replies or
+// latencies.
 func TestReconnectRestart(t *testing.T) {
-	r := testutil.StartRedis(t)
-	cfg := fill(Config{Mode: ModeSet, Duration: 3 * time.Second, Connections: 3, Threads: 2, Pipeline: 16, Keyspace: 100000,
-		Reconnect: true, ReconnectAttempts: DefaultReconnectAttempts, ReconnectBackoff: DefaultReconnectBackoff})
-	res, err := runLosingServer(t, r, cfg, true)
-	if err != nil {
-		t.Fatalf("run with reconnect: %v", err)
-	}
-	if res.Reconnects < 1 {
-		t.Errorf("reconnects %d: want >= 1", res.Reconnects)
-	}
-	lost := res.Errors[ErrorReconnect]
-	t.Logf("replies %d, sent %d, reconnects %d, errors %v", res.Requests, res.Sent, res.Reconnects, res.Errors)
-	if lost < 1 {
-		t.Errorf("errors %v: want the requests in flight counted as %q", res.Errors, ErrorReconnect)
-	}
-	if res.Histogram.TotalCount() != res.Requests || res.Requests+lost > res.Sent {
-		t.Errorf("latencies %d, replies %d, lost %d, sent %d: want latencies = replies, replies + lost <= sent",
-			res.Histogram.TotalCount(), res.Requests, lost, res.Sent)
-	}
-	if m := jsonOf(t, res); m["reconnects"] != float64(res.Reconnects) {
-		t.Errorf("JSON reconnects %v, want %d", m["reconnects"], res.Reconnects)
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Result
-	if err := json.Unmarshal(b, &back); err != nil || !back.Config.Reconnect || back.Config.ReconnectBackoff != DefaultReconnectBackoff ||
-		back.Config.ReconnectAttempts != DefaultReconnectAttempts || back.Errors[ErrorReconnect] != lost {
-		t.Errorf("JSON decoded: %v, settings %+v, errors %v", err, back.Config, back.Errors)
-	}
-	tg := newTarget(t, r.Addr)
-	if n, err := tg.client.DBSize(context.Background()).Result(); err != nil || n == 0 {
-		t.Errorf("the restarted server holds %d keys (%v): the run did not go on against it", n, err)
+	for _, rate := range []float64{0, 50_000} {
+		t.Run(fmt.Sprintf("rate %g", rate), func(t *testing.T) {
+			r := testutil.StartRedis(t)
+			cfg := fill(Config{Mode: ModeSet, Duration: 3 * time.Second, Connections: 3, Threads: 2, Pipeline: 16, Keyspace: 100000,
+				Rate: rate, Reconnect: true})
+			res, err := runLosingServer(t, r, cfg, true)
+			if err != nil {
+				t.Fatalf("run with reconnect: %v", err)
+			}
+			if res.Reconnects < 1 {
+				t.Errorf("reconnects %d: want >= 1", res.Reconnects)
+			}
+			lost := res.Errors[ErrorReconnect]
+			t.Logf("replies %d, sent %d, reconnects %d, errors %v", res.Requests, res.Sent, res.Reconnects, res.Errors)
+			if lost < 1 {
+				t.Errorf("errors %v: want the requests in flight counted as %q", res.Errors, ErrorReconnect)
+			}
+			if res.Histogram.TotalCount() != res.Requests || res.Requests+lost > res.Sent {
+				t.Errorf("latencies %d, replies %d, lost %d, sent %d: want latencies = replies, replies + lost <= sent",
+					res.Histogram.TotalCount(), res.Requests, lost, res.Sent)
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Result
+			if err := json.Unmarshal(b, &back); err != nil || !back.Config.Reconnect || back.Config.ReconnectBackoff != DefaultReconnectBackoff ||
+				back.Config.ReconnectAttempts != DefaultReconnectAttempts || back.Errors[ErrorReconnect] != lost || back.Reconnects != res.Reconnects {
+				t.Errorf("JSON decoded: %v, settings %+v, reconnects %d, errors %v", err, back.Config, back.Reconnects, back.Errors)
+			}
+			tg := newTarget(t, r.Addr)
+			if n, err := tg.client.DBSize(context.Background()).Result(); err != nil || n == 0 {
+				t.Errorf("the restarted server holds %d keys (%v): the run did not go on against it", n, err)
+			}
+		})
 	}
 }
 
