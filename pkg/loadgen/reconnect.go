@@ -55,8 +55,8 @@ func (s *sock) redial(cause error) error {
 				return err
 			}
 			s.Reconnects++
-			// The worker's loop pumps it again: nothing in flight would
-			// wake it otherwise.
+			// The worker's loop pumps it again (its wake sets repump):
+			// nothing in flight would wake it otherwise.
 			s.revived = true
 			s.w.wake()
 			return nil

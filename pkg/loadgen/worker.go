@@ -91,7 +91,8 @@ type worker struct {
 	iv  *ivAcc
 	ser *series
 	// repump says a cluster socket of this worker may take elements again
-	// (stalledWake); it is pumped at the end of the loop's turn.
+	// (stalledWake), or a socket was redialled (sock.revived); it is
+	// pumped at the end of the loop's turn.
 	repump bool
 	// redial redials lost connections (Config.Reconnect); nil: a lost
 	// connection fails the run.
