@@ -292,8 +292,10 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 				var w []byte
 				dst, w = keyspace.AppendValueHead(dst, p.block, p.seed, key, p.vsize)
 				*c.segs = append(*c.segs, wseg{at: len(dst), data: w})
+			} else if p.random { // not p.appendValue: a call more per write
+				dst = keyspace.AppendRandomValue(dst, p.seed, key, p.vsize)
 			} else {
-				dst = p.appendValue(dst, key)
+				dst = keyspace.AppendValueFrom(dst, p.block, p.seed, key, p.vsize)
 			}
 			dst = append(dst, '\r', '\n')
 			if p.exMax > 0 {
@@ -349,7 +351,9 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		} else if e := hdr + p.vsize; len(b) >= e+2 && string(b[:hdr]) == string(p.getHdr) &&
 			b[e] == '\r' && b[e+1] == '\n' {
 			n = e + 2
-			if p.verify && !p.valueMatches(b[hdr:e], s.key) {
+			// Not p.valueMatches: a call more per read.
+			if p.verify && (p.random && !keyspace.RandomValueMatches(b[hdr:e], p.seed, s.key, p.vsize) ||
+				!p.random && !keyspace.ValueMatchesFrom(b[hdr:e], p.block, p.seed, s.key, p.vsize)) {
 				c.wrongValue(s.key, b[hdr:e])
 			}
 		}
