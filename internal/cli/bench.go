@@ -33,6 +33,7 @@ type benchOptions struct {
 	valueSize    string
 	dataSizeList string
 	verify       bool
+	expiryRange  string
 
 	tests        string
 	commands     commandList
@@ -106,7 +107,10 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
   kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'
-  kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100`,
+  kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100
+  kvbench bench --mode mixed --duration 60s --reconnect --reconnect-attempts 20
+  kvbench bench --mode set --random-data --expiry-range 60-600 --value-size 1024
+  kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42`,
 		Args: benchArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
@@ -166,6 +170,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
+	addBenchClientFlags(f, o)
 	addCurveFlags(f, &o.curve)
 	addTLSFlags(f, &o.tls, "")
 	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
@@ -227,6 +232,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 	}
 	c.TLS = tc
 	if err := o.benchOutput.validate(o.Output); err != nil {
+		return err
+	}
+	if err := o.validateClient(f); err != nil {
 		return err
 	}
 	if err := o.validateWorkload(f); err != nil {

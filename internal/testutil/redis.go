@@ -38,6 +38,7 @@ type Redis struct {
 	Dir string
 
 	cmd    *exec.Cmd
+	argv   []string      // its command line, for Restart
 	exited chan struct{} // closed once the process has been waited for
 	err    error         // its exit status, valid after exited
 }
@@ -78,29 +79,51 @@ func startRedis(bin, dir string, args []string) (*Redis, error) {
 		"--save", "", "--appendonly", "no", "--dir", dir,
 		"--daemonize", "no", "--logfile", "",
 	}, args...)
-	cmd := exec.CommandContext(context.Background(), bin, argv...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	log, err := os.Create(dir + "/redis.log")
-	if err != nil {
+	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, argv: append([]string{bin}, argv...)}
+	if err := r.start(); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// start runs the server's command line and waits until it answers PING.
+func (r *Redis) start() error {
+	cmd := exec.CommandContext(context.Background(), r.argv[0], r.argv[1:]...)
+	cmd.Dir = r.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log, err := os.OpenFile(r.Dir+"/redis.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
 	}
 	defer log.Close()
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+		return fmt.Errorf("start %s: %w", r.argv[0], err)
 	}
-	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cmd: cmd, exited: make(chan struct{})}
+	exited := make(chan struct{})
+	r.cmd, r.exited, r.err = cmd, exited, nil
 	go func() {
 		r.err = cmd.Wait()
-		close(r.exited)
+		close(exited)
 	}()
 	if err := r.waitReady(); err != nil {
 		_ = r.Stop()
-		out, _ := os.ReadFile(dir + "/redis.log")
-		return nil, fmt.Errorf("%w; log:\n%s", err, out)
+		out, _ := os.ReadFile(r.Dir + "/redis.log")
+		return fmt.Errorf("%w; log:\n%s", err, out)
 	}
-	return r, nil
+	return nil
+}
+
+// Restart starts the server again on its address, as a supervisor
+// restarts a crashed server, once it has exited (Kill, Stop), and waits
+// until it answers PING. It does not run concurrently with Kill or Stop.
+func (r *Redis) Restart() error {
+	select {
+	case <-r.exited:
+	default:
+		return fmt.Errorf("redis-server on %s is still running", r.Addr)
+	}
+	return r.start()
 }
 
 func freePort() (int, error) {

@@ -92,10 +92,21 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	add("interval", cfg.Interval)
 	add("stall-below", strconv.FormatFloat(cfg.StallBelow, 'g', -1, 64))
 	add("stall-latency", cfg.StallLatency)
-	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError, "cluster": cfg.Cluster} {
+	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError, "cluster": cfg.Cluster,
+		"random-data": cfg.RandomData, "reconnect": cfg.Reconnect} {
 		if on {
 			a = append(a, "--"+name)
 		}
+	}
+	if cfg.Reconnect {
+		add("reconnect-attempts", cfg.ReconnectAttempts)
+		add("reconnect-backoff", cfg.ReconnectBackoff)
+	}
+	if cfg.ExpiryMax > 0 {
+		add("expiry-range", fmt.Sprintf("%d-%d", cfg.ExpiryMin, cfg.ExpiryMax))
+	}
+	if cfg.MultiKeyGet > 0 {
+		add("multi-key-get", cfg.MultiKeyGet)
 	}
 	if cfg.TLS != nil {
 		a = append(a, "--tls")

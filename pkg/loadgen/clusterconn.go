@@ -17,7 +17,6 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/measure"
-	"golang.org/x/sys/unix"
 )
 
 // A cluster run's requests follow the keys drawn. Connection g of the
@@ -266,8 +265,12 @@ func (c *conn) appendRequest(dst []byte, s *slot) []byte {
 		dst = append(dst, p.setHead...)
 		dst = keyspace.AppendDigits(dst, s.key, p.width)
 		dst = append(dst, p.setMid...)
-		dst = keyspace.AppendValueFrom(dst, p.block, p.seed, s.key, p.vsize)
-		return append(dst, '\r', '\n')
+		dst = p.appendValue(dst, s.key)
+		dst = append(dst, '\r', '\n')
+		if p.exMax > 0 {
+			dst = p.appendExpiry(dst, s.key)
+		}
+		return dst
 	}
 	dst = append(dst, p.getHead...)
 	dst = keyspace.AppendDigits(dst, s.key, p.width)
@@ -518,17 +521,10 @@ func (s *sock) reconnect(addr string) error {
 	if err != nil {
 		return err
 	}
-	_ = unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
-	unix.Close(s.fd)
-	s.fd, s.tls = l.fd, l.tls
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
-	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_ADD, l.fd, &ev); err != nil {
-		return fmt.Errorf("epoll_ctl: %w", err)
+	if err := s.replace(l); err != nil {
+		return err
 	}
-	s.wantOut, s.muted = false, false
 	s.route.node = s.route.rt.Node(addr)
-	s.r, s.n = 0, 0
-	s.wbuf, s.wsegs, s.woff = s.wbuf[:0], s.wsegs[:0], 0
 	mask := len(s.ring) - 1
 	for i := s.head; i < s.head+s.inflight; i++ {
 		s.wbuf = append(s.wbuf, s.requestOf(&s.ring[i&mask])...)

@@ -66,6 +66,13 @@ const (
 	DefaultInterval = time.Second
 	// MaxStartLate is how far past Config.StartAt a run may still start.
 	MaxStartLate = time.Second
+	// DefaultReconnectAttempts and DefaultReconnectBackoff are how often
+	// a lost connection is redialled (Config.Reconnect) and the wait
+	// after its first failed attempt; the wait doubles after each next
+	// one, up to MaxReconnectBackoff.
+	DefaultReconnectAttempts = 10
+	DefaultReconnectBackoff  = 100 * time.Millisecond
+	MaxReconnectBackoff      = 2 * time.Second
 )
 
 // InsertOnly reports whether a write command, sent as "CMD key value",
@@ -117,7 +124,8 @@ func DefaultKeyPattern(m Mode) keyspace.Pattern {
 // zero means nothing (no pipeline, no connections). Only what derives from
 // other fields is filled in by Normalize: the key pattern from the mode,
 // the Zipf exponent of keyspace.Zipf, the threads capped at the connections, and
-// the timeouts and progress interval, where zero or less means the default.
+// the timeouts, reconnect attempts and backoff and progress interval,
+// where zero or less means the default.
 type Config struct {
 	// Addr is the server's host:port, or unix:PATH for a Unix socket
 	// (control.SocketPath).
@@ -216,6 +224,23 @@ type Config struct {
 	// a function of Seed and the key (see ValueSizeOf), so that reads
 	// know it. ValueSize should then be the largest size.
 	ValueSizes []keyspace.SizeRange `json:"-"`
+	// RandomData makes the values random bytes, every bit of a stream
+	// seeded by (Seed, key), so that they do not compress; still a
+	// function of the seed and the key, so VerifyGet checks them (see
+	// keyspace.AppendRandomValue). The prefill and a command mix write
+	// them too.
+	RandomData bool `json:"random_data,omitempty"`
+	// ExpiryMin and ExpiryMax, when set, give every SET of a --mode run
+	// EX n, n seconds drawn uniformly from [ExpiryMin, ExpiryMax] per
+	// key (a function of Seed and the key). Only with SetCmd SET and
+	// writes; the prefill's keys do not expire.
+	ExpiryMin int `json:"expiry_min,omitempty"`
+	ExpiryMax int `json:"expiry_max,omitempty"`
+	// MultiKeyGet, when positive, makes every read of a --mode run an
+	// MGET of this many keys, the connection's next ones: a request,
+	// one reply, one latency; a miss when a key has none; with VerifyGet
+	// every value is checked. Only with GetCmd GET, not in a cluster.
+	MultiKeyGet int `json:"multi_key_get,omitempty"`
 	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
 	SetRatio int `json:"set_ratio"`
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
@@ -240,6 +265,18 @@ type Config struct {
 	// ContinueOnError counts error replies other than conflicts and goes
 	// on; otherwise the first one ends the run with the server's message.
 	ContinueOnError bool `json:"continue_on_error"`
+
+	// Reconnect redials a connection of a plain run that the server
+	// closed or reset mid-run (a restart), up to ReconnectAttempts times
+	// with ReconnectBackoff doubling between attempts (see sock.redial):
+	// its requests in flight count as ErrorReconnect errors, each
+	// successful redial in Counts.Reconnects, and the run goes on. Without
+	// it a lost connection fails the run. A cluster run follows its
+	// masters' failovers without it.
+	// (Zero or less attempts or backoff is the default.)
+	Reconnect         bool          `json:"reconnect,omitempty"`
+	ReconnectAttempts int           `json:"reconnect_attempts,omitempty"`
+	ReconnectBackoff  time.Duration `json:"-"`
 
 	// ConnectTimeout bounds connecting and AUTH, per connection.
 	ConnectTimeout time.Duration `json:"-"`
@@ -301,24 +338,26 @@ type IntervalFigures struct {
 // its default: the starting point of every Config.
 func DefaultConfig() Config {
 	return Config{
-		Addr:             DefaultAddr,
-		Mode:             DefaultMode,
-		Requests:         DefaultRequests,
-		Pipeline:         DefaultPipeline,
-		Connections:      DefaultConnections,
-		Threads:          DefaultThreads(),
-		Keyspace:         DefaultKeyspace,
-		KeyPrefix:        DefaultKeyPrefix,
-		ValueSize:        DefaultValueSize,
-		SetRatio:         DefaultSetRatio,
-		SetCmd:           DefaultSetCmd,
-		GetCmd:           DefaultGetCmd,
-		ConnectTimeout:   DefaultConnectTimeout,
-		Timeout:          DefaultTimeout,
-		ProgressInterval: DefaultProgressInterval,
-		Interval:         DefaultInterval,
-		StallBelow:       measure.DefaultStallBelow,
-		StallLatency:     measure.DefaultStallLatency,
+		Addr:              DefaultAddr,
+		Mode:              DefaultMode,
+		Requests:          DefaultRequests,
+		Pipeline:          DefaultPipeline,
+		Connections:       DefaultConnections,
+		Threads:           DefaultThreads(),
+		Keyspace:          DefaultKeyspace,
+		KeyPrefix:         DefaultKeyPrefix,
+		ValueSize:         DefaultValueSize,
+		SetRatio:          DefaultSetRatio,
+		SetCmd:            DefaultSetCmd,
+		GetCmd:            DefaultGetCmd,
+		ConnectTimeout:    DefaultConnectTimeout,
+		ReconnectAttempts: DefaultReconnectAttempts,
+		ReconnectBackoff:  DefaultReconnectBackoff,
+		Timeout:           DefaultTimeout,
+		ProgressInterval:  DefaultProgressInterval,
+		Interval:          DefaultInterval,
+		StallBelow:        measure.DefaultStallBelow,
+		StallLatency:      measure.DefaultStallLatency,
 	}
 }
 
@@ -358,6 +397,12 @@ func (c Config) derive() Config {
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.ReconnectAttempts <= 0 {
+		c.ReconnectAttempts = DefaultReconnectAttempts
+	}
+	if c.ReconnectBackoff <= 0 {
+		c.ReconnectBackoff = DefaultReconnectBackoff
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
@@ -436,7 +481,11 @@ func (c Config) Normalize() (Config, error) {
 	if c.Cluster {
 		errs = append(errs, mix.CheckCluster(c.Commands)...)
 	}
+	if c.Reconnect && c.Cluster {
+		bad("reconnect: a cluster run follows its masters' failovers by itself")
+	}
 	errs = append(errs, c.endpointErrors()...)
+	errs = append(errs, c.dataErrors()...)
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
@@ -507,9 +556,16 @@ func (c *Config) keys() keyspace.Spec {
 func (c *Config) mixSettings() mix.Settings {
 	return mix.Settings{
 		Prefix: c.KeyPrefix, Keys: c.keys(),
-		Values:       keyspace.NewValues(c.Seed, c.ValueSize, c.ValueSizes),
+		Values:       c.values(),
 		SingleWriter: c.Connections == 1 && c.Segments <= 1,
 	}
+}
+
+// values are the run's values.
+func (c *Config) values() keyspace.Values {
+	v := keyspace.NewValues(c.Seed, c.ValueSize, c.ValueSizes)
+	v.Random = c.RandomData
+	return v
 }
 
 // Control is how the run's control connections (topology, redirects,

@@ -54,6 +54,15 @@ type plan struct {
 	cmds   []mix.Plan
 	mix    []uint64
 	mixSum uint64
+	// random makes the values random bytes (Config.RandomData).
+	random bool
+	// exMin and exMax are Config.ExpiryMin and ExpiryMax: with exMax > 0
+	// a write ends with EX n (data.go).
+	exMin, exMax int64
+	// mget is Config.MultiKeyGet: a read is mgetHead and mget times
+	// keyHead, the key digits, CRLF (data.go); 0: a read is a GET.
+	mget              int
+	mgetHead, keyHead []byte
 }
 
 // A wseg is a value's window (see AppendValue) that a request leaves out of
@@ -85,12 +94,18 @@ func (p *plan) batchBytes() int {
 		return 0
 	}
 	n := len(p.getHead) + p.width + 2
+	if p.mget > 0 {
+		n = len(p.mgetHead) + p.mget*(len(p.keyHead)+p.width+2)
+	}
 	if p.setRatio > 0 {
 		value := p.vsize
 		if p.windows {
 			value = 16 // the header; the window is written from the block
 		}
-		n = len(p.setHead) + p.width + len(p.setMid) + value + 2
+		if p.exMax > 0 {
+			value += expiryTail
+		}
+		n = max(n, len(p.setHead)+p.width+len(p.setMid)+value+2)
 	}
 	return min(n*p.cfg.Pipeline, maxPresize)
 }
@@ -102,7 +117,11 @@ func newPlan(c Config) *plan {
 		seed:     c.Seed,
 		vsize:    c.ValueSize,
 		block:    keyspace.BlockFor(c.Seed, c.ValueSize),
-		windows:  c.ValueSize >= windowWriteMin && c.TLS == nil && !c.Cluster,
+		windows:  c.ValueSize >= windowWriteMin && c.TLS == nil && !c.Cluster && !c.RandomData,
+		random:   c.RandomData,
+		exMin:    int64(c.ExpiryMin),
+		exMax:    int64(c.ExpiryMax),
+		mget:     c.MultiKeyGet,
 		verify:   c.VerifyGet,
 		setRatio: uint64(c.SetRatio),
 	}
@@ -113,15 +132,20 @@ func newPlan(c Config) *plan {
 		p.setRatio = 0
 	}
 	keyLen := len(c.KeyPrefix) + p.width
+	p.keyHead = append(strconv.AppendInt([]byte{'$'}, int64(keyLen), 10), "\r\n"...)
+	p.keyHead = append(p.keyHead, c.KeyPrefix...)
 	head := func(n int, cmd string) []byte {
 		b := resp.AppendArray(nil, n)
 		b = resp.AppendBulkString(b, cmd)
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(keyLen), 10)
-		b = append(b, "\r\n"...)
-		return append(b, c.KeyPrefix...)
+		return append(b, p.keyHead...)
 	}
 	p.setHead = head(3, c.SetCmd)
+	if p.exMax > 0 {
+		p.setHead = head(5, c.SetCmd)
+	}
+	if p.mget > 0 {
+		p.mgetHead = resp.AppendBulkString(resp.AppendArray(nil, 1+p.mget), "MGET")
+	}
 	p.setMid = append([]byte("\r\n$"), strconv.Itoa(c.ValueSize)+"\r\n"...)
 	p.getHead = head(2, c.GetCmd)
 	p.getHdr = []byte("$" + strconv.Itoa(c.ValueSize) + "\r\n")
@@ -202,6 +226,9 @@ type conn struct {
 	ivNode int
 	runV   int64 // a run of runN equal latencies not yet recorded
 	runN   int64
+	// mkeys are the keys of the MGETs in the ring, Config.MultiKeyGet per
+	// slot (data.go); nil without.
+	mkeys []uint64
 	counts
 }
 
@@ -218,6 +245,9 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 	}
 	if p.cmds != nil {
 		c.initMix(id, conns)
+	}
+	if p.mget > 0 {
+		c.mkeys = make([]uint64, size*p.mget)
 	}
 	return c
 }
@@ -262,10 +292,17 @@ func (c *conn) build(dst []byte, n int, t int64) []byte {
 				var w []byte
 				dst, w = keyspace.AppendValueHead(dst, p.block, p.seed, key, p.vsize)
 				*c.segs = append(*c.segs, wseg{at: len(dst), data: w})
+			} else if p.random { // not p.appendValue: a call more per write
+				dst = keyspace.AppendRandomValue(dst, p.seed, key, p.vsize)
 			} else {
 				dst = keyspace.AppendValueFrom(dst, p.block, p.seed, key, p.vsize)
 			}
 			dst = append(dst, '\r', '\n')
+			if p.exMax > 0 {
+				dst = p.appendExpiry(dst, key)
+			}
+		} else if p.mget > 0 {
+			dst = c.appendMget(dst, i-1, key)
 		} else {
 			dst = append(dst, p.getHead...)
 			dst = keyspace.AppendDigits(dst, key, p.width)
@@ -314,7 +351,9 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		} else if e := hdr + p.vsize; len(b) >= e+2 && string(b[:hdr]) == string(p.getHdr) &&
 			b[e] == '\r' && b[e+1] == '\n' {
 			n = e + 2
-			if p.verify && !keyspace.ValueMatchesFrom(b[hdr:e], p.block, p.seed, s.key, p.vsize) {
+			// Not p.valueMatches: a call more per read.
+			if p.verify && (p.random && !keyspace.RandomValueMatches(b[hdr:e], p.seed, s.key, p.vsize) ||
+				!p.random && !keyspace.ValueMatchesFrom(b[hdr:e], p.block, p.seed, s.key, p.vsize)) {
 				c.wrongValue(s.key, b[hdr:e])
 			}
 		}
@@ -414,17 +453,15 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 	case resp.TypeBulk:
 		if r.IsNull() {
 			if isGet {
-				c.Misses++
-				// Misses are expected in mixed mode and without
-				// verification; in a verified read run they fail it.
-				if c.p.verify && c.p.cfg.Mode == ModeGet && len(c.warnings) < maxWarnings {
-					c.warn(fmt.Errorf("miss: %s %s: null reply", c.p.cfg.GetCmd, c.keyName(s.key)))
-				}
+				c.miss(s.key)
 			}
-		} else if isGet && c.p.verify && !keyspace.ValueMatchesFrom(r.Data, c.p.block, c.p.seed, s.key, c.p.vsize) {
+		} else if isGet && c.p.verify && !c.p.valueMatches(r.Data, s.key) {
 			c.wrongValue(s.key, r.Data)
 		}
 	case resp.TypeArray:
+		if isGet && c.p.mget > 0 {
+			return c.mgetReply(b, r, n)
+		}
 		if n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen); n == 0 || err != nil {
 			return 0, err
 		}
@@ -437,13 +474,23 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 	return n, nil
 }
 
+// miss counts a read that found no value (of key).
+func (c *conn) miss(key uint64) {
+	c.Misses++
+	// Misses are expected in mixed mode and without verification; in a
+	// verified read run they fail it.
+	if c.p.verify && c.p.cfg.Mode == ModeGet && len(c.warnings) < maxWarnings {
+		c.warn(fmt.Errorf("miss: %s %s: null reply", c.cmdName(opGet), c.keyName(key)))
+	}
+}
+
 func (c *conn) wrongValue(key uint64, got []byte) {
 	c.VerifyFailures++
 	if len(c.warnings) >= maxWarnings {
 		return
 	}
-	want := keyspace.AppendValue(nil, c.p.seed, int64(key), c.p.vsize)
-	c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", c.p.cfg.GetCmd, c.keyName(key), quote(got), quote(want)))
+	want := c.p.appendValue(nil, key)
+	c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", c.cmdName(opGet), c.keyName(key), quote(got), quote(want)))
 }
 
 func (c *conn) warn(err error) {
@@ -470,6 +517,9 @@ func (c *conn) cmdName(op uint8) string {
 	}
 	if op == opSet {
 		return c.p.cfg.SetCmd
+	}
+	if c.p.mget > 0 {
+		return "MGET"
 	}
 	return c.p.cfg.GetCmd
 }

@@ -90,6 +90,10 @@
 // flight, else the run fails naming the node. Prefill writes each key to
 // its master, and DBSIZE is summed over the masters.
 //
+// A single server's lost connection fails the run, unless
+// Config.Reconnect: then it is dialled again with a backoff
+// (reconnect.go), its requests in flight dropped and counted as errors.
+//
 // Every other connection goes through package control with the same
 // credentials and TLS configuration (Config.Control): the topology, the
 // redirects' side connections, the probes and the prefill's checks.

@@ -32,7 +32,7 @@ func newHotPath(tb testing.TB, cfg Config) *hotPath {
 		if s.op == opSet {
 			h.replies = append(h.replies, "+OK\r\n"...)
 		} else {
-			v := keyspace.AppendValue(nil, cfg.Seed, int64(s.key), cfg.ValueSize)
+			v := c.p.appendValue(nil, s.key)
 			h.replies = fmt.Appendf(h.replies, "$%d\r\n%s\r\n", len(v), v)
 		}
 	}
@@ -66,6 +66,8 @@ var hotPathCases = []struct {
 	{"get", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000}), false},
 	{"get-verify", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
 	{"mixed-verify", fill(Config{Mode: ModeMixed, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
+	{"set-random", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, RandomData: true}), false},
+	{"get-verify-random", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true, RandomData: true}), true},
 	{"set-zipf", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, KeyPattern: keyspace.Zipf}), false},
 }
 

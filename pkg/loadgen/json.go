@@ -29,6 +29,8 @@ type configExtra struct {
 	// IntervalS and StallLatencyMs are Config.Interval and StallLatency.
 	IntervalS      float64 `json:"interval_s,omitempty"`
 	StallLatencyMs float64 `json:"stall_latency_ms,omitempty"`
+	// ReconnectBackoffMs is Config.ReconnectBackoff, with Reconnect.
+	ReconnectBackoffMs float64 `json:"reconnect_backoff_ms,omitempty"`
 }
 
 // configPlain is Config without its methods, for the codec.
@@ -39,6 +41,9 @@ type configPlain Config
 func (c Config) MarshalJSON() ([]byte, error) {
 	x := configExtra{DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), TLS: c.TLS != nil,
 		IntervalS: c.Interval.Seconds(), StallLatencyMs: float64(c.StallLatency) / 1e6}
+	if c.Reconnect {
+		x.ReconnectBackoffMs = float64(c.ReconnectBackoff) / 1e6
+	}
 	if len(c.ValueSizes) > 0 {
 		x.ValueSizes = keyspace.FormatValueSizes(c.ValueSizes)
 	}
@@ -69,6 +74,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	x := v.configExtra
 	c.Duration, c.Warmup = measure.FromSeconds(x.DurationS), measure.FromSeconds(x.WarmupS)
 	c.Interval, c.StallLatency = measure.FromSeconds(x.IntervalS), time.Duration(x.StallLatencyMs*1e6)
+	c.ReconnectBackoff = time.Duration(x.ReconnectBackoffMs * 1e6)
 	if x.ValueSizes != "" {
 		rs, err := keyspace.ParseValueSizes(x.ValueSizes)
 		if err != nil {

@@ -188,7 +188,11 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 			} else {
 				dst = append(dst, f.mid...)
 			}
-			dst = keyspace.AppendValue(dst, f.cfg.Seed, i, size)
+			if f.cfg.RandomData {
+				dst = keyspace.AppendRandomValue(dst, f.cfg.Seed, uint64(i), size)
+			} else {
+				dst = keyspace.AppendValue(dst, f.cfg.Seed, i, size)
+			}
 			dst = append(dst, '\r', '\n')
 			i++
 		}

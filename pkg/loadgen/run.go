@@ -174,6 +174,9 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 		w.raw = rawSyscalls
 		w.cmdHist = newCmdHists(r.plan)
 		w.epoch = r.epoch
+		if cfg.Reconnect && !cfg.Cluster {
+			w.redial = &redialer{ctx: ctx, stop: &r.stop, cfg: &r.cfg}
+		}
 		r.workers = append(r.workers, w)
 	}
 	if cfg.Cluster {

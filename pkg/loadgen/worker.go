@@ -66,6 +66,9 @@ type sock struct {
 	last    int64 // last reply, or last send with nothing in flight
 	done    bool
 	replies int64 // this phase
+	// revived says the connection was lost and redialled (reconnect.go):
+	// the worker's loop pumps it again.
+	revived bool
 }
 
 // worker is one OS thread's epoll loop over its share of the connections.
@@ -88,8 +91,12 @@ type worker struct {
 	iv  *ivAcc
 	ser *series
 	// repump says a cluster socket of this worker may take elements again
-	// (stalledWake); it is pumped at the end of the loop's turn.
+	// (stalledWake), or a socket was redialled (sock.revived); it is
+	// pumped at the end of the loop's turn.
 	repump bool
+	// redial redials lost connections (Config.Reconnect); nil: a lost
+	// connection fails the run.
+	redial *redialer
 }
 
 // stalledWake tells the worker that a stalled cluster socket of its own
@@ -252,7 +259,8 @@ func (w *worker) run(r *runner, ph *phase) error {
 		if w.repump {
 			w.repump = false
 			for _, s := range w.socks {
-				if s.route != nil && !s.done && s.route.stalled.Swap(false) {
+				if !s.done && (s.revived || s.route != nil && s.route.stalled.Swap(false)) {
+					s.revived = false
 					if err := s.pump(ph, now); err != nil {
 						return err
 					}
@@ -691,6 +699,9 @@ func (s *sock) ioError(err error) error {
 		s.id, err, s.replies, s.inflight)
 	if s.route != nil {
 		return s.nodeLost(err) // cluster.go
+	}
+	if s.w.redial != nil {
+		return s.redial(err) // reconnect.go
 	}
 	return err
 }

@@ -6,7 +6,8 @@
 // AppendKey names key i of a keyspace; Gen draws one connection's key
 // sequence in a Pattern (uniform, sequential, a permutation, Zipf,
 // Gaussian, YCSB's insert and latest); AppendValue and ValueMatches make
-// and check key i's value; Sizes gives each key a value size from a
+// and check key i's value, AppendRandomValue and RandomValueMatches its
+// incompressible variant; Sizes gives each key a value size from a
 // weighted distribution. Everything here is on the load generator's hot
 // path, and allocates nothing per key.
 package keyspace

@@ -101,25 +101,48 @@ func AppendValueHead(dst, block []byte, seed int64, i uint64, size int) ([]byte,
 	return dst, block[off : off+size-16]
 }
 
-// appendStream appends size bytes of the hash stream st.
+// appendStream appends size bytes of the hash stream st, printable.
 func appendStream(dst []byte, st Rand, size int) []byte {
+	return appendWords(dst, st, size, valueMask, valueOffset)
+}
+
+// appendWords appends size bytes of the stream st, each word masked with
+// mask and offset by off.
+func appendWords(dst []byte, st Rand, size int, mask, off uint64) []byte {
 	n := len(dst)
-	if cap(dst)-n < size {
-		dst = append(dst[:cap(dst)], make([]byte, n+size-cap(dst))...)
-	}
-	dst = dst[:n+size]
+	dst = grow(dst, size)
 	b := dst[n:]
 	for len(b) >= 8 {
-		binary.LittleEndian.PutUint64(b, st.Next()&valueMask+valueOffset)
+		binary.LittleEndian.PutUint64(b, st.Next()&mask+off)
 		b = b[8:]
 	}
 	if len(b) > 0 {
-		w := st.Next()&valueMask + valueOffset
+		w := st.Next()&mask + off
 		for j := range b {
 			b[j] = byte(w >> (8 * j))
 		}
 	}
 	return dst
+}
+
+// matchWords reports whether b is the next len(b) bytes appendWords
+// makes of st.
+func matchWords(b []byte, st Rand, mask, off uint64) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != st.Next()&mask+off {
+			return false
+		}
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		w := st.Next()&mask + off
+		for j := range b {
+			if b[j] != byte(w>>(8*j)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ValueMatches reports whether b is the value of key i with this seed and
@@ -138,22 +161,7 @@ func ValueMatchesFrom(b, block []byte, seed int64, i uint64, size int) bool {
 		return binary.LittleEndian.Uint64(b) == w0 && binary.LittleEndian.Uint64(b[8:]) == w1 &&
 			bytes.Equal(b[16:], block[off:off+size-16])
 	}
-	st := valueState(seed, i)
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != st.Next()&valueMask+valueOffset {
-			return false
-		}
-		b = b[8:]
-	}
-	if len(b) > 0 {
-		w := st.Next()&valueMask + valueOffset
-		for j := range b {
-			if b[j] != byte(w>>(8*j)) {
-				return false
-			}
-		}
-	}
-	return true
+	return matchWords(b, valueState(seed, i), valueMask, valueOffset)
 }
 
 // Values are the values of a run: key i's is a function of (Seed, i, its
@@ -165,6 +173,8 @@ type Values struct {
 	Sizes *Sizes
 	// Block is the block windows are cut from (BlockFor the largest size).
 	Block []byte
+	// Random makes them random values (AppendRandomValue).
+	Random bool
 }
 
 // NewValues returns the values of a run of seed: size bytes each, or the
@@ -189,10 +199,16 @@ func (v *Values) SizeOf(i uint64) int {
 
 // Append appends key i's value.
 func (v *Values) Append(dst []byte, i uint64) []byte {
+	if v.Random {
+		return AppendRandomValue(dst, v.Seed, i, v.SizeOf(i))
+	}
 	return AppendValueFrom(dst, v.Block, v.Seed, i, v.SizeOf(i))
 }
 
 // Matches reports whether b is key i's value.
 func (v *Values) Matches(b []byte, i uint64) bool {
+	if v.Random {
+		return RandomValueMatches(b, v.Seed, i, v.SizeOf(i))
+	}
 	return ValueMatchesFrom(b, v.Block, v.Seed, i, v.SizeOf(i))
 }

@@ -207,6 +207,9 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 			n.Addr, n.Role, n.Slots, n.Requests, n.QPS, l.P50, l.P99, l.Max, n.Moved, n.Ask)
 	}
 	fmt.Fprintf(&b, "errors: %s\n", errorList(r.Errors))
+	if r.Reconnects > 0 || c.Reconnect {
+		fmt.Fprintf(&b, "reconnects: %d\n", r.Reconnects)
+	}
 	fmt.Fprintf(&b, "conflicts: %d\n", r.Conflicts)
 	fmt.Fprintf(&b, "misses: %d\n", r.Misses)
 	fmt.Fprintf(&b, "verify failures: %d", r.VerifyFailures)

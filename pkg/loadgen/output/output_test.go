@@ -89,7 +89,8 @@ func TestJSONMatchesText(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	res := loadgen.Result{Config: loadgen.DefaultConfig()}
 	res.Config.Rate = 1000
-	res.Counts = measure.Counts{Requests: 10, Sent: 10, Gets: 10}
+	res.Counts = measure.Counts{Requests: 10, Sent: 12, Gets: 10, Reconnects: 1}
+	res.Errors = map[string]int64{loadgen.ErrorReconnect: 2}
 	res.Elapsed = time.Second
 	h := measure.NewHistogram()
 	_ = h.RecordValue(1500)
@@ -106,7 +107,7 @@ func TestWriteText(t *testing.T) {
 		"\nload: 1 connections on ", "open loop at 1000 req/s\n",
 		"\nnode 127.0.0.1:7000 (master, 16384 slots): 10 requests, QPS 10.00,",
 		"\nsend lag us: p50 1.50 ", "us/op (the schedule: 1e6 / the rate kept; mean latency 1.50 us)\n",
-		"\nGET ", "\nwarning: something to say\n",
+		"\nGET ", "\nwarning: something to say\n", "\nerrors: reconnect=2", "\nreconnects: 1\n",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
