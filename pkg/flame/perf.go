@@ -129,7 +129,7 @@ func (r *Recording) Stop(ctx context.Context) (*Profile, error) {
 		r.kill()
 		return nil, fmt.Errorf("perf record did not stop within %s", stopTimeout)
 	}
-	if r.err != nil {
+	if r.err != nil && !interrupted(r.err) {
 		return nil, fmt.Errorf("perf record: %s", r.why())
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scriptTimeout)
@@ -148,4 +148,15 @@ func (r *Recording) Stop(ctx context.Context) (*Profile, error) {
 		return nil, ErrEmpty
 	}
 	return p, nil
+}
+
+// interrupted reports whether a process ended by the SIGINT it was sent:
+// perf record writes its file, then kills itself with the signal.
+func interrupted(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
 }
