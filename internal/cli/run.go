@@ -107,6 +107,9 @@ The manual: docs/run.md.`,
   # servers described in a file (Valkey, a C kvstore build, a remote server)
   kvbench run --config kvbench.yaml --out results/valkey
 
+  # where each server spends its CPU: a flame graph per scenario, in one more round after the measured ones (needs perf)
+  kvbench run --profile --modes set --strategies nopersist,persist_everysec,none,aof_everysec
+
   # each attempt's load as Prometheus metrics at http://127.0.0.1:9100/metrics
   kvbench run --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
