@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -66,11 +67,12 @@ func (r *run) profileRounds(ctx context.Context) {
 		r.log("--profile: no profiles: %v", err)
 		return
 	}
-	// A profile round is not measured: it feeds no live metric, and its
-	// events stay out of the progress display.
-	meter := r.o.Meter
-	r.o.Meter, r.quiet = nil, true
-	defer func() { r.o.Meter, r.quiet = meter, false }()
+	// A profile round is not measured: it feeds no live metric, its
+	// events stay out of the progress display, and it profiles the closed
+	// loop alone, without the load curve's phases.
+	meter, curve := r.o.Meter, r.o.curve
+	r.o.Meter, r.o.curve, r.quiet = nil, curveOptions{}, true
+	defer func() { r.o.Meter, r.o.curve, r.quiet = meter, curve, false }()
 	profiles := make(map[*Scenario]*flame.Profile)
 	var done []*Scenario
 	for _, sc := range r.plan.Scenarios {
@@ -79,6 +81,10 @@ func (r *run) profileRounds(ctx context.Context) {
 			break
 		}
 		if r.failed[sc] || sc.Workload != nil && r.unsupported[[2]string{sc.Desc.Name, sc.Workload.Name}] != "" {
+			continue
+		}
+		if sc.Mode == results.ModeRecovery {
+			r.log("%s: no profile: recovery has no measured load", sc.Name())
 			continue
 		}
 		r.log("%s: profile round", sc.Name())
@@ -93,6 +99,9 @@ func (r *run) profileRounds(ctx context.Context) {
 		}
 		if err == nil {
 			err = p.err
+		}
+		if err == nil && p.prof == nil {
+			err = errors.New("nothing was recorded")
 		}
 		if err != nil {
 			r.log("%s: no profile: %v", sc.Name(), err)

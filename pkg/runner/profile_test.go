@@ -105,3 +105,32 @@ func TestProfileWithoutPerf(t *testing.T) {
 		t.Errorf("flame graphs written without perf: %v", m)
 	}
 }
+
+// TestProfileRecoveryAndCurve: a recovery scenario, which has no measured
+// load, is not profiled, with a line saying so; a scenario with a load
+// curve is profiled in its closed loop, and its profile round writes no
+// row.
+func TestProfileRecoveryAndCurve(t *testing.T) {
+	requirePerf(t)
+	o := runOptions(t)
+	o.Targets, o.Strategies, o.Modes = []string{"kvstore"}, []string{"persist_no"}, []string{"get", "recovery"}
+	o.Rounds, o.Retries, o.Requests, o.Keyspace = 1, 0, 100_000, 100_000
+	o.Rates = "50%"
+	o.Profile = true
+	res, _, stderr, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	checkClean(t, o)
+	if !strings.Contains(stderr, "kvstore/persist_no/recovery: no profile: recovery has no measured load") {
+		t.Errorf("no line about the recovery scenario:\n%s", stderr)
+	}
+	if len(res.Files.Flames) != 1 || res.Files.Flames[0].Mode != "get" {
+		t.Errorf("profiles %+v, want the get scenario's", res.Files.Flames)
+	}
+	for _, row := range readDetail(t, res) {
+		if row.Round != 1 {
+			t.Errorf("a detail row of round %d: the profile round wrote its row", row.Round)
+		}
+	}
+}
