@@ -45,6 +45,7 @@ type benchOptions struct {
 	listWorkloads bool
 	tls           tlsconf.Options
 	curve         curveOptions
+	profile       profileFlags
 	endpoint      endpointFlags
 	benchOutput
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
@@ -172,6 +173,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addWorkloadFlags(f, o)
 	addBenchClientFlags(f, o)
 	addCurveFlags(f, &o.curve)
+	addProfileFlags(f, &o.profile)
 	addTLSFlags(f, &o.tls, "")
 	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
 	addEndpointFlags(f, &o.endpoint)
@@ -347,6 +349,7 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 		c.Observe = o.meter.Interval
 		o.Config.Observe = c.Observe
 	}
+	defer o.profile.start(ctx, o.ErrOut)()
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
 	}

@@ -107,6 +107,9 @@ The manual: docs/run.md.`,
   # servers described in a file (Valkey, a C kvstore build, a remote server)
   kvbench run --config kvbench.yaml --out results/valkey
 
+  # where each server spends its CPU: a flame graph per scenario, in one more round after the measured ones (needs perf)
+  kvbench run --profile --modes set --strategies nopersist,persist_everysec,none,aof_everysec
+
   # each attempt's load as Prometheus metrics at http://127.0.0.1:9100/metrics
   kvbench run --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
@@ -167,6 +170,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.Rates, "rates", "", "after each attempt's closed loop, measure a latency-throughput curve on the same server: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of that closed loop's QPS (25%,50%,75%,90%); one detail row per rate")
 	f.StringVar(&o.SLO, "slo", "", "after each attempt's closed loop, find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms); the capacity_qps column and the report's capacity table")
 	f.StringVar(&o.SLOPrecision, "slo-precision", "", "with --slo, the capacity search stops when its bracket is this narrow, relative to its top (default "+runner.DefaultSLOPrecision+")")
+	f.BoolVar(&o.Profile, "profile", false, "record each server's CPU profile with perf in one more round of every scenario, after the measured ones, and draw flame graphs (PREFIX_flame_TARGET_STRATEGY_MODE_TIME.svg, and _flame_diff_ against the baseline strategy) linked from the HTML report")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
 	f.StringVar(&o.Estimate, "estimate", o.Estimate, "how the estimated time is made: auto (the last run's figures in --out where they fit; with --dry-run a short probe of the other targets), last (the last run's only), probe (every target probed), fixed (built-in figures)")

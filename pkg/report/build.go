@@ -49,6 +49,8 @@ type Options struct {
 	// with; "" means DefaultReference when present, else the first target
 	// by name.
 	Reference string
+	// Profiles are the flame graphs the HTML page links to.
+	Profiles []Profile
 }
 
 // Report is the statistics of a set of detail rows, ready to be written as

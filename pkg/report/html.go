@@ -46,7 +46,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	for _, p := range pics {
 		fmt.Fprintf(&figures, "<figure>\n%s\n<figcaption>%s</figcaption>\n</figure>\n", inlineSVG(p.SVG), html.EscapeString(p.Title))
 	}
-	return writePage(w, r.lang(), l.title, markdownHTML(head.Bytes()), figures.Bytes(), markdownHTML(body.Bytes()))
+	return writePage(w, r.lang(), l.title, markdownHTML(head.Bytes()), figures.Bytes(), markdownHTML(body.Bytes()), r.profilesHTML())
 }
 
 // WriteMarkdownHTML writes markdown (tables and notes, as the commands'

@@ -238,6 +238,10 @@ type Options struct {
 	Interval     time.Duration
 	StallBelow   float64
 	StallLatency time.Duration
+	// Profile records the servers' CPU profiles with perf, in one more
+	// round of every scenario after the measured ones, and draws them as
+	// flame graphs (see profile.go).
+	Profile bool
 
 	// Live redraws a progress line in place (stderr is a terminal);
 	// otherwise progress is plain log lines.

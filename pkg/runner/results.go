@@ -27,6 +27,9 @@ type Files struct {
 	Report, Chart string
 	// HTML is the report as one self-contained HTML page, with its charts.
 	HTML string
+	// Flames are the flame graphs of Options.Profile, which the HTML page
+	// links to.
+	Flames []report.Profile
 }
 
 // newFiles names the files of a run started at ts, in dir.
@@ -61,7 +64,7 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	opts := report.Options{Lang: o.Lang, Baselines: baselines, Reference: o.Reference}
+	opts := report.Options{Lang: o.Lang, Baselines: baselines, Reference: o.Reference, Profiles: files.Flames}
 	if files.Chart != "" {
 		opts.ChartLink = filepath.Base(files.Chart)
 	}

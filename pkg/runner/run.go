@@ -126,6 +126,10 @@ type run struct {
 	started     time.Time
 	machine     machine   // the load generator's machine, read once
 	rec         recording // Options.Recorder
+	// profiling is the profile of the attempt running (Options.Profile);
+	// quiet keeps a profile round's events from Observe and the display.
+	profiling *profiling
+	quiet     bool
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
@@ -172,6 +176,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.log("detail CSV: %s", r.res.Files.Detail)
 	r.rec.begin(ctx, r.o.Recorder, r.res.RunID, r.started, r.log)
 	runErr := r.steps(ctx)
+	if runErr == nil {
+		r.profileRounds(ctx)
+	}
 	r.rec.finish(r.res.Interrupted)
 	r.disp.close()
 	r.res.Wall = time.Since(r.started)
@@ -246,6 +253,9 @@ func (r *run) log(format string, args ...any) {
 
 // event reports e to Observe and the display.
 func (r *run) event(e Event) {
+	if r.quiet && e.Kind != EventLog {
+		return
+	}
 	if r.o.Observe != nil {
 		r.o.Observe(e)
 	}
@@ -523,7 +533,9 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
 	t1 := time.Now()
 	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
+	stopProfile := r.startProfile(ctx, info)
 	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
+	stopProfile()
 	if meter != nil {
 		meter.Done(&res.Result)
 	}
