@@ -1,6 +1,7 @@
 package target
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -109,17 +110,24 @@ func LoadFile(path string, d Defaults) ([]Target, error) {
 // ParseConfig reads a target file from r (see LoadFile); name is used in
 // error messages and relative paths are taken from its directory.
 func ParseConfig(r io.Reader, name string, d Defaults) ([]Target, error) {
-	p := &configParser{name: name, dir: filepath.Dir(name)}
+	data, err := io.ReadAll(io.LimitReader(r, maxConfigSize+1))
+	if err != nil {
+		return nil, &ConfigError{File: name, Msg: err.Error()}
+	}
+	if len(data) > maxConfigSize {
+		return nil, &ConfigError{File: name, Msg: fmt.Sprintf("larger than %d MiB: not a target file", maxConfigSize>>20)}
+	}
+	p := &configParser{name: name, dir: filepath.Dir(name), lines: lineCount(data)}
 	var root yaml.Node
-	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &ConfigError{File: name, Msg: "empty file"}
-		}
+	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, p.yamlError(err)
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
+	}
+	if doc.Kind == 0 || doc.Kind == yaml.DocumentNode && len(doc.Content) == 0 || doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
+		return nil, &ConfigError{File: name, Msg: "empty file"}
 	}
 	if err := p.keys(doc, "the file", "targets"); err != nil {
 		return nil, err
@@ -191,10 +199,28 @@ var (
 
 type configParser struct {
 	name, dir string
+	lines     int // the file's lines: an error's line is never past them
 }
 
+// maxConfigSize bounds a target file.
+const maxConfigSize = 16 << 20
+
+// lineCount is the number of lines of a YAML file: one more than its line
+// breaks (CR LF, CR, LF, and NEL, LS, PS as the YAML parser reads them).
+func lineCount(b []byte) int {
+	n := 1 + bytes.Count(b, []byte("\n")) + bytes.Count(b, []byte("\r")) - bytes.Count(b, []byte("\r\n"))
+	for _, br := range []string{"\u0085", "\u2028", "\u2029"} {
+		n += bytes.Count(b, []byte(br))
+	}
+	return n
+}
+
+// line is a line the parser names, within the file: the YAML parser names
+// the line after the last for what ends with the file.
+func (p *configParser) line(l int) int { return min(l, p.lines) }
+
 func (p *configParser) at(n *yaml.Node, format string, args ...any) error {
-	return &ConfigError{File: p.name, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+	return &ConfigError{File: p.name, Line: p.line(n.Line), Msg: fmt.Sprintf(format, args...)}
 }
 
 // yamlError turns the yaml package's "line N: msg" errors into
@@ -212,7 +238,7 @@ func (p *configParser) yamlError(err error) error {
 		if _, err := fmt.Sscanf(m, "line %d:", &line); err == nil {
 			_, m, _ = strings.Cut(m, ": ")
 			if i == 0 {
-				e.Line = line
+				e.Line = p.line(line)
 			} else {
 				m = fmt.Sprintf("line %d: %s", line, m)
 			}
