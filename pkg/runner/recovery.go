@@ -257,7 +257,8 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 // readBack connects to the restarted server and waits until it answers a
 // read of the probe key, whether it has it or not: a server still loading
 // answers with an error (Redis's LOADING) and is asked again. Reads are
-// sent from t0 until the ready timeout has passed since then.
+// sent from t0 until the ready timeout has passed since then, at most
+// recoveryPoll apart: the recovery time is known to within it.
 func (r *run) readBack(ctx context.Context, addr string, copts control.Options, t0 time.Time, inst target.Instance) (*control.Conn, error) {
 	timeout := r.o.ReadyTimeout
 	if timeout <= 0 {
@@ -265,7 +266,7 @@ func (r *run) readBack(ctx context.Context, addr string, copts control.Options, 
 	}
 	deadline := t0.Add(timeout)
 	var last error
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+	for wait := time.Millisecond; ; wait = min(2*wait, recoveryPoll) {
 		c, err := control.Dial(ctx, addr, copts)
 		if err == nil {
 			if _, err = c.Do(ctx, "GET", recoveryProbe); err == nil {
@@ -288,6 +289,11 @@ func (r *run) readBack(ctx context.Context, addr string, copts control.Options, 
 		}
 	}
 }
+
+// recoveryPoll is the longest wait between two reads of a restarting
+// server: a dial and a GET of a few microseconds each, against recoveries
+// of tenths of a second.
+const recoveryPoll = 5 * time.Millisecond
 
 // readProbe reports whether the restarted server holds the probe key.
 func readProbe(ctx context.Context, c *control.Conn, getCmd string) (bool, error) {
