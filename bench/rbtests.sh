@@ -18,6 +18,7 @@
 # Usage: bench/rbtests.sh            (from the repository root; make bench-tests)
 # Environment:
 #   SAMPLES=5   runs per client and test (at least 5 for the U-test)
+#   N=200000    requests per run
 #   TESTS="ping_inline ping_mbulk set get ..."  the tests (default: all 19)
 #   KVBENCH=path  a kvbench binary (default: bin/kvbench)
 #   OUT=file      also write the per-run rows as CSV to this file
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 
 SAMPLES=${SAMPLES:-5}
 TESTS=${TESTS:-ping_inline ping_mbulk set get incr lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100 lrange_300 lrange_500 lrange_600 mset}
-N=200000
+N=${N:-200000}
 command -v python3 >/dev/null || die "python3 not found"
 [ -x /usr/bin/time ] || die "/usr/bin/time not found: apt-get install time"
 
