@@ -300,6 +300,13 @@ func (f *FS) keep(fd int, off, n int64) error {
 	}
 	buf := make([]byte, end-off)
 	got, err := unix.Pread(fd, buf, off)
+	if errors.Is(err, unix.EBADF) { // opened write-only: read through a descriptor of its own
+		var rd int
+		if rd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY, 0); err == nil {
+			got, err = unix.Pread(rd, buf, off)
+			unix.Close(rd)
+		}
+	}
 	if err != nil {
 		return err
 	}
