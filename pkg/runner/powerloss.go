@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/kvbench/kvbench/pkg/lazyfs"
@@ -37,6 +38,15 @@ func (r *run) powerLoss() bool {
 		}
 	})
 	return r.power.err == nil
+}
+
+// checkPowerLoss refuses --power-loss without the recovery mode, where it
+// would do nothing.
+func checkPowerLoss(o Options) error {
+	if o.PowerLoss && !slices.Contains(o.Modes, results.ModeRecovery) {
+		return fmt.Errorf("%w: --power-loss applies to the recovery mode only: add recovery to --modes", ErrOptions)
+	}
+	return nil
 }
 
 // crashSite prepares the server directory of an attempt in the directory

@@ -163,3 +163,14 @@ func requireFUSE(t *testing.T) {
 		t.Skip(err)
 	}
 }
+
+// TestPlanPowerLossNeedsRecovery: --power-loss without the recovery mode
+// would do nothing, and the plan says so.
+func TestPlanPowerLossNeedsRecovery(t *testing.T) {
+	o := runOptions(t)
+	o.Modes, o.PowerLoss = []string{"set"}, true
+	_, err := NewPlan(o)
+	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--power-loss") {
+		t.Fatalf("err %v: want --power-loss refused without the recovery mode", err)
+	}
+}
