@@ -20,6 +20,12 @@
 //     created file or directory is removed, a renamed one gets its old name
 //     back, an unlinked or replaced one is put back.
 //
+// Servers may be started by the process that mounts the file system, in
+// a directory on it: the file system declines ACCESS requests (permission
+// checks are the backing directory's), so the child's chdir between fork
+// and exec needs no reply from the parent (go-fuse's documented fork
+// deadlock).
+//
 // Limits: sync_file_range, syncfs and sync(2) do not reach a FUSE file
 // system, so they sync nothing here; a file's fsync does not commit its
 // directory entry (a new file needs its directory synced as well); rmdir,
@@ -125,6 +131,10 @@ func (f *FS) mount() error {
 		return fmt.Errorf("lazyfs: mount %s: %w", f.mountpoint, err)
 	}
 	f.server = srv
+	// The first ACCESS, declined, turns the operation off for the mount:
+	// a server started with its working directory on it forks without
+	// waiting on one.
+	unix.Access(f.mountpoint, unix.X_OK)
 	return nil
 }
 

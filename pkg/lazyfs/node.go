@@ -32,7 +32,16 @@ var (
 	_ fusefs.NodeUnlinker       = (*node)(nil)
 	_ fusefs.NodeRenamer        = (*node)(nil)
 	_ fusefs.NodeOpendirHandler = (*node)(nil)
+	_ fusefs.NodeAccesser       = (*node)(nil)
 )
+
+// Access declines the ACCESS operation, so that the kernel stops sending
+// it (see FS.mount): a process this one forks into a directory on the
+// mount would otherwise chdir into it before exec, waiting on an ACCESS
+// reply that this process, blocked in the fork, may not give.
+func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
+	return syscall.ENOSYS
+}
 
 // Create journals a new file; an existing one is opened (and its
 // truncation kept for undoing).
