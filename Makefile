@@ -51,7 +51,7 @@ vet:
 # than skipped, and no run recorded in the user's history. The server's
 # tests run against each event loop: io_uring with the rest, then epoll
 # for the kvstore package whole and kvbench serve's tests.
-REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_REQUIRE_PROMETHEUS=1 KVBENCH_HISTORY=off
+REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_REQUIRE_PROMETHEUS=1 KVBENCH_HISTORY=off
 test: deps vet
 	$(REQUIRE) KVBENCH_TEST_IO=uring $(GO) test -race -timeout 10m ./...
 	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m ./embedded-server/

@@ -162,6 +162,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.Reference, "reference", "", "target the report's side-by-side tables compare the others with (default: redis when it runs, else the first target by name)")
 	f.StringVar(&o.Chart, "chart", o.Chart, "chart format: svg, png or none")
 	f.StringVar(&o.TempDir, "tmpdir", "", "where the servers' directories go (default: inside --out, on the results' disk)")
+	f.BoolVar(&o.PowerLoss, "power-loss", false, "make each recovery attempt a power loss: the server's directory is on a FUSE file system that drops what was not fsynced after the kill -9 (needs /dev/fuse and root; else the attempts crash the process only), e.g. --modes recovery --power-loss --strategies all")
 	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
 	f.DurationVar(&o.Interval, "interval", o.Interval, "record each measured phase per interval of this length: the series CSV, the stall columns, the server's events (0: not at all)")

@@ -26,6 +26,7 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	seriesAsCSV,
 	addDetailColumns("recovery_s", "recovery_keys_per_s", "recovery_mb_per_s", "acked_writes", "acked_lost"),
 	addDetailColumns("rate", "rate_spec", "capacity_qps", "slo", "send_lag_p99_us"),
+	addDetailColumns("crash"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

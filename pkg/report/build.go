@@ -100,7 +100,7 @@ type Report struct {
 	// Recovery holds the recovery table of each target with recovery
 	// rows (recovery.go).
 	Recovery []*RecoveryTable           `json:"recovery,omitempty"`
-	recovery map[[2]string]*RecoveryRow // by (target, strategy), while building
+	recovery map[[3]string]*RecoveryRow // by (target, strategy, crash), while building
 }
 
 // Settings are the distinct values the rows hold for each setting,

@@ -11,9 +11,9 @@ import (
 )
 
 // RecoveryTable is what persistence buys on one target: for each strategy
-// measured in the recovery mode, how long its server took to come back
-// after kill -9 and how many acknowledged writes it lost, beside what its
-// policy promises.
+// and crash kind measured in the recovery mode, how long its server took
+// to come back after kill -9 (or a power loss) and how many acknowledged
+// writes it lost, beside what its policy promises.
 type RecoveryTable struct {
 	Target string         `json:"target"`
 	Rows   []*RecoveryRow `json:"rows"`
@@ -23,8 +23,11 @@ type RecoveryTable struct {
 type RecoveryRow struct {
 	Strategy    string `json:"strategy"`
 	Persistence string `json:"persistence"`
-	// Promise is what the persistence policy promises on a process crash
-	// (Promise); empty for a policy it does not know.
+	// Crash is the crash kind of its rows: results.CrashProcess (rows
+	// written before the crash column included) or results.CrashPower.
+	Crash string `json:"crash"`
+	// Promise is what the persistence policy promises on that crash
+	// (Promise, PowerPromise); empty for a policy it does not know.
 	Promise string `json:"promise,omitempty"`
 	// Rounds counts the ok rounds; Failed the failed attempts.
 	Rounds int `json:"rounds"`
@@ -58,6 +61,41 @@ const (
 	PromiseSince   = "writes since the last snapshot may be lost"
 )
 
+// The promises of the persistence policies on a power loss, which loses
+// what the OS had not written to the disk: a log fsynced before each
+// acknowledgement keeps every write, one fsynced every second loses about
+// the last second's, one never fsynced what the OS had not written back.
+// Only PromiseNothingPower is checked: the recovery stream lasts about a
+// second, so an everysec log's second may be all of it.
+const (
+	PromiseNothingPower = "nothing lost on a power loss"
+	PromiseSecond       = "about the last second of writes may be lost"
+	PromiseUnwritten    = "what the OS had not written may be lost"
+)
+
+// PowerPromise returns what persistence policy p promises on a power
+// loss; "" for a policy it does not know.
+func PowerPromise(p string) string {
+	switch p {
+	case "always":
+		return PromiseNothingPower
+	case "everysec":
+		return PromiseSecond
+	case "no":
+		return PromiseUnwritten
+	}
+	return Promise(p)
+}
+
+// promiseOn returns what persistence policy p promises on a crash of kind
+// crash.
+func promiseOn(p, crash string) string {
+	if crash == results.CrashPower {
+		return PowerPromise(p)
+	}
+	return Promise(p)
+}
+
 // Promise returns what persistence policy p promises on a process crash;
 // "" for a policy it does not know.
 func Promise(p string) string {
@@ -75,12 +113,13 @@ func Promise(p string) string {
 // recoveryRow files a recovery row under its target and strategy.
 func (b *builder) recoveryRow(r *results.Row, pos results.Pos) {
 	if b.rep.recovery == nil {
-		b.rep.recovery = make(map[[2]string]*RecoveryRow)
+		b.rep.recovery = make(map[[3]string]*RecoveryRow)
 	}
-	k := [2]string{r.Target, r.Strategy}
+	crash := cmp.Or(r.Crash, results.CrashProcess)
+	k := [3]string{r.Target, r.Strategy, crash}
 	rr := b.rep.recovery[k]
 	if rr == nil {
-		rr = &RecoveryRow{Strategy: r.Strategy, Persistence: r.Persistence, Promise: Promise(r.Persistence)}
+		rr = &RecoveryRow{Strategy: r.Strategy, Persistence: r.Persistence, Crash: crash, Promise: promiseOn(r.Persistence, crash)}
 		b.rep.recovery[k] = rr
 	}
 	if r.Persistence != rr.Persistence {
@@ -126,7 +165,7 @@ func (b *builder) recoveryTables() {
 			b.rep.Recovery = append(b.rep.Recovery, t)
 		}
 		rr.RecoveryS, rr.KeysPerS, rr.MBPerS = medianFigure(rr.recovery), medianFigure(rr.keys), medianFigure(rr.mb)
-		rr.Broken = rr.Promise == PromiseNothing && rr.AckedLost > 0
+		rr.Broken = (rr.Promise == PromiseNothing || rr.Promise == PromiseNothingPower) && rr.AckedLost > 0
 		t.Rows = append(t.Rows, rr)
 	}
 	slices.SortFunc(b.rep.Recovery, func(x, y *RecoveryTable) int { return cmp.Compare(x.Target, y.Target) })
@@ -138,12 +177,12 @@ func (b *builder) recoveryTables() {
 	}
 	for _, t := range b.rep.Recovery {
 		slices.SortFunc(t.Rows, func(x, y *RecoveryRow) int {
-			return cmp.Or(cmp.Compare(rank(x.Persistence), rank(y.Persistence)), cmp.Compare(x.Persistence, y.Persistence), cmp.Compare(x.Strategy, y.Strategy))
+			return cmp.Or(cmp.Compare(rank(x.Persistence), rank(y.Persistence)), cmp.Compare(x.Persistence, y.Persistence), cmp.Compare(x.Strategy, y.Strategy), cmp.Compare(x.Crash, y.Crash))
 		})
 		for _, rr := range t.Rows {
 			if rr.Broken {
-				b.warnOther("acknowledged writes lost on kill -9 by a strategy whose policy promises to keep them (recovery table)",
-					fmt.Sprintf("%s %s: %d of %d", t.Target, rr.Strategy, rr.AckedLost, rr.AckedWrites))
+				b.warnOther("acknowledged writes lost on a crash by a strategy whose policy promises to keep them (recovery table)",
+					fmt.Sprintf("%s %s (%s crash): %d of %d", t.Target, rr.Strategy, rr.Crash, rr.AckedLost, rr.AckedWrites))
 			}
 		}
 	}
@@ -159,14 +198,14 @@ func medianFigure(xs []float64) Figure {
 
 // recoveryLabels are the words of the recovery section, by language.
 var recoveryLabels = map[string]struct {
-	title, rounds, recovery, keys, mb, acked, lost, promise, empty, legend string
+	title, crash, rounds, recovery, keys, mb, acked, lost, promise, empty, legend string
 }{
-	LangEN: {"Recovery after kill -9", "rounds", "recovery s", "keys/s", "MB/s", "acked writes", "acked lost", "promise",
+	LangEN: {"Recovery after kill -9", "crash", "rounds", "recovery s", "keys/s", "MB/s", "acked writes", "acked lost", "promise",
 		"came back empty",
-		"Each round fills the keyspace, writes a stream of acknowledged writes (a key per write, and a counter per connection), kills the server's process group with SIGKILL amid the stream and starts it again on its files. recovery s: from the start of the new process to its answer to a read of a key it had (median over the rounds that have it); keys/s and MB/s: the keys it holds and the size of its log or snapshot over that time; acked writes: the writes acknowledged before the kill, summed over the rounds; acked lost: those missing or older after the restart. came back empty: the server answered without the dataset, so there is no recovery to time."},
-	LangZH: {"kill -9 后的恢复", "轮次", "恢复 s", "键/s", "MB/s", "已确认写入", "丢失的已确认写入", "承诺",
+		"Each round fills the keyspace, writes a stream of acknowledged writes (a key per write, and a counter per connection), kills the server's process group with SIGKILL amid the stream and starts it again on its files. recovery s: from the start of the new process to its answer to a read of a key it had (median over the rounds that have it); keys/s and MB/s: the keys it holds and the size of its log or snapshot over that time; acked writes: the writes acknowledged before the kill, summed over the rounds; acked lost: those missing or older after the restart. came back empty: the server answered without the dataset, so there is no recovery to time. crash: process, the OS kept what the server had written; power (run --power-loss), its directory was on a file system that then dropped what the server had not fsynced, as a power loss does."},
+	LangZH: {"kill -9 后的恢复", "崩溃", "轮次", "恢复 s", "键/s", "MB/s", "已确认写入", "丢失的已确认写入", "承诺",
 		"重启后为空",
-		"每轮先填充键空间，再写入一串已确认的写入（每次写一个键，每个连接一个计数器），在写入过程中以 SIGKILL 杀死服务端进程组，然后在其原有文件上重新启动。恢复 s：从新进程启动到它对一个已有键的读取作出应答（有该值的轮次的中位数）；键/s 与 MB/s：它持有的键数与日志或快照文件大小除以该时间；已确认写入：kill 之前已确认的写入（各轮之和）；丢失的已确认写入：重启后缺失或变旧的写入。重启后为空：服务端应答时已没有数据集，无恢复时间可言。"},
+		"每轮先填充键空间，再写入一串已确认的写入（每次写一个键，每个连接一个计数器），在写入过程中以 SIGKILL 杀死服务端进程组，然后在其原有文件上重新启动。恢复 s：从新进程启动到它对一个已有键的读取作出应答（有该值的轮次的中位数）；键/s 与 MB/s：它持有的键数与日志或快照文件大小除以该时间；已确认写入：kill 之前已确认的写入（各轮之和）；丢失的已确认写入：重启后缺失或变旧的写入。重启后为空：服务端应答时已没有数据集，无恢复时间可言。崩溃：process 为进程崩溃，操作系统保留了服务端已写入的内容；power（run --power-loss）为断电，其目录所在的文件系统随后丢弃了服务端未 fsync 的内容。"},
 }
 
 // recovery writes the recovery tables, if any: one per target.
@@ -196,10 +235,10 @@ func (m *mdWriter) recovery(tabs []*RecoveryTable, lang string) {
 			if r.Rounds > 0 {
 				acked, lostCell = strconv.FormatInt(r.AckedWrites, 10), lost
 			}
-			rows = append(rows, []string{r.Strategy, r.Persistence, strconv.Itoa(r.Rounds), rec, r.KeysPerS.String(), r.MBPerS.String(),
+			rows = append(rows, []string{r.Strategy, r.Persistence, r.Crash, strconv.Itoa(r.Rounds), rec, r.KeysPerS.String(), r.MBPerS.String(),
 				acked, lostCell, r.Promise})
 		}
-		m.table([]string{l.strategy, l.persistence, rl.rounds, rl.recovery, rl.keys, rl.mb, rl.acked, rl.lost, rl.promise}, "llrrrrrrl", rows)
+		m.table([]string{l.strategy, l.persistence, rl.crash, rl.rounds, rl.recovery, rl.keys, rl.mb, rl.acked, rl.lost, rl.promise}, "lllrrrrrrl", rows)
 	}
 	m.printf("\n%s\n", rl.legend)
 }

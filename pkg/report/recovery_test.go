@@ -67,12 +67,65 @@ func TestRecoveryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"## Recovery after kill -9", "| came back empty |", "3 (!)", "persist_everysec: 3 of 90", "did not come back", PromiseAll} {
+	for _, want := range []string{"## Recovery after kill -9", "| came back empty |", "3 (!)", "persist_everysec (process crash): 3 of 90", "did not come back", PromiseAll} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
 	}
 	if len(rep.Targets) != 1 || len(rep.Targets[0].Scenarios) != 1 {
 		t.Errorf("the QPS tables hold the recovery rows: %+v", rep.Targets)
+	}
+}
+
+// TestRecoveryTablePowerLoss: power-loss rows make rows of their own
+// beside the process crashes of the same strategy, with the promises
+// against a power loss: an always log that lost writes is warned of, an
+// everysec or no log that lost some is not.
+func TestRecoveryTablePowerLoss(t *testing.T) {
+	n := func(x int64) *int64 { return &x }
+	row := func(strategy, persistence, crash string, acked, lost int64) results.Row {
+		return results.Row{Target: "redis", Strategy: strategy, Persistence: persistence, Mode: results.ModeRecovery, Crash: crash,
+			Round: 1, Attempt: 1, Status: results.StatusOK, AckedWrites: n(acked), AckedLost: n(lost)}
+	}
+	rep, err := Build([]results.Row{
+		row("aof_always", "always", results.CrashPower, 100, 2),
+		row("aof_always", "always", "", 100, 0), // written before the crash column: a process crash
+		row("aof_everysec", "everysec", results.CrashPower, 100, 60),
+		row("aof_no", "no", results.CrashPower, 100, 100),
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recovery) != 1 || len(rep.Recovery[0].Rows) != 4 {
+		t.Fatalf("recovery tables %+v: want one of 4 rows", rep.Recovery)
+	}
+	by := map[[2]string]*RecoveryRow{}
+	for _, r := range rep.Recovery[0].Rows {
+		by[[2]string{r.Strategy, r.Crash}] = r
+	}
+	cases := []struct {
+		strategy, crash, promise string
+		broken                   bool
+	}{
+		{"aof_always", results.CrashPower, PromiseNothingPower, true},
+		{"aof_always", results.CrashProcess, PromiseNothing, false},
+		{"aof_everysec", results.CrashPower, PromiseSecond, false},
+		{"aof_no", results.CrashPower, PromiseUnwritten, false},
+	}
+	for _, c := range cases {
+		r := by[[2]string{c.strategy, c.crash}]
+		if r == nil || r.Promise != c.promise || r.Broken != c.broken {
+			t.Errorf("%s %s: %+v: want promise %q, broken %v", c.strategy, c.crash, r, c.promise, c.broken)
+		}
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"| aof_always   | always      | power ", "aof_always (power crash): 2 of 100", PromiseSecond} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -218,6 +218,11 @@ type Row struct {
 	// loadgen.MaxSendLag the phase's latencies include the client's
 	// queueing. Empty on the closed-loop row and in files written before.
 	SendLagP99Us *float64 `csv:"send_lag_p99_us" json:"send_lag_p99_us,omitempty"`
+	// Crash is how a recovery row's server went down: CrashProcess (kill
+	// -9; the OS keeps what it wrote) or CrashPower (kill -9, then what it
+	// had not synced dropped: "run --power-loss"). Empty for other modes,
+	// and in files written before, where it was a process crash.
+	Crash string `csv:"crash" json:"crash,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -248,6 +253,12 @@ const ModeWorkload = "workload"
 // amid acknowledged writes and started again on its files (RecoveryS,
 // AckedWrites, AckedLost).
 const ModeRecovery = "recovery"
+
+// The crash kinds of a recovery row (Row.Crash).
+const (
+	CrashProcess = "process"
+	CrashPower   = "power"
+)
 
 // CommandTotal is the Command of a workload row that holds the whole mix:
 // every command's requests, and the latencies of them all.

@@ -225,6 +225,11 @@ type Options struct {
 	// ReadyTimeout bounds a server's start; Timeout fails an attempt
 	// when the server does not reply for that long.
 	ReadyTimeout, Timeout time.Duration
+	// PowerLoss makes each recovery attempt a power loss: the server's
+	// directory is on a lazy file system (pkg/lazyfs) whose unsynced data
+	// is dropped after the kill -9. Where FUSE cannot be mounted the
+	// attempts crash the process only, and the log says so once.
+	PowerLoss bool
 	// StopGrace is how long a command target's server gets after
 	// SIGTERM.
 	StopGrace time.Duration

@@ -74,6 +74,9 @@ func NewPlan(opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPowerLoss(o); err != nil { // powerloss.go
+		return nil, err
+	}
 	p := &Plan{Options: o}
 	targets, err := p.targets()
 	if err != nil {

@@ -80,11 +80,13 @@ func recoveryCounter(conn int) string { return recoveryPrefix + "counter:" + str
 const recoveryProbe = recoveryPrefix + "probe"
 
 // recovery is the rest of a recovery attempt once inst is prefilled: it
-// writes a stream of acknowledged writes, kills the server amid it,
-// starts it again on dir and measures the recovery into row. It returns
+// writes a stream of acknowledged writes, kills the server amid it (and
+// cuts the power of a lazy file system site), starts it again on site's
+// directory and measures the recovery into row. It returns
 // the instance the caller stops: the new one, or inst when the restart
 // failed.
-func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, dir string, row *results.Row) (target.Instance, error) {
+func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, site *crashSite, row *results.Row) (target.Instance, error) {
+	dir := site.dir
 	info := inst.Info()
 	copts := control.Options{Password: sc.Desc.Password, TLS: info.TLS, Timeout: r.o.Timeout}
 	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd); err != nil {
@@ -92,6 +94,9 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	}
 	stream, err := r.writeAndKill(ctx, sc, inst, copts)
 	if err != nil {
+		return inst, err
+	}
+	if err := site.cut(); err != nil {
 		return inst, err
 	}
 	acked := stream.acked()
@@ -104,7 +109,7 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	t0 := time.Now()
 	inst2, err := target.Restart(ctx, sc.Target, sc.Strategy, target.Env{Dir: dir, Tracker: r.o.Tracker, ReadyTimeout: r.o.ReadyTimeout})
 	if err != nil {
-		return inst, fmt.Errorf("restart after kill -9 (the server did not come back): %w", err)
+		return inst, fmt.Errorf("restart after %s (the server did not come back): %w", crashName(row), err)
 	}
 	info2 := inst2.Info()
 	copts.TLS = info2.TLS
@@ -425,6 +430,9 @@ func notData(name string) bool {
 // or that the server came back empty, and its acknowledged writes lost.
 func recoveryLine(r results.Row) string {
 	var b strings.Builder
+	if r.Crash == results.CrashPower {
+		b.WriteString("after a power loss, ")
+	}
 	if r.RecoveryS != nil {
 		fmt.Fprintf(&b, "recovered in %.3fs", *r.RecoveryS)
 	} else {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/lazyfs"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -94,5 +95,82 @@ func TestPlanRecoveryRefused(t *testing.T) {
 	_, err := NewPlan(o)
 	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "cannot be killed and started again") {
 		t.Fatalf("err %v: want the recovery mode refused for an attached server", err)
+	}
+}
+
+// TestRunRecoveryPowerLoss cuts the power of each log strategy's server
+// amid a stream of acknowledged writes: a log fsynced before each
+// acknowledgement loses none, the others report what they lost (the
+// stream lasts at most RecoveryStream, so an everysec log's second of
+// writes may be all of it).
+func TestRunRecoveryPowerLoss(t *testing.T) {
+	requireFUSE(t)
+	cases := []struct {
+		target     string
+		strategies []string
+		keeps      string // the strategy that keeps every acknowledged write
+	}{
+		{"kvstore", []string{"persist_no", "persist_everysec", "persist_always"}, "persist_always"},
+		{"redis", []string{"aof_no", "aof_everysec", "aof_always"}, "aof_always"},
+	}
+	for _, c := range cases {
+		t.Run(c.target, func(t *testing.T) {
+			if c.target == "redis" {
+				testutil.RequireRedisServer(t)
+			}
+			o := runOptions(t)
+			o.Targets, o.Strategies, o.Modes = []string{c.target}, c.strategies, []string{results.ModeRecovery}
+			o.Rounds, o.Requests, o.Keyspace, o.Connections = 1, 1_000, 1_000, 2
+			o.PowerLoss = true
+			res, stdout, _, err := runQuiet(t, context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := readDetail(t, res)
+			if len(rows) != len(c.strategies) {
+				t.Fatalf("%d rows, want %d", len(rows), len(c.strategies))
+			}
+			for _, r := range rows {
+				if !r.OK() || r.Crash != results.CrashPower {
+					t.Errorf("%s: status %s crash %q: %s", r.Strategy, r.Status, r.Crash, r.Error)
+					continue
+				}
+				if r.AckedWrites == nil || *r.AckedWrites <= 0 || r.AckedLost == nil || *r.AckedLost > *r.AckedWrites {
+					t.Errorf("%s: acked_writes %v acked_lost %v: want both counted", r.Strategy, r.AckedWrites, r.AckedLost)
+					continue
+				}
+				if r.Strategy == c.keeps && *r.AckedLost != 0 {
+					t.Errorf("%s: %d of %d acknowledged writes lost on a power loss", r.Strategy, *r.AckedLost, *r.AckedWrites)
+				}
+				t.Logf("%s: %d of %d lost", r.Strategy, *r.AckedLost, *r.AckedWrites)
+			}
+			if !strings.Contains(stdout, "power") {
+				t.Errorf("the report's recovery table does not name the power loss:\n%s", stdout)
+			}
+			checkClean(t, o)
+		})
+	}
+}
+
+// requireFUSE skips a test that needs a lazy file system where none can
+// be mounted, failing it instead under KVBENCH_REQUIRE_FUSE=1.
+func requireFUSE(t *testing.T) {
+	t.Helper()
+	if err := lazyfs.Available(); err != nil {
+		if os.Getenv("KVBENCH_REQUIRE_FUSE") == "1" {
+			t.Fatalf("KVBENCH_REQUIRE_FUSE=1: %v", err)
+		}
+		t.Skip(err)
+	}
+}
+
+// TestPlanPowerLossNeedsRecovery: --power-loss without the recovery mode
+// would do nothing, and the plan says so.
+func TestPlanPowerLossNeedsRecovery(t *testing.T) {
+	o := runOptions(t)
+	o.Modes, o.PowerLoss = []string{"set"}, true
+	_, err := NewPlan(o)
+	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--power-loss") {
+		t.Fatalf("err %v: want --power-loss refused without the recovery mode", err)
 	}
 }

@@ -130,6 +130,7 @@ type run struct {
 	// quiet keeps a profile round's events from Observe and the display.
 	profiling *profiling
 	quiet     bool
+	power     powerCheck // powerloss.go
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
@@ -440,11 +441,17 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	if err != nil {
 		return out, fmt.Errorf("create the instance directory: %w", err)
 	}
+	site, err := r.crashSite(sc, dir, row) // powerloss.go
+	if err != nil {
+		os.RemoveAll(dir)
+		return out, err
+	}
 	t0 := time.Now()
-	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
+	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: site.dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
 	t.Start = time.Since(t0)
 	row.StartS = t.Start.Seconds()
 	if err != nil {
+		site.close()
 		os.RemoveAll(dir)
 		return out, fmt.Errorf("start: %w", err)
 	}
@@ -457,6 +464,9 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 		serr := inst.Stop(sctx)
 		cancel()
+		if cerr := site.close(); cerr != nil && serr == nil {
+			serr = cerr
+		}
 		if rerr := os.RemoveAll(dir); rerr != nil && serr == nil {
 			serr = fmt.Errorf("remove %s: %w", dir, rerr)
 		}
@@ -519,7 +529,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	}
 	if sc.Mode == results.ModeRecovery {
 		t1 := time.Now()
-		inst, err = r.recovery(ctx, sc, inst, dir, row) // recovery.go; the deferred Stop stops the new instance
+		inst, err = r.recovery(ctx, sc, inst, site, row) // recovery.go; the deferred Stop stops the new instance
 		t.Measure = time.Since(t1)
 		return out, err
 	}
