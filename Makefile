@@ -51,11 +51,17 @@ vet:
 # than skipped, and no run recorded in the user's history. The server's
 # tests run against each event loop: io_uring with the rest, then epoll
 # for the kvstore package whole and kvbench serve's tests.
-REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_REQUIRE_PROMETHEUS=1 KVBENCH_HISTORY=off
+REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_REQUIRE_PROMETHEUS=1 KVBENCH_HISTORY=off
 test: deps vet
 	$(REQUIRE) KVBENCH_TEST_IO=uring $(GO) test -race -timeout 10m ./...
 	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m ./embedded-server/
 	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m -run '^TestServe' ./cmd/kvbench/
+
+# The power-loss tests alone: they mount FUSE file systems (root and
+# /dev/fuse), which make test leaves out; here FUSE is required.
+test-fuse: deps
+	KVBENCH_TEST_FUSE=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_REDIS=1 KVBENCH_HISTORY=off $(GO) test -race -count=1 ./pkg/lazyfs/
+	KVBENCH_TEST_FUSE=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_REDIS=1 KVBENCH_HISTORY=off $(GO) test -race -count=1 -run 'PowerLoss' ./pkg/runner/
 
 # The report's chart in a real browser alone: headless Chromium renders the
 # SVG with the machine's fonts and with none, and the test requires the same

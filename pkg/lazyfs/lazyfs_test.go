@@ -8,9 +8,13 @@ import (
 
 // mountT mounts a lazy file system for the test, or skips it with the
 // reason FUSE cannot be used here (failing instead under
-// KVBENCH_REQUIRE_FUSE=1).
+// KVBENCH_REQUIRE_FUSE=1); it runs only under KVBENCH_TEST_FUSE=1
+// (make test-fuse).
 func mountT(t *testing.T) *FS {
 	t.Helper()
+	if os.Getenv("KVBENCH_TEST_FUSE") != "1" {
+		t.Skip("mounting FUSE file systems is opt-in: KVBENCH_TEST_FUSE=1 (make test-fuse)")
+	}
 	if err := Available(); err != nil {
 		if os.Getenv("KVBENCH_REQUIRE_FUSE") == "1" {
 			t.Fatalf("KVBENCH_REQUIRE_FUSE=1: %v", err)

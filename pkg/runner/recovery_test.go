@@ -153,9 +153,13 @@ func TestRunRecoveryPowerLoss(t *testing.T) {
 }
 
 // requireFUSE skips a test that needs a lazy file system where none can
-// be mounted, failing it instead under KVBENCH_REQUIRE_FUSE=1.
+// be mounted, failing it instead under KVBENCH_REQUIRE_FUSE=1; it runs
+// only under KVBENCH_TEST_FUSE=1 (make test-fuse).
 func requireFUSE(t *testing.T) {
 	t.Helper()
+	if os.Getenv("KVBENCH_TEST_FUSE") != "1" {
+		t.Skip("mounting FUSE file systems is opt-in: KVBENCH_TEST_FUSE=1 (make test-fuse)")
+	}
 	if err := lazyfs.Available(); err != nil {
 		if os.Getenv("KVBENCH_REQUIRE_FUSE") == "1" {
 			t.Fatalf("KVBENCH_REQUIRE_FUSE=1: %v", err)
