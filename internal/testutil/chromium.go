@@ -3,9 +3,11 @@ package testutil
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -38,11 +40,42 @@ func Headless(t testing.TB, chromium, file string, flags ...string) (stdout, log
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--enable-logging=stderr", "--v=1", "--user-data-dir=" + filepath.Join(t.TempDir(), "profile")}, flags...)
-	cmd := exec.CommandContext(ctx, chromium, append(args, "file://"+file)...)
 	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	err := RunBrowser(t, func() *exec.Cmd {
+		out.Reset()
+		errOut.Reset()
+		cmd := exec.CommandContext(ctx, chromium, append(args, "file://"+file)...)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		return cmd
+	})
+	if err != nil {
 		t.Fatalf("chromium: %v\n%s", err, errOut.String())
 	}
 	return out.String(), errOut.String()
+}
+
+// browserTries is how many times RunBrowser starts a browser that crashes.
+const browserTries = 3
+
+// RunBrowser runs the browser command newCmd makes, again (up to
+// browserTries times in all) when the browser dies of a signal: a
+// headless Chromium now and then crashes (a segmentation fault) before it
+// loads the page, which says nothing of the page. Any other failure is
+// returned at once.
+func RunBrowser(t testing.TB, newCmd func() *exec.Cmd) error {
+	t.Helper()
+	var err error
+	for try := 1; try <= browserTries; try++ {
+		err = newCmd().Run()
+		var ee *exec.ExitError
+		if err == nil || !errors.As(err, &ee) {
+			return err
+		}
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		if !ok || !ws.Signaled() || ws.Signal() == syscall.SIGKILL {
+			return err // an exit status, or the context's kill
+		}
+		t.Logf("chromium crashed (%v), try %d of %d", err, try, browserTries)
+	}
+	return err
 }

@@ -309,16 +309,22 @@ func screenshot(t *testing.T, chromium, file string, w, h int, fontsConf string)
 	out := filepath.Join(dir, "shot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--hide-scrollbars", "--force-device-scale-factor=1", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--screenshot="+out, fmt.Sprintf("--window-size=%d,%d", w, h), "file://"+file)
-	cmd.Env = os.Environ()
-	if fontsConf != "" {
-		cmd.Env = append(cmd.Env, "FONTCONFIG_FILE="+fontsConf)
-	}
-	if outErr, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, outErr)
+	var outErr bytes.Buffer
+	err := testutil.RunBrowser(t, func() *exec.Cmd {
+		outErr.Reset()
+		cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--hide-scrollbars", "--force-device-scale-factor=1", "--user-data-dir="+filepath.Join(dir, "profile"),
+			"--screenshot="+out, fmt.Sprintf("--window-size=%d,%d", w, h), "file://"+file)
+		cmd.Env = os.Environ()
+		if fontsConf != "" {
+			cmd.Env = append(cmd.Env, "FONTCONFIG_FILE="+fontsConf)
+		}
+		cmd.Stdout, cmd.Stderr = &outErr, &outErr
+		return cmd
+	})
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, outErr.String())
 	}
 	f, err := os.Open(out)
 	if err != nil {
