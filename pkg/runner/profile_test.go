@@ -34,7 +34,7 @@ func TestProfile(t *testing.T) {
 	testutil.RequireRedisServer(t)
 	o := runOptions(t)
 	o.Targets, o.Strategies, o.Modes = []string{"kvstore", "redis"}, []string{"nopersist", "persist_no", "none"}, []string{"set"}
-	o.Rounds, o.Retries, o.Requests, o.Keyspace = 1, 0, 300_000, 300_000
+	o.Rounds, o.Retries, o.Requests, o.Keyspace = 1, 0, 1_000_000, 1_000_000 // a second of load: enough samples for every frame looked for
 	o.Profile = true
 	res, _, stderr, err := runQuiet(t, context.Background(), o)
 	if err != nil {
