@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,26 +63,34 @@ func TestBenchCurve(t *testing.T) {
 // TestBenchCurveUsageErrors: bad lists and objectives, and what --rates
 // cannot run with, are usage errors naming the flag.
 func TestBenchCurveUsageErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--rates", "0"}, "--rates"},
-		{[]string{"--rates", "-5"}, "--rates"},
-		{[]string{"--rates", "120%"}, "above the closed-loop peak"},
-		{[]string{"--rates", "1,,2"}, "--rates"},
-		{[]string{"--slo", "p99<"}, "--slo"},
-		{[]string{"--slo", "p97<1ms"}, "unknown statistic"},
-		{[]string{"--slo", "p99<1ms", "--slo-precision", "0"}, "--slo-precision"},
-		{[]string{"--slo-precision", "10%"}, "give --slo too"},
+	for _, tc := range slices.Concat(curveFlagErrors, []curveFlagError{
 		{[]string{"--rates", "50%", "--rate", "1000"}, "--rate and --rates"},
 		{[]string{"--rates", "50%", "--tests", "get"}, "--tests"},
 		{[]string{"--rates", "50%", "--mode", "set", "--set-cmd", "RSET"}, "RSET only inserts"},
 		{[]string{"--slo", "p99<1ms", "--segment", "0/2"}, "--segment"},
-	} {
+	}) {
 		code, _, stderr := execute(t, append([]string{"bench", "--port", "1"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("bench %v: exit %d, %q; want exit 2 naming %q", tc.args, code, stderr, tc.want)
 		}
 	}
+}
+
+// curveFlagError is a curve flag's bad value and what its error names.
+type curveFlagError struct {
+	args []string
+	want string
+}
+
+// curveFlagErrors are the bad rate lists and objectives that bench and
+// run refuse alike.
+var curveFlagErrors = []curveFlagError{
+	{[]string{"--rates", "0"}, "--rates"},
+	{[]string{"--rates", "-5"}, "--rates"},
+	{[]string{"--rates", "120%"}, "above the closed-loop peak"},
+	{[]string{"--rates", "1,,2"}, "--rates"},
+	{[]string{"--slo", "p99<"}, "--slo"},
+	{[]string{"--slo", "p97<1ms"}, "unknown statistic"},
+	{[]string{"--slo", "p99<1ms", "--slo-precision", "0"}, "--slo-precision"},
+	{[]string{"--slo-precision", "10%"}, "give --slo too"},
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,21 +10,10 @@ import (
 // curve of insert-only writes, are usage errors naming the flag, refused
 // before any server starts.
 func TestRunCurveUsageErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--rates", "0"}, "--rates"},
-		{[]string{"--rates", "-5"}, "--rates"},
-		{[]string{"--rates", "120%"}, "above the closed-loop peak"},
-		{[]string{"--rates", "1,,2"}, "--rates"},
-		{[]string{"--slo", "p99<"}, "--slo"},
-		{[]string{"--slo", "p97<1ms"}, "unknown statistic"},
-		{[]string{"--slo", "p99<1ms", "--slo-precision", "0"}, "--slo-precision"},
-		{[]string{"--slo-precision", "10%"}, "give --slo too"},
+	for _, tc := range slices.Concat(curveFlagErrors, []curveFlagError{
 		{[]string{"--rates", "50%", "--workloads", "ycsb-a"}, "not workloads"},
 		{[]string{"--rates", "50%", "--modes", "set", "--set-cmd", "RSET"}, "RSET only inserts"},
-	} {
+	}) {
 		args := append([]string{"run", "--targets", "kvstore", "--out", t.TempDir(), "--estimate", "fixed"}, tc.args...)
 		code, _, stderr := execute(t, args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
