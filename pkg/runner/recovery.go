@@ -89,7 +89,7 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	dir := site.dir
 	info := inst.Info()
 	copts := control.Options{Password: sc.Desc.Password, TLS: info.TLS, Timeout: r.o.Timeout}
-	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd); err != nil {
+	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd, sc.Strategy.Persistence == snapshotPolicy); err != nil {
 		return inst, serverError(inst, err)
 	}
 	stream, err := r.writeAndKill(ctx, sc, inst, copts)
@@ -146,8 +146,20 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	return inst2, nil
 }
 
-// setProbe writes the probe key.
-func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string) error {
+// snapshotPolicy is the persistence of the strategies that keep snapshots
+// and no log: their recovery loads the last snapshot.
+const snapshotPolicy = "rdb"
+
+// setProbe writes the probe key, and with snapshot takes a snapshot (SAVE)
+// of the prefilled dataset: the one its periodic snapshots would have
+// taken by then, which the restart loads, losing the stream of writes
+// that follows as the policy allows. Without it the restart would find no
+// snapshot and time nothing. Writing the snapshot may take as long as
+// loading it: it gets the time a server gets to start.
+func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string, snapshot bool) error {
+	if snapshot {
+		copts.Timeout = max(copts.Timeout, r.o.ReadyTimeout)
+	}
 	c, err := control.Dial(ctx, addr, copts)
 	if err != nil {
 		return fmt.Errorf("recovery: %w", err)
@@ -155,6 +167,11 @@ func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, 
 	defer c.Close()
 	if _, err := c.Do(ctx, setCmd, recoveryProbe, "probe"); err != nil {
 		return fmt.Errorf("recovery: write the probe key: %w", err)
+	}
+	if snapshot {
+		if _, err := c.Do(ctx, "SAVE"); err != nil {
+			return fmt.Errorf("recovery: snapshot the prefilled dataset (SAVE): %w", err)
+		}
 	}
 	return nil
 }

@@ -15,19 +15,21 @@ import (
 
 // TestRunRecovery kills each strategy's server amid a stream of
 // acknowledged writes and starts it on its files: a log strategy comes
-// back with every acknowledged write and a recovery time, a strategy
-// without a log (or whose snapshot was never taken) comes back empty,
-// without a recovery time, having lost them all.
+// back with every acknowledged write and a recovery time; a snapshot
+// strategy comes back with the snapshot taken after the prefill, and a
+// recovery time, having lost every write since; a strategy without
+// either comes back empty, without a recovery time, having lost them all.
 func TestRunRecovery(t *testing.T) {
 	cases := []struct {
 		target     string
 		strategies []string
 		keeps      map[string]bool // strategy → keeps every acknowledged write
+		snapshot   string          // the strategy that comes back with its snapshot
 	}{
 		{"kvstore", []string{"nopersist", "persist_no", "persist_everysec", "persist_always"},
-			map[string]bool{"persist_no": true, "persist_everysec": true, "persist_always": true}},
+			map[string]bool{"persist_no": true, "persist_everysec": true, "persist_always": true}, ""},
 		{"redis", []string{"none", "rdb_default", "aof_no", "aof_everysec", "aof_always"},
-			map[string]bool{"aof_no": true, "aof_everysec": true, "aof_always": true}},
+			map[string]bool{"aof_no": true, "aof_everysec": true, "aof_always": true}, "rdb_default"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -65,7 +67,10 @@ func TestRunRecovery(t *testing.T) {
 					if *r.AckedLost != *r.AckedWrites {
 						t.Errorf("%s: %d of %d lost: want every acknowledged write lost", r.Strategy, *r.AckedLost, *r.AckedWrites)
 					}
-					if r.RecoveryS != nil {
+					switch {
+					case r.Strategy == c.snapshot && r.RecoveryS == nil:
+						t.Errorf("%s: no recovery_s: the snapshot of the prefill did not come back", r.Strategy)
+					case r.Strategy != c.snapshot && r.RecoveryS != nil:
 						t.Errorf("%s: recovery_s %v of a server that came back empty", r.Strategy, *r.RecoveryS)
 					}
 				}
