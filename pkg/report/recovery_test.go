@@ -83,21 +83,27 @@ func TestRecoveryTable(t *testing.T) {
 // everysec or no log that lost some is not.
 func TestRecoveryTablePowerLoss(t *testing.T) {
 	n := func(x int64) *int64 { return &x }
-	row := func(strategy, persistence, crash string, acked, lost int64) results.Row {
-		return results.Row{Target: "redis", Strategy: strategy, Persistence: persistence, Mode: results.ModeRecovery, Crash: crash,
+	row := func(strategy, persistence, crash string, acked, lost int64, window float64) results.Row {
+		r := results.Row{Target: "redis", Strategy: strategy, Persistence: persistence, Mode: results.ModeRecovery, Crash: crash,
 			Round: 1, Attempt: 1, Status: results.StatusOK, AckedWrites: n(acked), AckedLost: n(lost)}
+		if window > 0 {
+			r.LostWindowS = &window
+		}
+		return r
 	}
 	rep, err := Build([]results.Row{
-		row("aof_always", "always", results.CrashPower, 100, 2),
-		row("aof_always", "always", "", 100, 0), // written before the crash column: a process crash
-		row("aof_everysec", "everysec", results.CrashPower, 100, 60),
-		row("aof_no", "no", results.CrashPower, 100, 100),
+		row("aof_always", "always", results.CrashPower, 100, 2, 0.01),
+		row("aof_always", "always", "", 100, 0, 0), // written before the crash column: a process crash
+		row("aof_everysec", "everysec", results.CrashPower, 100, 60, 1.2),
+		row("aof_everysec", "everysec", results.CrashPower, 100, 30, 0.6),
+		row("kvstore_everysec", "everysec", results.CrashPower, 100, 90, 2.5), // past its window
+		row("aof_no", "no", results.CrashPower, 100, 100, 2.9),
 	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Recovery) != 1 || len(rep.Recovery[0].Rows) != 4 {
-		t.Fatalf("recovery tables %+v: want one of 4 rows", rep.Recovery)
+	if len(rep.Recovery) != 1 || len(rep.Recovery[0].Rows) != 5 {
+		t.Fatalf("recovery tables %+v: want one of 5 rows", rep.Recovery)
 	}
 	by := map[[2]string]*RecoveryRow{}
 	for _, r := range rep.Recovery[0].Rows {
@@ -106,16 +112,18 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 	cases := []struct {
 		strategy, crash, promise string
 		broken                   bool
+		window                   string // the widest of the rounds
 	}{
-		{"aof_always", results.CrashPower, PromiseNothingPower, true},
-		{"aof_always", results.CrashProcess, PromiseNothing, false},
-		{"aof_everysec", results.CrashPower, PromiseSecond, false},
-		{"aof_no", results.CrashPower, PromiseUnwritten, false},
+		{"aof_always", results.CrashPower, PromiseNothingPower, true, "0.01"},
+		{"aof_always", results.CrashProcess, PromiseNothing, false, missing.String()},
+		{"aof_everysec", results.CrashPower, PromiseSecond, false, "1.20"},
+		{"kvstore_everysec", results.CrashPower, PromiseSecond, true, "2.50"},
+		{"aof_no", results.CrashPower, PromiseUnwritten, false, "2.90"},
 	}
 	for _, c := range cases {
 		r := by[[2]string{c.strategy, c.crash}]
-		if r == nil || r.Promise != c.promise || r.Broken != c.broken {
-			t.Errorf("%s %s: %+v: want promise %q, broken %v", c.strategy, c.crash, r, c.promise, c.broken)
+		if r == nil || r.Promise != c.promise || r.Broken != c.broken || r.LostWindowS.String() != c.window {
+			t.Errorf("%s %s: %+v: want promise %q, broken %v, lost window %s", c.strategy, c.crash, r, c.promise, c.broken, c.window)
 		}
 	}
 	var md bytes.Buffer
@@ -123,7 +131,8 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"| aof_always   | always      | power ", "aof_always (power crash): 2 of 100", PromiseSecond} {
+	for _, want := range []string{"| aof_always       | always      | power ", "aof_always (power crash): 2 of 100", PromiseSecond,
+		"lost window s", "kvstore_everysec (power crash): 90 of 100, acknowledged up to 2.50s before the crash, past its 2s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/lazyfs"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -57,8 +59,8 @@ func TestRunRecovery(t *testing.T) {
 					continue
 				}
 				if c.keeps[r.Strategy] {
-					if *r.AckedLost != 0 {
-						t.Errorf("%s: %d of %d acknowledged writes lost on kill -9", r.Strategy, *r.AckedLost, *r.AckedWrites)
+					if *r.AckedLost != 0 || r.LostWindowS != nil {
+						t.Errorf("%s: %d of %d acknowledged writes lost on kill -9 (lost window %v)", r.Strategy, *r.AckedLost, *r.AckedWrites, r.LostWindowS)
 					}
 					if r.RecoveryS == nil || *r.RecoveryS <= 0 || r.RecoveryKeysPerS == nil || r.RecoveryMBPerS == nil {
 						t.Errorf("%s: recovery_s %v keys/s %v MB/s %v: want all measured", r.Strategy, r.RecoveryS, r.RecoveryKeysPerS, r.RecoveryMBPerS)
@@ -66,6 +68,9 @@ func TestRunRecovery(t *testing.T) {
 				} else {
 					if *r.AckedLost != *r.AckedWrites {
 						t.Errorf("%s: %d of %d lost: want every acknowledged write lost", r.Strategy, *r.AckedLost, *r.AckedWrites)
+					}
+					if r.LostWindowS == nil || *r.LostWindowS <= 0 {
+						t.Errorf("%s: lost window %v: want the stream's length, measured", r.Strategy, r.LostWindowS)
 					}
 					switch {
 					case r.Strategy == c.snapshot && r.RecoveryS == nil:
@@ -104,19 +109,20 @@ func TestPlanRecoveryRefused(t *testing.T) {
 }
 
 // TestRunRecoveryPowerLoss cuts the power of each log strategy's server
-// amid a stream of acknowledged writes: a log fsynced before each
-// acknowledgement loses none, the others report what they lost (the
-// stream lasts at most RecoveryStream, so an everysec log's second of
-// writes may be all of it).
+// amid a stream of acknowledged writes lasting PowerLossStream: a log
+// fsynced before each acknowledgement loses none, one fsynced every
+// second at most the writes of the last EverysecWindow, and one never
+// fsynced reports what it lost.
 func TestRunRecoveryPowerLoss(t *testing.T) {
 	requireFUSE(t)
 	cases := []struct {
 		target     string
 		strategies []string
 		keeps      string // the strategy that keeps every acknowledged write
+		everysec   string // the strategy that loses at most its window
 	}{
-		{"kvstore", []string{"persist_no", "persist_everysec", "persist_always"}, "persist_always"},
-		{"redis", []string{"aof_no", "aof_everysec", "aof_always"}, "aof_always"},
+		{"kvstore", []string{"persist_no", "persist_everysec", "persist_always"}, "persist_always", "persist_everysec"},
+		{"redis", []string{"aof_no", "aof_everysec", "aof_always"}, "aof_always", "aof_everysec"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -125,7 +131,8 @@ func TestRunRecoveryPowerLoss(t *testing.T) {
 			}
 			o := runOptions(t)
 			o.Targets, o.Strategies, o.Modes = []string{c.target}, c.strategies, []string{results.ModeRecovery}
-			o.Rounds, o.Requests, o.Keyspace, o.Connections = 1, 1_000, 1_000, 2
+			// Requests never reached: the stream lasts PowerLossStream.
+			o.Rounds, o.Requests, o.Keyspace, o.Connections = 1, 1<<40, 1_000, 2
 			o.PowerLoss = true
 			res, stdout, _, err := runQuiet(t, context.Background(), o)
 			if err != nil {
@@ -147,7 +154,13 @@ func TestRunRecoveryPowerLoss(t *testing.T) {
 				if r.Strategy == c.keeps && *r.AckedLost != 0 {
 					t.Errorf("%s: %d of %d acknowledged writes lost on a power loss", r.Strategy, *r.AckedLost, *r.AckedWrites)
 				}
-				t.Logf("%s: %d of %d lost", r.Strategy, *r.AckedLost, *r.AckedWrites)
+				if r.Strategy == c.everysec && r.LostWindowS != nil && *r.LostWindowS > report.EverysecWindow {
+					t.Errorf("%s: lost the writes acknowledged up to %.2fs before the power loss, past its %gs", r.Strategy, *r.LostWindowS, report.EverysecWindow)
+				}
+				if (*r.AckedLost > 0) != (r.LostWindowS != nil) {
+					t.Errorf("%s: %d lost, lost window %v: want a window exactly when writes were lost", r.Strategy, *r.AckedLost, r.LostWindowS)
+				}
+				t.Logf("%s: %d of %d lost, window %v s", r.Strategy, *r.AckedLost, *r.AckedWrites, fmtWindow(r.LostWindowS))
 			}
 			if !strings.Contains(stdout, "power") {
 				t.Errorf("the report's recovery table does not name the power loss:\n%s", stdout)
@@ -182,4 +195,11 @@ func TestPlanPowerLossNeedsRecovery(t *testing.T) {
 	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--power-loss") {
 		t.Fatalf("err %v: want --power-loss refused without the recovery mode", err)
 	}
+}
+
+func fmtWindow(w *float64) string {
+	if w == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*w, 'f', 3, 64)
 }
