@@ -1,0 +1,106 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+)
+
+// Where reads go. With Config.ReadFromReplicas a cluster run's groups
+// (clusterconn.go) have a socket to every replica besides those to the
+// masters, and the stream's reads belong to the replicas of their key's
+// slot (cluster.Route.ReadOwner), its writes to the masters as before.
+// With Config.Replicas a single server's run is routed the same way, as
+// a cluster of one master that serves every slot: each connection is a
+// group of a socket to Addr and one to every replica, that draw its
+// stream together, the writes going to Addr and the reads to the
+// replicas in turn. A read is the read command of a --mode run (GetCmd,
+// the get template) and in a command mix a command mix.Reads names.
+
+// replicaErrors says what of the replicas' settings cannot go together.
+func (c Config) replicaErrors() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.ReadFromReplicas && !c.Cluster {
+		bad("read from replicas: needs a cluster; a single server's replicas are given as Replicas")
+	}
+	if len(c.Replicas) == 0 {
+		return errs
+	}
+	if c.Cluster {
+		bad("replicas %v: a cluster's replicas come from its slot map: read from them with ReadFromReplicas", c.Replicas)
+	}
+	for _, a := range c.Replicas {
+		if err := checkHostPort(a); err != nil {
+			bad("replica %q: %w", a, err)
+		} else if a == c.Addr {
+			bad("replica %s: it is the server the writes go to", a)
+		}
+	}
+	if c.Reconnect {
+		bad("reconnect: not with replicas (a lost connection to the server or a replica fails the run)")
+	}
+	if c.MultiKeyGet > 0 {
+		bad("multi-key get: not with replicas")
+	}
+	return errs
+}
+
+// checkHostPort checks a host:port address with a TCP port.
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want host:port")
+	}
+	if n, err := strconv.Atoi(port); host == "" || err != nil || n < 1 || n > 65535 {
+		return errors.New("want host:port, a TCP port from 1 to 65535")
+	}
+	return nil
+}
+
+// standaloneTopology is a single server with replicas as the route of a
+// one-master cluster: Addr serves every slot, its replicas the reads.
+func (c *Config) standaloneTopology() *cluster.Topology {
+	t := &cluster.Topology{Masters: []string{c.Addr}, Replicas: []int{len(c.Replicas)}, ReplicaAddrs: [][]string{c.Replicas}}
+	// Owner is all 0: the zero value.
+	return t
+}
+
+// replicaWarnings are the findings about where a phase's reads went:
+// the masters without a replica, whose reads they served, and replicas
+// that got no request.
+func (r *runner) replicaWarnings(res *Result) []error {
+	var out []error
+	if len(r.alone) > 0 {
+		out = append(out, fmt.Errorf("no replica: the reads of the slots of %v went to the master", r.alone))
+	}
+	served := false
+	replicas := false
+	for _, n := range res.Nodes {
+		if n.Role == RoleReplica {
+			replicas = true
+			served = served || n.Requests > 0
+		}
+	}
+	if replicas && !served && res.Requests > 0 {
+		out = append(out, errors.New("no request went to a replica: the run sent no read"))
+	}
+	return out
+}
+
+// The roles of a measure.Node.
+const (
+	RoleMaster  = "master"
+	RoleReplica = "replica"
+)
+
+// dialReplica opens a socket to a replica: a cluster's replica gets
+// READONLY after the handshake, so that it serves reads of its master's
+// slots instead of redirecting them.
+func dialReplica(ctx context.Context, addr string, cfg *Config) (link, error) {
+	return dialAs(ctx, addr, cfg, cfg.Cluster)
+}
