@@ -37,24 +37,6 @@ func StartReplica(t testing.TB, master *Redis, args ...string) *Redis {
 	return r
 }
 
-// WaitReplicated waits until the replica at addr has received everything
-// its master at masterAddr has written so far: its replication offset
-// reached the master's.
-func WaitReplicated(t testing.TB, masterAddr, addr string) {
-	t.Helper()
-	rep, err := info(masterAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := strconv.ParseInt(rep["master_repl_offset"], 10, 64)
-	if err := waitInfo(addr, syncTimeout, func(rep map[string]string) bool {
-		got, err := strconv.ParseInt(rep["slave_repl_offset"], 10, 64)
-		return err == nil && got >= want
-	}); err != nil {
-		t.Fatalf("replica %s of %s at offset %d: %v", addr, masterAddr, want, err)
-	}
-}
-
 // info returns the replication section of INFO on addr.
 func info(addr string) (map[string]string, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, DialTimeout: time.Second})

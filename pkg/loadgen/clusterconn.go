@@ -52,8 +52,8 @@ import (
 // its group's stream.
 type connRoute struct {
 	rt     *cluster.Route
-	node   int32          // the master it sends to (another after a failover)
-	master int            // its index among the run's masters, for keyless requests
+	node   int32          // the node it sends to: a master (another after a failover) or a replica
+	master int            // its master's index among the run's masters
 	sides  *cluster.Sides // nil for a single server's (standalone)
 	buf    []byte
 	grp    *group

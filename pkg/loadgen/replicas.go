@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+	"github.com/kvbench/kvbench/pkg/resp"
 )
 
 // Where reads go. With Config.ReadFromReplicas a cluster run's groups
@@ -103,4 +106,89 @@ const (
 // slots instead of redirecting them.
 func dialReplica(ctx context.Context, addr string, cfg *Config) (link, error) {
 	return dialAs(ctx, addr, cfg, cfg.Cluster)
+}
+
+// replPoll is how often awaitReplicas looks at a replica's offset.
+const replPoll = 10 * time.Millisecond
+
+// awaitReplicas waits until every replica the run reads from has
+// received what its master holds now: its slave_repl_offset (INFO
+// replication) reached the master's master_repl_offset, within
+// cfg.Timeout per replica. A server whose INFO gives no offset is not
+// waited for, and a warning says so.
+func awaitReplicas(ctx context.Context, cfg Config) (warns []error, err error) {
+	var pairs [][2]string // master, replica
+	if cfg.Cluster {
+		seeds := cfg.ClusterSeeds
+		if len(seeds) == 0 {
+			seeds = []string{cfg.Addr}
+		}
+		topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
+		if err != nil {
+			return nil, fmt.Errorf("replicas: %w", err)
+		}
+		for m, reps := range topo.ReplicaAddrs {
+			for _, r := range reps {
+				pairs = append(pairs, [2]string{topo.Masters[m], r})
+			}
+		}
+	} else {
+		for _, r := range cfg.Replicas {
+			pairs = append(pairs, [2]string{cfg.Addr, r})
+		}
+	}
+	offset := func(addr, field string) (int64, bool, error) {
+		v, err := control.Query(ctx, addr, cfg.Control(), "INFO", "replication")
+		if err != nil {
+			return 0, false, fmt.Errorf("INFO replication on %s: %w", addr, err)
+		}
+		s, ok := control.ParseInfo(infoText(v))[field]
+		if !ok {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil, nil
+	}
+	for _, p := range pairs {
+		want, ok, err := offset(p[0], "master_repl_offset")
+		if err != nil {
+			return warns, err
+		}
+		if !ok {
+			warns = append(warns, fmt.Errorf("replica %s: its master %s gives no master_repl_offset (INFO replication): the reads may find keys not yet replicated", p[1], p[0]))
+			continue
+		}
+		deadline := time.Now().Add(cfg.Timeout)
+		for {
+			got, ok, err := offset(p[1], "slave_repl_offset")
+			if err != nil {
+				return warns, err
+			}
+			if !ok {
+				warns = append(warns, fmt.Errorf("replica %s gives no slave_repl_offset (INFO replication): the reads may find keys not yet replicated", p[1]))
+				break
+			}
+			if got >= want {
+				break
+			}
+			if time.Now().After(deadline) {
+				return warns, fmt.Errorf("replica %s: at replication offset %d %v after the prefill, its master %s at %d", p[1], got, cfg.Timeout, p[0], want)
+			}
+			select {
+			case <-ctx.Done():
+				return warns, ctx.Err()
+			case <-time.After(replPoll):
+			}
+		}
+	}
+	return warns, nil
+}
+
+// infoText is the text of a raw INFO reply (a bulk string).
+func infoText(raw []byte) string {
+	r, _, err := resp.ParseReply(raw, resp.DefaultMaxBulkLen)
+	if err != nil || r.Type != resp.TypeBulk {
+		return ""
+	}
+	return string(r.Data)
 }
