@@ -57,12 +57,6 @@ type connRoute struct {
 	sides  *cluster.Sides // nil for a single server's (standalone)
 	buf    []byte
 	grp    *group
-	// replica says the socket is to a replica (replicas.go); standalone
-	// that the run is a single server's with replicas, whose socket
-	// draws every key of its own mix elements into keys (drawCmd).
-	replica, standalone bool
-	keys                []uint64
-	replay              replayKeys
 	// scanned counts the elements of the stream the socket has drawn;
 	// peek is the next one of its own, when peeked.
 	scanned uint64
@@ -75,6 +69,12 @@ type connRoute struct {
 	// for the frontier to move.
 	front   atomic.Uint64
 	stalled atomic.Bool
+	// replica says the socket is to a replica (replicas.go); standalone
+	// that the run is a single server's with replicas, whose socket
+	// draws every key of its own mix elements into keys (drawCmd).
+	replica, standalone bool
+	keys                []uint64
+	replay              replayKeys
 }
 
 // element is one request of a group's stream: its position, its key, and
@@ -129,11 +129,13 @@ func (c *conn) scan() bool {
 				e.op = opSet
 			}
 			switch {
+			case !g.reads: // the plain cluster path: one branch more
+				owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
 			case cr.standalone:
 				if owner = 0; e.op == opGet {
 					owner = cr.rt.ReadOwner(0, pos)
 				}
-			case g.reads && e.op == opGet:
+			case e.op == opGet:
 				owner = cr.rt.ReadOwner(cr.rt.SlotOf(e.key, &cr.buf), pos)
 			default:
 				owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
