@@ -13,16 +13,9 @@ import (
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
-// Where reads go. With Config.ReadFromReplicas a cluster run's groups
-// (clusterconn.go) have a socket to every replica besides those to the
-// masters, and the stream's reads belong to the replicas of their key's
-// slot (cluster.Route.ReadOwner), its writes to the masters as before.
-// With Config.Replicas a single server's run is routed the same way, as
-// a cluster of one master that serves every slot: each connection is a
-// group of a socket to Addr and one to every replica, that draw its
-// stream together, the writes going to Addr and the reads to the
-// replicas in turn. A read is the read command of a --mode run (GetCmd,
-// the get template) and in a command mix a command mix.Reads names.
+// Where reads go (doc.go): the groups of clusterconn.go, with a socket
+// to every replica besides those to the masters; a single server with
+// replicas is a cluster of one master that serves every slot.
 
 // replicaErrors says what of the replicas' settings cannot go together.
 func (c Config) replicaErrors() []error {

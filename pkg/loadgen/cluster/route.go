@@ -7,8 +7,9 @@
 // Redirects are rare (a slot being moved): a redirected request is resent
 // on a blocking side connection (Sides, the control client) to the node
 // named, off the engine's event loop path; its latency includes the
-// detour. The engine keeps one socket per master for each connection and
-// draws each key's socket from the Route.
+// detour. The engine keeps one socket per master for each connection (and
+// one per replica when it reads from them, replicas.go) and draws each
+// key's socket from the Route.
 package cluster
 
 import (
