@@ -42,8 +42,9 @@ func TestBenchReplicaUsageErrors(t *testing.T) {
 // to its replica and its writes to it, as each server's INFO
 // commandstats counts them: a verified get run after a prefill, whose
 // JSON lists both nodes with their role, and a mixed run, whose text
-// report prints a line per node; a set run says the replica gets
-// nothing.
+// report prints a line per node; redis-benchmark's read tests, after
+// the state they read was written to the master; a set run says the
+// replica gets nothing.
 func TestBenchReplicas(t *testing.T) {
 	master := testutil.StartRedis(t)
 	replica := testutil.StartReplica(t, master)
@@ -101,6 +102,19 @@ func TestBenchReplicas(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)
 		}
+	}
+
+	// redis-benchmark's tests: the state a read test needs is written to
+	// the master and replicated before the test reads it.
+	reset()
+	code, _, stderr = execute(t, "bench", "-p", port, "--replicas", replica.Addr, "-r", "1000", "-c", "2", "-P", "16", "-n", "2000", "--tests", "get,lrange_100")
+	if code != 0 {
+		t.Fatalf("tests: exit %d\n%s", code, stderr)
+	}
+	m, r = testutil.CommandCalls(t, master.Addr), testutil.CommandCalls(t, replica.Addr)
+	if m["get"] != 0 || m["lrange"] != 0 || r["get"] != 2000 || r["lrange"] != 2000 || m["set"] == 0 || m["lpush"] == 0 {
+		t.Errorf("master: %d GETs, %d LRANGEs, %d SETs, %d LPUSHes; replica: %d GETs, %d LRANGEs; want the reads on the replica, the writes on the master",
+			m["get"], m["lrange"], m["set"], m["lpush"], r["get"], r["lrange"])
 	}
 
 	code, _, stderr = execute(t, append(base, "--mode", "set", "-n", "1000")...)

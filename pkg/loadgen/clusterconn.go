@@ -502,7 +502,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	for m := range topo.Masters {
 		nodes = append(nodes, node{idx: int32(m), master: m})
 	}
-	reads := cfg.ReadFromReplicas || len(cfg.Replicas) > 0
+	reads := cfg.readsReplicas()
 	if reads {
 		r.alone = r.route.AddReplicas(topo)
 		for m := range topo.Masters {

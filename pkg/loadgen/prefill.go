@@ -76,7 +76,7 @@ func PrefillConfig(cfg Config) Config {
 // Prefill then waits until they have received the keys (awaitReplicas).
 func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	res, err := prefill(ctx, cfg)
-	if err == nil && (len(cfg.Replicas) > 0 || cfg.Cluster && cfg.ReadFromReplicas) {
+	if err == nil && res.Config.readsReplicas() {
 		var warns []error
 		warns, err = awaitReplicas(ctx, res.Config)
 		res.Warnings = append(res.Warnings, warns...)

@@ -17,6 +17,9 @@ import (
 // to every replica besides those to the masters; a single server with
 // replicas is a cluster of one master that serves every slot.
 
+// readsReplicas reports whether the run's reads go to replicas.
+func (c Config) readsReplicas() bool { return len(c.Replicas) > 0 || c.Cluster && c.ReadFromReplicas }
+
 // replicaErrors says what of the replicas' settings cannot go together.
 func (c Config) replicaErrors() []error {
 	var errs []error

@@ -200,8 +200,9 @@ func TestReplicasConfig(t *testing.T) {
 // reads go to the replicas of their key's slot (each replica's INFO
 // commandstats counts GETs, no master's does) and its writes to the
 // masters; the per-node results list the replicas with their role and
-// their master's slots. A cluster without replicas reads from its
-// masters and says so in a warning.
+// their master's slots; a prefill waits for the replicas, so that a
+// verified read run after it finds every key there. A cluster without
+// replicas reads from its masters and says so in a warning.
 func TestClusterReadFromReplicas(t *testing.T) {
 	ctx := context.Background()
 	t.Run("replicas", func(t *testing.T) {
@@ -224,15 +225,37 @@ func TestClusterReadFromReplicas(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond) // bounded poll of the slot map
 		}
-		resetStats(t, append(slices.Clone(topo.Masters), replicas...)...)
-		cfg := fill(Config{Addr: info.Addr, Cluster: true, ReadFromReplicas: true, Mode: ModeMixed, Keyspace: 3000,
+		cfg := fill(Config{Addr: info.Addr, Cluster: true, ReadFromReplicas: true, Mode: ModeSet, Keyspace: 3000,
 			Requests: 30_000, Connections: 2, Threads: 2, Pipeline: 16, Seed: 7})
-		res, err := Run(ctx, cfg)
+		// Prefill returns once the replicas have the keys: a verified
+		// read run finds every one there.
+		if res, err := Prefill(ctx, cfg); err != nil || len(res.Warnings) > 0 {
+			t.Fatalf("prefill: %v, warnings %v", err, res.Warnings)
+		}
+		resetStats(t, append(slices.Clone(topo.Masters), replicas...)...)
+		get := cfg
+		get.Mode, get.VerifyGet = ModeGet, true
+		res, err := Run(ctx, get)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Requests != cfg.Requests || len(res.Errors) != 0 || len(res.Nodes) != 6 {
-			t.Fatalf("%d requests (want %d), errors %v, %d nodes (want 6)", res.Requests, cfg.Requests, res.Errors, len(res.Nodes))
+		if res.Gets != get.Requests || res.Misses != 0 || res.VerifyFailures != 0 || res.Moved != 0 {
+			t.Errorf("get: %d reads, %d misses, %d verify failures, %d MOVED (the replicas' READONLY)", res.Gets, res.Misses, res.VerifyFailures, res.Moved)
+		}
+		for _, a := range topo.Masters {
+			if n := testutil.CommandCalls(t, a)["get"]; n != 0 {
+				t.Errorf("get: master %s ran %d GETs", a, n)
+			}
+		}
+
+		resetStats(t, append(slices.Clone(topo.Masters), replicas...)...)
+		cfg.Mode = ModeMixed
+		res, err = Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Requests != cfg.Requests || len(res.Errors) != 0 || len(res.Nodes) != 6 || res.Moved != 0 {
+			t.Fatalf("%d requests (want %d), errors %v, %d nodes (want 6), %d MOVED", res.Requests, cfg.Requests, res.Errors, len(res.Nodes), res.Moved)
 		}
 		var sets, gets int64
 		for m, addr := range topo.Masters {
