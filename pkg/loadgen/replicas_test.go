@@ -282,6 +282,34 @@ func TestClusterReadFromReplicas(t *testing.T) {
 		if sets != res.Sets || gets != res.Gets {
 			t.Errorf("the masters ran %d SETs, the replicas %d GETs; the run counted %d and %d", sets, gets, res.Sets, res.Gets)
 		}
+
+		// A command mix: its read goes to the replicas, its write and
+		// a command without a key to the masters.
+		resetStats(t, append(slices.Clone(topo.Masters), replicas...)...)
+		cfg.Requests = 9000
+		cfg.Commands = []mix.Command{{Args: []string{"SET", "user:__key__", "__data__"}}, {Args: []string{"GET", "user:__key__"}}, {Args: []string{"PING"}}}
+		res, err = Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{}
+		for _, c := range res.Commands {
+			want[c.Name] = c.Requests
+		}
+		got := map[string]int64{}
+		for _, a := range topo.Masters {
+			calls := testutil.CommandCalls(t, a)
+			got["GET on masters"] += calls["get"]
+			got["SET"] += calls["set"]
+			got["PING"] += calls["ping"]
+		}
+		for _, a := range replicas {
+			calls := testutil.CommandCalls(t, a)
+			got["GET"] += calls["get"] // not PING: the master's replication stream sends some
+		}
+		if got["GET on masters"] != 0 || got["GET"] != want["GET"] || got["SET"] != want["SET"] || got["PING"] != want["PING"] {
+			t.Errorf("mix: the servers ran %v, the run counted %v", got, want)
+		}
 	})
 	t.Run("no replica", func(t *testing.T) {
 		info := startCluster(t, 2)
