@@ -3,13 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 	"github.com/redis/go-redis/v9"
 )
@@ -187,5 +191,25 @@ func TestBenchReadFromReplicas(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "target: "+addr+", reads from replicas\n") {
 		t.Errorf("text report lacks the target line:\n%s", stdout)
+	}
+}
+
+// TestBenchArgsReplicas: the bench flags agents.BenchArgs writes for a
+// run that reads from replicas parse back into its Config.
+func TestBenchArgsReplicas(t *testing.T) {
+	for _, c := range []loadgen.Config{
+		{Addr: "10.1.2.3:7001", Cluster: true, ReadFromReplicas: true},
+		{Addr: "10.1.2.3:6379", Replicas: []string{"10.1.2.4:6379", "10.1.2.5:6380"}},
+	} {
+		want := loadgen.DefaultConfig()
+		want.Addr, want.Cluster, want.ReadFromReplicas, want.Replicas = c.Addr, c.Cluster, c.ReadFromReplicas, c.Replicas
+		args, err := agents.BenchArgs(want, tlsconf.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := benchOptionsOf(t, args[1:]...).Config
+		if got.ReadFromReplicas != want.ReadFromReplicas || !slices.Equal(got.Replicas, want.Replicas) || got.Cluster != want.Cluster {
+			t.Errorf("bench %q: read from replicas %v, replicas %v; want %v, %v", args[1:], got.ReadFromReplicas, got.Replicas, want.ReadFromReplicas, want.Replicas)
+		}
 	}
 }
