@@ -13,8 +13,8 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
-	"github.com/kvbench/kvbench/pkg/tlsconf"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/redis/go-redis/v9"
 )
 
