@@ -357,7 +357,6 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 		o.Config.Observe = c.Observe
 	}
 	defer o.profile.start(ctx, o.ErrOut)()
-	o.noteReplicas()
 	if len(o.Tests) > 0 {
 		return runTests(ctx, o)
 	}

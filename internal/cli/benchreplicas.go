@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/spf13/pflag"
 )
 
@@ -56,13 +55,4 @@ func (o *benchOptions) validateReplicas(f *pflag.FlagSet) error {
 		}
 	}
 	return nil
-}
-
-// noteReplicas says on stderr when the replicas will get no request: a
-// set run sends no read.
-func (o *benchOptions) noteReplicas() {
-	c := o.Config
-	if (len(c.Replicas) > 0 || c.ReadFromReplicas) && len(c.Commands) == 0 && len(o.Tests) == 0 && c.Mode == loadgen.ModeSet {
-		fmt.Fprintln(o.ErrOut, "note: --mode set sends no read: the replicas get no request")
-	}
 }
