@@ -201,7 +201,8 @@ func TestReplicasConfig(t *testing.T) {
 // commandstats counts GETs, no master's does) and its writes to the
 // masters; the per-node results list the replicas with their role and
 // their master's slots; a prefill waits for the replicas, so that a
-// verified read run after it finds every key there. A cluster without
+// verified read run after it finds every key there; a read sent to a
+// replica that does not serve its slot is redirected. A cluster without
 // replicas reads from its masters and says so in a warning.
 func TestClusterReadFromReplicas(t *testing.T) {
 	ctx := context.Background()
@@ -246,6 +247,32 @@ func TestClusterReadFromReplicas(t *testing.T) {
 			if n := testutil.CommandCalls(t, a)["get"]; n != 0 {
 				t.Errorf("get: master %s ran %d GETs", a, n)
 			}
+		}
+
+		// A read a replica does not serve (two replica sockets of each
+		// connection swapped, each taking the other's reads) gets MOVED
+		// to its slot's master: followed, counted, and answered right.
+		get.Requests = 3000
+		r, get, err := open(ctx, get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, grp := range r.groups {
+			var reps []*sock
+			for _, s := range grp.socks {
+				if s.route.replica {
+					reps = append(reps, s)
+				}
+			}
+			reps[0].route.node, reps[1].route.node = reps[1].route.node, reps[0].route.node
+		}
+		res, err = r.phase(ctx, "run", get.Requests, 0)
+		r.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Gets != get.Requests || res.Moved == 0 || res.Misses != 0 || res.VerifyFailures != 0 || len(res.Errors) != 0 {
+			t.Errorf("swapped replicas: %d reads, %d MOVED (want some), %d misses, %d verify failures, errors %v", res.Gets, res.Moved, res.Misses, res.VerifyFailures, res.Errors)
 		}
 
 		resetStats(t, append(slices.Clone(topo.Masters), replicas...)...)
