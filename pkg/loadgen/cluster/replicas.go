@@ -57,14 +57,3 @@ func (rt *Route) Replicas(i int32) []int32 {
 	}
 	return rt.reps[i]
 }
-
-// MasterOf returns the index of the master node i replicates, or -1
-// when i is no replica AddReplicas registered.
-func (rt *Route) MasterOf(i int32) int32 {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if i < 0 || int(i) >= len(rt.masterOf) {
-		return -1
-	}
-	return rt.masterOf[i]
-}
