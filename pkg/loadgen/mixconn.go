@@ -80,7 +80,12 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 				break
 			}
 			cp := &p.cmds[e.op]
-			dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
+			if cr := c.route; cr.standalone { // every key drawn for it
+				cr.replay = replayKeys{keys: cr.keys}
+				dst, e.key = cp.Append(dst, cp.Pieces, &cr.replay, 0)
+			} else {
+				dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
+			}
 			c.ring[i&mask] = slot{key: e.key, t: t, op: e.op}
 			i++
 		}
@@ -248,7 +253,7 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 	if i := bytes.IndexByte(word, ' '); i >= 0 {
 		word = word[:i]
 	}
-	if c.route != nil && cluster.IsRedirect(word) {
+	if c.route != nil && c.route.sides != nil && cluster.IsRedirect(word) {
 		reply, err := c.resend(s, r.Data)
 		if err != nil {
 			return n, true, fmt.Errorf("connection %d: %w", c.id, err)
