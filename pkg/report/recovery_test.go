@@ -30,10 +30,13 @@ func TestRecoveryTable(t *testing.T) {
 		row("persist_no", "no", 2, f(0.25), 100, 0),
 		row("persist_no", "no", 3, f(1), 100, 0),
 		row("nopersist", "none", 1, nil, 80, 80),
-		row("persist_everysec", "everysec", 1, f(0.2), 90, 3),
+		row("persist_everysec", "everysec", 1, f(0.2), 90, 3), // lost, and no window to hold to its bound
+		row("aof_everysec", "everysec", 1, f(0.3), 90, 3),
+		row("aof_everysec", "everysec", 2, f(0.3), 90, 0),
 		failed,
 		{Target: "kvstore", Strategy: "nopersist", Persistence: "none", Mode: "set", Round: 1, Attempt: 1, Status: results.StatusOK, QPS: 1000},
 	}
+	rows[5].LostWindowS = f(0.069) // aof_everysec's round 1
 	rep, err := Build(rows, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +50,7 @@ func TestRecoveryTable(t *testing.T) {
 		order = append(order, r.Strategy)
 		by[r.Strategy] = r
 	}
-	if got := strings.Join(order, " "); got != "nopersist persist_no persist_everysec persist_always" {
+	if got := strings.Join(order, " "); got != "nopersist persist_no aof_everysec persist_everysec persist_always" {
 		t.Errorf("order %s: want by persistence", got)
 	}
 	if r := by["persist_no"]; r.Rounds != 3 || r.RecoveryS != 0.5 || r.KeysPerS != 2000 || r.MBPerS != 4 || r.AckedWrites != 300 || r.AckedLost != 0 || r.Broken || r.Promise != PromiseNothing {
@@ -55,6 +58,9 @@ func TestRecoveryTable(t *testing.T) {
 	}
 	if r := by["nopersist"]; r.Empty != 1 || r.RecoveryS.Valid() || r.AckedLost != 80 || r.Broken || r.Promise != PromiseAll {
 		t.Errorf("nopersist %+v: want came back empty, no recovery time, 80 lost as promised", r)
+	}
+	if r := by["aof_everysec"]; r.Broken || r.Promise != PromiseSlowFsync || r.LostWindowS.String() != "0.07" {
+		t.Errorf("aof_everysec %+v: want 3 lost in its last 0.07 s, as a slow fsync allows", r)
 	}
 	if r := by["persist_everysec"]; !r.Broken {
 		t.Errorf("persist_everysec %+v: want a broken promise", r)

@@ -59,8 +59,15 @@ func TestRunRecovery(t *testing.T) {
 					continue
 				}
 				if c.keeps[r.Strategy] {
-					if *r.AckedLost != 0 || r.LostWindowS != nil {
-						t.Errorf("%s: %d of %d acknowledged writes lost on kill -9 (lost window %v)", r.Strategy, *r.AckedLost, *r.AckedWrites, r.LostWindowS)
+					switch {
+					case r.Persistence == "everysec" && *r.AckedLost > 0:
+						// Redis postpones writing its log while an fsync is
+						// slow (a busy machine), up to 2 s.
+						if r.LostWindowS == nil || *r.LostWindowS > report.EverysecWindow {
+							t.Errorf("%s: %d of %d acknowledged writes lost on kill -9, lost window %v: want at most %gs", r.Strategy, *r.AckedLost, *r.AckedWrites, fmtWindow(r.LostWindowS), report.EverysecWindow)
+						}
+					case *r.AckedLost != 0 || r.LostWindowS != nil:
+						t.Errorf("%s: %d of %d acknowledged writes lost on kill -9 (lost window %v)", r.Strategy, *r.AckedLost, *r.AckedWrites, fmtWindow(r.LostWindowS))
 					}
 					if r.RecoveryS == nil || *r.RecoveryS <= 0 || r.RecoveryKeysPerS == nil || r.RecoveryMBPerS == nil {
 						t.Errorf("%s: recovery_s %v keys/s %v MB/s %v: want all measured", r.Strategy, r.RecoveryS, r.RecoveryKeysPerS, r.RecoveryMBPerS)
