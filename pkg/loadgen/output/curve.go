@@ -192,6 +192,7 @@ func writePoints(b *strings.Builder, ps []curve.Point, withMet bool) {
 		if p.Rate > 0 {
 			lag = strconv.FormatFloat(p.Result.SendLagLatency.P99, 'f', 2, 64)
 		}
-		fmt.Fprintf(b, "%12s %12.0f %10.2f %10.2f %10.2f %10.2f %14s %s\n", xv, p.Result.QPS, l.P50, l.P99, l.P999, l.Max, lag, strings.Join(notes, ", "))
+		row := fmt.Sprintf("%12s %12.0f %10.2f %10.2f %10.2f %10.2f %14s %s", xv, p.Result.QPS, l.P50, l.P99, l.P999, l.Max, lag, strings.Join(notes, ", "))
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
 }
