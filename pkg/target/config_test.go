@@ -198,6 +198,7 @@ func TestParseConfigEndpointErrors(t *testing.T) {
 		{"socket and addr", attach + "    addr: h:1\n    socket: /tmp/s\n", "t.yaml:5: socket and addr: give one"},
 		{"socket of a cluster", attach + "    cluster: true\n    socket: /tmp/s\n", "t.yaml:5: socket: a cluster's nodes are reached over TCP"},
 		{"socket over tls", attach + "    socket: /tmp/s\n    tls: {insecure: true}\n", "t.yaml:4: socket: a Unix socket is plaintext"},
+		{"socket addr over tls", attach + "    addr: unix:/tmp/s\n    tls: {insecure: true}\n", "t.yaml:4: addr: a Unix socket is plaintext"},
 		{"uri on kvstore", "targets:\n  - kind: kvstore\n    uri: redis://h\n", "t.yaml:3: a kvstore target: uri: a URI is for attach targets"},
 		{"bad uri", attach + "    uri: http://h:1\n", "t.yaml:4: uri \"http://h:1\": want a redis://"},
 		{"uri and addr", attach + "    addr: h:1\n    uri: redis://h:2\n", "t.yaml:4: addr and uri say different things"},

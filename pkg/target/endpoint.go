@@ -74,6 +74,9 @@ func (p *configParser) endpoint(n *yaml.Node, t targetYAML, c *AttachConfig, tls
 		if at == nil {
 			at, key = mapValue(n, "uri"), "uri"
 		}
+		if at == nil {
+			at, key = mapValue(n, "addr"), "addr"
+		}
 		return tlsOpts, p.at(at, "%s: a Unix socket is plaintext and TLS needs a TCP server: drop the tls: block, or set tls: {enabled: false} over run --tls", key)
 	}
 	return tlsOpts, nil
