@@ -8,7 +8,7 @@
 // The measured connections are not this package's: the load generator
 // drives raw sockets from its own event loops. They share its handshake
 // (Handshake), so that a password, a user or a database means the same on
-// both.
+// both, and its URIs (ParseURI: redis://, rediss://, unix://).
 //
 // Errors say what kind of failure they are, so that a caller retries only
 // what may pass: a refused password or user wraps ErrAuth, a peer that

@@ -99,7 +99,8 @@ const recoveryProbe = recoveryPrefix + "probe"
 func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, site *crashSite, row *results.Row) (target.Instance, error) {
 	dir := site.dir
 	info := inst.Info()
-	copts := control.Options{Password: sc.Desc.Password, TLS: info.TLS, Timeout: r.o.Timeout}
+	copts := info.Control(sc.Desc.Password)
+	copts.Timeout = r.o.Timeout
 	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd, sc.Strategy.Persistence == snapshotPolicy); err != nil {
 		return inst, serverError(inst, err)
 	}
