@@ -24,6 +24,10 @@
 // the file a MONITOR capture, anything else an inline file. A line of the
 // other format later on is unparsable.
 //
+// Commands after which a connection's replies no longer answer its
+// requests one for one (Unreplayable: MONITOR, SUBSCRIBE, QUIT, HELLO…)
+// are skipped too, wherever they are.
+//
 // # Encoded form
 //
 // Parse reads the file once and keeps every command RESP-encoded, back
@@ -41,6 +45,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -72,6 +77,12 @@ const (
 	MaxLine = 1 << 30
 )
 
+// Unreplayable are the commands a replay skips: after them the
+// connection's replies no longer answer its requests one for one
+// (a subscription, MONITOR, a replica's sync), it is closed (QUIT), or
+// it speaks another protocol (HELLO).
+var Unreplayable = []string{"MONITOR", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "QUIT", "HELLO", "SYNC", "PSYNC"}
+
 // ErrEmpty is returned by Parse for a file without a command to send.
 var ErrEmpty = errors.New("no command to replay")
 
@@ -86,7 +97,7 @@ type Stats struct {
 	// Commands is the lines parsed into a command to send.
 	Commands int64 `json:"commands"`
 	// Skipped is the lines left out on purpose: a script's commands
-	// ("[0 lua]").
+	// ("[0 lua]") and the Unreplayable commands.
 	Skipped int64 `json:"skipped"`
 	// Unparsable is the lines that could not be read as a command.
 	Unparsable int64 `json:"unparsable"`
@@ -235,7 +246,7 @@ func (p *parser) line(line []byte) {
 		switch {
 		case err != nil:
 			p.bad("unbalanced quotes")
-		case len(args) == 0:
+		case len(args) == 0 || p.skip(args):
 		default:
 			p.add(args, 0, 0)
 		}
@@ -285,6 +296,8 @@ func (p *parser) monitorLine(line []byte) {
 	case len(args) == 0:
 		p.bad("no command after the client")
 		return
+	case p.skip(args):
+		return
 	}
 	id, ok := p.clients[string(addr)]
 	if !ok {
@@ -322,15 +335,25 @@ func monitorTime(line []byte) (int64, bool) {
 	return sec*int64(time.Second) + ns, true
 }
 
-// add encodes one command.
-func (p *parser) add(args [][]byte, client uint32, t int64) {
-	c := p.c
+// skip upper-cases the command's name into p.upper, and counts it as
+// skipped when it is Unreplayable.
+func (p *parser) skip(args [][]byte) bool {
 	p.upper = append(p.upper[:0], args[0]...)
 	for i, b := range p.upper {
 		if 'a' <= b && b <= 'z' {
 			p.upper[i] = b - 'a' + 'A'
 		}
 	}
+	if slices.Contains(Unreplayable, string(p.upper)) {
+		p.c.Skipped++
+		return true
+	}
+	return false
+}
+
+// add encodes one command, p.upper its name.
+func (p *parser) add(args [][]byte, client uint32, t int64) {
+	c := p.c
 	id, ok := p.names[string(p.upper)]
 	if !ok {
 		if len(c.Names) < MaxNames-1 {

@@ -117,9 +117,10 @@ func TestParseMonitorClientsAndTimes(t *testing.T) {
 1733412345.250000 [0 unix:/tmp/redis.sock] "GET" "a"
 1733412345.300000 [0 lua] "SET" "b" "2"
 1733412345.400000 [3 [::1]:6000] "INCR" "n"
+1733412345.500000 [0 127.0.0.1:50999] "subscribe" "ch"
 1733412346.1 [0 127.0.0.1:50312] "DEL" "a"
 `)
-	if c.Lines != 6 || c.Commands != 4 || c.Skipped != 1 || c.Unparsable != 0 {
+	if c.Lines != 7 || c.Commands != 4 || c.Skipped != 2 || c.Unparsable != 0 {
 		t.Fatalf("stats %+v", c.Stats)
 	}
 	if want := []string{"127.0.0.1:50312", "unix:/tmp/redis.sock", "[::1]:6000"}; !slices.Equal(c.Clients, want) || c.Stats.Clients != 3 {
