@@ -10,7 +10,8 @@ import (
 
 // replayFlags are bench's --replay flags.
 type replayFlags struct {
-	file string
+	file  string
+	loops int
 }
 
 // addReplayFlags adds --replay, --replay-speed and --replay-loops.
@@ -18,7 +19,7 @@ func addReplayFlags(f *pflag.FlagSet, o *benchOptions) {
 	c := &o.Config
 	f.StringVar(&o.replay.file, "replay", "", "send the commands of FILE, a redis-cli MONITOR capture or one inline command per line, each captured client's in order on one connection (e.g. --replay monitor.txt)")
 	f.Float64Var(&c.ReplaySpeed, "replay-speed", 0, "with --replay of a MONITOR capture, send at its captured pace times this (1: as captured, 2: twice as fast); 0: as fast as possible")
-	f.IntVar(&c.ReplayLoops, "replay-loops", 1, "with --replay, send the file this many times")
+	f.IntVar(&o.replay.loops, "replay-loops", 1, "with --replay, send the file this many times")
 }
 
 // replayExcludes are the flags of a request mix, which a replay's
@@ -53,8 +54,8 @@ func (o *benchOptions) validateReplay(f *pflag.FlagSet) error {
 	if c.ReplaySpeed < 0 {
 		return fmt.Errorf("--replay-speed %g: want >= 0 (0: as fast as possible)", c.ReplaySpeed)
 	}
-	if c.ReplayLoops < 1 {
-		return fmt.Errorf("--replay-loops %d: want >= 1", c.ReplayLoops)
+	if o.replay.loops < 1 {
+		return fmt.Errorf("--replay-loops %d: want >= 1", o.replay.loops)
 	}
 	cp, err := replay.ParseFile(o.replay.file)
 	if err != nil {
@@ -63,7 +64,7 @@ func (o *benchOptions) validateReplay(f *pflag.FlagSet) error {
 	if c.ReplaySpeed > 0 && !cp.Timed() {
 		return fmt.Errorf("--replay-speed %g: %s holds inline commands, without times: only a MONITOR capture has a pace to keep", c.ReplaySpeed, cp.File)
 	}
-	c.Replay = cp
+	c.Replay, c.ReplayLoops = cp, o.replay.loops
 	if !f.Changed("requests") {
 		c.Requests = 0 // the whole file
 	}

@@ -384,3 +384,19 @@ func TestBenchReplayUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchReplayOptions: the replay flags reach the load generator's
+// Config; without --requests the whole file is sent.
+func TestBenchReplayOptions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.txt")
+	if err := os.WriteFile(path, []byte("OK\n1733412345.1 [0 127.0.0.1:1] \"SET\" \"a\" \"1\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := benchOptionsOf(t, "--replay", path, "--replay-loops", "3", "--replay-speed", "2.5", "-n", "2").Config
+	if c.Replay == nil || c.Replay.Len() != 1 || c.ReplayLoops != 3 || c.ReplaySpeed != 2.5 || c.Requests != 2 {
+		t.Errorf("options %+v", c)
+	}
+	if c := benchOptionsOf(t, "--replay", path).Config; c.Requests != 0 || c.ReplayLoops != 1 {
+		t.Errorf("requests %d, loops %d: want 0 (the whole file) and 1", c.Requests, c.ReplayLoops)
+	}
+}
