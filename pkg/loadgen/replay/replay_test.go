@@ -236,3 +236,25 @@ func TestParseMillionCommandsMemory(t *testing.T) {
 		t.Fatalf("%d commands, %d clients, %d bytes a command", c.Len(), len(c.Clients), perCmd)
 	}
 }
+
+// BenchmarkParse reads a MONITOR capture of SETs and GETs of 50 clients,
+// as redis-benchmark -t set,get would leave: the cost per line of
+// loading a capture before a replay.
+func BenchmarkParse(b *testing.B) {
+	var sb strings.Builder
+	for i := range 100_000 {
+		cmd := `"GET" "key:000000012345"`
+		if i%2 == 0 {
+			cmd = `"SET" "key:000000012345" "xxx"`
+		}
+		fmt.Fprintf(&sb, "1733412345.%06d [0 127.0.0.1:%d] %s\n", i, 40000+i%50, cmd)
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(strings.NewReader(text), "b.txt"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
