@@ -103,6 +103,12 @@ bench-tls: build deps
 bench-tests: build deps
 	bench/rbtests.sh
 
+# kvbench bench --replay of a 1,000,000-command MONITOR capture against
+# redis-benchmark -t set,get sending the same, same redis-server, A B B A.
+.PHONY: bench-replay
+bench-replay: build deps
+	bench/replay.sh
+
 # The whole load space: value size × pipeline × connections, for the server
 # (kvstore vs redis) and the generator (kvbench vs redis-benchmark).
 # SAMPLES per cell (default 5), PERSIST=everysec; see bench/matrix.sh.

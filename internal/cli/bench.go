@@ -49,6 +49,7 @@ type benchOptions struct {
 	profile       profileFlags
 	endpoint      endpointFlags
 	replicas      replicaFlags
+	replay        replayFlags
 	benchOutput
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []rbtests.Test
@@ -116,7 +117,9 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100
   kvbench bench --mode mixed --duration 60s --reconnect --reconnect-attempts 20
   kvbench bench --mode set --random-data --expiry-range 60-600 --value-size 1024
-  kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42`,
+  kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42
+  kvbench bench --replay monitor.txt --connections 50 --pipeline 16
+  kvbench bench --replay monitor.txt --replay-speed 2 --duration 60s`,
 		Args: benchArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
@@ -185,6 +188,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addEndpointFlags(f, &o.endpoint)
 	addBenchOutputFlags(f, &o.benchOutput)
 	addReplicaFlags(f, o)
+	addReplayFlags(f, o)
 	return cmd
 }
 
@@ -250,6 +254,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return err
 	}
 	if err := o.validateWorkload(f); err != nil {
+		return err
+	}
+	if err := o.validateReplay(f); err != nil {
 		return err
 	}
 	if err := checkMetricsAddr(o.metricsAddr); err != nil {
@@ -335,6 +342,7 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 		err = interrupted(ctx, err, "the load stopped before its end; the report above counts what was done until then")
 	}()
 	c := o.Config
+	o.reportReplay(o.ErrOut)
 	if o.tls.Insecure {
 		fmt.Fprintln(o.ErrOut, "warning:", tlsconf.InsecureWarning)
 	}
@@ -382,6 +390,8 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 // name, or "commands" for a mix of --command.
 func (o *benchOptions) metricsMode() string {
 	switch {
+	case o.Config.Replay != nil:
+		return "replay"
 	case len(o.Tests) > 0:
 		return "tests"
 	case o.workloadName != "":

@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/replay"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -259,6 +260,20 @@ type Config struct {
 	// Commands, when set, replaces Mode, SetRatio, SetCmd and GetCmd: each
 	// request is one of these commands, chosen by their ratios.
 	Commands []mix.Command `json:"commands,omitempty"`
+	// Replay, when set, replaces the request mix by a capture's commands
+	// (package replay): each connection sends its clients' commands in
+	// the capture's order (replayconn.go), and the run ends when they
+	// are sent, ReplayLoops times. Requests, set by Normalize to all of
+	// them when 0, sends only the capture's first Requests commands;
+	// Duration ends the run early. No warmup, rate or cluster.
+	Replay *replay.Capture `json:"-"`
+	// ReplaySpeed, when positive, sends a MONITOR capture at its pace
+	// times this (1: as captured, 2: twice as fast), each command's
+	// latency measured from its intended send time; 0 sends as fast as
+	// possible.
+	ReplaySpeed float64 `json:"replay_speed,omitempty"`
+	// ReplayLoops is how many times the capture is sent; 0 means 1.
+	ReplayLoops int `json:"replay_loops,omitempty"`
 
 	// Seed drives key choice and values: the same seed and settings give
 	// the same key sequence on every connection and the same values. (In
@@ -419,6 +434,9 @@ func (c Config) derive() Config {
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
+	if c.Replay != nil && c.Replay.Len() > 0 && (c.Requests == 0 || c.Requests > c.replayTotal()) {
+		c.Requests = c.replayTotal()
+	}
 	return c
 }
 
@@ -495,6 +513,7 @@ func (c Config) Normalize() (Config, error) {
 	}
 	errs = append(errs, c.endpointErrors()...)
 	errs = append(errs, c.replicaErrors()...)
+	errs = append(errs, c.replayErrors()...)
 	errs = append(errs, c.dataErrors()...)
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)

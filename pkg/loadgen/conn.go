@@ -63,6 +63,9 @@ type plan struct {
 	// keyHead, the key digits, CRLF (data.go); 0: a read is a GET.
 	mget              int
 	mgetHead, keyHead []byte
+	// streams are a replay's command indices per connection (global
+	// index); nil without Config.Replay.
+	streams [][]uint32
 }
 
 // A wseg is a value's window (see AppendValue) that a request leaves out of
@@ -153,6 +156,9 @@ func newPlan(c Config) *plan {
 		p.cmds, p.mix = mix.Compile(c.Commands, c.mixSettings()), mix.Table(c.Commands)
 		p.mixSum = p.mix[len(p.mix)-1]
 	}
+	if c.Replay != nil {
+		p.cmds, p.streams = replayPlans(c.Replay), c.Replay.Assign(c.Connections)
+	}
 	return p
 }
 
@@ -220,6 +226,7 @@ type conn struct {
 	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
 	cmdKeys []cmdKeys                 // per command of a mix
 	deps    *depQueue                 // a mix's dependent requests (commands.go)
+	rp      *replayConn               // a replay's stream (replayconn.go); nil otherwise
 	// iv is the worker's interval (a series is recorded; nil otherwise),
 	// ivNode the index of the connection's master in its parts (-1).
 	iv     *ivAcc
@@ -243,7 +250,10 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 		hist:   hist,
 		ivNode: -1,
 	}
-	if p.cmds != nil {
+	switch {
+	case p.cfg.Replay != nil:
+		c.initReplay(id)
+	case p.cmds != nil:
 		c.initMix(id, conns)
 	}
 	if p.mget > 0 {
@@ -257,6 +267,9 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 // when its group's stream has no more elements for it now (clusterconn.go).
 func (c *conn) build(dst []byte, n int, t int64) []byte {
 	p := c.p
+	if c.rp != nil {
+		return c.buildReplay(dst, n, t)
+	}
 	if p.cmds != nil {
 		return c.buildCmds(dst, n, t)
 	}

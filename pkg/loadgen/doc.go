@@ -11,8 +11,9 @@
 // later read run finds every key; SendN and FillTo send unmeasured
 // requests. Its parts are packages of their own: the keys and values
 // (keyspace), the command language (mix), cluster routing (cluster),
-// redis-benchmark's tests (rbtests) and what "kvbench bench" prints
-// (output); the connections that are not the load use package control.
+// redis-benchmark's tests (rbtests), captures to replay (replay) and
+// what "kvbench bench" prints (output); the connections that are not the
+// load use package control.
 //
 // # Why the I/O is hand-written
 //

@@ -12,8 +12,8 @@ import (
 )
 
 // The JSON form of a Result is the measurement's (package measure), then
-// "seed", "settings" (the Config, below) and, for a run that failed part
-// way, "error". "kvbench merge" reads it back; documents of earlier
+// "seed", "settings" (the Config, below), for a replay "replay" (its
+// capture's replay.Stats) and, for a run that failed part way, "error". "kvbench merge" reads it back; documents of earlier
 // versions decode too.
 
 // configExtra is what Config's own fields cannot say as they are in JSON.
@@ -95,10 +95,13 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON encodes r: the measurement, then the seed, the settings
-// and the error.
+// MarshalJSON encodes r: the measurement, then the seed, the settings,
+// the replay's counts and the error.
 func (r Result) MarshalJSON() ([]byte, error) {
 	extra := []measure.Field{{Name: "seed", Value: r.Config.Seed}, {Name: "settings", Value: r.Config}}
+	if r.Replay != nil {
+		extra = append(extra, measure.Field{Name: "replay", Value: r.Replay})
+	}
 	if r.Error != "" {
 		extra = append(extra, measure.Field{Name: "error", Value: r.Error})
 	}
@@ -113,6 +116,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	var seed int64
 	err := measure.Decode(b, &r.Result, []measure.Field{
 		{Name: "seed", Value: &seed}, {Name: "settings", Value: &r.Config}, {Name: "error", Value: &r.Error},
+		{Name: "replay", Value: &r.Replay},
 	})
 	if err != nil {
 		return err

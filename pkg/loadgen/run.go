@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+	"github.com/kvbench/kvbench/pkg/loadgen/replay"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -40,6 +41,9 @@ type Result struct {
 	// when it completed. Only the JSON form carries it: Run returns the
 	// error itself.
 	Error string
+	// Replay counts the lines of the capture a replay sent
+	// (Config.Replay); nil for any other run. Its JSON form is "replay".
+	Replay *replay.Stats
 }
 
 // Run connects Config.Connections connections to the server, runs the
@@ -301,6 +305,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	if cfg.Rate > 0 {
 		ph.interval = float64(nc) * 1e9 / cfg.Rate
 	}
+	if cfg.Replay != nil && cfg.ReplaySpeed > 0 {
+		ph.pace = 1 / cfg.ReplaySpeed
+	}
 	for _, s := range r.conns {
 		g := int64(s.id) // the global index (a cluster socket's: its group's)
 		s.quota = -1
@@ -311,6 +318,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 			}
 		}
 		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
+		if s.rp != nil {
+			s.quota = s.rp.left
+		}
 	}
 	total := int64(0) // this segment's requests
 	for _, s := range r.conns {
@@ -405,10 +415,14 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 // collect sums the connections' counts and the workers' histograms.
 func (r *runner) collect(ph *phase) Result {
 	res := Result{Config: r.cfg}
+	if r.cfg.Replay != nil {
+		st := r.cfg.Replay.Stats
+		res.Replay = &st
+	}
 	m := &res.Result
 	m.Histogram = measure.NewHistogram()
 	end := ph.start
-	if ph.interval > 0 {
+	if ph.open() {
 		m.SendLag = measure.NewHistogram()
 	}
 	for _, w := range r.workers {

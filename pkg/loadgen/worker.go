@@ -38,7 +38,14 @@ type phase struct {
 	// interval is the open-loop time between two requests of one
 	// connection, in ns; 0 for a closed loop.
 	interval float64
+	// pace, when positive, sends a replay at its captured pace: run
+	// time per ns of the capture's (1 / Config.ReplaySpeed).
+	pace float64
 }
+
+// open reports whether the phase sends on a schedule (a rate or a
+// replay's pace) rather than a batch per reply.
+func (ph *phase) open() bool { return ph.interval > 0 || ph.pace > 0 }
 
 // sock is a conn with its socket and buffers.
 type sock struct {
@@ -171,7 +178,7 @@ func (w *worker) run(r *runner, ph *phase) error {
 	defer runtime.UnlockOSThread()
 	var drain [8]byte
 	_, _ = unix.Read(w.evfd, drain[:])
-	if ph.interval > 0 {
+	if ph.open() {
 		defer fineTimerSlack()()
 	}
 	w.hist.Reset()
@@ -209,7 +216,7 @@ func (w *worker) run(r *runner, ph *phase) error {
 		}
 		var n int
 		var err error
-		if ph.interval > 0 {
+		if ph.open() {
 			n, err = epollWaitNs(w.raw, w.epfd, w.events, w.openWait(ph, now))
 		} else {
 			n, err = epollWait(w.raw, w.epfd, w.events, int(maxWait/time.Millisecond))
@@ -270,7 +277,7 @@ func (w *worker) run(r *runner, ph *phase) error {
 				}
 			}
 		}
-		if ph.interval > 0 {
+		if ph.open() {
 			for _, s := range w.socks {
 				if !s.done {
 					if err := s.pump(ph, now); err != nil {
@@ -338,6 +345,9 @@ func (s *sock) nextDue(ph *phase) (int64, bool) {
 		}
 		return ph.start + int64(s.offset+float64(cr.peek.pos-cr.grp.base)*ph.interval), true
 	}
+	if s.rp != nil {
+		return s.replayDue(ph), true
+	}
 	return ph.start + int64(s.offset+float64(s.seq)*ph.interval), true
 }
 
@@ -348,7 +358,7 @@ func (s *sock) pump(ph *phase, now int64) error {
 		s.quota = 0
 		s.pre = 0 // a batch built before the deadline is dropped
 	}
-	if ph.interval > 0 {
+	if ph.open() {
 		return s.pumpOpen(ph, now)
 	}
 	if s.inflight > 0 {

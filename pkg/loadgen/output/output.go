@@ -19,6 +19,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
+	"github.com/kvbench/kvbench/pkg/loadgen/replay"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -141,7 +142,9 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		b.WriteString(", reads from replicas")
 	}
 	b.WriteString("\n")
-	if len(c.Commands) > 0 {
+	if r.Replay != nil {
+		writeReplay(&b, r.Replay)
+	} else if len(c.Commands) > 0 {
 		writeMix(&b, c)
 	} else {
 		fmt.Fprintf(&b, "mode: %s (set %s, get %s", c.Mode, c.SetCmd, c.GetCmd)
@@ -150,27 +153,21 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		}
 		fmt.Fprintf(&b, ")\n")
 	}
-	values := strconv.Itoa(c.ValueSize)
-	if len(c.ValueSizes) > 0 {
-		values = keyspace.FormatValueSizes(c.ValueSizes) + " (size:weight)"
+	if r.Replay == nil {
+		writeKeys(&b, c)
 	}
-	fmt.Fprintf(&b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", keyspace.KeyWidth(c.Keyspace)), values)
-	if c.KeyPattern == keyspace.Zipf {
-		fmt.Fprintf(&b, ", zipf %g", c.Zipf)
-	}
-	if c.UsesPattern(keyspace.Gaussian) {
-		fmt.Fprintf(&b, ", gaussian median %g stddev %g", c.KeyMedian, c.KeyStddev)
-	}
-	fmt.Fprintf(&b, "\nload: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))
+	fmt.Fprintf(&b, "load: %d connections on %d threads, pipeline %d, %s\n", c.Connections, c.Threads, c.Pipeline, loopName(c))
 	if c.Segments > 1 {
 		fmt.Fprintf(&b, "segment: %d/%d (%d of the %d connections)\n", c.Segment, c.Segments, c.LocalConnections(), c.Connections)
 	}
-	fmt.Fprintf(&b, "seed: %d\n", c.Seed)
+	if r.Replay == nil {
+		fmt.Fprintf(&b, "seed: %d\n", c.Seed)
+	}
 	fmt.Fprintf(&b, "requests: %d\n", r.Requests)
 	if r.Sent != r.Requests {
 		fmt.Fprintf(&b, "sent: %d\n", r.Sent)
 	}
-	if c.Mode == loadgen.ModeMixed && len(c.Commands) == 0 {
+	if c.Mode == loadgen.ModeMixed && len(c.Commands) == 0 && r.Replay == nil {
 		fmt.Fprintf(&b, "sets: %d\ngets: %d\n", r.Sets, r.Gets)
 	}
 	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
@@ -245,7 +242,39 @@ func writeNode(b *strings.Builder, n measure.Node, cluster bool) {
 	b.WriteByte('\n')
 }
 
+// writeKeys writes the keys line of a text report.
+func writeKeys(b *strings.Builder, c loadgen.Config) {
+	values := strconv.Itoa(c.ValueSize)
+	if len(c.ValueSizes) > 0 {
+		values = keyspace.FormatValueSizes(c.ValueSizes) + " (size:weight)"
+	}
+	fmt.Fprintf(b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", keyspace.KeyWidth(c.Keyspace)), values)
+	if c.KeyPattern == keyspace.Zipf {
+		fmt.Fprintf(b, ", zipf %g", c.Zipf)
+	}
+	if c.UsesPattern(keyspace.Gaussian) {
+		fmt.Fprintf(b, ", gaussian median %g stddev %g", c.KeyMedian, c.KeyStddev)
+	}
+	b.WriteString("\n")
+}
+
+// writeReplay writes the replay line of a text report: the capture and
+// what became of its lines.
+func writeReplay(b *strings.Builder, st *replay.Stats) {
+	fmt.Fprintf(b, "replay: %s (%s", st.File, st.Format)
+	if st.Format == replay.Monitor {
+		fmt.Fprintf(b, ", %d clients", st.Clients)
+	}
+	fmt.Fprintf(b, "): %d lines, %d commands, %d skipped, %d unparsable\n", st.Lines, st.Commands, st.Skipped, st.Unparsable)
+}
+
 func loopName(c loadgen.Config) string {
+	switch {
+	case c.Replay != nil && c.ReplaySpeed > 0:
+		return fmt.Sprintf("at the captured pace times %g", c.ReplaySpeed)
+	case c.Replay != nil:
+		return "closed loop, as fast as possible"
+	}
 	if c.Rate > 0 {
 		return fmt.Sprintf("open loop at %g req/s", c.Rate)
 	}
