@@ -111,7 +111,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100
   kvbench bench --mode mixed --duration 60s --reconnect --reconnect-attempts 20
   kvbench bench --mode set --random-data --expiry-range 60-600 --value-size 1024
-  kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42`,
+  kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42
+  kvbench bench --resp3 --mode get --prefill --verify-get`,
 		Args: benchArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
@@ -172,6 +173,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
 	addBenchClientFlags(f, o)
+	addRESP3Flag(f, c)
 	addCurveFlags(f, &o.curve)
 	addProfileFlags(f, &o.profile)
 	addTLSFlags(f, &o.tls, "")
@@ -319,7 +321,7 @@ func parseSegment(s string, lookup func(string) (string, bool)) (i, n int, err e
 // interrupt ends it with ExitInterrupted.
 func runBench(ctx context.Context, o *benchOptions) (err error) {
 	defer func() {
-		err = interrupted(ctx, err, "the load stopped before its end; the report above counts what was done until then")
+		err = interrupted(ctx, resp3Error(err), "the load stopped before its end; the report above counts what was done until then")
 	}()
 	c := o.Config
 	if o.tls.Insecure {

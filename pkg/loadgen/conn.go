@@ -331,7 +331,8 @@ func (c *conn) stamp(n int, t int64) {
 //
 // The two expected replies, +OK to a write and a bulk string of the value
 // size to a read, are recognized by comparing bytes with a template; all
-// else goes through resp.ParseReply.
+// else goes through resp.ParseReply. A RESP3 push is skipped: it is no
+// request's reply.
 func (c *conn) consume(b []byte, now int64) (int, error) {
 	p := c.p
 	if p.cmds != nil {
@@ -358,6 +359,13 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 			}
 		}
 		if n == 0 {
+			if b[0] == resp.TypePush {
+				if n, err = c.skipPush(b); n == 0 {
+					break
+				}
+				b = b[n:]
+				continue
+			}
 			if n, err = c.otherReply(b, s); n == 0 {
 				break
 			}
@@ -414,6 +422,16 @@ func (c *conn) parseReply(b []byte) (r resp.Reply, n int, err error) {
 	return r, n, nil
 }
 
+// skipPush returns the length of the RESP3 push at the start of b, 0
+// when b holds only part of it.
+func (c *conn) skipPush(b []byte) (int, error) {
+	n, err := resp.SkipReply(b, resp.DefaultMaxBulkLen)
+	if err != nil {
+		return 0, fmt.Errorf("connection %d: %w", c.id, err)
+	}
+	return n, nil
+}
+
 // otherReply handles any reply but the two expected ones; it returns 0
 // when b holds only part of it.
 func (c *conn) otherReply(b []byte, s *slot) (int, error) {
@@ -423,7 +441,22 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 	}
 	isGet := s.op == opGet
 	switch r.Type {
-	case resp.TypeError:
+	case resp.TypeAttribute:
+		// Skip the attribute's pairs, then the reply it annotates is the
+		// request's.
+		for range r.Elements() {
+			m, err := resp.SkipReply(b[n:], resp.DefaultMaxBulkLen)
+			if m == 0 || err != nil {
+				return 0, err
+			}
+			n += m
+		}
+		m, err := c.otherReply(b[n:], s)
+		if m == 0 {
+			return 0, err
+		}
+		return n + m, err
+	case resp.TypeError, resp.TypeBlobError:
 		word := r.Data
 		if i := bytes.IndexByte(word, ' '); i >= 0 {
 			word = word[:i]
@@ -450,7 +483,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		if !c.p.cfg.ContinueOnError {
 			return n, &ReplyError{Command: c.cmdName(s.op), Key: c.keyName(s.key), Msg: string(r.Data)}
 		}
-	case resp.TypeBulk:
+	case resp.TypeBulk, resp.TypeNull:
 		if r.IsNull() {
 			if isGet {
 				c.miss(s.key)
@@ -458,8 +491,8 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		} else if isGet && c.p.verify && !c.p.valueMatches(r.Data, s.key) {
 			c.wrongValue(s.key, r.Data)
 		}
-	case resp.TypeArray:
-		if isGet && c.p.mget > 0 {
+	case resp.TypeArray, resp.TypeMap, resp.TypeSet:
+		if r.Type == resp.TypeArray && isGet && c.p.mget > 0 {
 			return c.mgetReply(b, r, n)
 		}
 		if n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen); n == 0 || err != nil {

@@ -43,7 +43,7 @@ func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 	}
 	o := cfg.Control()
 	switch {
-	case o.Password != "" || o.User != "" || o.DB > 0:
+	case o.Password != "" || o.User != "" || o.DB > 0 || o.RESP3:
 		err = control.Handshake(rw, o)
 	case cfg.TLS != nil:
 		// A TLS 1.3 server checks the client's certificate after the

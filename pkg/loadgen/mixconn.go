@@ -156,10 +156,17 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		s := &c.ring[c.head&mask]
 		cp := &p.cmds[s.op]
 		var n int
-		isErr := b[0] == '-'
+		isErr := b[0] == '-' || b[0] == resp.TypeBlobError
 		switch {
 		case len(b) >= 5 && string(b[:5]) == "+OK\r\n":
 			n = 5
+		case b[0] == resp.TypePush:
+			// Out of band, not the reply of the request at the head.
+			if n, err = c.skipPush(b); n == 0 {
+				break
+			}
+			b = b[n:]
+			continue
 		case isErr:
 			n, isErr, err = c.cmdError(b, s)
 		case cp.Verify && p.verify && !s.then:
@@ -217,7 +224,7 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 	}
 	cp := &c.p.cmds[s.op]
 	switch {
-	case r.Type == resp.TypeBulk && r.IsNull():
+	case r.IsNull() && r.Type != resp.TypeArray:
 		c.Misses++
 	case r.Type != resp.TypeBulk || !cp.Values.Matches(r.Data, s.key):
 		c.VerifyFailures++
@@ -255,7 +262,7 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 		}
 		cp := &c.p.cmds[s.op]
 		switch {
-		case len(reply) > 0 && reply[0] == '-':
+		case len(reply) > 0 && (reply[0] == '-' || reply[0] == resp.TypeBlobError):
 			_, _, err = c.cmdError(reply, s)
 			return n, true, err
 		case cp.Verify && c.p.verify && !s.then:
