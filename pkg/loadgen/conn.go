@@ -388,6 +388,11 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		}
 	}
 	c.flushLatency()
+	if err == nil && len(b) > 0 && b[0] == resp.TypePush {
+		var m int
+		m, err = c.skipPushes(b)
+		b = b[m:]
+	}
 	return total - len(b), err
 }
 
@@ -430,6 +435,20 @@ func (c *conn) skipPush(b []byte) (int, error) {
 		return 0, fmt.Errorf("connection %d: %w", c.id, err)
 	}
 	return n, nil
+}
+
+// skipPushes returns the length of the complete RESP3 pushes at the
+// start of b: those that come after the last reply awaited.
+func (c *conn) skipPushes(b []byte) (int, error) {
+	total := 0
+	for len(b) > total && b[total] == resp.TypePush {
+		n, err := c.skipPush(b[total:])
+		if n == 0 {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // otherReply handles any reply but the two expected ones; it returns 0

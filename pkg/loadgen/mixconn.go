@@ -212,6 +212,11 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		}
 	}
 	c.flushLatency()
+	if err == nil && len(b) > 0 && b[0] == resp.TypePush {
+		var m int
+		m, err = c.skipPushes(b)
+		b = b[m:]
+	}
 	return total - len(b), err
 }
 
