@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -64,6 +65,8 @@ type connRoute struct {
 	// for the frontier to move.
 	front   atomic.Uint64
 	stalled atomic.Bool
+	// tag is the socket's hash tag for commands with {tag} (clustertag.go).
+	tag tagState
 }
 
 // element is one request of a group's stream: its position, its key, and
@@ -135,6 +138,9 @@ func (c *conn) drawCmd(pos uint64) (element, int32) {
 	p, cr := c.p, c.route
 	ci := c.pickCmd()
 	cp := &p.cmds[ci]
+	if cp.Tagged {
+		return c.drawTagged(pos, ci)
+	}
 	e := element{op: uint8(ci)}
 	if !cp.Keyed {
 		return e, int32(pos % uint64(len(cr.grp.socks)))
@@ -240,11 +246,16 @@ func (r *runner) beginGroups(requests int64) {
 func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 	cr := c.route
 	what := c.cmdName(s.op) + " " + c.keyName(s.key)
-	return cr.sides.Resend(cr.node, c.requestOf(s), what, cr.rt.SlotOf(s.key, &cr.buf), msg)
+	slot := cr.rt.SlotOf(s.key, &cr.buf)
+	if c.p.cmds != nil && c.p.cmds[s.op].Tagged {
+		slot = cr.tag.slot
+	}
+	return cr.sides.Resend(cr.node, c.requestOf(s), what, slot, msg)
 }
 
 // requestOf returns request s again, as build or buildCmds wrote it (in
-// cluster mode a mix's command has one key, which s holds).
+// cluster mode a mix's command has one key, which s holds; a command
+// with {tag} is rebuilt with every key s's).
 func (c *conn) requestOf(s *slot) []byte {
 	if c.p.cmds == nil {
 		return c.appendRequest(nil, s)
@@ -254,7 +265,11 @@ func (c *conn) requestOf(s *slot) []byte {
 	if s.then {
 		pieces = cp.Then
 	}
-	req, _ := cp.Append(nil, pieces, nil, s.key)
+	var keys mix.Keys
+	if cp.Tagged {
+		keys = c.tagKeysFor(element{key: s.key}, nil)
+	}
+	req, _ := cp.Append(nil, pieces, keys, s.key)
 	return req
 }
 
@@ -446,7 +461,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			// The socket records into its master's histogram; collect
 			// merges them into the total. Its streams are connection g's.
 			c := newConn(r.plan, g, cfg.Connections, w.nodeHist[m])
-			c.route = &connRoute{rt: r.route, node: int32(m), master: m, sides: r.route.NewSides(sides), grp: grp}
+			c.route = &connRoute{rt: r.route, node: int32(m), master: m, sides: r.route.NewSides(sides), grp: grp, tag: tagState{node: -1}}
 			if err := w.add(c, l); err != nil {
 				l.close()
 				return err

@@ -563,6 +563,7 @@ func (c *Config) mixSettings() mix.Settings {
 		Prefix: c.KeyPrefix, Keys: c.keys(),
 		Values:       c.values(),
 		SingleWriter: c.Connections == 1 && c.Segments <= 1,
+		Cluster:      c.Cluster,
 	}
 }
 

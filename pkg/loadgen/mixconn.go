@@ -80,7 +80,11 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 				break
 			}
 			cp := &p.cmds[e.op]
-			dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
+			if cp.Tagged {
+				dst, _ = cp.Append(dst, cp.Pieces, c.tagKeysFor(e, c.tagExtra(e.op)), e.key)
+			} else {
+				dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
+			}
 			c.ring[i&mask] = slot{key: e.key, t: t, op: e.op}
 			i++
 		}
