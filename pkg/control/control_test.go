@@ -3,8 +3,8 @@ package control
 import (
 	"context"
 	"errors"
-	"reflect"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
