@@ -800,3 +800,86 @@ func TestAlwaysSyncsBeforeReply(t *testing.T) {
 		t.Fatalf("%d fsyncs for %d writes that arrived together", n, clients)
 	}
 }
+
+// A record the replay refuses (a command that writes nothing, or one the
+// database answers with an error) stops the start with a LogError at that
+// record's offset, wherever it falls in the replay's batches: inside one,
+// or last in the file.
+func TestReplayRefusedRecord(t *testing.T) {
+	const n = 200
+	src := t.TempDir()
+	path, offs := buildLog(t, src, n)
+	cases := []struct {
+		name string
+		at   int // the record the refused one goes before
+		rec  []string
+		msg  string
+	}{
+		{"read command inside a batch", 100, []string{"GET", "k1"}, `"GET" is not a write command`},
+		{"refused write inside a batch", 70, []string{"INCR", "k3"}, "not an integer"},
+		{"refused write last", n, []string{"INCR", "k5"}, "not an integer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDir(t, src)
+			p := filepath.Join(dir, filepath.Base(path))
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var args [][]byte
+			for _, a := range tc.rec {
+				args = append(args, []byte(a))
+			}
+			rec := appendRecord(nil, resp.Command{Args: args})
+			data = append(data[:offs[tc.at]:offs[tc.at]], append(rec, data[offs[tc.at]:]...)...)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
+			var le *LogError
+			if !errors.As(err, &le) || le.Offset != offs[tc.at] || !strings.Contains(le.Msg, tc.msg) {
+				t.Fatalf("err = %v, want a LogError at offset %d saying %q", err, offs[tc.at], tc.msg)
+			}
+		})
+	}
+}
+
+// Records larger than a replay batch holds (a value past its bytes, an
+// MSET past its arguments) are replayed alone, in their place among the
+// small ones.
+func TestReplayLargeRecords(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistNo)
+	rdb := newClient(t, srv)
+	big := strings.Repeat("v", 200<<10)
+	var pairs []any
+	for i := range 300 {
+		pairs = append(pairs, fmt.Sprint("m", i), fmt.Sprint("mv", i))
+	}
+	for i := range 300 {
+		switch i {
+		case 100:
+			rdb.Set(ctx(t), "big", big, 0)
+		case 150:
+			rdb.MSet(ctx(t), pairs...)
+		case 200:
+			rdb.Set(ctx(t), "k5", "overwritten", 0)
+		}
+		rdb.Set(ctx(t), fmt.Sprint("k", i), fmt.Sprint("value-", i), 0)
+	}
+	srv.Close()
+	srv = startPersistent(t, dir, PersistNo)
+	rdb = newClient(t, srv)
+	if n := rdb.DBSize(ctx(t)).Val(); n != 300+1+300 {
+		t.Fatalf("%d keys after the replay, want %d", n, 601)
+	}
+	if v := rdb.Get(ctx(t), "big").Val(); v != big {
+		t.Fatalf("the large value came back as %d bytes", len(v))
+	}
+	for _, kv := range [][2]string{{"m0", "mv0"}, {"m299", "mv299"}, {"k5", "overwritten"}, {"k299", "value-299"}} {
+		if v := rdb.Get(ctx(t), kv[0]).Val(); v != kv[1] {
+			t.Fatalf("%s = %q after the replay, want %q", kv[0], v, kv[1])
+		}
+	}
+}

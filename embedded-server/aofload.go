@@ -42,7 +42,7 @@ func (e *LogError) Error() string {
 // A file that ends inside a record gives a LogError with Truncated set,
 // unless what follows the cut holds a record with a valid checksum: then a
 // length was damaged and the parse went astray, which is corruption.
-func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records int64, err error) {
+func scanLog(path string, lim resp.Limits, fn recordFunc) (records int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -122,8 +122,9 @@ func scanLog(path string, lim resp.Limits, fn func(resp.Command) error) (records
 			return records, bad(start, "checksum mismatch (record %08x, stored %08x)", got, want)
 		}
 		if fn != nil {
-			if err := fn(cmd); err != nil {
-				return records, bad(start, "%v", err)
+			if err := fn(cmd, start); err != nil {
+				at, err := refusedAt(err, start)
+				return records, bad(at, "%v", err)
 			}
 		}
 		records++
@@ -325,11 +326,11 @@ func (s *Server) openAOF() error {
 
 // replay executes every record of the manifest's files, in order.
 func (s *Server) replay(a *aofLog, man manifest) error {
-	c := newReplayConn(s)
+	b := newReplayBatch(s)
+	defer func() { b.c.batch = nil }()
 	db := s.db
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	exec := func(cmd resp.Command) error { return c.replay(cmd) }
 	names := man.files()
 	sizes := make([]int64, len(names))
 	last := 0 // the last file holding records: a crash may have cut its last one
@@ -341,13 +342,22 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 		if sizes[i] = size; size > 0 {
 			last = i
 		}
+		b.logBytes += size
 	}
 	for i, name := range names {
 		path, size := a.path(name), sizes[i]
-		n, err := scanFile(path, s.limits(), exec)
-		a.loadedRecords += n
+		n, err := scanFile(path, s.limits(), b.add)
 		var le *LogError
-		if errors.As(err, &le) && le.Truncated && i == last {
+		cut := errors.As(err, &le) && le.Truncated
+		if err == nil || cut {
+			// The records read before the end or the cut, still in the batch.
+			if ferr := b.flush(); ferr != nil {
+				at, ferr := refusedAt(ferr, 0)
+				err, cut = &LogError{File: path, Offset: at, Msg: ferr.Error()}, false
+			}
+		}
+		a.loadedRecords += n
+		if cut && i == last {
 			// A crash during a write: cut the partial record off, and the
 			// zeros filled ahead of it.
 			st, serr := os.Stat(path)
@@ -376,27 +386,157 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 	return nil
 }
 
-// newReplayConn returns a connection with no socket that executes log
-// records.
-func newReplayConn(s *Server) *conn {
-	c := &conn{s: s, authed: true, replaying: true}
-	c.info.Store(&clientInfo{name: "aof-replay"})
-	return c
+// recordFunc takes a record a scan read at offset off; the bytes of cmd
+// are the scan's and change after it returns. An error refuses the
+// record, or with a *refusal an earlier one.
+type recordFunc func(cmd resp.Command, off int64) error
+
+// A refusal is a record the database refused, at the offset where it
+// starts.
+type refusal struct {
+	off int64
+	err error
 }
 
-// replay executes one record. A record that is not a known write command,
-// or that the database refuses, means the log does not describe this
-// dataset: it is reported, never skipped.
-func (c *conn) replay(cmd resp.Command) error {
-	def := lookup(cmd.Args[0])
-	if def == nil || def.flags&flagWrite == 0 {
-		return fmt.Errorf("%q is not a write command", truncate(cmd.Args[0], 64))
+func (r *refusal) Error() string { return r.err.Error() }
+
+// refusedAt returns where err says the refused record is, or at when it
+// does not, and the reason.
+func refusedAt(err error, at int64) (int64, error) {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.off, r.err
 	}
-	if !def.arityOK(len(cmd.Args)) {
+	return at, err
+}
+
+// replayBatch executes log records in batches, as a connection executes
+// a pipeline: a batch's keys are prefetched together (conn.prefetch) so
+// that the cache misses of its lookups overlap, where one record at a
+// time would wait for each in turn (BenchmarkReplay measures it). A
+// record's bytes are the scan's, reused as it reads on: add copies them
+// into buf, which never grows while a batch holds slices of it.
+type replayBatch struct {
+	c    *conn
+	offs []int64
+	buf  []byte
+	args [][]byte
+	name []byte   // the last command name looked up: a log repeats it
+	cmd  *command // its command
+
+	logBytes int64 // the size of the log's files
+	reserved bool  // the first full batch has reserved room for the keys
+}
+
+// Records go in batches of up to replayBatchLen, with up to
+// replayBatchBytes of arguments; a larger record is executed alone,
+// without copying it.
+const (
+	replayBatchLen   = 64
+	replayBatchBytes = 64 << 10
+	replayBatchArgs  = 4 * replayBatchLen
+)
+
+func newReplayBatch(s *Server) *replayBatch {
+	c := &conn{s: s, authed: true, replaying: true}
+	c.info.Store(&clientInfo{name: "aof-replay"})
+	return &replayBatch{
+		c:    c,
+		buf:  make([]byte, 0, replayBatchBytes),
+		args: make([][]byte, 0, replayBatchArgs),
+	}
+}
+
+func (b *replayBatch) add(cmd resp.Command, off int64) error {
+	size := 0
+	for _, a := range cmd.Args {
+		size += len(a)
+	}
+	full := len(b.c.batch) == replayBatchLen ||
+		len(b.buf)+size > cap(b.buf) || len(b.args)+len(cmd.Args) > cap(b.args)
+	if full {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	if !bytes.Equal(cmd.Args[0], b.name) {
+		b.name, b.cmd = append(b.name[:0], cmd.Args[0]...), lookup(cmd.Args[0])
+	}
+	if size > cap(b.buf) || len(cmd.Args) > cap(b.args) {
+		if err := b.c.replay(cmd.Args, b.cmd); err != nil {
+			return &refusal{off, err}
+		}
+		return nil
+	}
+	start := len(b.args)
+	for _, a := range cmd.Args {
+		n := len(b.buf)
+		b.buf = append(b.buf, a...)
+		b.args = append(b.args, b.buf[n:len(b.buf):len(b.buf)])
+	}
+	args := b.args[start:len(b.args):len(b.args)]
+	b.c.batch = append(b.c.batch, call{req: resp.Command{Args: args}, cmd: b.cmd})
+	b.offs = append(b.offs, off)
+	return nil
+}
+
+// flush executes the records waiting. The caller holds the database's
+// lock.
+func (b *replayBatch) flush() error {
+	c := b.c
+	defer func() {
+		c.batch, b.offs = c.batch[:0], b.offs[:0]
+		b.buf, b.args = b.buf[:0], b.args[:0]
+	}()
+	if !b.reserved && len(c.batch) == replayBatchLen {
+		b.reserve()
+	}
+	if len(c.batch) >= prefetchMin {
+		c.prefetch()
+	}
+	for i := range c.batch {
+		if err := c.replay(c.batch[i].req.Args, c.batch[i].cmd); err != nil {
+			return &refusal{b.offs[i], err}
+		}
+	}
+	return nil
+}
+
+// reserve makes room in the table of the batch's first record for the
+// keys the log may create, as many as it has records, which it estimates
+// from the size of its files and of this batch's records. Overwrites make
+// it too many, but the room is address space that the keys' pages never
+// touch (see hashIndex.reserve); it is bounded by maxReserve.
+func (b *replayBatch) reserve() {
+	b.reserved = true
+	first := &b.c.batch[0]
+	span := b.offs[len(b.offs)-1] - b.offs[0]
+	if first.cmd == nil || first.cmd.keys == nil || span <= 0 {
+		return
+	}
+	perRecord := span / int64(len(b.offs)-1)
+	t, ok := first.cmd.keys(b.c.s.db, first.req.Args).(interface{ reserve(n int) })
+	if ok {
+		t.reserve(int(min(b.logBytes/perRecord, maxReserve)))
+	}
+}
+
+// maxReserve bounds the keys a replay reserves room for.
+const maxReserve = 16 << 20
+
+// replay executes one record, args, whose command (looked up by name) is
+// def. A record that is not a known write command, or that the database
+// refuses, means the log does not describe this dataset: it is reported,
+// never skipped.
+func (c *conn) replay(args [][]byte, def *command) error {
+	if def == nil || def.flags&flagWrite == 0 {
+		return fmt.Errorf("%q is not a write command", truncate(args[0], 64))
+	}
+	if !def.arityOK(len(args)) {
 		return fmt.Errorf("wrong number of arguments for %q", def.name)
 	}
 	c.out = c.out[:0]
-	def.fn(c, cmd.Args)
+	def.fn(c, args)
 	if len(c.out) > 0 && c.out[0] == resp.TypeError {
 		return fmt.Errorf("%s answered %q", def.name, bytes.TrimRight(c.out[1:], "\r\n"))
 	}

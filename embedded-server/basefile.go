@@ -140,7 +140,7 @@ func isCompactBase(path string) (bool, error) {
 
 // scanFile reads one file of the log, a compact base or RESP records,
 // handing each command to fn (which may be nil); see scanLog and scanBase.
-func scanFile(path string, lim resp.Limits, fn func(resp.Command) error) (int64, error) {
+func scanFile(path string, lim resp.Limits, fn recordFunc) (int64, error) {
 	compact, err := isCompactBase(path)
 	if err != nil {
 		return 0, err
@@ -156,7 +156,7 @@ func scanFile(path string, lim resp.Limits, fn func(resp.Command) error) (int64,
 // it. Any damage stops it with a *LogError at the offset of the block
 // that holds it; entries counts the entries of the blocks before, where
 // Repair cuts.
-func scanBase(path string, lim resp.Limits, fn func(resp.Command) error) (entries int64, err error) {
+func scanBase(path string, lim resp.Limits, fn recordFunc) (entries int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -226,7 +226,8 @@ func scanBase(path string, lim resp.Limits, fn func(resp.Command) error) (entrie
 				p = p[w+int(l):]
 			}
 			if fn != nil {
-				if err := fn(cmd); err != nil {
+				if err := fn(cmd, at); err != nil {
+					at, err := refusedAt(err, at)
 					return entries, bad("the entry at offset %d: %v", at, err)
 				}
 			}

@@ -137,7 +137,7 @@ func TestCompactBaseDamage(t *testing.T) {
 				t.Fatalf("repair question %q", question)
 			}
 			keys := make(map[string]bool)
-			_, err = scanBase(p, resp.Limits{}, func(cmd resp.Command) error {
+			_, err = scanBase(p, resp.Limits{}, func(cmd resp.Command, _ int64) error {
 				keys[string(cmd.Args[1])] = true
 				return nil
 			})
@@ -202,7 +202,7 @@ func FuzzScanBase(f *testing.F) {
 			t.Fatal(err)
 		}
 		var handed int64
-		n, err := scanBase(path, resp.Limits{MaxBulkLen: 1 << 16}, func(cmd resp.Command) error {
+		n, err := scanBase(path, resp.Limits{MaxBulkLen: 1 << 16}, func(cmd resp.Command, _ int64) error {
 			if name := string(cmd.Args[0]); len(cmd.Args) != 3 && len(cmd.Args) != 4 || name != "SET" && name != "HSET" && name != "RSET" {
 				t.Fatalf("entry %q", cmd.Args)
 			}

@@ -25,7 +25,7 @@ func FuzzScanLog(f *testing.F) {
 		}
 		lim := resp.Limits{MaxBulkLen: 1 << 16}
 		var pos int64
-		_, err := scanLog(path, lim, func(cmd resp.Command) error {
+		_, err := scanLog(path, lim, func(cmd resp.Command, _ int64) error {
 			rec := appendRecord(nil, cmd)
 			if string(data[pos:pos+int64(len(rec))]) != string(rec) {
 				t.Fatalf("accepted record at %d does not re-encode to its bytes", pos)

@@ -226,9 +226,32 @@ func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
 	return r, true
 }
 
-func (sh *hashShard) grow() {
+func (sh *hashShard) grow() { sh.resize(2 * len(sh.slots)) }
+
+// reserve makes room for n keys in all, spread evenly over the shards, so
+// that inserting them grows no shard: a replay of a log that creates a
+// million keys would otherwise grow each shard ten times, moving every
+// slot each time and faulting in arrays that are dropped at once. Slots
+// are mapped outside the heap, so room reserved and never used costs
+// address space, not memory, until a shard grows past it.
+func (x *hashIndex) reserve(n int) {
+	per := (n + hashShards - 1) / hashShards
+	want := minShardSlots
+	for want*3 < per*4 { // the load at which claim grows a shard
+		want *= 2
+	}
+	for i := range x.shards {
+		if sh := &x.shards[i]; len(sh.slots) < want {
+			sh.resize(want)
+		}
+	}
+}
+
+// resize moves the shard's slots into an array of size slots, a power of
+// two holding them all.
+func (sh *hashShard) resize(size int) {
 	old := *sh
-	sh.slots, sh.mapped = offHeap[hslot](2 * len(old.slots))
+	sh.slots, sh.mapped = offHeap[hslot](size)
 	mask := uint64(len(sh.slots) - 1)
 	for _, s := range old.slots {
 		if s.h == 0 {

@@ -18,6 +18,10 @@ func (t *poolHash) touch(key []byte, pass int, cur *uint64, _ bool) (uint64, boo
 	return 0, pass == 0
 }
 
+// reserve makes room in the index for n keys in all (see
+// hashIndex.reserve).
+func (t *poolHash) reserve(n int) { t.idx.reserve(n) }
+
 func (t *poolHash) get(key []byte) ([]byte, bool) {
 	r, ok := t.idx.lookup(t.ar, key)
 	if !ok {

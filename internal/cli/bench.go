@@ -47,6 +47,7 @@ type benchOptions struct {
 	curve         curveOptions
 	profile       profileFlags
 	endpoint      endpointFlags
+	replicas      replicaFlags
 	benchOutput
 	// Tests are redis-benchmark's tests to run (--tests), in its order.
 	Tests []rbtests.Test
@@ -106,6 +107,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --uri redis://bench:secret@127.0.0.1:6379/3 --mode set
   kvbench bench --socket /run/redis/redis.sock --user bench --password secret --db 2
   kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
+  kvbench bench --cluster --port 7000 --read-from-replicas --mode mixed --set-ratio 10
+  kvbench bench --port 6379 --replicas 127.0.0.1:6380,127.0.0.1:6381 --mode get --prefill
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
   kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'
   kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100
@@ -180,6 +183,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
 	addEndpointFlags(f, &o.endpoint)
 	addBenchOutputFlags(f, &o.benchOutput)
+	addReplicaFlags(f, o)
 	return cmd
 }
 
@@ -239,6 +243,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return err
 	}
 	if err := o.validateClient(f); err != nil {
+		return err
+	}
+	if err := o.validateReplicas(f); err != nil {
 		return err
 	}
 	if err := o.validateWorkload(f); err != nil {

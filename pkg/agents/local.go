@@ -108,6 +108,12 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	if cfg.MultiKeyGet > 0 {
 		add("multi-key-get", cfg.MultiKeyGet)
 	}
+	if cfg.ReadFromReplicas {
+		a = append(a, "--read-from-replicas")
+	}
+	if len(cfg.Replicas) > 0 {
+		add("replicas", strings.Join(cfg.Replicas, ","))
+	}
 	if cfg.TLS != nil {
 		a = append(a, "--tls")
 		for name, v := range map[string]string{"cacert": tlsFiles.CAFile, "cert": tlsFiles.CertFile, "key": tlsFiles.KeyFile, "sni": tlsFiles.ServerName} {

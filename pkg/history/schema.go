@@ -27,6 +27,7 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	addDetailColumns("recovery_s", "recovery_keys_per_s", "recovery_mb_per_s", "acked_writes", "acked_lost"),
 	addDetailColumns("rate", "rate_spec", "capacity_qps", "slo", "send_lag_p99_us"),
 	addDetailColumns("crash"),
+	addDetailColumns("lost_window_s"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

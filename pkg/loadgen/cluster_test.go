@@ -39,7 +39,8 @@ func startClusterWith(t *testing.T, cfg kvtarget.RedisClusterConfig) kvtarget.In
 	s, _ := c.Desc().Strategy("none")
 	tr := &kvtarget.Tracker{}
 	dir := t.TempDir()
-	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: dir, Tracker: tr})
+	// A cluster with replicas forms slowly on a loaded machine.
+	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: dir, Tracker: tr, ReadyTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

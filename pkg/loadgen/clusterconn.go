@@ -42,15 +42,20 @@ import (
 // its own pace; with it the hot master's pace is the group's. A socket
 // stopped at the window waits (stalled) until a sibling moves the
 // frontier on, and that sibling wakes its worker if it is another's.
+//
+// A run that reads from replicas (replicas.go) adds a socket per replica
+// to each group: a read of the stream belongs to a replica of its key's
+// slot, the p-th read of a slot's master's replicas going to replica p
+// mod their number, and a write to the master, as above.
 
 // connRoute is one socket's place in a cluster run: the master it is
 // connected to, its side connections to other nodes, and where it is in
 // its group's stream.
 type connRoute struct {
 	rt     *cluster.Route
-	node   int32 // the master it sends to (another after a failover)
-	master int   // its index among the run's masters, for keyless requests
-	sides  *cluster.Sides
+	node   int32          // the node it sends to: a master (another after a failover) or a replica
+	master int            // its master's index among the run's masters
+	sides  *cluster.Sides // nil for a single server's (standalone)
 	buf    []byte
 	grp    *group
 	// scanned counts the elements of the stream the socket has drawn;
@@ -65,6 +70,12 @@ type connRoute struct {
 	// for the frontier to move.
 	front   atomic.Uint64
 	stalled atomic.Bool
+	// replica says the socket is to a replica (replicas.go); standalone
+	// that the run is a single server's with replicas, whose socket
+	// draws every key of its own mix elements into keys (drawCmd).
+	replica, standalone bool
+	keys                []uint64
+	replay              replayKeys
 	// tag is the socket's hash tag for commands with {tag} (clustertag.go).
 	tag tagState
 }
@@ -80,6 +91,10 @@ type element struct {
 // one stream.
 type group struct {
 	socks []*sock
+	// masters is the number of master sockets, the first of socks;
+	// reads says the reads go to the replicas (ReadOwner).
+	masters int
+	reads   bool
 	// base and end bound the phase's positions; end is math.MaxUint64 in
 	// a phase bounded by time.
 	base, end uint64
@@ -116,7 +131,18 @@ func (c *conn) scan() bool {
 			if p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
 				e.op = opSet
 			}
-			owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
+			switch {
+			case !g.reads: // the plain cluster path: one branch more
+				owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
+			case cr.standalone:
+				if owner = 0; e.op == opGet {
+					owner = cr.rt.ReadOwner(0, pos)
+				}
+			case e.op == opGet:
+				owner = cr.rt.ReadOwner(cr.rt.SlotOf(e.key, &cr.buf), pos)
+			default:
+				owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
+			}
 		}
 		if pos < g.base || owner != cr.node {
 			continue
@@ -132,8 +158,10 @@ func (c *conn) scan() bool {
 
 // drawCmd draws element pos of a mix's stream: a command, by the mix's
 // ratios, and its key, whose master (by the slot of the key's whole
-// argument, "user:__key__") is the owner; a command without a key goes
-// to the masters in turn.
+// argument, "user:__key__") is the owner, or for a read that goes to a
+// replica one of its replicas; a command without a key goes to the
+// masters in turn. A single server's with replicas draws every key of
+// the command, keeping them (keys) when the element is the socket's.
 func (c *conn) drawCmd(pos uint64) (element, int32) {
 	p, cr := c.p, c.route
 	ci := c.pickCmd()
@@ -142,15 +170,48 @@ func (c *conn) drawCmd(pos uint64) (element, int32) {
 		return c.drawTagged(pos, ci)
 	}
 	e := element{op: uint8(ci)}
+	if cr.standalone {
+		owner := int32(0)
+		if cp.Read {
+			owner = cr.rt.ReadOwner(0, pos)
+		}
+		mine := owner == cr.node
+		cr.keys = cr.keys[:0]
+		for range cp.Draws {
+			if k := c.cmdKeys[ci].gen.Next(); mine {
+				cr.keys = append(cr.keys, k)
+			}
+		}
+		if len(cr.keys) > 0 {
+			e.key = cr.keys[0]
+		}
+		return e, owner
+	}
 	if !cp.Keyed {
-		return e, int32(pos % uint64(len(cr.grp.socks)))
+		return e, int32(pos % uint64(cr.grp.masters))
 	}
 	e.key = c.cmdKeys[ci].gen.Next()
 	cr.buf = append(cr.buf[:0], cp.KeyBefore...)
 	cr.buf = append(cr.buf, p.cfg.KeyPrefix...)
 	cr.buf = keyspace.AppendKeyDigits(cr.buf, e.key, keyspace.KeyWidth(p.cfg.Keyspace)) // keys past the keyspace too (Insert)
 	cr.buf = append(cr.buf, cp.KeyAfter...)
-	return e, cr.rt.Owner(uint16(keyslot.Of(cr.buf)))
+	sl := uint16(keyslot.Of(cr.buf))
+	if cp.Read && cr.grp.reads {
+		return e, cr.rt.ReadOwner(sl, pos)
+	}
+	return e, cr.rt.Owner(sl)
+}
+
+// replayKeys gives a request the keys its socket drew for it (drawCmd).
+type replayKeys struct {
+	keys []uint64
+	i    int
+}
+
+func (k *replayKeys) Key(bool) uint64 {
+	v := k.keys[k.i]
+	k.i++
+	return v
 }
 
 // limit is the first position the socket may not take now: the phase's
@@ -419,35 +480,76 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // dialCluster opens a cluster run's connections: for each of this run's
-// connections g, a group of sockets, one to every master, which draw g's
-// stream (the keys, kinds and commands of connection g of Connections)
-// and take the elements their master serves.
+// connections g, a group of sockets, one to every master (and with
+// ReadFromReplicas to every replica), which draw g's stream (the keys,
+// kinds and commands of connection g of Connections) and take the
+// elements their node serves. A single server with Replicas is dialled
+// the same way, as a cluster of one master that serves every slot.
 func (r *runner) dialCluster(ctx context.Context) error {
 	cfg := r.cfg
-	seeds := cfg.ClusterSeeds
-	if len(seeds) == 0 {
-		seeds = []string{cfg.Addr}
+	var topo *cluster.Topology
+	if cfg.Cluster {
+		seeds := cfg.ClusterSeeds
+		if len(seeds) == 0 {
+			seeds = []string{cfg.Addr}
+		}
+		var err error
+		if topo, err = cluster.FetchTopology(ctx, seeds, cfg.Control()); err != nil {
+			return err
+		}
+		if slices.Contains(topo.Owner[:], -1) {
+			return errors.New("cluster: some slots are served by no master")
+		}
+		r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, cfg.Keyspace)
+		r.shards = len(topo.Masters)
+	} else {
+		topo = cfg.standaloneTopology()
+		r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, 0) // no slot is looked up
 	}
-	topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
-	if err != nil {
-		return err
+	// The nodes each group has a socket to: the masters (node m is
+	// master m), then the replicas reads go to.
+	type node struct {
+		idx     int32
+		master  int
+		replica bool
 	}
-	if slices.Contains(topo.Owner[:], -1) {
-		return errors.New("cluster: some slots are served by no master")
+	var nodes []node
+	for m := range topo.Masters {
+		nodes = append(nodes, node{idx: int32(m), master: m})
 	}
-	r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, cfg.Keyspace)
-	r.groups = make([]*group, cfg.Connections)
-	r.shards = len(topo.Masters)
-	S := r.shards
+	reads := cfg.readsReplicas()
+	if reads {
+		r.alone = r.route.AddReplicas(topo)
+		for m := range topo.Masters {
+			for _, ri := range r.route.Replicas(int32(m)) {
+				nodes = append(nodes, node{idx: ri, master: m, replica: true})
+			}
+		}
+	}
+	S := 0
+	for _, nd := range nodes {
+		S = max(S, int(nd.idx)+1)
+	}
 	sides := cfg.Control()
 	sides.Timeout = cfg.Timeout
+	r.groups = make([]*group, cfg.Connections)
 	i := 0
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
-		grp := &group{}
+		grp := &group{masters: len(topo.Masters), reads: reads}
 		r.groups[g] = grp
-		for m, addr := range topo.Masters {
-			l, err := dial(ctx, addr, &cfg)
+		for _, nd := range nodes {
+			addr := r.route.Addr(nd.idx)
+			var l link
+			var err error
+			if nd.replica {
+				l, err = dialReplica(ctx, addr, &cfg)
+			} else {
+				l, err = dial(ctx, addr, &cfg)
+			}
 			if err != nil {
+				if nd.replica {
+					return fmt.Errorf("connect to replica %s: %w", addr, err)
+				}
 				return fmt.Errorf("connect to %s: %w", addr, err)
 			}
 			w := r.workers[i%len(r.workers)]
@@ -458,10 +560,13 @@ func (r *runner) dialCluster(ctx context.Context) error {
 					w.nodeHist[k] = newHistogram()
 				}
 			}
-			// The socket records into its master's histogram; collect
+			// The socket records into its node's histogram; collect
 			// merges them into the total. Its streams are connection g's.
-			c := newConn(r.plan, g, cfg.Connections, w.nodeHist[m])
-			c.route = &connRoute{rt: r.route, node: int32(m), master: m, sides: r.route.NewSides(sides), grp: grp, tag: tagState{node: -1}}
+			c := newConn(r.plan, g, cfg.Connections, w.nodeHist[nd.idx])
+			c.route = &connRoute{rt: r.route, node: nd.idx, master: nd.master, grp: grp, replica: nd.replica, standalone: !cfg.Cluster, tag: tagState{node: -1}}
+			if cfg.Cluster {
+				c.route.sides = r.route.NewSides(sides)
+			}
 			if err := w.add(c, l); err != nil {
 				l.close()
 				return err
@@ -482,14 +587,21 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	return nil
 }
 
-// collectNodes returns each master's share of the phase: its
+// collectNodes returns each node's share of the phase (a master's, or a
+// replica's that reads went to, with its master's slots): its
 // connections' counts and the workers' histograms of it, its slots now,
 // its redirects (reset for the next phase); and the phase's redirects.
 func (r *runner) collectNodes() (nodes []measure.Node, moved, ask int64) {
 	states, moved, ask := r.route.EndPhase()
 	nodes = make([]measure.Node, len(states))
 	for i, st := range states {
-		nodes[i] = measure.Node{Addr: st.Addr, Role: "master", Slots: st.Slots, Moved: st.Moved, Ask: st.Ask, Histogram: newHistogram()}
+		nodes[i] = measure.Node{Addr: st.Addr, Role: RoleMaster, Slots: st.Slots, Moved: st.Moved, Ask: st.Ask, Histogram: newHistogram()}
+		if st.Master >= 0 && st.Slots == 0 { // a replica (one that took over slots is a master)
+			nodes[i].Role, nodes[i].Slots = RoleReplica, states[st.Master].Slots
+		}
+		if !r.cfg.Cluster {
+			nodes[i].Slots = 0 // a single server has no slots
+		}
 	}
 	for _, w := range r.workers {
 		for m, h := range w.nodeHist {
@@ -511,6 +623,12 @@ func (r *runner) collectNodes() (nodes []measure.Node, moved, ask int64) {
 func (s *sock) nodeLost(err error) error {
 	cr := s.route
 	lost := cr.rt.Addr(cr.node)
+	switch {
+	case cr.replica:
+		return fmt.Errorf("replica %s lost mid-run: %w", lost, err)
+	case cr.standalone:
+		return fmt.Errorf("server %s lost mid-run: %w", lost, err)
+	}
 	heir, herr := cr.rt.Heir(cr.node, s.p.cfg.Control(), s.p.cfg.Timeout)
 	if herr == nil {
 		if herr = s.reconnect(heir); herr != nil {

@@ -8,7 +8,8 @@ import (
 
 // A command of a cluster run's mix with mix.PlaceholderTag goes where
 // its tag says, as in redis-benchmark's cluster mode: element p of the
-// group's stream goes to the master of index k mod masters, k the
+// group's stream goes to the master (never a replica, reads included) of
+// index k mod masters, k the
 // element's first key when the command has one (so that a key's reads
 // find its writes under the same tag), else p. Each socket replaces the
 // tag with one of its master's (cluster.FindTag), found again when its
@@ -54,8 +55,8 @@ func (c *conn) drawTagged(pos uint64, ci int) (element, int32) {
 		e.key = c.cmdKeys[ci].gen.Next()
 		pick = e.key
 	}
-	socks := cr.grp.socks
-	return e, socks[pick%uint64(len(socks))].route.node
+	masters := cr.grp.socks[:cr.grp.masters] // the first of socks; replicas follow
+	return e, masters[pick%uint64(len(masters))].route.node
 }
 
 // tagExtra returns the sequence of the other keys of command ci's

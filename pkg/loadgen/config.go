@@ -153,6 +153,15 @@ type Config struct {
 	// ClusterSeeds are the addresses the slot map is read from, the first
 	// that answers; Addr when empty.
 	ClusterSeeds []string `json:"-"`
+	// ReadFromReplicas, with Cluster, sends each read to a replica of
+	// its key's slot (the replicas CLUSTER SLOTS lists, in turn), each
+	// replica connection sending READONLY first; writes go to the
+	// masters. A slot range without a replica is read from its master.
+	ReadFromReplicas bool `json:"read_from_replicas,omitempty"`
+	// Replicas, without Cluster, are servers (host:port) that replicate
+	// Addr: reads go to them, in turn, and writes to Addr. Each
+	// connection is then a socket to Addr and one to every replica.
+	Replicas []string `json:"replicas,omitempty"`
 
 	// Mode is the request mix.
 	Mode Mode `json:"mode"`
@@ -182,7 +191,7 @@ type Config struct {
 	Pipeline int `json:"pipeline"`
 	// Connections is the number of connections, spread over Threads worker
 	// threads (never more threads than connections, or in cluster mode
-	// than connections × masters). With Segments > 1 it
+	// or with replicas than their sockets). With Segments > 1 it
 	// is the total over all agents (raised to Segments if smaller), and
 	// this run opens its share (see Segment).
 	Connections int `json:"connections"`
@@ -376,7 +385,7 @@ func (c Config) derive() Config {
 	}
 	// A cluster run has a socket per connection and master, the masters
 	// unknown yet: dialCluster leaves threads beyond the sockets idle.
-	if local := c.LocalConnections(); c.Threads > local && local > 0 && !c.Cluster {
+	if local := c.LocalConnections(); c.Threads > local && local > 0 && !c.Cluster && len(c.Replicas) == 0 {
 		c.Threads = local
 	}
 	if c.KeyPattern == "" {
@@ -490,6 +499,7 @@ func (c Config) Normalize() (Config, error) {
 		bad("reconnect: a cluster run follows its masters' failovers by itself")
 	}
 	errs = append(errs, c.endpointErrors()...)
+	errs = append(errs, c.replicaErrors()...)
 	errs = append(errs, c.dataErrors()...)
 	if c.Segments < 1 || c.Segments > 1<<16 {
 		bad("segments %d: want 1 to %d", c.Segments, 1<<16)

@@ -480,7 +480,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		if i := bytes.IndexByte(word, ' '); i >= 0 {
 			word = word[:i]
 		}
-		if c.route != nil && cluster.IsRedirect(word) {
+		if c.route != nil && c.route.sides != nil && cluster.IsRedirect(word) {
 			reply, err := c.resend(s, r.Data)
 			if err != nil {
 				return n, fmt.Errorf("connection %d: %w", c.id, err)

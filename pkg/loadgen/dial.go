@@ -23,6 +23,12 @@ import (
 // is raw (not a net.Conn) because the workers drive it with their own
 // epoll loop; TLS runs over it in the same loop (see link).
 func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
+	return dialAs(ctx, addr, cfg, false)
+}
+
+// dialAs is dial, sending READONLY after the handshake when readonly (a
+// cluster replica's socket, replicas.go).
+func dialAs(ctx context.Context, addr string, cfg *Config, readonly bool) (link, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 	fd, remote, err := connectAddr(ctx, addr)
@@ -59,6 +65,16 @@ func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
 			err = tlsconf.ExplainFirstReply(err, len(cfg.TLS.Certificates) > 0)
 		}
 		return link{}, err
+	}
+	if readonly {
+		r, err := roundTrip(rw, resp.AppendCommandString(nil, "READONLY"))
+		if err == nil && r.IsError() {
+			err = fmt.Errorf("server replied %q", r.Data)
+		}
+		if err != nil {
+			unix.Close(fd)
+			return link{}, fmt.Errorf("READONLY: %w", err)
+		}
 	}
 	sc.ctx = nil
 	return l, nil

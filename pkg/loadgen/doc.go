@@ -90,6 +90,20 @@
 // flight, else the run fails naming the node. Prefill writes each key to
 // its master, and DBSIZE is summed over the masters.
 //
+// # Where reads go
+//
+// Reads go where writes go, to a single server or to their key's master,
+// unless the run reads from replicas (replicas.go). With
+// Config.ReadFromReplicas a cluster run's groups get a socket to every
+// replica CLUSTER SLOTS lists, which sends READONLY after AUTH, and each
+// read of the stream (the read command of a --mode run, a command of a
+// mix that mix.Reads names) goes to a replica of its key's slot, the
+// reads of one master's slots spread over its replicas in turn; a master
+// without replicas serves its reads, and a warning says so. With
+// Config.Replicas a single server's run is routed as a cluster of one
+// master: its writes go to Addr, its reads to the replicas in turn. The
+// measurement keeps each node's share, the replicas' with role replica.
+//
 // A single server's lost connection fails the run, unless
 // Config.Reconnect: then it is dialled again with a backoff
 // (reconnect.go), its requests in flight dropped and counted as errors.

@@ -15,7 +15,9 @@ import (
 // SendN sends n requests of cmd on cfg's connections, unmeasured: how a
 // workload's reads get their keys before the measurement ("kvbench run
 // --workloads" sends SET for a GET's keys, in keyspace.Sequential order over
-// the keyspace).
+// the keyspace). When the run reads from replicas, SendN returns once
+// they have what it wrote (awaitReplicas; a server that gives no
+// replication offset is not waited for, as Prefill warns).
 func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 	c := cfg
 	c.Commands = []mix.Command{cmd}
@@ -23,7 +25,10 @@ func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 	c.Progress, c.Observe = nil, nil
 	c.Connections = int(min(int64(c.Connections), n))
 	c.Segment, c.Segments = 0, 1
-	_, err := Run(ctx, c)
+	res, err := Run(ctx, c)
+	if err == nil && res.Config.readsReplicas() {
+		_, err = awaitReplicas(ctx, res.Config)
+	}
 	return err
 }
 

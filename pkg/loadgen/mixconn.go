@@ -80,7 +80,10 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 				break
 			}
 			cp := &p.cmds[e.op]
-			if cp.Tagged {
+			if cr := c.route; cr.standalone { // every key drawn for it
+				cr.replay = replayKeys{keys: cr.keys}
+				dst, e.key = cp.Append(dst, cp.Pieces, &cr.replay, 0)
+			} else if cp.Tagged {
 				dst, _ = cp.Append(dst, cp.Pieces, c.tagKeysFor(e, c.tagExtra(e.op)), e.key)
 			} else {
 				dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
@@ -264,7 +267,7 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 	if i := bytes.IndexByte(word, ' '); i >= 0 {
 		word = word[:i]
 	}
-	if c.route != nil && cluster.IsRedirect(word) {
+	if c.route != nil && c.route.sides != nil && cluster.IsRedirect(word) {
 		reply, err := c.resend(s, r.Data)
 		if err != nil {
 			return n, true, fmt.Errorf("connection %d: %w", c.id, err)

@@ -71,7 +71,20 @@ func PrefillConfig(cfg Config) Config {
 // (its Histogram is empty). Progress reports the phase "prefill", in keys.
 // An error reply ends the prefill with a *ReplyError naming the command
 // and its keys, unless cfg.ContinueOnError.
+//
+// When the run reads from replicas (Config.Replicas, ReadFromReplicas),
+// Prefill then waits until they have received the keys (awaitReplicas).
 func Prefill(ctx context.Context, cfg Config) (Result, error) {
+	res, err := prefill(ctx, cfg)
+	if err == nil && res.Config.readsReplicas() {
+		var warns []error
+		warns, err = awaitReplicas(ctx, res.Config)
+		res.Warnings = append(res.Warnings, warns...)
+	}
+	return res, err
+}
+
+func prefill(ctx context.Context, cfg Config) (Result, error) {
 	cfg, err := PrefillConfig(cfg).Normalize()
 	res := Result{Config: cfg}
 	res.Histogram, res.Errors = newHistogram(), map[string]int64{}

@@ -142,8 +142,11 @@ type runner struct {
 	shards int            // a cluster run's masters; 0 otherwise
 	// groups are a cluster run's connections, by global index: each a
 	// socket per master (clusterconn.go); nil entries for other
-	// segments'.
+	// segments'. A single server's run with replicas has them too.
 	groups []*group
+	// alone are the masters without a replica of a run that reads from
+	// replicas: their reads go to them (replicas.go).
+	alone []string
 
 	stop    atomic.Bool
 	errOnce sync.Once
@@ -179,7 +182,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 		}
 		r.workers = append(r.workers, w)
 	}
-	if cfg.Cluster {
+	if cfg.Cluster || len(cfg.Replicas) > 0 {
 		if err := r.dialCluster(ctx); err != nil {
 			r.close()
 			return nil, err
@@ -428,6 +431,7 @@ func (r *runner) collect(ph *phase) Result {
 			m.Histogram.Merge(n.Histogram)
 		}
 		m.Shards = r.shards
+		m.Warnings = append(m.Warnings, r.replicaWarnings(&res)...)
 	}
 	m.Elapsed = time.Duration(end - ph.start)
 	m.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)

@@ -147,8 +147,10 @@ type Result struct {
 	SendLag *hdrhistogram.Histogram
 	// Commands is each command's share of a command mix; nil otherwise.
 	Commands []Command
-	// Nodes is each master's share of a cluster run, in slot order; nil
-	// otherwise. Their requests sum to Requests.
+	// Nodes is each master's share of a cluster run, in slot order, then
+	// each replica's that reads went to (a single server's run with
+	// replicas: the server's, then the replicas'); nil otherwise. Their
+	// requests sum to Requests.
 	Nodes []Node
 	// Warnings are findings that do not fail the phase: the first verify
 	// failures, a schedule not kept, agents that did not overlap.
@@ -196,12 +198,16 @@ type Command struct {
 	Percentiles []float64
 }
 
-// Node is one master's share of a cluster run: the requests sent on the
-// connections to it, whatever node a redirect resent them to.
+// Node is one server's share of a run over several: a cluster's master,
+// or a replica reads went to (a cluster's or a single server's, whose
+// own share is a master's): the requests sent on the connections to it,
+// whatever node a redirect resent them to.
 type Node struct {
-	// Addr is the master's address, host:port; Role is "master".
+	// Addr is the server's address, host:port; Role is "master" or
+	// "replica".
 	Addr, Role string
-	// Slots is the number of hash slots it served at the end.
+	// Slots is the number of hash slots it served at the end (a
+	// replica: its master's; 0 for a single server).
 	Slots int
 	// Requests is the replies received on its connections; Moved and Ask
 	// the redirects it replied.

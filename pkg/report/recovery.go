@@ -45,33 +45,54 @@ type RecoveryRow struct {
 	// those lost.
 	AckedWrites int64 `json:"acked_writes"`
 	AckedLost   int64 `json:"acked_lost"`
+	// LostWindowS is the widest lost window of its rounds (lost_window_s):
+	// how long before the crash the oldest lost write was acknowledged;
+	// missing when no round lost any.
+	LostWindowS Figure `json:"lost_window_s"`
 	// Broken is set when the strategy lost acknowledged writes its policy
-	// promises to keep.
+	// promises to keep, or (everysec) writes older than EverysecWindow.
 	Broken bool `json:"broken_promise,omitempty"`
 
 	recovery, keys, mb []float64
+	window             float64 // the widest lost window; 0 for none
+	// unknownWindow: a round lost writes without a lost window (a file
+	// written before the column), so the window cannot be held to its
+	// bound.
+	unknownWindow bool
 }
 
 // The promises of the persistence policies on a process crash (kill -9):
 // a log written before the acknowledgement is in the OS's page cache,
 // which outlives the process, whatever its fsync policy.
+// Redis's everysec is the exception: while a background fsync is slow it
+// postpones writing its log, for up to 2 s, and still acknowledges, so a
+// crash then loses the writes of that wait (EverysecWindow).
 const (
-	PromiseAll     = "everything may be lost"
-	PromiseNothing = "nothing lost on a process crash"
-	PromiseSince   = "writes since the last snapshot may be lost"
+	PromiseAll       = "everything may be lost"
+	PromiseNothing   = "nothing lost on a process crash"
+	PromiseSlowFsync = "nothing lost on a process crash, unless an fsync is slow: then up to the last 2 s"
+	PromiseSince     = "writes since the last snapshot may be lost"
 )
 
 // The promises of the persistence policies on a power loss, which loses
 // what the OS had not written to the disk: a log fsynced before each
 // acknowledgement keeps every write, one fsynced every second loses about
 // the last second's, one never fsynced what the OS had not written back.
-// Only PromiseNothingPower is checked: the recovery stream lasts about a
-// second, so an everysec log's second may be all of it.
+// PromiseNothingPower is checked against the writes lost, PromiseSecond
+// against the lost window (EverysecWindow); what the OS had not written
+// depends on the OS.
 const (
 	PromiseNothingPower = "nothing lost on a power loss"
 	PromiseSecond       = "about the last second of writes may be lost"
 	PromiseUnwritten    = "what the OS had not written may be lost"
 )
+
+// EverysecWindow is the widest lost window a log fsynced every second is
+// allowed: on a power loss its second, and the second an fsync may take
+// before the next one starts, as Redis documents for appendfsync everysec;
+// on a process crash the 2 s Redis holds its writes back while an fsync is
+// slow.
+const EverysecWindow = 2.0
 
 // PowerPromise returns what persistence policy p promises on a power
 // loss; "" for a policy it does not know.
@@ -102,8 +123,10 @@ func Promise(p string) string {
 	switch p {
 	case "none":
 		return PromiseAll
-	case "no", "everysec", "always":
+	case "no", "always":
 		return PromiseNothing
+	case "everysec":
+		return PromiseSlowFsync
 	case "rdb":
 		return PromiseSince
 	}
@@ -139,6 +162,11 @@ func (b *builder) recoveryRow(r *results.Row, pos results.Pos) {
 	if r.AckedLost != nil {
 		rr.AckedLost += *r.AckedLost
 	}
+	if r.LostWindowS != nil {
+		rr.window = max(rr.window, *r.LostWindowS)
+	} else if r.AckedLost != nil && *r.AckedLost > 0 {
+		rr.unknownWindow = true
+	}
 	if r.RecoveryS == nil {
 		rr.Empty++
 		return
@@ -165,7 +193,12 @@ func (b *builder) recoveryTables() {
 			b.rep.Recovery = append(b.rep.Recovery, t)
 		}
 		rr.RecoveryS, rr.KeysPerS, rr.MBPerS = medianFigure(rr.recovery), medianFigure(rr.keys), medianFigure(rr.mb)
-		rr.Broken = (rr.Promise == PromiseNothing || rr.Promise == PromiseNothingPower) && rr.AckedLost > 0
+		rr.LostWindowS = missing
+		if rr.window > 0 {
+			rr.LostWindowS = fig(rr.window)
+		}
+		rr.Broken = (rr.Promise == PromiseNothing || rr.Promise == PromiseNothingPower) && rr.AckedLost > 0 ||
+			(rr.Promise == PromiseSecond || rr.Promise == PromiseSlowFsync) && (rr.window > EverysecWindow || rr.unknownWindow)
 		t.Rows = append(t.Rows, rr)
 	}
 	slices.SortFunc(b.rep.Recovery, func(x, y *RecoveryTable) int { return cmp.Compare(x.Target, y.Target) })
@@ -181,8 +214,11 @@ func (b *builder) recoveryTables() {
 		})
 		for _, rr := range t.Rows {
 			if rr.Broken {
-				b.warnOther("acknowledged writes lost on a crash by a strategy whose policy promises to keep them (recovery table)",
-					fmt.Sprintf("%s %s (%s crash): %d of %d", t.Target, rr.Strategy, rr.Crash, rr.AckedLost, rr.AckedWrites))
+				what := fmt.Sprintf("%s %s (%s crash): %d of %d", t.Target, rr.Strategy, rr.Crash, rr.AckedLost, rr.AckedWrites)
+				if (rr.Promise == PromiseSecond || rr.Promise == PromiseSlowFsync) && !rr.unknownWindow {
+					what += fmt.Sprintf(", acknowledged up to %.2fs before the crash, past its %.0fs", rr.window, EverysecWindow)
+				}
+				b.warnOther("acknowledged writes lost on a crash by a strategy whose policy promises to keep them (recovery table)", what)
 			}
 		}
 	}
@@ -198,14 +234,14 @@ func medianFigure(xs []float64) Figure {
 
 // recoveryLabels are the words of the recovery section, by language.
 var recoveryLabels = map[string]struct {
-	title, crash, rounds, recovery, keys, mb, acked, lost, promise, empty, legend string
+	title, crash, rounds, recovery, keys, mb, acked, lost, window, promise, empty, legend string
 }{
-	LangEN: {"Recovery after kill -9", "crash", "rounds", "recovery s", "keys/s", "MB/s", "acked writes", "acked lost", "promise",
+	LangEN: {"Recovery after kill -9", "crash", "rounds", "recovery s", "keys/s", "MB/s", "acked writes", "acked lost", "lost window s", "promise",
 		"came back empty",
-		"Each round fills the keyspace, writes a stream of acknowledged writes (a key per write, and a counter per connection), kills the server's process group with SIGKILL amid the stream and starts it again on its files. recovery s: from the start of the new process to its answer to a read of a key it had (median over the rounds that have it); keys/s and MB/s: the keys it holds and the size of its log or snapshot over that time; acked writes: the writes acknowledged before the kill, summed over the rounds; acked lost: those missing or older after the restart. came back empty: the server answered without the dataset, so there is no recovery to time. crash: process, the OS kept what the server had written; power (run --power-loss), its directory was on a file system that then dropped what the server had not fsynced, as a power loss does."},
-	LangZH: {"kill -9 后的恢复", "崩溃", "轮次", "恢复 s", "键/s", "MB/s", "已确认写入", "丢失的已确认写入", "承诺",
+		"Each round fills the keyspace, writes a stream of acknowledged writes (a key per write, and a counter per connection), kills the server's process group with SIGKILL amid the stream and starts it again on its files. recovery s: from the start of the new process to its answer to a read of a key it had (median over the rounds that have it); keys/s and MB/s: the keys it holds and the size of its log or snapshot over that time; acked writes: the writes acknowledged before the kill, summed over the rounds; acked lost: those missing or older after the restart; lost window s: how long before the crash the oldest lost write was acknowledged (the widest of the rounds). came back empty: the server answered without the dataset, so there is no recovery to time. crash: process, the OS kept what the server had written; power (run --power-loss), its directory was on a file system that then dropped what the server had not fsynced, as a power loss does."},
+	LangZH: {"kill -9 后的恢复", "崩溃", "轮次", "恢复 s", "键/s", "MB/s", "已确认写入", "丢失的已确认写入", "丢失窗口 s", "承诺",
 		"重启后为空",
-		"每轮先填充键空间，再写入一串已确认的写入（每次写一个键，每个连接一个计数器），在写入过程中以 SIGKILL 杀死服务端进程组，然后在其原有文件上重新启动。恢复 s：从新进程启动到它对一个已有键的读取作出应答（有该值的轮次的中位数）；键/s 与 MB/s：它持有的键数与日志或快照文件大小除以该时间；已确认写入：kill 之前已确认的写入（各轮之和）；丢失的已确认写入：重启后缺失或变旧的写入。重启后为空：服务端应答时已没有数据集，无恢复时间可言。崩溃：process 为进程崩溃，操作系统保留了服务端已写入的内容；power（run --power-loss）为断电，其目录所在的文件系统随后丢弃了服务端未 fsync 的内容。"},
+		"每轮先填充键空间，再写入一串已确认的写入（每次写一个键，每个连接一个计数器），在写入过程中以 SIGKILL 杀死服务端进程组，然后在其原有文件上重新启动。恢复 s：从新进程启动到它对一个已有键的读取作出应答（有该值的轮次的中位数）；键/s 与 MB/s：它持有的键数与日志或快照文件大小除以该时间；已确认写入：kill 之前已确认的写入（各轮之和）；丢失的已确认写入：重启后缺失或变旧的写入；丢失窗口 s：丢失的写入中最早的一个在崩溃前多久被确认（各轮中最宽者）。重启后为空：服务端应答时已没有数据集，无恢复时间可言。崩溃：process 为进程崩溃，操作系统保留了服务端已写入的内容；power（run --power-loss）为断电，其目录所在的文件系统随后丢弃了服务端未 fsync 的内容。"},
 }
 
 // recovery writes the recovery tables, if any: one per target.
@@ -236,9 +272,9 @@ func (m *mdWriter) recovery(tabs []*RecoveryTable, lang string) {
 				acked, lostCell = strconv.FormatInt(r.AckedWrites, 10), lost
 			}
 			rows = append(rows, []string{r.Strategy, r.Persistence, r.Crash, strconv.Itoa(r.Rounds), rec, r.KeysPerS.String(), r.MBPerS.String(),
-				acked, lostCell, r.Promise})
+				acked, lostCell, r.LostWindowS.String(), r.Promise})
 		}
-		m.table([]string{l.strategy, l.persistence, rl.crash, rl.rounds, rl.recovery, rl.keys, rl.mb, rl.acked, rl.lost, rl.promise}, "lllrrrrrrl", rows)
+		m.table([]string{l.strategy, l.persistence, rl.crash, rl.rounds, rl.recovery, rl.keys, rl.mb, rl.acked, rl.lost, rl.window, rl.promise}, "lllrrrrrrrl", rows)
 	}
 	m.printf("\n%s\n", rl.legend)
 }

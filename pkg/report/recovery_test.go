@@ -30,10 +30,13 @@ func TestRecoveryTable(t *testing.T) {
 		row("persist_no", "no", 2, f(0.25), 100, 0),
 		row("persist_no", "no", 3, f(1), 100, 0),
 		row("nopersist", "none", 1, nil, 80, 80),
-		row("persist_everysec", "everysec", 1, f(0.2), 90, 3),
+		row("persist_everysec", "everysec", 1, f(0.2), 90, 3), // lost, and no window to hold to its bound
+		row("aof_everysec", "everysec", 1, f(0.3), 90, 3),
+		row("aof_everysec", "everysec", 2, f(0.3), 90, 0),
 		failed,
 		{Target: "kvstore", Strategy: "nopersist", Persistence: "none", Mode: "set", Round: 1, Attempt: 1, Status: results.StatusOK, QPS: 1000},
 	}
+	rows[5].LostWindowS = f(0.069) // aof_everysec's round 1
 	rep, err := Build(rows, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +50,7 @@ func TestRecoveryTable(t *testing.T) {
 		order = append(order, r.Strategy)
 		by[r.Strategy] = r
 	}
-	if got := strings.Join(order, " "); got != "nopersist persist_no persist_everysec persist_always" {
+	if got := strings.Join(order, " "); got != "nopersist persist_no aof_everysec persist_everysec persist_always" {
 		t.Errorf("order %s: want by persistence", got)
 	}
 	if r := by["persist_no"]; r.Rounds != 3 || r.RecoveryS != 0.5 || r.KeysPerS != 2000 || r.MBPerS != 4 || r.AckedWrites != 300 || r.AckedLost != 0 || r.Broken || r.Promise != PromiseNothing {
@@ -55,6 +58,9 @@ func TestRecoveryTable(t *testing.T) {
 	}
 	if r := by["nopersist"]; r.Empty != 1 || r.RecoveryS.Valid() || r.AckedLost != 80 || r.Broken || r.Promise != PromiseAll {
 		t.Errorf("nopersist %+v: want came back empty, no recovery time, 80 lost as promised", r)
+	}
+	if r := by["aof_everysec"]; r.Broken || r.Promise != PromiseSlowFsync || r.LostWindowS.String() != "0.07" {
+		t.Errorf("aof_everysec %+v: want 3 lost in its last 0.07 s, as a slow fsync allows", r)
 	}
 	if r := by["persist_everysec"]; !r.Broken {
 		t.Errorf("persist_everysec %+v: want a broken promise", r)
@@ -83,21 +89,27 @@ func TestRecoveryTable(t *testing.T) {
 // everysec or no log that lost some is not.
 func TestRecoveryTablePowerLoss(t *testing.T) {
 	n := func(x int64) *int64 { return &x }
-	row := func(strategy, persistence, crash string, acked, lost int64) results.Row {
-		return results.Row{Target: "redis", Strategy: strategy, Persistence: persistence, Mode: results.ModeRecovery, Crash: crash,
+	row := func(strategy, persistence, crash string, acked, lost int64, window float64) results.Row {
+		r := results.Row{Target: "redis", Strategy: strategy, Persistence: persistence, Mode: results.ModeRecovery, Crash: crash,
 			Round: 1, Attempt: 1, Status: results.StatusOK, AckedWrites: n(acked), AckedLost: n(lost)}
+		if window > 0 {
+			r.LostWindowS = &window
+		}
+		return r
 	}
 	rep, err := Build([]results.Row{
-		row("aof_always", "always", results.CrashPower, 100, 2),
-		row("aof_always", "always", "", 100, 0), // written before the crash column: a process crash
-		row("aof_everysec", "everysec", results.CrashPower, 100, 60),
-		row("aof_no", "no", results.CrashPower, 100, 100),
+		row("aof_always", "always", results.CrashPower, 100, 2, 0.01),
+		row("aof_always", "always", "", 100, 0, 0), // written before the crash column: a process crash
+		row("aof_everysec", "everysec", results.CrashPower, 100, 60, 1.2),
+		row("aof_everysec", "everysec", results.CrashPower, 100, 30, 0.6),
+		row("kvstore_everysec", "everysec", results.CrashPower, 100, 90, 2.5), // past its window
+		row("aof_no", "no", results.CrashPower, 100, 100, 2.9),
 	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Recovery) != 1 || len(rep.Recovery[0].Rows) != 4 {
-		t.Fatalf("recovery tables %+v: want one of 4 rows", rep.Recovery)
+	if len(rep.Recovery) != 1 || len(rep.Recovery[0].Rows) != 5 {
+		t.Fatalf("recovery tables %+v: want one of 5 rows", rep.Recovery)
 	}
 	by := map[[2]string]*RecoveryRow{}
 	for _, r := range rep.Recovery[0].Rows {
@@ -106,16 +118,18 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 	cases := []struct {
 		strategy, crash, promise string
 		broken                   bool
+		window                   string // the widest of the rounds
 	}{
-		{"aof_always", results.CrashPower, PromiseNothingPower, true},
-		{"aof_always", results.CrashProcess, PromiseNothing, false},
-		{"aof_everysec", results.CrashPower, PromiseSecond, false},
-		{"aof_no", results.CrashPower, PromiseUnwritten, false},
+		{"aof_always", results.CrashPower, PromiseNothingPower, true, "0.01"},
+		{"aof_always", results.CrashProcess, PromiseNothing, false, missing.String()},
+		{"aof_everysec", results.CrashPower, PromiseSecond, false, "1.20"},
+		{"kvstore_everysec", results.CrashPower, PromiseSecond, true, "2.50"},
+		{"aof_no", results.CrashPower, PromiseUnwritten, false, "2.90"},
 	}
 	for _, c := range cases {
 		r := by[[2]string{c.strategy, c.crash}]
-		if r == nil || r.Promise != c.promise || r.Broken != c.broken {
-			t.Errorf("%s %s: %+v: want promise %q, broken %v", c.strategy, c.crash, r, c.promise, c.broken)
+		if r == nil || r.Promise != c.promise || r.Broken != c.broken || r.LostWindowS.String() != c.window {
+			t.Errorf("%s %s: %+v: want promise %q, broken %v, lost window %s", c.strategy, c.crash, r, c.promise, c.broken, c.window)
 		}
 	}
 	var md bytes.Buffer
@@ -123,7 +137,8 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"| aof_always   | always      | power ", "aof_always (power crash): 2 of 100", PromiseSecond} {
+	for _, want := range []string{"| aof_always       | always      | power ", "aof_always (power crash): 2 of 100", PromiseSecond,
+		"lost window s", "kvstore_everysec (power crash): 90 of 100, acknowledged up to 2.50s before the crash, past its 2s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}

@@ -223,6 +223,11 @@ type Row struct {
 	// had not synced dropped: "run --power-loss"). Empty for other modes,
 	// and in files written before, where it was a process crash.
 	Crash string `csv:"crash" json:"crash,omitempty"`
+	// LostWindowS is, on a recovery row that lost acknowledged writes,
+	// how long before the crash the oldest of them was acknowledged, in
+	// seconds: the window of writes the policy lost (an everysec log's
+	// second). Empty when none was lost, and in files written before.
+	LostWindowS *float64 `csv:"lost_window_s" json:"lost_window_s,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,11 @@ import (
 // server is killed once Options.Requests writes are acknowledged, or once
 // the stream has run this long, whichever comes first.
 const RecoveryStream = time.Second
+
+// PowerLossStream is RecoveryStream for a power loss: long enough that a
+// log fsynced every second loses only the end of it, so that the row's
+// lost window shows how much.
+const PowerLossStream = 3 * time.Second
 
 // recoveryPrefix starts the keys a recovery attempt writes after the
 // prefill: its probe key and each connection's keys and counter.
@@ -55,6 +61,11 @@ type recoveryStream struct {
 	counters []int64
 	// incrs counts the acknowledged INCRs.
 	incrs int64
+	// setAt[c][seq] and incrAt[c][seq] are when connection c's SET of
+	// key seq and its INCR to seq+1 were acknowledged, and killed when
+	// the server was killed: the lost window is measured with them.
+	setAt, incrAt [][]time.Time
+	killed        time.Time
 }
 
 func (s *recoveryStream) acked() int64 {
@@ -89,10 +100,14 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	dir := site.dir
 	info := inst.Info()
 	copts := control.Options{Password: sc.Desc.Password, TLS: info.TLS, Timeout: r.o.Timeout}
-	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd); err != nil {
+	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd, sc.Strategy.Persistence == snapshotPolicy); err != nil {
 		return inst, serverError(inst, err)
 	}
-	stream, err := r.writeAndKill(ctx, sc, inst, copts)
+	length := RecoveryStream
+	if site.fs != nil {
+		length = PowerLossStream
+	}
+	stream, err := r.writeAndKill(ctx, sc, inst, copts, length)
 	if err != nil {
 		return inst, err
 	}
@@ -122,11 +137,15 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	if err != nil {
 		return inst2, serverError(inst2, err)
 	}
-	lost, err := countLost(ctx, c, sc.Desc.GetCmd, stream)
+	lost, oldest, err := countLost(ctx, c, sc.Desc.GetCmd, stream)
 	if err != nil {
 		return inst2, serverError(inst2, fmt.Errorf("reading the acknowledged writes back: %w", err))
 	}
 	row.AckedLost = &lost
+	if lost > 0 {
+		w := stream.killed.Sub(oldest).Seconds()
+		row.LostWindowS = &w
+	}
 	if !back {
 		return inst2, nil // the dataset is gone: no recovery to time
 	}
@@ -146,8 +165,20 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	return inst2, nil
 }
 
-// setProbe writes the probe key.
-func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string) error {
+// snapshotPolicy is the persistence of the strategies that keep snapshots
+// and no log: their recovery loads the last snapshot.
+const snapshotPolicy = "rdb"
+
+// setProbe writes the probe key, and with snapshot takes a snapshot (SAVE)
+// of the prefilled dataset: the one its periodic snapshots would have
+// taken by then, which the restart loads, losing the stream of writes
+// that follows as the policy allows. Without it the restart would find no
+// snapshot and time nothing. Writing the snapshot may take as long as
+// loading it: it gets the time a server gets to start.
+func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string, snapshot bool) error {
+	if snapshot {
+		copts.Timeout = max(copts.Timeout, r.o.ReadyTimeout)
+	}
 	c, err := control.Dial(ctx, addr, copts)
 	if err != nil {
 		return fmt.Errorf("recovery: %w", err)
@@ -156,14 +187,20 @@ func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, 
 	if _, err := c.Do(ctx, setCmd, recoveryProbe, "probe"); err != nil {
 		return fmt.Errorf("recovery: write the probe key: %w", err)
 	}
+	if snapshot {
+		if _, err := c.Do(ctx, "SAVE"); err != nil {
+			return fmt.Errorf("recovery: snapshot the prefilled dataset (SAVE): %w", err)
+		}
+	}
 	return nil
 }
 
 // writeAndKill runs one writer per connection, each writing its keys and
 // incrementing its counter in turn, one request at a time, and kills the
 // server once Options.Requests writes are acknowledged or RecoveryStream
-// has passed. The writers then stop on their lost connections.
-func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instance, copts control.Options) (*recoveryStream, error) {
+// (or stream, when given) has passed. The writers then stop on their lost
+// connections.
+func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instance, copts control.Options, stream time.Duration) (*recoveryStream, error) {
 	n := max(r.o.Connections, 1)
 	addr := inst.Info().Addr
 	conns := make([]*control.Conn, n)
@@ -181,7 +218,8 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 		}
 		conns[i] = c
 	}
-	s := &recoveryStream{sets: make([]int64, n), counters: make([]int64, n)}
+	s := &recoveryStream{sets: make([]int64, n), counters: make([]int64, n),
+		setAt: make([][]time.Time, n), incrAt: make([][]time.Time, n)}
 	incrs := make([]int64, n)
 	var (
 		total  atomic.Int64
@@ -203,6 +241,7 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 					return
 				}
 				s.sets[i] = seq + 1
+				s.setAt[i] = append(s.setAt[i], time.Now())
 				v, err := c.Do(wctx, "INCR", recoveryCounter(i))
 				if err != nil {
 					errs[i] = err
@@ -211,6 +250,7 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 				if x, ok := v.(int64); ok {
 					s.counters[i] = x
 				}
+				s.incrAt[i] = append(s.incrAt[i], time.Now())
 				incrs[i]++
 				if t := total.Add(2); r.o.Requests > 0 && t >= r.o.Requests {
 					once.Do(func() { close(enough) })
@@ -218,7 +258,7 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 			}
 		}()
 	}
-	timer := time.NewTimer(RecoveryStream)
+	timer := time.NewTimer(cmp.Or(stream, RecoveryStream))
 	defer timer.Stop()
 	writersDone := make(chan struct{})
 	go func() { wg.Wait(); close(writersDone) }()
@@ -229,6 +269,7 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 	case <-ctx.Done():
 	}
 	exited := inst.Err() // the server died before the kill: on its own
+	s.killed = time.Now()
 	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
 	kerr := target.Kill(kctx, inst)
 	kcancel()
@@ -311,9 +352,15 @@ func readProbe(ctx context.Context, c *control.Conn, getCmd string) (bool, error
 
 // countLost reads every acknowledged write back: a key missing or with
 // another value is one write lost, a counter below its acknowledged value
-// as many as it is below.
-func countLost(ctx context.Context, c *control.Conn, getCmd string, s *recoveryStream) (int64, error) {
-	var lost int64
+// as many as it is below. oldest is when the oldest of the lost writes
+// was acknowledged.
+func countLost(ctx context.Context, c *control.Conn, getCmd string, s *recoveryStream) (lost int64, oldest time.Time, err error) {
+	lostAt := func(t time.Time) {
+		if oldest.IsZero() || t.Before(oldest) {
+			oldest = t
+		}
+	}
+	var at []time.Time // when each write of the batch was acknowledged
 	var req []byte
 	var want []string
 	flush := func() error {
@@ -331,24 +378,26 @@ func countLost(ctx context.Context, c *control.Conn, getCmd string, s *recoveryS
 			}
 			if v != want[i] {
 				lost++
+				lostAt(at[i])
 			}
 		}
-		req, want = req[:0], want[:0]
+		req, want, at = req[:0], want[:0], at[:0]
 		return nil
 	}
 	for conn, n := range s.sets {
 		for seq := range n {
 			req = resp.AppendCommandString(req, getCmd, recoveryKey(conn, seq))
 			want = append(want, recoveryValue(conn, seq))
+			at = append(at, s.setAt[conn][seq])
 			if len(want) == recoveryReadBatch {
 				if err := flush(); err != nil {
-					return 0, err
+					return 0, oldest, err
 				}
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return 0, err
+		return 0, oldest, err
 	}
 	for conn, acked := range s.counters {
 		if acked == 0 {
@@ -356,17 +405,21 @@ func countLost(ctx context.Context, c *control.Conn, getCmd string, s *recoveryS
 		}
 		v, err := c.Do(ctx, "GET", recoveryCounter(conn))
 		if err != nil {
-			return 0, err
+			return 0, oldest, err
 		}
 		got := int64(0)
 		if str, ok := v.(string); ok {
 			if got, err = strconv.ParseInt(str, 10, 64); err != nil {
-				return 0, fmt.Errorf("counter %s: %q is not a number", recoveryCounter(conn), str)
+				return 0, oldest, fmt.Errorf("counter %s: %q is not a number", recoveryCounter(conn), str)
 			}
 		}
-		lost += max(acked-got, 0)
+		if got < acked {
+			lost += acked - got
+			// The increment to got+1 is the oldest lost.
+			lostAt(s.incrAt[conn][max(got, 0)])
+		}
 	}
-	return lost, nil
+	return lost, oldest, nil
 }
 
 // dbsize is the number of keys the server holds.
@@ -440,6 +493,9 @@ func recoveryLine(r results.Row) string {
 	}
 	if r.AckedWrites != nil && r.AckedLost != nil {
 		fmt.Fprintf(&b, ", %s of %s acknowledged writes lost", thousands(float64(*r.AckedLost)), thousands(float64(*r.AckedWrites)))
+	}
+	if r.LostWindowS != nil {
+		fmt.Fprintf(&b, " (acknowledged in the last %.3fs)", *r.LostWindowS)
 	}
 	return b.String()
 }

@@ -7,8 +7,9 @@
 // Redirects are rare (a slot being moved): a redirected request is resent
 // on a blocking side connection (Sides, the control client) to the node
 // named, off the engine's event loop path; its latency includes the
-// detour. The engine keeps one socket per master for each connection and
-// draws each key's socket from the Route.
+// detour. The engine keeps one socket per master for each connection (and
+// one per replica when it reads from them, replicas.go) and draws each
+// key's socket from the Route.
 package cluster
 
 import (
@@ -61,6 +62,11 @@ type Route struct {
 	// redirects counts, under mu, the MOVED and ASK replies of each node
 	// (by index) this phase.
 	redirects [][2]int64
+	// reps are the replicas of each master, by node index, that reads go
+	// to (replicas.go); fixed once set. masterOf is, under mu, each
+	// replica's master (-1 for other nodes).
+	reps     [][]int32
+	masterOf []int32
 }
 
 // maxSlotCache bounds the keyspace whose slots a Route caches (2 bytes
@@ -155,6 +161,9 @@ type NodeState struct {
 	Addr       string
 	Slots      int   // the slots it serves
 	Moved, Ask int64 // the redirects it replied this phase
+	// Master is, for a replica that reads go to (AddReplicas), its
+	// master's index; -1 for every other node.
+	Master int32
 }
 
 // EndPhase returns every node's state, in index order, and the phase's
@@ -162,7 +171,10 @@ type NodeState struct {
 func (rt *Route) EndPhase() (nodes []NodeState, moved, ask int64) {
 	rt.mu.Lock()
 	for i, a := range rt.addrs {
-		n := NodeState{Addr: a}
+		n := NodeState{Addr: a, Master: -1}
+		if i < len(rt.masterOf) {
+			n.Master = rt.masterOf[i]
+		}
 		if i < len(rt.redirects) {
 			n.Moved, n.Ask = rt.redirects[i][0], rt.redirects[i][1]
 		}

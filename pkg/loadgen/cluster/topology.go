@@ -22,6 +22,10 @@ type Topology struct {
 	// Replicas is the number of replicas CLUSTER SLOTS lists for each of
 	// Masters (the most over its slot ranges).
 	Replicas []int
+	// ReplicaAddrs are the addresses of each of Masters' replicas,
+	// host:port, in the order CLUSTER SLOTS first lists them over the
+	// master's slot ranges.
+	ReplicaAddrs [][]string
 }
 
 // FetchTopology reads the slot map with CLUSTER SLOTS from the first of
@@ -93,6 +97,7 @@ func parseSlots(b []byte, seed string) (*Topology, error) {
 			return nil, bad("malformed slot range")
 		}
 		master := ""
+		var replicas []string
 		for k := range e.Int - 2 {
 			nd, err := next()
 			if err != nil {
@@ -113,12 +118,15 @@ func parseSlots(b []byte, seed string) (*Topology, error) {
 				}
 				n += m
 			}
+			h := string(host.Data)
+			if h == "" || h == "?" {
+				h = seedHost
+			}
+			addr := net.JoinHostPort(h, strconv.FormatInt(port.Int, 10))
 			if k == 0 {
-				h := string(host.Data)
-				if h == "" || h == "?" {
-					h = seedHost
-				}
-				master = net.JoinHostPort(h, strconv.FormatInt(port.Int, 10))
+				master = addr
+			} else {
+				replicas = append(replicas, addr)
 			}
 		}
 		idx := slices.Index(t.Masters, master)
@@ -126,8 +134,14 @@ func parseSlots(b []byte, seed string) (*Topology, error) {
 			idx = len(t.Masters)
 			t.Masters = append(t.Masters, master)
 			t.Replicas = append(t.Replicas, 0)
+			t.ReplicaAddrs = append(t.ReplicaAddrs, nil)
 		}
 		t.Replicas[idx] = max(t.Replicas[idx], int(e.Int-3))
+		for _, a := range replicas {
+			if !slices.Contains(t.ReplicaAddrs[idx], a) {
+				t.ReplicaAddrs[idx] = append(t.ReplicaAddrs[idx], a)
+			}
+		}
 		for s := lo.Int; s <= hi.Int; s++ {
 			t.Owner[s] = int16(idx)
 		}

@@ -39,6 +39,9 @@ func TestParseSlots(t *testing.T) {
 	if strings.Join(topo.Masters, ",") != "127.0.0.1:7000,127.0.0.1:7001" || topo.Owner[0] != 0 || topo.Owner[16383] != 1 || topo.Replicas[0] != 1 || topo.Replicas[1] != 0 {
 		t.Errorf("topology %v, owners %d %d, replicas %v", topo.Masters, topo.Owner[0], topo.Owner[16383], topo.Replicas)
 	}
+	if len(topo.ReplicaAddrs) != 2 || strings.Join(topo.ReplicaAddrs[0], ",") != "127.0.0.1:7003" || len(topo.ReplicaAddrs[1]) != 0 {
+		t.Errorf("replica addresses %v, want [[127.0.0.1:7003] []]", topo.ReplicaAddrs)
+	}
 	for _, tc := range []struct{ reply, want string }{
 		{"-ERR This instance has cluster support disabled\r\n", "cluster support disabled"},
 		{"*0\r\n", "no slot is served"},
@@ -70,8 +73,13 @@ func FuzzParseSlots(f *testing.F) {
 				t.Fatalf("slot %d owned by master %d of %d", s, o, len(topo.Masters))
 			}
 		}
-		if len(topo.Replicas) != len(topo.Masters) {
-			t.Fatalf("%d replica counts for %d masters", len(topo.Replicas), len(topo.Masters))
+		if len(topo.Replicas) != len(topo.Masters) || len(topo.ReplicaAddrs) != len(topo.Masters) {
+			t.Fatalf("%d replica counts and %d replica lists for %d masters", len(topo.Replicas), len(topo.ReplicaAddrs), len(topo.Masters))
+		}
+		for i, reps := range topo.ReplicaAddrs {
+			if (len(reps) == 0) != (topo.Replicas[i] == 0) {
+				t.Fatalf("master %d: replica addresses %v, %d replicas counted", i, reps, topo.Replicas[i])
+			}
 		}
 	})
 }

@@ -268,6 +268,10 @@ type Plan struct {
 	// "user:__key__"): a cluster routes the request by that argument.
 	Keyed               bool
 	KeyBefore, KeyAfter string
+	// Read says the command only reads (Reads): a run that reads from
+	// replicas sends it to one. Draws is how many keys a request draws.
+	Read  bool
+	Draws int
 	// Tagged says the command has PlaceholderTag (cluster mode): a
 	// cluster routes the request by its tag, and RandKeyed that it has
 	// a key placeholder whose first draw picks the master.
@@ -294,6 +298,7 @@ func Compile(cmds []Command, s Settings) []Plan {
 			p.FixedKey = len(cmd.Args) > 1 && !strings.Contains(cmd.Args[1], PlaceholderKey) && !strings.Contains(cmd.Args[1], PlaceholderRandInt)
 		}
 		p.Pieces = compileArgs(s, cmd.Args, cmd.Inline, ks.Pattern.PastKeyspace())
+		p.Read, p.Draws = Reads(cmd), Draws(p.Pieces)
 		if len(cmd.Then) > 0 {
 			p.Then = compileArgs(s, cmd.Then, false, ks.Pattern.PastKeyspace())
 		}

@@ -134,6 +134,12 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 	if c.TLS != nil {
 		b.WriteString(" over TLS")
 	}
+	switch {
+	case len(c.Replicas) > 0:
+		fmt.Fprintf(&b, ", reads from replicas %s", strings.Join(c.Replicas, ","))
+	case c.ReadFromReplicas:
+		b.WriteString(", reads from replicas")
+	}
 	b.WriteString("\n")
 	if len(c.Commands) > 0 {
 		writeMix(&b, c)
@@ -202,9 +208,7 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		fmt.Fprintf(&b, "redirects: moved %d, ask %d\n", r.Moved, r.Ask)
 	}
 	for _, n := range r.Nodes {
-		l := n.Latency
-		fmt.Fprintf(&b, "node %s (%s, %d slots): %d requests, QPS %.2f, latency us p50 %.2f  p99 %.2f  max %.2f, moved %d, ask %d\n",
-			n.Addr, n.Role, n.Slots, n.Requests, n.QPS, l.P50, l.P99, l.Max, n.Moved, n.Ask)
+		writeNode(&b, n, len(c.Replicas) == 0) // a single server's nodes have no slots
 	}
 	fmt.Fprintf(&b, "errors: %s\n", errorList(r.Errors))
 	if r.Reconnects > 0 || c.Reconnect {
@@ -222,6 +226,23 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNode writes a node's line: a cluster node's with its slots and
+// redirects; a node that got no request without figures.
+func writeNode(b *strings.Builder, n measure.Node, cluster bool) {
+	fmt.Fprintf(b, "node %s (%s", n.Addr, n.Role)
+	if cluster {
+		fmt.Fprintf(b, ", %d slots", n.Slots)
+	}
+	fmt.Fprintf(b, "): %d requests", n.Requests)
+	if l := n.Latency; n.Requests > 0 {
+		fmt.Fprintf(b, ", QPS %.2f, latency us p50 %.2f  p99 %.2f  max %.2f", n.QPS, l.P50, l.P99, l.Max)
+	}
+	if cluster {
+		fmt.Fprintf(b, ", moved %d, ask %d", n.Moved, n.Ask)
+	}
+	b.WriteByte('\n')
 }
 
 func loopName(c loadgen.Config) string {

@@ -114,3 +114,34 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTextReplicas: a single server's run with replicas names them
+// on the target line and prints each node's line with its role and no
+// slots; a node that got no request has no figures.
+func TestWriteTextReplicas(t *testing.T) {
+	res := loadgen.Result{Config: loadgen.DefaultConfig()}
+	res.Config.Replicas = []string{"127.0.0.1:7001", "127.0.0.1:7002"}
+	res.Counts = measure.Counts{Requests: 10, Sent: 10, Sets: 10}
+	res.Elapsed = time.Second
+	h := measure.NewHistogram()
+	_ = h.RecordValue(1500)
+	res.Histogram = h
+	res.Nodes = []measure.Node{
+		{Addr: "127.0.0.1:6379", Role: "master", Requests: 10, Histogram: h},
+		{Addr: "127.0.0.1:7001", Role: "replica", Histogram: measure.NewHistogram()},
+	}
+	res.Finish()
+	var b strings.Builder
+	if err := WriteText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"target: 127.0.0.1:6379, reads from replicas 127.0.0.1:7001,127.0.0.1:7002\n",
+		"\nnode 127.0.0.1:6379 (master): 10 requests, QPS 10.00, latency us p50 1.50  p99 1.50  max 1.50\n",
+		"\nnode 127.0.0.1:7001 (replica): 0 requests\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
