@@ -25,7 +25,8 @@ func Start(t testing.TB, cfg kvtarget.RedisClusterConfig) kvtarget.Info {
 	s, _ := c.Desc().Strategy("none")
 	tr := &kvtarget.Tracker{}
 	dir := t.TempDir()
-	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: dir, Tracker: tr})
+	// A cluster forms slowly on a loaded machine.
+	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: dir, Tracker: tr, ReadyTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
