@@ -4,39 +4,13 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	kvtarget "github.com/kvbench/kvbench/pkg/target"
 )
-
-// startCluster starts a Redis Cluster of shards masters for the test.
-func startCluster(t *testing.T, shards int) kvtarget.Info {
-	t.Helper()
-	cfg := kvtarget.RedisClusterConfig{Shards: shards}
-	cfg.Bin = testutil.RequireRedisServer(t)
-	c, err := kvtarget.NewRedisCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := c.Desc().Strategy("none")
-	tr := &kvtarget.Tracker{}
-	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: t.TempDir(), Tracker: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := inst.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
-	return inst.Info()
-}
 
 // TestClusterTestNames: the keys carry redis-benchmark's cluster tag
 // after their first word; MSET's ten keys all do.
@@ -68,7 +42,7 @@ func TestClusterTestNames(t *testing.T) {
 // constant keys exist once per master under its tag; the reads find
 // what their preparation wrote.
 func TestTestsCluster(t *testing.T) {
-	info := startCluster(t, 3)
+	info := rediscluster.Start(t, kvtarget.RedisClusterConfig{Shards: 3})
 	cfg := config(info.Addr, 3000, 500, 8, 2, 8, 5)
 	cfg.Cluster = true
 	res, err := RunTests(context.Background(), cfg, Tests)
@@ -127,7 +101,7 @@ func TestTestsCluster(t *testing.T) {
 // TestGetClusterFindsItsFill: GET alone on a cluster reads keys its
 // preparation wrote under the same tags: no miss.
 func TestGetClusterFindsItsFill(t *testing.T) {
-	info := startCluster(t, 3)
+	info := rediscluster.Start(t, kvtarget.RedisClusterConfig{Shards: 3})
 	cfg := config(info.Addr, 2000, 300, 8, 2, 8, 7)
 	cfg.Cluster = true
 	tests, err := ParseTests("get")
