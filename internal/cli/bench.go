@@ -45,6 +45,7 @@ type benchOptions struct {
 	listWorkloads bool
 	tls           tlsconf.Options
 	curve         curveOptions
+	ramp          rampOptions
 	profile       profileFlags
 	endpoint      endpointFlags
 	replicas      replicaFlags
@@ -111,6 +112,7 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --port 6379 --replicas 127.0.0.1:6380,127.0.0.1:6381 --mode get --prefill
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
   kvbench bench --mode get --prefill --connections 50 --pipeline 1 --rates 25%,50%,75%,90% --slo 'p99<1ms'
+  kvbench bench --mode get --prefill --connections-start 10 --connections-step 10 --connections 100 --step-duration 10s
   kvbench bench --port 8888 --duration 60s --metrics-addr 127.0.0.1:9100
   kvbench bench --mode mixed --duration 60s --reconnect --reconnect-attempts 20
   kvbench bench --mode set --random-data --expiry-range 60-600 --value-size 1024
@@ -178,6 +180,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	addBenchClientFlags(f, o)
 	addRESP3Flag(f, c)
 	addCurveFlags(f, &o.curve)
+	addRampFlags(f, &o.ramp)
 	addProfileFlags(f, &o.profile)
 	addTLSFlags(f, &o.tls, "")
 	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
@@ -262,6 +265,9 @@ func (o *benchOptions) validate(f *pflag.FlagSet) error {
 		return err
 	}
 	if err := o.curve.validate(f, o); err != nil {
+		return err
+	}
+	if err := o.ramp.validate(f, o); err != nil {
 		return err
 	}
 	if len(o.Tests) == 0 {
@@ -364,6 +370,9 @@ func runBench(ctx context.Context, o *benchOptions) (err error) {
 	}
 	if o.curve.enabled() {
 		return runCurve(ctx, o)
+	}
+	if o.ramp.enabled() {
+		return runRamp(ctx, o)
 	}
 	res, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live,
 		Quiet: o.quiet, Percentiles: o.percentiles, HDRPrefix: o.hdrPrefix, Log: o.ErrOut})

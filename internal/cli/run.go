@@ -178,6 +178,7 @@ The manual: docs/run.md.`,
 	addRunHistoryFlags(f, &ro.history)
 	addMetricsFlag(f, &ro.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds of every attempt's measured phase, by target, strategy, mode or workload, and command")
 	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
+	addRunEndpointFlags(f, o)
 	return cmd
 }
 

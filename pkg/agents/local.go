@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
@@ -30,7 +31,8 @@ const (
 	localGrace = 2 * time.Second
 )
 
-// BenchArgs returns the "kvbench bench" arguments that run cfg (without
+// BenchArgs returns the "kvbench bench" arguments that run cfg (its
+// address as --host and --port or --socket, its --user and --db; without
 // its password, Progress, segment and start: RunLocal adds those). It is
 // the inverse of bench's flag parsing for every Config field a flag sets.
 // A cfg.TLS goes as the files it was read from, tlsFiles: --tls, --cacert,
@@ -39,12 +41,23 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	if cfg.TLS != nil && !tlsFiles.Enabled {
 		return nil, errors.New("the TLS settings cannot be passed to agents: no files they were read from")
 	}
-	host, port, err := net.SplitHostPort(cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("address %q: %w", cfg.Addr, err)
+	var a []string
+	if path, socket := control.SocketPath(cfg.Addr); socket {
+		a = []string{"bench", "--socket", path}
+	} else {
+		host, port, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("address %q: %w", cfg.Addr, err)
+		}
+		a = []string{"bench", "--host", host, "--port", port}
 	}
-	a := []string{"bench", "--host", host, "--port", port}
 	add := func(name string, v any) { a = append(a, "--"+name, fmt.Sprint(v)) }
+	if cfg.User != "" {
+		add("user", cfg.User)
+	}
+	if cfg.DB > 0 {
+		add("db", cfg.DB)
+	}
 	if len(cfg.Commands) == 0 {
 		add("mode", cfg.Mode)
 	} else if err := addCommands(add, cfg.Commands); err != nil {

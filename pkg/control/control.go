@@ -9,7 +9,7 @@
 // The measured connections are not this package's: the load generator
 // drives raw sockets from its own event loops. They share its handshake
 // (Handshake), so that a password, a user or a database means the same on
-// both.
+// both, and its URIs (ParseURI: redis://, rediss://, unix://).
 //
 // Replies are read as RESP2 or RESP3 alike; Decode gives the RESP3 types
 // the values their RESP2 forms decode to, so that a caller reads a map as

@@ -170,24 +170,33 @@ func (s SLO) Met(l measure.Latency) bool {
 	return true
 }
 
-// Point is one rate's measurement.
+// Point is one rate's measurement, or one step of a connection ramp.
 type Point struct {
-	// Rate is the intended rate, requests per second.
+	// Rate is the intended rate, requests per second; 0 for a ramp's
+	// step in a closed loop.
 	Rate float64
+	// Connections is a ramp step's connection count; 0 in a rate curve,
+	// whose points share the run's.
+	Connections int
 	// Result is the phase's measurement.
 	Result loadgen.Result
 	// Kept: the requests left on schedule (send lag p99 at most
-	// loadgen.MaxSendLag).
+	// loadgen.MaxSendLag); always in a closed loop, which has no schedule.
 	Kept bool
-	// Held: the phase's QPS was within HeldWithin of Rate.
+	// Held: the phase's QPS was within HeldWithin of Rate; always in a
+	// closed loop.
 	Held bool
 	// Met is set by a capacity search: the point's latencies (which
 	// include any send lag) meet its objective.
 	Met bool
 }
 
-// newPoint makes the point of a phase measured at rate.
+// newPoint makes the point of a phase measured at rate (0: in a closed
+// loop).
 func newPoint(rate float64, res loadgen.Result) Point {
+	if rate == 0 {
+		return Point{Result: res, Kept: true, Held: true}
+	}
 	return Point{
 		Rate:   rate,
 		Result: res,
@@ -239,6 +248,68 @@ func Sweep(ctx context.Context, rates []Rate, peak float64, m Measure) ([]Point,
 			return out, fmt.Errorf("rate %.0f/s: %w", rate, err)
 		}
 		out = append(out, newPoint(rate, res))
+	}
+	return out, nil
+}
+
+// Ramp is a staircase of connection counts: Start, Start+Step,
+// Start+2*Step, ... up to Max, Max included.
+type Ramp struct {
+	Start, Step, Max int
+}
+
+// Validate checks the staircase: Start and Step at least 1, Start at most
+// Max.
+func (r Ramp) Validate() error {
+	switch {
+	case r.Start < 1:
+		return fmt.Errorf("start %d: want at least 1", r.Start)
+	case r.Step < 1:
+		return fmt.Errorf("step %d: want at least 1", r.Step)
+	case r.Start > r.Max:
+		return fmt.Errorf("start %d: above the most connections, %d", r.Start, r.Max)
+	}
+	return nil
+}
+
+// Counts returns the connection count of each step: from Start by Step
+// while at most Max, then Max itself when the last step fell short of it.
+func (r Ramp) Counts() []int {
+	if r.Validate() != nil {
+		return nil
+	}
+	var out []int
+	for n := r.Start; n <= r.Max; n += r.Step {
+		out = append(out, n)
+		if n > r.Max-r.Step {
+			break
+		}
+	}
+	if out[len(out)-1] != r.Max {
+		out = append(out, r.Max)
+	}
+	return out
+}
+
+// MeasureConns measures one phase with n connections.
+type MeasureConns func(ctx context.Context, n int) (loadgen.Result, error)
+
+// Sweep measures each step of the ramp in order and returns the points
+// measured until the first error (a step cut short, by an error or by
+// ctx, is not among them).
+func (r Ramp) Sweep(ctx context.Context, m MeasureConns) ([]Point, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	var out []Point
+	for _, n := range r.Counts() {
+		res, err := m(ctx, n)
+		if err != nil {
+			return out, fmt.Errorf("%d connections: %w", n, err)
+		}
+		p := newPoint(res.Config.Rate, res)
+		p.Connections = n
+		out = append(out, p)
 	}
 	return out, nil
 }
@@ -337,15 +408,18 @@ func Search(ctx context.Context, slo SLO, peak float64, m Measure, o SearchOptio
 	return c, nil
 }
 
-// PointJSON is a Point in bench's JSON ("curve", and a capacity's
-// "points"): latencies and send lag in µs.
+// PointJSON is a Point in bench's JSON ("curve", a capacity's "points",
+// and a ramp's steps, "ramp"): latencies and send lag in µs. A closed
+// loop's point has no rate, send lag, kept nor held; a rate curve's has
+// no connections.
 type PointJSON struct {
-	Rate         float64     `json:"rate"`
+	Rate         float64     `json:"rate,omitempty"`
+	Connections  int         `json:"connections,omitempty"`
 	QPS          float64     `json:"qps"`
 	Latency      LatencyJSON `json:"latency_us"`
-	SendLagP99Us float64     `json:"send_lag_p99_us"`
-	Kept         bool        `json:"kept"`
-	Held         bool        `json:"held"`
+	SendLagP99Us *float64    `json:"send_lag_p99_us,omitempty"`
+	Kept         *bool       `json:"kept,omitempty"`
+	Held         *bool       `json:"held,omitempty"`
 	Met          *bool       `json:"met,omitempty"`
 	Requests     int64       `json:"requests"`
 	Errors       int64       `json:"errors"`
@@ -366,8 +440,12 @@ type LatencyJSON struct {
 func (p Point) JSON(withMet bool) PointJSON {
 	r := p.Result
 	l := r.Latency
-	out := PointJSON{Rate: p.Rate, QPS: r.QPS, Latency: LatencyJSON{P50: l.P50, P99: l.P99, P999: l.P999, Max: l.Max},
-		SendLagP99Us: r.SendLagLatency.P99, Kept: p.Kept, Held: p.Held, Requests: r.Requests, ElapsedS: r.Elapsed.Seconds()}
+	out := PointJSON{Rate: p.Rate, Connections: p.Connections, QPS: r.QPS, Latency: LatencyJSON{P50: l.P50, P99: l.P99, P999: l.P999, Max: l.Max},
+		Requests: r.Requests, ElapsedS: r.Elapsed.Seconds()}
+	if p.Rate > 0 {
+		lag, kept, held := r.SendLagLatency.P99, p.Kept, p.Held
+		out.SendLagP99Us, out.Kept, out.Held = &lag, &kept, &held
+	}
 	for _, n := range r.Errors {
 		out.Errors += n
 	}

@@ -235,3 +235,64 @@ func TestCurveOnSlowServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRampCounts: the staircase climbs by its step and ends at its cap,
+// also when the steps do not land on it; a bad staircase is refused.
+func TestRampCounts(t *testing.T) {
+	for _, tc := range []struct {
+		r    Ramp
+		want []int
+	}{
+		{Ramp{1, 2, 5}, []int{1, 3, 5}},
+		{Ramp{1, 4, 10}, []int{1, 5, 9, 10}},
+		{Ramp{10, 10, 30}, []int{10, 20, 30}},
+		{Ramp{5, 1, 5}, []int{5}},
+		{Ramp{3, 100, 4}, []int{3, 4}},
+	} {
+		if got := tc.r.Counts(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%+v: %v; want %v", tc.r, got, tc.want)
+		}
+	}
+	for _, r := range []Ramp{{0, 1, 5}, {1, 0, 5}, {6, 1, 5}} {
+		if err := r.Validate(); err == nil || r.Counts() != nil {
+			t.Errorf("%+v: error %v, counts %v; want refused", r, err, r.Counts())
+		}
+		if _, err := r.Sweep(context.Background(), nil); err == nil {
+			t.Errorf("%+v: swept", r)
+		}
+	}
+}
+
+// TestRampSweep: against a real server, one point per step with the
+// step's connections, in a closed loop (no rate, kept and held); the
+// sweep stops at the first failing step and returns the steps before it.
+func TestRampSweep(t *testing.T) {
+	addr := slowServer(t, 0)
+	cfg := loadgen.DefaultConfig()
+	cfg.Addr, cfg.Mode, cfg.SetCmd = addr, loadgen.ModeSet, "SET"
+	cfg.Threads, cfg.Pipeline, cfg.Requests, cfg.Keyspace, cfg.Interval = 1, 4, 2000, 2000, 0
+	var dialled []int
+	m := func(ctx context.Context, n int) (loadgen.Result, error) {
+		c := cfg
+		c.Connections = n
+		dialled = append(dialled, n)
+		if n == 3 {
+			return loadgen.Result{}, errors.New("refused")
+		}
+		return loadgen.Run(ctx, c)
+	}
+	points, err := Ramp{Start: 1, Step: 1, Max: 4}.Sweep(context.Background(), m)
+	if err == nil || !strings.Contains(err.Error(), "3 connections: refused") {
+		t.Errorf("error %v; want the third step's", err)
+	}
+	if len(points) != 2 || fmt.Sprint(dialled) != "[1 2 3]" {
+		t.Fatalf("%d points after steps %v; want 2 after [1 2 3]", len(points), dialled)
+	}
+	for i, p := range points {
+		j := p.JSON(false)
+		if p.Connections != i+1 || p.Result.Config.Connections != i+1 || p.Rate != 0 || p.Result.Requests != 2000 ||
+			j.Connections != i+1 || j.Rate != 0 || j.SendLagP99Us != nil || j.Kept != nil || j.Held != nil {
+			t.Errorf("step %d: %+v, json %+v", i, p, j)
+		}
+	}
+}

@@ -32,7 +32,7 @@ const (
 const (
 	// DefaultHost and DefaultPort make DefaultAddr.
 	DefaultHost = "127.0.0.1"
-	DefaultPort = 6379
+	DefaultPort = control.DefaultPort
 	// DefaultAddr is the server address used when Config.Addr is empty.
 	DefaultAddr = "127.0.0.1:6379"
 	// DefaultMode is the request mix.

@@ -194,6 +194,13 @@ type Options struct {
 	// which a target's tls: block overrides (target.Defaults.TLS); with
 	// TLS enabled, a kvstore target is refused.
 	TLS tlsconf.Options
+	// User is the ACL user of the attach targets that set none
+	// (target.Defaults.User).
+	User string
+	// DB is the database of the redis, command and single-server attach
+	// targets that set none (target.Defaults.DB); the kvstore and
+	// clusters have only database 0.
+	DB int
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.
@@ -333,6 +340,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if err := o.TLS.Validate(); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if o.DB < 0 {
+		return o, fmt.Errorf("%w: --db %d: want a database number >= 0", ErrOptions, o.DB)
 	}
 	def(&o.Order, d.Order)
 	def(&o.Alloc, d.Alloc)

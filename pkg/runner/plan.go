@@ -103,14 +103,38 @@ func (p *Plan) targets() ([]target.Target, error) {
 	var file []target.Target
 	if o.ConfigFile != "" {
 		var err error
-		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS})
+		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS, User: o.User, DB: o.DB})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 		if o.Targets == nil {
-			return file, nil
+			return file, checkEndpointDefaults(o, file)
 		}
 	}
+	out, err := p.namedTargets(file, kv, rc)
+	if err != nil {
+		return nil, err
+	}
+	return out, checkEndpointDefaults(o, out)
+}
+
+// checkEndpointDefaults refuses a --user or --db that reaches no target
+// of the run: the targets that set none and can take it (target.Defaults)
+// have it.
+func checkEndpointDefaults(o Options, ts []target.Target) error {
+	if o.User != "" && !slices.ContainsFunc(ts, func(t target.Target) bool { d := t.Desc(); return d.Kind == target.KindAttach && d.User == o.User }) {
+		return fmt.Errorf("%w: --user %s: no target of the run takes it: an ACL user is for attach targets (%s)", ErrOptions, o.User, targetNames(ts))
+	}
+	if o.DB > 0 && !slices.ContainsFunc(ts, func(t target.Target) bool { return t.Desc().DB == o.DB }) {
+		return fmt.Errorf("%w: --db %d: no target of the run takes it: the kvstore and clusters have only database 0 (%s)", ErrOptions, o.DB, targetNames(ts))
+	}
+	return nil
+}
+
+// namedTargets returns the targets --targets names (the built-in kvstore
+// and redis without it), from the --config file's or built in.
+func (p *Plan) namedTargets(file []target.Target, kv target.KvstoreConfig, rc target.RedisConfig) ([]target.Target, error) {
+	o := p.Options
 	names := o.Targets
 	explicit := names != nil
 	if !explicit {
@@ -138,6 +162,8 @@ func (p *Plan) targets() ([]target.Target, error) {
 			}
 			out = append(out, k)
 		case target.DefaultRedisName:
+			rc := rc
+			rc.DB = o.DB
 			r, err := target.NewRedis(rc)
 			if errors.Is(err, target.ErrNotFound) && !explicit {
 				p.Warnings = append(p.Warnings, fmt.Errorf("redis-server not found, measuring the kvstore only (install redis-server or give --redis-bin): %w", err))

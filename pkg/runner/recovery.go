@@ -99,7 +99,8 @@ const recoveryProbe = recoveryPrefix + "probe"
 func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, site *crashSite, row *results.Row) (target.Instance, error) {
 	dir := site.dir
 	info := inst.Info()
-	copts := control.Options{Password: sc.Desc.Password, TLS: info.TLS, Timeout: r.o.Timeout}
+	copts := info.Control(sc.Desc.Password)
+	copts.Timeout = r.o.Timeout
 	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd, sc.Strategy.Persistence == snapshotPolicy); err != nil {
 		return inst, serverError(inst, err)
 	}
@@ -165,6 +166,10 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	return inst2, nil
 }
 
+// snapshotTimeout bounds the SAVE of a recovery attempt's prefilled
+// dataset: gigabytes at a disk's pace.
+const snapshotTimeout = 5 * time.Minute
+
 // snapshotPolicy is the persistence of the strategies that keep snapshots
 // and no log: their recovery loads the last snapshot.
 const snapshotPolicy = "rdb"
@@ -173,11 +178,11 @@ const snapshotPolicy = "rdb"
 // of the prefilled dataset: the one its periodic snapshots would have
 // taken by then, which the restart loads, losing the stream of writes
 // that follows as the policy allows. Without it the restart would find no
-// snapshot and time nothing. Writing the snapshot may take as long as
-// loading it: it gets the time a server gets to start.
+// snapshot and time nothing. Writing the snapshot (and syncing it) takes
+// longer than loading it: it gets snapshotTimeout.
 func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string, snapshot bool) error {
 	if snapshot {
-		copts.Timeout = max(copts.Timeout, r.o.ReadyTimeout)
+		copts.Timeout = max(copts.Timeout, r.o.ReadyTimeout, snapshotTimeout)
 	}
 	c, err := control.Dial(ctx, addr, copts)
 	if err != nil {

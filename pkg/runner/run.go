@@ -517,7 +517,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		}
 		// The measurement starts once the compaction the prefill may have
 		// set off is done: the reads would share the machine with it.
-		busy, err := target.WaitQuietAll(ctx, info.Masters(), sc.Desc.Password, info.TLS, QuietLimit)
+		busy, err := target.WaitQuietAll(ctx, info.Masters(), info.Control(sc.Desc.Password), QuietLimit)
 		t.Prefill = time.Since(t1)
 		row.PrefillS = t.Prefill.Seconds()
 		if err != nil {

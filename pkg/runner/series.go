@@ -203,7 +203,7 @@ func pollEvents(ctx context.Context, info target.Info, password string, interval
 	l := &eventLog{interval: interval, events: make(map[int64][]string), stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		if err := l.poll(ctx, info.Masters(), control.Options{Password: password, TLS: info.TLS}); err != nil && ctx.Err() == nil {
+		if err := l.poll(ctx, info.Masters(), info.Control(password)); err != nil && ctx.Err() == nil {
 			l.err = err
 		}
 	}()

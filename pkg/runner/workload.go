@@ -121,7 +121,8 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 	for _, c := range cfg.Commands {
 		names = append(names, c.Args[0])
 	}
-	o := control.Options{Password: cfg.Password, TLS: cfg.TLS, Timeout: max(cfg.ConnectTimeout, loadgen.DefaultConnectTimeout)}
+	o := cfg.Control()
+	o.Timeout = max(cfg.ConnectTimeout, loadgen.DefaultConnectTimeout)
 	c, err := control.Dial(ctx, cfg.Addr, o)
 	if err != nil {
 		return err

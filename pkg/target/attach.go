@@ -20,8 +20,8 @@ import (
 type AttachConfig struct {
 	// Name is the target's name (required).
 	Name string
-	// Addr is the server's host:port (required, unless Cluster is set and
-	// Addrs is not empty).
+	// Addr is the server's host:port, or unix:PATH for a Unix socket
+	// (required, unless Cluster is set and Addrs is not empty).
 	Addr string
 	// Cluster says the server is a Redis Cluster: Addr and Addrs are seed
 	// nodes, the first that answers gives the masters (CLUSTER SLOTS), and
@@ -31,6 +31,11 @@ type AttachConfig struct {
 	Addrs []string
 	// Password, if set, is sent with AUTH.
 	Password string
+	// User, if set, is the ACL user of AUTH.
+	User string
+	// DB, when positive, is the database every connection selects (not
+	// in a cluster, which has only database 0).
+	DB int
 	// SetCmd and GetCmd are the load generator's commands; SET and GET
 	// when empty.
 	SetCmd, GetCmd string
@@ -80,9 +85,26 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 		return nil, fmt.Errorf("%s: a cluster needs a seed address: addr or addrs", cfg.Name)
 	}
 	for _, addr := range cfg.seeds() {
+		if path, socket := control.SocketPath(addr); socket {
+			switch {
+			case path == "":
+				return nil, fmt.Errorf("%s: socket: want the path of a Unix socket", cfg.Name)
+			case cfg.Cluster:
+				return nil, fmt.Errorf("%s: socket %s: a cluster's nodes are reached over TCP: give their host:port", cfg.Name, path)
+			case cfg.TLS != nil:
+				return nil, fmt.Errorf("%s: socket %s: TLS needs a TCP server: a Unix socket is plaintext", cfg.Name, path)
+			}
+			continue
+		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("%s: addr %q: want host:port: %w", cfg.Name, addr, err)
 		}
+	}
+	switch {
+	case cfg.DB < 0:
+		return nil, fmt.Errorf("%s: db %d: want a database number >= 0", cfg.Name, cfg.DB)
+	case cfg.DB > 0 && cfg.Cluster:
+		return nil, fmt.Errorf("%s: db %d: a cluster has only database 0", cfg.Name, cfg.DB)
 	}
 	in := cfg.Strategies
 	if len(in) == 0 {
@@ -96,6 +118,7 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 	if err != nil {
 		return nil, err
 	}
+	desc.User, desc.DB = cfg.User, cfg.DB
 	return &Attach{cfg: cfg, desc: desc}, nil
 }
 
@@ -103,7 +126,7 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 func (a *Attach) Desc() Desc { return a.desc }
 
 func (a *Attach) creds() creds {
-	return creds{Options: control.Options{Password: a.cfg.Password, TLS: a.cfg.TLS}}
+	return creds{Options: control.Options{User: a.cfg.User, Password: a.cfg.Password, DB: a.cfg.DB, TLS: a.cfg.TLS}}
 }
 
 // seeds are the addresses to try: Addr, then Addrs.

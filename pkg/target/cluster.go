@@ -77,6 +77,8 @@ func NewRedisCluster(cfg RedisClusterConfig) (*RedisCluster, error) {
 		return nil, fmt.Errorf("%s: shards %d: want at least 1", cfg.Name, cfg.Shards)
 	case cfg.Replicas < 0:
 		return nil, fmt.Errorf("%s: replicas %d: want 0 or more", cfg.Name, cfg.Replicas)
+	case cfg.DB != 0:
+		return nil, fmt.Errorf("%s: db %d: a cluster has only database 0", cfg.Name, cfg.DB)
 	case cfg.Shards*(1+cfg.Replicas) > MaxClusterNodes:
 		return nil, fmt.Errorf("%s: %d shards with %d replicas each make %d nodes: at most %d", cfg.Name,
 			cfg.Shards, cfg.Replicas, cfg.Shards*(1+cfg.Replicas), MaxClusterNodes)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 )
 
 func TestSlotRange(t *testing.T) {
@@ -147,7 +148,7 @@ func TestRedisClusterSampled(t *testing.T) {
 	if len(info.NodePIDs) != 3 || slices.Contains(info.NodePIDs, 0) {
 		t.Fatalf("node pids %v: want the 3 masters' processes", info.NodePIDs)
 	}
-	if busy, err := WaitQuietAll(ctx, info.Masters(), "", nil, time.Minute); busy || err != nil {
+	if busy, err := WaitQuietAll(ctx, info.Masters(), control.Options{}, time.Minute); busy || err != nil {
 		t.Errorf("WaitQuietAll on an idle cluster: busy %v, %v", busy, err)
 	}
 	before, err := SampleServer(ctx, info, "")
@@ -208,7 +209,7 @@ func TestRedisClusterSampled(t *testing.T) {
 	if err := Restarted(before, restarted); !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "node "+info.Nodes[2]+": its run_id went from") {
 		t.Errorf("a restarted master: %v", err)
 	}
-	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, "", nil, time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+	if _, err := WaitQuietAll(ctx, []string{info.Nodes[0], "127.0.0.1:1"}, control.Options{}, time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("WaitQuietAll with a master gone: %v, want an error naming it", err)
 	}
 }

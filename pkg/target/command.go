@@ -38,6 +38,8 @@ type CommandConfig struct {
 	// Password, if set, is sent with AUTH (for a server whose command line
 	// sets one).
 	Password string
+	// DB, when positive, is the database every connection selects.
+	DB int
 	// TLS, when set, reaches the server over TLS with this client
 	// configuration: its command line makes {port} a TLS port.
 	TLS *tls.Config
@@ -71,6 +73,9 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
 		return nil, fmt.Errorf("%s: a command is required", cfg.Name)
 	}
+	if cfg.DB < 0 {
+		return nil, fmt.Errorf("%s: db %d: want a database number >= 0", cfg.Name, cfg.DB)
+	}
 	strategies, err := labelStrategies(cfg.Name, cfg.Baseline, cfg.Strategies, true)
 	if err != nil {
 		return nil, err
@@ -85,6 +90,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
+	desc.DB = cfg.DB
 	return &Command{cfg: cfg, desc: desc}, nil
 }
 
@@ -198,7 +204,7 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	params := configParams(redisParams, s)
 	// Its shutdown may matter beyond its directory (a wrapper stopping a
 	// container, say): it gets SIGTERM.
-	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{Options: control.Options{TLS: c.cfg.TLS}, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
+	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{Options: control.Options{Password: c.cfg.Password, DB: c.cfg.DB, TLS: c.cfg.TLS}, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)
 		var argv []string
 		for _, a := range append(slices.Clone(c.cfg.Command), s.Args...) {

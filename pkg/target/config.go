@@ -54,6 +54,13 @@ type Defaults struct {
 	// block overrides them. A redis or redis-cluster target takes only
 	// Enabled from them. With TLS enabled, kvstore entries are refused.
 	TLS tlsconf.Options
+	// User is the ACL user of the attach targets that set none (run
+	// --user).
+	User string
+	// DB is the database of the redis, command and single-server attach
+	// targets that set none (run --db); the kvstore and clusters have
+	// only database 0 and keep it.
+	DB int
 }
 
 // LoadFile reads the YAML file at path and returns its targets, in order.
@@ -85,8 +92,12 @@ type Defaults struct {
 //	  - kind: kvstore-cluster   # bin, alloc, args, shards (default 3)
 //	    shards: 3
 //	  - name: remote
-//	    kind: attach            # addr, addrs, cluster, password, allow_flush
+//	    kind: attach            # addr, addrs, cluster, password, user, db, socket, uri, allow_flush
 //	    addr: 10.0.0.5:6379
+//	    user: bench             # ACL user of AUTH, with password
+//	    db: 3                   # SELECT 3 on every connection (redis and command targets take db too)
+//	    # socket: /run/redis/redis.sock    # a Unix socket instead of addr
+//	    # uri: redis://bench:secret@10.0.0.5:6379/3   # instead of addr, password, user, db (rediss: TLS)
 //	    allow_flush: true       # may delete the keys it holds (default false)
 //	    cluster: false          # true: a Redis Cluster, addr and addrs its seeds
 //	    strategies: [as_configured]           # labels, or name: {persistence, expect}
@@ -162,6 +173,10 @@ type targetYAML struct {
 	Addrs    []string  `yaml:"addrs"`
 	Cluster  bool      `yaml:"cluster"`
 	Password string    `yaml:"password"`
+	User     string    `yaml:"user"`
+	DB       *int      `yaml:"db"`
+	Socket   string    `yaml:"socket"`
+	URI      string    `yaml:"uri"`
 	Bin      string    `yaml:"bin"`
 	Alloc    string    `yaml:"alloc"`
 	Port     *int      `yaml:"port"`
@@ -189,11 +204,29 @@ var (
 	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies"}
 	kindKeys   = map[Kind][]string{
 		KindKvstore:        {"bin", "alloc", "port", "args"},
-		KindRedis:          {"bin", "config"},
+		KindRedis:          {"bin", "config", "db"},
 		KindRedisCluster:   {"bin", "config", "shards", "replicas"},
 		KindKvstoreCluster: {"bin", "alloc", "args", "shards"},
-		KindCommand:        {"command", "password", "baseline", "defaults"},
-		KindAttach:         {"addr", "addrs", "cluster", "password", "baseline", "defaults", "allow_flush"},
+		KindCommand:        {"command", "password", "db", "baseline", "defaults"},
+		KindAttach:         {"addr", "addrs", "cluster", "password", "user", "db", "socket", "uri", "baseline", "defaults", "allow_flush"},
+	}
+	// refusedKeys say why a kind refuses a key that others take.
+	refusedKeys = map[string]func(Kind) string{
+		"user": func(Kind) string {
+			return "user: an ACL user is for attach targets: kvbench sets up no ACL user on the servers it starts"
+		},
+		"db": func(k Kind) string {
+			if k == KindKvstore {
+				return "db: the kvstore has only database 0"
+			}
+			return "db: a cluster has only database 0"
+		},
+		"socket": func(Kind) string {
+			return "socket: a Unix socket is for attach targets: kvbench starts its servers on TCP ports of its choosing"
+		},
+		"uri": func(Kind) string {
+			return "uri: a URI is for attach targets: kvbench chooses the address of the servers it starts"
+		},
 	}
 )
 
@@ -290,8 +323,19 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 	if hasTLSKey(kind) || mapValue(n, "tls") != nil {
 		allowed = append(allowed, "tls") // kvstore and redis-cluster: refused below, with the reason
 	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if why, ok := refusedKeys[n.Content[i].Value]; ok && !slices.Contains(allowed, n.Content[i].Value) {
+			return nil, p.at(n.Content[i], "a %s target: %s", t.Kind, why(kind))
+		}
+	}
 	if err := p.keys(n, "a "+t.Kind+" target", allowed...); err != nil {
 		return nil, err
+	}
+	db := d.DB
+	if t.DB != nil {
+		if db = *t.DB; db < 0 {
+			return nil, p.at(mapValue(n, "db"), "db %d: want a database number >= 0", db)
+		}
 	}
 	tlsOpts, mutual, err := p.tlsBlock(n, kind, d.TLS)
 	if err != nil {
@@ -326,6 +370,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
 		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
+		c.DB = db
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
@@ -355,6 +400,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
+		c.DB = 0 // a cluster has only database 0 (its db: key is refused)
 		if n := mapValue(n, "shards"); n != nil && t.Shards < 1 {
 			return nil, p.at(n, "shards: want at least 1")
 		}
@@ -383,19 +429,29 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		c, err := NewCommand(CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
-			Password: t.Password, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+			Password: t.Password, DB: db, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
 		return c, wrap(err)
 	default: // KindAttach
 		list, err := p.strategies(strats, false)
 		if err != nil {
 			return nil, err
 		}
-		tc, err := p.clientTLS(n, tlsOpts)
-		if err != nil {
+		c := AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, User: or(t.User, d.User),
+			SetCmd: t.SetCmd, GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush}
+		switch {
+		case t.DB != nil && db > 0 && t.Cluster:
+			return nil, p.at(mapValue(n, "db"), "db %d: a cluster has only database 0", db)
+		case !t.Cluster:
+			c.DB = db
+		}
+		if tlsOpts, err = p.endpoint(n, t, &c, tlsOpts); err != nil {
 			return nil, err
 		}
-		a, err := NewAttach(AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, TLS: tc, TLSFiles: tlsOpts, SetCmd: t.SetCmd,
-			GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush})
+		if c.TLS, err = p.clientTLS(n, tlsOpts); err != nil {
+			return nil, err
+		}
+		c.TLSFiles = tlsOpts
+		a, err := NewAttach(c)
 		return a, wrap(err)
 	}
 }

@@ -127,3 +127,91 @@ func TestParseConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseConfigEndpoint: an attach target's user, db, socket and uri,
+// and the run's defaults for the targets that set none, reach its
+// description; what a URI does not say, its keys may.
+func TestParseConfigEndpoint(t *testing.T) {
+	y := `targets:
+  - name: acl
+    kind: attach
+    addr: 127.0.0.1:6379
+    user: alice
+    password: pw
+    db: 3
+  - name: by-uri
+    kind: attach
+    uri: redis://bob:secret@127.0.0.1:6380/4
+  - name: sock
+    kind: attach
+    uri: unix:///run/redis.sock
+    password: pw
+  - name: seeds
+    kind: attach
+    cluster: true
+    addrs: [127.0.0.1:7000]
+  - name: cmd
+    kind: command
+    command: [sh, '{port}']
+    strategies: {a: []}
+`
+	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{User: "carol", DB: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []struct {
+		user, password string
+		db             int
+		addr           string
+	}{
+		{"alice", "pw", 3, "127.0.0.1:6379"},
+		{"bob", "secret", 4, "127.0.0.1:6380"},
+		{"carol", "pw", 7, "unix:/run/redis.sock"},
+		{"carol", "", 0, ""}, // a cluster keeps database 0
+		{"", "", 7, ""},
+	} {
+		d := targets[i].Desc()
+		if d.User != w.user || d.Password != w.password || d.DB != w.db {
+			t.Errorf("%s: user %q password %q db %d; want %+v", d.Name, d.User, d.Password, d.DB, w)
+		}
+		if a, ok := targets[i].(*Attach); ok && w.addr != "" && a.cfg.Addr != w.addr {
+			t.Errorf("%s: addr %q, want %q", d.Name, a.cfg.Addr, w.addr)
+		}
+	}
+}
+
+// TestParseConfigEndpointErrors: bad user, db, socket and uri keys are
+// errors at their line, naming what is wrong.
+func TestParseConfigEndpointErrors(t *testing.T) {
+	attach := "targets:\n  - name: a\n    kind: attach\n"
+	for _, tt := range []struct {
+		name, yaml, want string
+	}{
+		{"user on redis", "targets:\n  - kind: redis\n    user: alice\n", "t.yaml:3: a redis target: user: an ACL user is for attach targets"},
+		{"user on command", "targets:\n  - name: x\n    kind: command\n    command: [sh, '{port}']\n    user: alice\n", "t.yaml:5: a command target: user: an ACL user is for attach targets"},
+		{"db on kvstore", "targets:\n  - kind: kvstore\n    db: 2\n", "t.yaml:3: a kvstore target: db: the kvstore has only database 0"},
+		{"db on redis-cluster", "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    db: 2\n", "t.yaml:4: a redis-cluster target: db: a cluster has only database 0"},
+		{"db on attached cluster", attach + "    cluster: true\n    addrs: [h:1]\n    db: 2\n", "t.yaml:6: db 2: a cluster has only database 0"},
+		{"negative db", attach + "    addr: h:1\n    db: -1\n", "t.yaml:5: db -1: want a database number >= 0"},
+		{"db not a number", attach + "    addr: h:1\n    db: three\n", "t.yaml:5: cannot unmarshal"},
+		{"socket on redis", "targets:\n  - kind: redis\n    socket: /tmp/s\n", "t.yaml:3: a redis target: socket: a Unix socket is for attach targets"},
+		{"socket and addr", attach + "    addr: h:1\n    socket: /tmp/s\n", "t.yaml:5: socket and addr: give one"},
+		{"socket of a cluster", attach + "    cluster: true\n    socket: /tmp/s\n", "t.yaml:5: socket: a cluster's nodes are reached over TCP"},
+		{"socket over tls", attach + "    socket: /tmp/s\n    tls: {insecure: true}\n", "t.yaml:4: socket: a Unix socket is plaintext"},
+		{"socket addr over tls", attach + "    addr: unix:/tmp/s\n    tls: {insecure: true}\n", "t.yaml:4: addr: a Unix socket is plaintext"},
+		{"uri on kvstore", "targets:\n  - kind: kvstore\n    uri: redis://h\n", "t.yaml:3: a kvstore target: uri: a URI is for attach targets"},
+		{"bad uri", attach + "    uri: http://h:1\n", "t.yaml:4: uri \"http://h:1\": want a redis://"},
+		{"uri and addr", attach + "    addr: h:1\n    uri: redis://h:2\n", "t.yaml:4: addr and uri say different things"},
+		{"uri and password", attach + "    uri: redis://:one@h:1\n    password: two\n", "t.yaml:5: password and uri say different things"},
+		{"uri and user", attach + "    uri: redis://u:p@h:1\n    user: v\n", "t.yaml:5: user and uri say different things"},
+		{"uri and db", attach + "    uri: redis://h:1/2\n    db: 3\n", "t.yaml:5: db and uri say different things"},
+		{"uri and tls", attach + "    uri: redis://h:1\n    tls: {insecure: true}\n", "t.yaml:5: tls and uri say different things"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}})
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v\nwant ErrConfig containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -14,9 +14,15 @@
 //     ports from a cluster file it writes, its nodes in Info.Nodes;
 //   - Command runs any server described by a command line with {port},
 //     {dir} and {strategy} placeholders (see LoadFile for the YAML form);
-//   - Attach measures a server kvbench does not start, at host:port, and
-//     flushes its keyspace (FLUSHALL) before every instance; with Cluster,
-//     a Redis Cluster found from seed nodes, every master flushed.
+//   - Attach measures a server kvbench does not start, at host:port or a
+//     Unix socket, and flushes its keyspace (FLUSHALL) before every
+//     instance; with Cluster, a Redis Cluster found from seed nodes, every
+//     master flushed.
+//
+// A target's password, ACL user (attach only) and database (redis,
+// command and attach; the kvstore and clusters have only database 0) are
+// in its Desc and in every instance's Info: Info.Control gives the
+// control options that enter the server as the load generator does.
 //
 // # Processes
 //

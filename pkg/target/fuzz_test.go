@@ -23,6 +23,8 @@ func FuzzParseConfig(f *testing.F) {
 		"targets:\n  - kind: kvstore\n    strategies: [nopersist]\n",
 		"targets:\n  - kind: attach\n    addr: 127.0.0.1:1\n    strategies: [as_configured]\n",
 		"targets:\n  - kind: redis\n    tls: {enabled: true, mutual: false}\n",
+		"targets:\n  - kind: attach\n    name: a\n    uri: rediss://u:p@h:1/2\n    user: u\n    db: 2\n    socket: s\n",
+		"targets:\n  - kind: attach\n    name: a\n    addr: unix:/s\n    tls: {}\n  - {kind: redis, db: 3}\n",
 		"targets:\n  - {kind: command, command: [\"\\x00\"], strategies: {a: {persistence: x}}}\n",
 		"targets: &a [*a]\n",
 		"- - - -\n",

@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -17,15 +16,15 @@ var quietFields = []string{"aof_rewrite_in_progress", "aof_rewrite_scheduled", "
 // QuietPoll is how often WaitQuiet asks.
 const QuietPoll = 20 * time.Millisecond
 
-// WaitQuiet waits until the server at addr has no background persistence
+// WaitQuiet waits until the server at addr (reached with o) has no background persistence
 // work under way (INFO persistence: no AOF rewrite running or scheduled, no
 // RDB save), so that a measurement does not share the machine with the
 // compaction a prefill set off. A prefill of a million keys writes more
 // than the 64 MiB after which Redis and the kvstore compact their logs by
 // default. A server without INFO persistence counts as quiet. busy is true
 // if the server was still busy when limit ran out.
-func WaitQuiet(ctx context.Context, addr, password string, tlsCfg *tls.Config, limit time.Duration) (busy bool, err error) {
-	c, err := dialControl(ctx, addr, creds{Options: control.Options{Password: password, TLS: tlsCfg}}, DefaultReadyTimeout)
+func WaitQuiet(ctx context.Context, addr string, o control.Options, limit time.Duration) (busy bool, err error) {
+	c, err := dialControl(ctx, addr, creds{Options: o}, DefaultReadyTimeout)
 	if err != nil {
 		return false, err
 	}
@@ -64,10 +63,10 @@ func WaitQuiet(ctx context.Context, addr, password string, tlsCfg *tls.Config, l
 // cluster's masters) has no background persistence work under way, within
 // one limit for them all. busy is true if one was still busy when limit
 // ran out.
-func WaitQuietAll(ctx context.Context, addrs []string, password string, tlsCfg *tls.Config, limit time.Duration) (busy bool, err error) {
+func WaitQuietAll(ctx context.Context, addrs []string, o control.Options, limit time.Duration) (busy bool, err error) {
 	deadline := time.Now().Add(limit)
 	for _, addr := range addrs {
-		busy, err := WaitQuiet(ctx, addr, password, tlsCfg, max(time.Until(deadline), 0))
+		busy, err := WaitQuiet(ctx, addr, o, max(time.Until(deadline), 0))
 		if err != nil {
 			if len(addrs) > 1 {
 				err = fmt.Errorf("%s: %w", addr, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -61,7 +62,7 @@ func TestWaitQuietRedis(t *testing.T) {
 	if m["aof_rewrite_in_progress"] != "1" {
 		t.Fatalf("no rewrite in progress after BGREWRITEAOF: %v", m)
 	}
-	busy, err := WaitQuiet(context.Background(), addr, "", nil, time.Minute)
+	busy, err := WaitQuiet(context.Background(), addr, control.Options{}, time.Minute)
 	if err != nil || busy {
 		t.Fatalf("WaitQuiet: busy %v, %v", busy, err)
 	}
@@ -88,11 +89,11 @@ func TestWaitQuietLimits(t *testing.T) {
 	}
 	plain, rewriting := fake("plain"), fake("rewriting")
 
-	if busy, err := WaitQuiet(context.Background(), plain, "", nil, time.Minute); busy || err != nil {
+	if busy, err := WaitQuiet(context.Background(), plain, control.Options{}, time.Minute); busy || err != nil {
 		t.Errorf("plain server: busy %v, %v", busy, err)
 	}
 	t0 := time.Now()
-	if busy, err := WaitQuiet(context.Background(), rewriting, "", nil, 200*time.Millisecond); !busy || err != nil {
+	if busy, err := WaitQuiet(context.Background(), rewriting, control.Options{}, 200*time.Millisecond); !busy || err != nil {
 		t.Errorf("rewriting server: busy %v, %v", busy, err)
 	}
 	if d := time.Since(t0); d < 200*time.Millisecond || d > 5*time.Second {
@@ -100,7 +101,7 @@ func TestWaitQuietLimits(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := WaitQuiet(ctx, rewriting, "", nil, time.Minute); err == nil {
+	if _, err := WaitQuiet(ctx, rewriting, control.Options{}, time.Minute); err == nil {
 		t.Error("cancelled wait: no error")
 	}
 }

@@ -174,7 +174,7 @@ func readyCheck(ctx context.Context, p *proc, s Strategy, addr string, cr creds,
 	if err := checkExpect(s, pr.config, pr.supported); err != nil {
 		return nil, err
 	}
-	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started)}
+	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started), User: cr.User, DB: cr.DB}
 	if pr.supported {
 		info.Config = formatConfig(params, pr.config)
 	}

@@ -61,6 +61,9 @@ type RedisConfig struct {
 	Config []string
 	// TLS makes every instance serve TLS only.
 	TLS RedisTLS
+	// DB, when positive, is the database every connection selects (not
+	// in a redis-cluster, which has only database 0).
+	DB int
 }
 
 // RedisTLS makes a redis target serve TLS only ("port 0" and a
@@ -92,6 +95,9 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if cfg.Bin == "" {
 		cfg.Bin = DefaultRedisBin
 	}
+	if cfg.DB < 0 {
+		return nil, fmt.Errorf("%s: db %d: want a database number >= 0", cfg.Name, cfg.DB)
+	}
 	bin, err := exec.LookPath(cfg.Bin)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", cfg.Name, ErrNotFound, err)
@@ -107,7 +113,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		cfg.Defaults = strings.Fields(DefaultRedisStrategies)
 	}
 	r := &Redis{cfg: cfg, conf: make(map[string][]string)}
-	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd}
+	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd, DB: cfg.DB}
 	for _, st := range redisStrategies {
 		save := `""`
 		if st.save != "" {
@@ -151,6 +157,7 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 	if err != nil {
 		return nil, err
 	}
+	cr.DB = r.cfg.DB
 	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, cr, func(port int) ([]string, error) {
 		listen := []string{"port " + strconv.Itoa(port)}
 		if tlsLines != nil {

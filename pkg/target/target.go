@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
 
@@ -136,6 +137,10 @@ type Desc struct {
 	SetCmd, GetCmd string
 	// Password, if set, is sent with AUTH on every connection.
 	Password string
+	// User, if set, is the ACL user of that AUTH (attach targets).
+	User string
+	// DB, when positive, is the database every connection selects.
+	DB int
 	// Strategies lists every strategy the target knows, in a fixed order.
 	Strategies []Strategy
 	// Defaults names the strategies run when none are asked for.
@@ -229,6 +234,17 @@ type Info struct {
 	// TLSFiles are the settings TLS was made from (its CA, certificate
 	// and key files), which another process, a load agent, can use.
 	TLSFiles tlsconf.Options
+	// User is the ACL user every connection authenticates as (with the
+	// target's password); empty: the default user.
+	User string
+	// DB, when positive, is the database every connection selects.
+	DB int
+}
+
+// Control returns how a connection reaches the instance: its ACL user,
+// password, database and TLS.
+func (i Info) Control(password string) control.Options {
+	return control.Options{User: i.User, Password: password, DB: i.DB, TLS: i.TLS}
 }
 
 // Masters returns the addresses of the servers holding the keys: a

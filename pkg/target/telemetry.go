@@ -34,7 +34,7 @@ type Telemetry struct {
 // server of info through the control client.
 func ReadTelemetry(ctx context.Context, info Info, password string) (Telemetry, error) {
 	t := Telemetry{At: time.Now()}
-	cr := creds{Options: control.Options{Password: password, TLS: info.TLS}}
+	cr := creds{Options: info.Control(password)}
 	for _, addr := range info.Masters() {
 		fields, err := readSections(ctx, addr, cr)
 		if err != nil {

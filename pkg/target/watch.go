@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/kvbench/kvbench/pkg/control"
 )
 
 // ErrRestarted is wrapped by Restarted's error: the server measured is not
@@ -58,7 +56,7 @@ const sampleTimeout = 5 * time.Second
 // its CPU is their sum (-1 if one's is not known).
 func SampleServer(ctx context.Context, info Info, password string) (Sample, error) {
 	if len(info.Nodes) == 0 {
-		return sampleOne(ctx, info.Addr, info.PID, creds{Options: control.Options{Password: password, TLS: info.TLS}})
+		return sampleOne(ctx, info.Addr, info.PID, creds{Options: info.Control(password)})
 	}
 	s := Sample{At: time.Now(), Uptime: -1}
 	for i, addr := range info.Nodes {
@@ -66,7 +64,7 @@ func SampleServer(ctx context.Context, info Info, password string) (Sample, erro
 		if i < len(info.NodePIDs) {
 			pid = info.NodePIDs[i]
 		}
-		ns, err := sampleOne(ctx, addr, pid, creds{Options: control.Options{Password: password, TLS: info.TLS}})
+		ns, err := sampleOne(ctx, addr, pid, creds{Options: info.Control(password)})
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", addr, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/curve"
@@ -14,27 +15,63 @@ import (
 
 // Curve is what "kvbench bench --rates/--slo" measured: the closed-loop
 // peak (when a relative rate or a search needed it), the points of the
-// rate list, and the capacity search.
+// rate list, and the capacity search; or what a connection ramp
+// (--connections-start/--connections-step) measured: its steps.
 type Curve struct {
 	Peak     *loadgen.Result
 	Points   []curve.Point
 	Capacity *curve.Capacity
+	// Ramp are a connection ramp's steps, in order.
+	Ramp []curve.Point
 }
 
-// WriteCurve writes c in format (FormatText or FormatJSON). The JSON
-// document is the peak's (or, without one, the last point's) as a plain
-// run writes it, with "curve" (the points) and "capacity" after it.
+// WriteCurve writes c in format: FormatText, FormatJSON, or for a ramp
+// FormatCSV. The JSON document is the peak's (or, without one, the last
+// point's or step's) as a plain run writes it, with "curve" (the points),
+// "capacity" and "ramp" after it. The CSV is RampCSVHeader's.
 func WriteCurve(w io.Writer, format string, c Curve) error {
-	if format == FormatJSON {
+	switch format {
+	case FormatJSON:
 		return writeCurveJSON(w, c)
+	case FormatCSV:
+		if len(c.Points) > 0 || c.Capacity != nil {
+			return errors.New("a rate curve has no csv form: print text or json")
+		}
+		return writeRampCSV(w, c.Ramp)
 	}
 	return writeCurveText(w, c)
+}
+
+// RampCSVHeader is a ramp's CSV header: the step's connections, then
+// CSVHeader's columns, one row per step (per command and step with a
+// command mix).
+var RampCSVHeader = append([]string{"connections"}, CSVHeader...)
+
+// writeRampCSV writes the ramp's steps as CSV.
+func writeRampCSV(w io.Writer, steps []curve.Point) error {
+	var b strings.Builder
+	b.WriteString(strings.Join(RampCSVHeader, ",") + "\n")
+	for _, p := range steps {
+		var rows strings.Builder
+		if err := writeCSV(&rows, summaryRows(p.Result)); err != nil {
+			return err
+		}
+		lines := strings.Split(strings.TrimSuffix(rows.String(), "\n"), "\n")
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "%d,%s\n", p.Connections, l)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func writeCurveJSON(w io.Writer, c Curve) error {
 	base := c.Peak
 	if base == nil && len(c.Points) > 0 {
 		base = &c.Points[len(c.Points)-1].Result
+	}
+	if base == nil && len(c.Ramp) > 0 {
+		base = &c.Ramp[len(c.Ramp)-1].Result
 	}
 	if base == nil {
 		return errors.New("nothing was measured")
@@ -44,9 +81,16 @@ func writeCurveJSON(w io.Writer, c Curve) error {
 		return err
 	}
 	extra := struct {
-		Curve    []curve.PointJSON   `json:"curve"`
+		Curve    *[]curve.PointJSON  `json:"curve,omitempty"`
 		Capacity *curve.CapacityJSON `json:"capacity,omitempty"`
-	}{Curve: curve.CurveJSON(c.Points)}
+		Ramp     []curve.PointJSON   `json:"ramp,omitempty"`
+	}{}
+	if len(c.Ramp) > 0 {
+		extra.Ramp = curve.CurveJSON(c.Ramp)
+	} else {
+		points := curve.CurveJSON(c.Points)
+		extra.Curve = &points
+	}
 	if c.Capacity != nil {
 		cj := c.Capacity.JSON()
 		extra.Capacity = &cj
@@ -75,6 +119,19 @@ func writeCurveText(w io.Writer, c Curve) error {
 		cfg = c.Peak.Config
 	case len(c.Points) > 0:
 		cfg = c.Points[0].Result.Config
+	case len(c.Ramp) > 0:
+		cfg = c.Ramp[0].Result.Config
+	}
+	if len(c.Ramp) > 0 {
+		loop := "closed loop"
+		if cfg.Rate > 0 {
+			loop = fmt.Sprintf("open loop at %.0f req/s", cfg.Rate)
+		}
+		fmt.Fprintf(&b, "target: %s\nload: pipeline %d, %s, %s per step\n", cfg.Addr, cfg.Pipeline, loop, cfg.Duration)
+		b.WriteString("\nconnection ramp (us):\n")
+		writePoints(&b, c.Ramp, false)
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	fmt.Fprintf(&b, "target: %s\nload: %d connections, pipeline %d, open loop per rate\n", cfg.Addr, cfg.Connections, cfg.Pipeline)
 	if p := c.Peak; p != nil {
@@ -105,10 +162,16 @@ func writeCurveText(w io.Writer, c Curve) error {
 	return err
 }
 
-// writePoints writes a table of points; withMet adds the objective's
-// verdict of a search's steps.
+// writePoints writes a table of points, against the rate or, for a
+// ramp's steps, the connections; withMet adds the objective's verdict of
+// a search's steps. A closed loop's send lag is not measured: its cell is
+// empty.
 func writePoints(b *strings.Builder, ps []curve.Point, withMet bool) {
-	fmt.Fprintf(b, "%12s %12s %10s %10s %10s %10s %14s %s\n", "rate", "qps", "p50", "p99", "p99.9", "max", "send lag p99", "note")
+	x := "rate"
+	if len(ps) > 0 && ps[0].Connections > 0 {
+		x = "connections"
+	}
+	fmt.Fprintf(b, "%12s %12s %10s %10s %10s %10s %14s %s\n", x, "qps", "p50", "p99", "p99.9", "max", "send lag p99", "note")
 	for _, p := range ps {
 		l := p.Result.Latency
 		var notes []string
@@ -121,6 +184,15 @@ func writePoints(b *strings.Builder, ps []curve.Point, withMet bool) {
 		if !p.Kept {
 			notes = append(notes, "behind schedule")
 		}
-		fmt.Fprintf(b, "%12.0f %12.0f %10.2f %10.2f %10.2f %10.2f %14.2f %s\n", p.Rate, p.Result.QPS, l.P50, l.P99, l.P999, l.Max, p.Result.SendLagLatency.P99, strings.Join(notes, ", "))
+		xv := strconv.FormatFloat(p.Rate, 'f', 0, 64)
+		if x == "connections" {
+			xv = strconv.Itoa(p.Connections)
+		}
+		lag := ""
+		if p.Rate > 0 {
+			lag = strconv.FormatFloat(p.Result.SendLagLatency.P99, 'f', 2, 64)
+		}
+		row := fmt.Sprintf("%12s %12.0f %10.2f %10.2f %10.2f %10.2f %14s %s", xv, p.Result.QPS, l.P50, l.P99, l.P999, l.Max, lag, strings.Join(notes, ", "))
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
 }
