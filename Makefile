@@ -121,6 +121,12 @@ bench-matrix: build deps
 bench-ab: deps
 	bench/abbin.sh
 
+# One binary with a flag against itself without, A B B A, one redis-server:
+# FLAGS (default --resp3 --random-data), PAIRS (default 8); see bench/flags.sh.
+.PHONY: bench-flags
+bench-flags: build deps
+	bench/flags.sh
+
 # What each persistence policy costs, kvstore next to redis-server.
 bench-persist: build deps
 	bench/persist.sh

@@ -420,7 +420,7 @@ func TestK8sJob(t *testing.T) {
 func TestBenchArgsRoundTrip(t *testing.T) {
 	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, Requests: 12345, WarmupRequests: 77, Rate: 1500.5,
 		Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyPrefix: "p:", Zipf: 0.8, ValueSize: 0, SetRatio: 30,
-		SetCmd: "SETX", GetCmd: "GETX", Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true, Cluster: true,
+		SetCmd: "SETX", GetCmd: "GETX", Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true, Cluster: true, RESP3: true,
 		ConnectTimeout: 2 * time.Second, Timeout: 3 * time.Second, ProgressInterval: time.Second}.Normalize()
 	if err != nil {
 		t.Fatal(err)

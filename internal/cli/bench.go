@@ -119,7 +119,8 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --mode set --random-data --expiry-range 60-600 --value-size 1024
   kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42
   kvbench bench --replay monitor.txt --connections 50 --pipeline 16
-  kvbench bench --replay monitor.txt --replay-speed 2 --duration 60s`,
+  kvbench bench --replay monitor.txt --replay-speed 2 --duration 60s
+  kvbench bench --resp3 --mode get --prefill --verify-get`,
 		Args: benchArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
@@ -180,6 +181,7 @@ SIGTERM: the report of what was done so far is printed first).`,
 	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
 	addWorkloadFlags(f, o)
 	addBenchClientFlags(f, o)
+	addRESP3Flag(f, c)
 	addCurveFlags(f, &o.curve)
 	addRampFlags(f, &o.ramp)
 	addProfileFlags(f, &o.profile)
@@ -339,7 +341,7 @@ func parseSegment(s string, lookup func(string) (string, bool)) (i, n int, err e
 // interrupt ends it with ExitInterrupted.
 func runBench(ctx context.Context, o *benchOptions) (err error) {
 	defer func() {
-		err = interrupted(ctx, err, "the load stopped before its end; the report above counts what was done until then")
+		err = interrupted(ctx, resp3Error(err), "the load stopped before its end; the report above counts what was done until then")
 	}()
 	c := o.Config
 	o.reportReplay(o.ErrOut)

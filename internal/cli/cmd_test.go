@@ -83,7 +83,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--keyspace", "0"}, "keyspace 0"},
 		{[]string{"bench", "--threads", "0"}, "threads 0"},
 		{[]string{"bench", "--output", "xml"}, "--output"},
-		{[]string{"bench", "--cluster", "--tests", "get"}, "--cluster"},
+		{[]string{"bench", "--prefill", "--tests", "get"}, "--tests cannot be used with --segment or --prefill"},
 		{[]string{"bench", "--cluster", "--command", "MSET __key__ x __key__ y"}, "CROSSSLOT"},
 		{[]string{"bench", "--pipeline", "x"}, "--pipeline"},
 		{[]string{"serve", "--alloc", "foo"}, "--alloc"},

@@ -181,8 +181,8 @@ func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
 			return fmt.Errorf("--tests: %w", err)
 		}
 		o.Tests = t
-		if o.Config.Segments > 1 || o.Prefill || o.Config.Cluster {
-			return fmt.Errorf("--tests cannot be used with --segment, --prefill or --cluster")
+		if o.Config.Segments > 1 || o.Prefill {
+			return fmt.Errorf("--tests cannot be used with --segment or --prefill")
 		}
 	}
 	mix.NameCommands(o.commands.cmds)

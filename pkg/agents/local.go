@@ -106,7 +106,7 @@ func BenchArgs(cfg loadgen.Config, tlsFiles tlsconf.Options) ([]string, error) {
 	add("stall-below", strconv.FormatFloat(cfg.StallBelow, 'g', -1, 64))
 	add("stall-latency", cfg.StallLatency)
 	for name, on := range map[string]bool{"verify-get": cfg.VerifyGet, "allow-misses": cfg.AllowMisses, "continue-on-error": cfg.ContinueOnError, "cluster": cfg.Cluster,
-		"random-data": cfg.RandomData, "reconnect": cfg.Reconnect} {
+		"random-data": cfg.RandomData, "reconnect": cfg.Reconnect, "resp3": cfg.RESP3} {
 		if on {
 			a = append(a, "--"+name)
 		}

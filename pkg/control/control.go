@@ -2,13 +2,19 @@
 // measured load: readiness (PING), INFO and CONFIG GET, COMMAND INFO
 // probes, a cluster's topology and formation, prefill checks, flushes, and
 // the rare requests a redirect resends. One dial with a timeout, TLS, AUTH
-// (with an ACL user) and SELECT; a context.Context on every call, whose
-// cancellation ends a call blocked on the network at once.
+// (with an ACL user), HELLO 3 for RESP3 and SELECT; a context.Context on
+// every call, whose cancellation ends a call blocked on the network at
+// once.
 //
 // The measured connections are not this package's: the load generator
 // drives raw sockets from its own event loops. They share its handshake
 // (Handshake), so that a password, a user or a database means the same on
 // both, and its URIs (ParseURI: redis://, rediss://, unix://).
+//
+// Replies are read as RESP2 or RESP3 alike; Decode gives the RESP3 types
+// the values their RESP2 forms decode to, so that a caller reads a map as
+// the flat array of pairs RESP2 sends. Push messages are not replies and
+// are skipped.
 //
 // Errors say what kind of failure they are, so that a caller retries only
 // what may pass: a refused password or user wraps ErrAuth, a peer that
@@ -44,6 +50,9 @@ type Options struct {
 	TLS *tls.Config
 	// DB, when positive, is selected with SELECT after AUTH.
 	DB int
+	// RESP3 switches the connection to RESP3 with HELLO 3 after AUTH; a
+	// server that refuses it fails the handshake with a *NoRESP3Error.
+	RESP3 bool
 	// Timeout bounds the dial and each call; 0 means DefaultTimeout.
 	Timeout time.Duration
 }
@@ -64,6 +73,17 @@ var (
 	// help.
 	ErrNotRESP = errors.New("the server does not speak RESP")
 )
+
+// NoRESP3Error is a server's refusal of HELLO 3 (Options.RESP3): it does
+// not know HELLO, or not protocol 3.
+type NoRESP3Error struct {
+	// Msg is the server's error reply, or what it answered instead.
+	Msg string
+}
+
+func (e *NoRESP3Error) Error() string {
+	return "server does not support RESP3: HELLO 3: " + e.Msg
+}
 
 // ReplyError is an error reply of the server.
 type ReplyError struct {
@@ -221,6 +241,10 @@ func readReplies(r io.Reader, in []byte, want int) ([][]byte, []byte, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrNotRESP, err)
 		}
+		if n > 0 && in[off] == resp.TypePush {
+			off += n // out of band, not a reply
+			continue
+		}
 		if n > 0 {
 			replies = append(replies, append([]byte(nil), in[off:off+n]...))
 			off += n
@@ -241,8 +265,14 @@ func readReplies(r io.Reader, in []byte, want int) ([][]byte, []byte, error) {
 }
 
 // Handshake enters the server over rw, a fresh connection: AUTH with o's
-// user and password, then SELECT o.DB. A refusal wraps ErrAuth and names
-// what was refused; a SELECT refused names the database.
+// user and password, HELLO 3 when o.RESP3, then SELECT o.DB, in one
+// round trip. A refusal wraps ErrAuth and names what was refused; a
+// HELLO 3 refused is a *NoRESP3Error; a SELECT refused names the
+// database.
+//
+// AUTH goes before HELLO rather than inside it so that a password means
+// the same with and without RESP3: HELLO's AUTH takes any password for a
+// user that has none, where AUTH says none is set.
 func Handshake(rw io.ReadWriter, o Options) error {
 	var req []byte
 	var names []string
@@ -253,6 +283,10 @@ func Handshake(rw io.ReadWriter, o Options) error {
 			req = resp.AppendCommandString(req, "AUTH", o.Password)
 		}
 		names = append(names, "AUTH")
+	}
+	if o.RESP3 {
+		req = resp.AppendCommandString(req, "HELLO", "3")
+		names = append(names, "HELLO")
 	}
 	if o.DB > 0 {
 		req = resp.AppendCommandString(req, "SELECT", fmt.Sprint(o.DB))
@@ -269,8 +303,13 @@ func Handshake(rw io.ReadWriter, o Options) error {
 		return err
 	}
 	for i, raw := range replies {
-		_, _, err := Decode(raw)
+		v, _, err := Decode(raw)
 		var re *ReplyError
+		if names[i] == "HELLO" && err == nil {
+			if proto := helloProto(v); proto != 3 {
+				return &NoRESP3Error{Msg: fmt.Sprintf("the reply says protocol %d", proto)}
+			}
+		}
 		if !errors.As(err, &re) {
 			continue
 		}
@@ -284,6 +323,14 @@ func Handshake(rw io.ReadWriter, o Options) error {
 				return fmt.Errorf("AUTH: %w: the server has no password set, but one was given (%s)", ErrAuth, re.Msg)
 			}
 			return fmt.Errorf("AUTH: %w: the server refused %s (%s)", ErrAuth, who, re.Msg)
+		case "HELLO":
+			if re.Code() == "NOAUTH" {
+				return fmt.Errorf("HELLO 3: %w: the server requires a password (%s)", ErrAuth, re.Msg)
+			}
+			if isAuthCode(re.Code()) {
+				return fmt.Errorf("HELLO 3: %w: %s", ErrAuth, re.Msg)
+			}
+			return &NoRESP3Error{Msg: re.Msg}
 		default:
 			if isAuthCode(re.Code()) {
 				return fmt.Errorf("SELECT: %w: %s", ErrAuth, re.Msg)
@@ -292,6 +339,18 @@ func Handshake(rw io.ReadWriter, o Options) error {
 		}
 	}
 	return nil
+}
+
+// helloProto is the "proto" field of a HELLO reply, 0 when it has none.
+func helloProto(v any) int64 {
+	pairs, _ := v.([]any)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if k, _ := pairs[i].(string); k == "proto" {
+			p, _ := pairs[i+1].(int64)
+			return p
+		}
+	}
+	return 0
 }
 
 // isAuthCode reports whether an error code says the client is not
@@ -305,7 +364,11 @@ func isAuthCode(code string) bool {
 }
 
 // Decode decodes the complete reply at the start of b (see Do for the
-// values) and returns its length.
+// values) and returns its length. RESP3's types decode as their RESP2
+// forms: a null as nil, a boolean as 1 or 0, a double, big number or
+// verbatim string (without its format) as a string, a blob error as a
+// *ReplyError, a map as the []any of its keys and values in turn, a set
+// as a []any; an attribute is skipped for the reply it annotates.
 func Decode(b []byte) (any, int, error) {
 	r, n, err := resp.ParseReply(b, 0)
 	if err != nil {
@@ -314,24 +377,29 @@ func Decode(b []byte) (any, int, error) {
 	if n == 0 {
 		return nil, 0, fmt.Errorf("%w: truncated reply", ErrNotRESP)
 	}
-	switch r.Type {
-	case resp.TypeError:
-		return nil, n, &ReplyError{Msg: string(r.Data)}
-	case resp.TypeInt:
-		return r.Int, n, nil
-	case resp.TypeSimple:
-		return string(r.Data), n, nil
-	case resp.TypeBulk:
-		if r.IsNull() {
-			return nil, n, nil
-		}
-		return string(r.Data), n, nil
-	}
 	if r.IsNull() {
 		return nil, n, nil
 	}
-	arr := make([]any, 0, min(r.Int, 1024))
-	for range r.Int {
+	switch r.Type {
+	case resp.TypeError, resp.TypeBlobError:
+		return nil, n, &ReplyError{Msg: string(r.Data)}
+	case resp.TypeInt, resp.TypeBool:
+		return r.Int, n, nil
+	case resp.TypeSimple, resp.TypeBulk, resp.TypeDouble, resp.TypeBigNumber, resp.TypeVerbatim:
+		return string(resp.VerbatimText(r)), n, nil
+	case resp.TypeAttribute:
+		for range r.Elements() {
+			m, err := resp.SkipReply(b[n:], 0)
+			if err != nil || m == 0 {
+				return nil, 0, fmt.Errorf("%w: truncated attribute", ErrNotRESP)
+			}
+			n += m
+		}
+		v, m, err := Decode(b[n:])
+		return v, n + m, err
+	}
+	arr := make([]any, 0, min(r.Elements(), 1024))
+	for range r.Elements() {
 		v, m, err := Decode(b[n:])
 		n += m
 		var re *ReplyError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -177,4 +178,96 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode(%q) consumed %d of %d bytes", b, n, len(b))
 		}
 	})
+}
+
+// TestRESP3: a RESP3 connection (HELLO 3 after AUTH, with an ACL user)
+// decodes what the commands answer in RESP3 as their RESP2 forms; the
+// server sees resp=3. A server without HELLO, and a wrong password, are
+// refused as such.
+func TestRESP3(t *testing.T) {
+	r := testutil.StartRedis(t, "--user", "bench", "on", ">pw", "~*", "&*", "+@all")
+	ctx := context.Background()
+	c, err := Dial(ctx, r.Addr, Options{User: "bench", Password: "pw", RESP3: true, DB: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.Do(ctx, "CLIENT", "INFO"); err != nil || !strings.Contains(v.(string), " resp=3") || !strings.Contains(v.(string), " db=2 ") {
+		t.Fatalf("CLIENT INFO: %v %v, want resp=3 and db=2", v, err)
+	}
+	if v, err := c.Do(ctx, "GET", "missing"); err != nil || v != nil {
+		t.Fatalf("GET of a missing key: %#v %v, want nil", v, err)
+	}
+	if _, err := c.Do(ctx, "HSET", "h", "f", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Do(ctx, "HGETALL", "h"); err != nil || len(v.([]any)) != 2 || v.([]any)[0] != "f" || v.([]any)[1] != "v" {
+		t.Fatalf("HGETALL (a map): %#v %v", v, err)
+	}
+	if v, err := c.Do(ctx, "HEXISTS", "h", "f"); err != nil || v != int64(1) {
+		t.Fatalf("HEXISTS: %#v %v", v, err)
+	}
+	if _, err := c.Do(ctx, "ZADD", "z", "1.5", "m"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Do(ctx, "ZSCORE", "z", "m"); err != nil || v != "1.5" {
+		t.Fatalf("ZSCORE (a double): %#v %v", v, err)
+	}
+	info, err := c.Info(ctx, "server") // a verbatim string
+	if err != nil || info["redis_version"] == "" {
+		t.Fatalf("INFO: %v %v", info, err)
+	}
+	got, ok, err := c.ConfigGet(ctx, []string{"appendonly"}) // a map
+	if err != nil || !ok || got["appendonly"] != "no" {
+		t.Fatalf("CONFIG GET: %v %v %v", got, ok, err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = Dial(ctx, r.Addr, Options{User: "bench", Password: "wrong", RESP3: true})
+	testutil.CheckError(t, err, `AUTH: authentication failed: the server refused user "bench" or its password (WRONGPASS invalid username-password pair or user is disabled.)`, ErrAuth)
+
+	no := testutil.StartRedis(t, "--rename-command", "HELLO", "")
+	_, err = Dial(ctx, no.Addr, Options{RESP3: true})
+	var nr *NoRESP3Error
+	if !errors.As(err, &nr) || !strings.HasPrefix(err.Error(), "server does not support RESP3: HELLO 3: ERR unknown command") {
+		t.Errorf("server without HELLO: %v", err)
+	}
+	locked := testutil.StartRedis(t, "--requirepass", "s3cret")
+	_, err = Dial(ctx, locked.Addr, Options{RESP3: true})
+	testutil.CheckError(t, err, "HELLO 3: authentication failed: the server requires a password (NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time)", ErrAuth)
+}
+
+// TestDecodeRESP3 decodes each RESP3 type as its RESP2 form, and skips
+// pushes between replies.
+func TestDecodeRESP3(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want any
+	}{
+		{"_\r\n", nil},
+		{"#t\r\n", int64(1)},
+		{"#f\r\n", int64(0)},
+		{",2.5\r\n", "2.5"},
+		{"(12345678901234567890\r\n", "12345678901234567890"},
+		{"=9\r\ntxt:hello\r\n", "hello"},
+		{"%2\r\n+a\r\n:1\r\n+b\r\n_\r\n", []any{"a", int64(1), "b", nil}},
+		{"~2\r\n+x\r\n#t\r\n", []any{"x", int64(1)}},
+		{"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n", "v"},
+		{"*2\r\n!3\r\nERR\r\n|0\r\n:7\r\n", []any{&ReplyError{Msg: "ERR"}, int64(7)}},
+	} {
+		v, n, err := Decode([]byte(tc.src + "+next\r\n"))
+		if err != nil || n != len(tc.src) || !reflect.DeepEqual(v, tc.want) {
+			t.Errorf("Decode(%q) = %#v, %d, %v; want %#v, %d", tc.src, v, n, err, tc.want, len(tc.src))
+		}
+	}
+	var re *ReplyError
+	if _, _, err := Decode([]byte("!21\r\nSYNTAX invalid syntax\r\n")); !errors.As(err, &re) || re.Code() != "SYNTAX" {
+		t.Errorf("blob error: %v", err)
+	}
+	replies, rest, err := readReplies(strings.NewReader(">2\r\n+a\r\n+b\r\n+OK\r\n>1\r\n:1\r\n:5\r\n"), nil, 2)
+	if err != nil || len(replies) != 2 || string(replies[0]) != "+OK\r\n" || string(replies[1]) != ":5\r\n" || len(rest) != 0 {
+		t.Errorf("readReplies with pushes: %q, %q, %v", replies, rest, err)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -75,6 +76,8 @@ type connRoute struct {
 	replica, standalone bool
 	keys                []uint64
 	replay              replayKeys
+	// tag is the socket's hash tag for commands with {tag} (clustertag.go).
+	tag tagState
 }
 
 // element is one request of a group's stream: its position, its key, and
@@ -163,6 +166,9 @@ func (c *conn) drawCmd(pos uint64) (element, int32) {
 	p, cr := c.p, c.route
 	ci := c.pickCmd()
 	cp := &p.cmds[ci]
+	if cp.Tagged {
+		return c.drawTagged(pos, ci)
+	}
 	e := element{op: uint8(ci)}
 	if cr.standalone {
 		owner := int32(0)
@@ -301,11 +307,16 @@ func (r *runner) beginGroups(requests int64) {
 func (c *conn) resend(s *slot, msg []byte) ([]byte, error) {
 	cr := c.route
 	what := c.cmdName(s.op) + " " + c.keyName(s.key)
-	return cr.sides.Resend(cr.node, c.requestOf(s), what, cr.rt.SlotOf(s.key, &cr.buf), msg)
+	slot := cr.rt.SlotOf(s.key, &cr.buf)
+	if c.p.cmds != nil && c.p.cmds[s.op].Tagged {
+		slot = cr.tag.slot
+	}
+	return cr.sides.Resend(cr.node, c.requestOf(s), what, slot, msg)
 }
 
 // requestOf returns request s again, as build or buildCmds wrote it (in
-// cluster mode a mix's command has one key, which s holds).
+// cluster mode a mix's command has one key, which s holds; a command
+// with {tag} is rebuilt with every key s's).
 func (c *conn) requestOf(s *slot) []byte {
 	if c.p.cmds == nil {
 		return c.appendRequest(nil, s)
@@ -315,7 +326,11 @@ func (c *conn) requestOf(s *slot) []byte {
 	if s.then {
 		pieces = cp.Then
 	}
-	req, _ := cp.Append(nil, pieces, nil, s.key)
+	var keys mix.Keys
+	if cp.Tagged {
+		keys = c.tagKeysFor(element{key: s.key}, nil)
+	}
+	req, _ := cp.Append(nil, pieces, keys, s.key)
 	return req
 }
 
@@ -548,7 +563,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			// The socket records into its node's histogram; collect
 			// merges them into the total. Its streams are connection g's.
 			c := newConn(r.plan, g, cfg.Connections, w.nodeHist[nd.idx])
-			c.route = &connRoute{rt: r.route, node: nd.idx, master: nd.master, grp: grp, replica: nd.replica, standalone: !cfg.Cluster}
+			c.route = &connRoute{rt: r.route, node: nd.idx, master: nd.master, grp: grp, replica: nd.replica, standalone: !cfg.Cluster, tag: tagState{node: -1}}
 			if cfg.Cluster {
 				c.route.sides = r.route.NewSides(sides)
 			}

@@ -142,6 +142,11 @@ type Config struct {
 	// configuration (tlsconf.Options.Config makes one); nil is plaintext.
 	// A Result decoded from JSON has an empty one when its run used TLS.
 	TLS *tls.Config `json:"-"`
+	// RESP3 opens every connection, the load's and the checks', with
+	// HELLO 3 and reads every reply as RESP3; the JSON settings say
+	// "resp": 3. A server without RESP3 fails the run at its first dial
+	// (control.NoRESP3Error).
+	RESP3 bool `json:"-"`
 	// Cluster drives a Redis Cluster: the slot map is read from Addr (or
 	// ClusterSeeds), Connections is per master, and every request goes to
 	// its key's master (see cluster.go).
@@ -587,6 +592,7 @@ func (c *Config) mixSettings() mix.Settings {
 		Prefix: c.KeyPrefix, Keys: c.keys(),
 		Values:       c.values(),
 		SingleWriter: c.Connections == 1 && c.Segments <= 1,
+		Cluster:      c.Cluster,
 	}
 }
 
@@ -600,7 +606,7 @@ func (c *Config) values() keyspace.Values {
 // Control is how the run's control connections (topology, redirects,
 // probes) reach the server: its credentials and TLS, the connect timeout.
 func (c *Config) Control() control.Options {
-	return control.Options{User: c.User, Password: c.Password, DB: c.DB, TLS: c.TLS, Timeout: c.ConnectTimeout}
+	return control.Options{User: c.User, Password: c.Password, DB: c.DB, TLS: c.TLS, Timeout: c.ConnectTimeout, RESP3: c.RESP3}
 }
 
 // LocalConnections is the number of connections this run opens: the

@@ -344,7 +344,8 @@ func (c *conn) stamp(n int, t int64) {
 //
 // The two expected replies, +OK to a write and a bulk string of the value
 // size to a read, are recognized by comparing bytes with a template; all
-// else goes through resp.ParseReply.
+// else goes through resp.ParseReply. A RESP3 push is skipped: it is no
+// request's reply.
 func (c *conn) consume(b []byte, now int64) (int, error) {
 	p := c.p
 	if p.cmds != nil {
@@ -371,6 +372,13 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 			}
 		}
 		if n == 0 {
+			if b[0] == resp.TypePush {
+				if n, err = c.skipPush(b); n == 0 {
+					break
+				}
+				b = b[n:]
+				continue
+			}
 			if n, err = c.otherReply(b, s); n == 0 {
 				break
 			}
@@ -393,6 +401,11 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 		}
 	}
 	c.flushLatency()
+	if err == nil && len(b) > 0 && b[0] == resp.TypePush {
+		var m int
+		m, err = c.skipPushes(b)
+		b = b[m:]
+	}
 	return total - len(b), err
 }
 
@@ -427,6 +440,30 @@ func (c *conn) parseReply(b []byte) (r resp.Reply, n int, err error) {
 	return r, n, nil
 }
 
+// skipPush returns the length of the RESP3 push at the start of b, 0
+// when b holds only part of it.
+func (c *conn) skipPush(b []byte) (int, error) {
+	n, err := resp.SkipReply(b, resp.DefaultMaxBulkLen)
+	if err != nil {
+		return 0, fmt.Errorf("connection %d: %w", c.id, err)
+	}
+	return n, nil
+}
+
+// skipPushes returns the length of the complete RESP3 pushes at the
+// start of b: those that come after the last reply awaited.
+func (c *conn) skipPushes(b []byte) (int, error) {
+	total := 0
+	for len(b) > total && b[total] == resp.TypePush {
+		n, err := c.skipPush(b[total:])
+		if n == 0 {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // otherReply handles any reply but the two expected ones; it returns 0
 // when b holds only part of it.
 func (c *conn) otherReply(b []byte, s *slot) (int, error) {
@@ -436,7 +473,22 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 	}
 	isGet := s.op == opGet
 	switch r.Type {
-	case resp.TypeError:
+	case resp.TypeAttribute:
+		// Skip the attribute's pairs, then the reply it annotates is the
+		// request's.
+		for range r.Elements() {
+			m, err := resp.SkipReply(b[n:], resp.DefaultMaxBulkLen)
+			if m == 0 || err != nil {
+				return 0, err
+			}
+			n += m
+		}
+		m, err := c.otherReply(b[n:], s)
+		if m == 0 {
+			return 0, err
+		}
+		return n + m, err
+	case resp.TypeError, resp.TypeBlobError:
 		word := r.Data
 		if i := bytes.IndexByte(word, ' '); i >= 0 {
 			word = word[:i]
@@ -463,7 +515,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		if !c.p.cfg.ContinueOnError {
 			return n, &ReplyError{Command: c.cmdName(s.op), Key: c.keyName(s.key), Msg: string(r.Data)}
 		}
-	case resp.TypeBulk:
+	case resp.TypeBulk, resp.TypeNull:
 		if r.IsNull() {
 			if isGet {
 				c.miss(s.key)
@@ -471,8 +523,8 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		} else if isGet && c.p.verify && !c.p.valueMatches(r.Data, s.key) {
 			c.wrongValue(s.key, r.Data)
 		}
-	case resp.TypeArray:
-		if isGet && c.p.mget > 0 {
+	case resp.TypeArray, resp.TypeMap, resp.TypeSet:
+		if r.Type == resp.TypeArray && isGet && c.p.mget > 0 {
 			return c.mgetReply(b, r, n)
 		}
 		if n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen); n == 0 || err != nil {

@@ -123,7 +123,7 @@ func (c *conn) mgetReply(b []byte, r resp.Reply, n int) (int, error) {
 		e, m, _ := resp.ParseReply(b[n:end], resp.DefaultMaxBulkLen) // complete: SkipReply parsed it
 		n += m
 		switch {
-		case e.Type == resp.TypeBulk && e.IsNull():
+		case e.IsNull() && e.Type != resp.TypeArray:
 			if missed == nil {
 				missed = &keys[j]
 			}

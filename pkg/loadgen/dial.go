@@ -49,7 +49,7 @@ func dialAs(ctx context.Context, addr string, cfg *Config, readonly bool) (link,
 	}
 	o := cfg.Control()
 	switch {
-	case o.Password != "" || o.User != "" || o.DB > 0:
+	case o.Password != "" || o.User != "" || o.DB > 0 || o.RESP3:
 		err = control.Handshake(rw, o)
 	case cfg.TLS != nil:
 		// A TLS 1.3 server checks the client's certificate after the
@@ -68,7 +68,7 @@ func dialAs(ctx context.Context, addr string, cfg *Config, readonly bool) (link,
 	}
 	if readonly {
 		r, err := roundTrip(rw, resp.AppendCommandString(nil, "READONLY"))
-		if err == nil && r.Type == resp.TypeError {
+		if err == nil && r.IsError() {
 			err = fmt.Errorf("server replied %q", r.Data)
 		}
 		if err != nil {

@@ -112,4 +112,13 @@
 // Every other connection goes through package control with the same
 // credentials and TLS configuration (Config.Control): the topology, the
 // redirects' side connections, the probes and the prefill's checks.
+//
+// With Config.RESP3 every connection, the load's and package control's,
+// starts with HELLO 3 (control.Handshake). The replies the load expects,
+// +OK and the value's bulk string, read the same in RESP2 and RESP3, so
+// the templates of the hot path are unchanged; the RESP3 types go through
+// resp.ParseReply with the other unexpected replies: a null (_) is a miss,
+// a blob error an error reply, an attribute skipped for the reply it
+// annotates. A push is no request's reply: it is skipped wherever it
+// comes, between replies or while nothing is in flight.
 package loadgen

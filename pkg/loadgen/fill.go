@@ -3,8 +3,10 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/resp"
@@ -34,27 +36,95 @@ func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 // lenCmd, as LLEN or SCARD) holds at least n elements: what
 // redis-benchmark's tests need before a pop or LRANGE test, for any key.
 // Elements are drawn from a permutation of all 12-digit numbers, so they
-// hardly meet those of the keyspace.
+// hardly meet those of the keyspace. On a cluster, key and cmd carry
+// mix.PlaceholderTag: every master's container is filled (fillCluster).
 func FillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd mix.Command) error {
+	if cfg.Cluster {
+		return fillCluster(ctx, cfg, lenCmd, key, n, cmd)
+	}
 	for range 3 {
 		b, err := control.Query(ctx, cfg.Addr, cfg.Control(), lenCmd, key)
 		if err != nil {
 			return err
 		}
-		r, _, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
-		if err != nil || r.Type != resp.TypeInt {
-			return fmt.Errorf("%s %s: unexpected reply %s", lenCmd, key, quote(b))
+		have, err := containerLen(b, lenCmd, key)
+		if err != nil {
+			return err
 		}
-		if r.Int >= n {
+		if have >= n {
 			return nil
 		}
-		c := cfg
-		c.Keyspace = 1e12
-		c.Seed = cfg.Seed + r.Int // another pass, other elements
-		cmd.KeyPattern = keyspace.Permutation
-		if err := SendN(ctx, c, cmd, n-r.Int); err != nil {
+		if err := sendFill(ctx, cfg, cmd, have, n-have); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("%s %s: still fewer than %d elements", lenCmd, key, n)
+}
+
+// containerLen reads the reply b to lenCmd key.
+func containerLen(b []byte, lenCmd, key string) (int64, error) {
+	r, _, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
+	if err != nil || r.Type != resp.TypeInt {
+		return 0, fmt.Errorf("%s %s: unexpected reply %s", lenCmd, key, quote(b))
+	}
+	return r.Int, nil
+}
+
+// sendFill sends cmd n times, its elements another pass's than those of
+// a container of have.
+func sendFill(ctx context.Context, cfg Config, cmd mix.Command, have, n int64) error {
+	c := cfg
+	c.Keyspace = 1e12
+	c.Seed = cfg.Seed + have // another pass, other elements
+	cmd.KeyPattern = keyspace.Permutation
+	return SendN(ctx, c, cmd, n)
+}
+
+// fillCluster is FillTo on a cluster: each master's container, key under
+// its tag, gets at least n elements. A command without a key goes to the
+// masters in turn, so that sending (deficit rounded up to connections) x
+// masters x connections gives each at least the deficit; a command with
+// one is spread by its keys, and a pass may leave a master short.
+func fillCluster(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd mix.Command) error {
+	seeds := cfg.ClusterSeeds
+	if len(seeds) == 0 {
+		seeds = []string{cfg.Addr}
+	}
+	var short string
+	for pass := range 8 {
+		topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
+		if err != nil {
+			return err
+		}
+		least := n
+		short = ""
+		for m, addr := range topo.Masters {
+			tag, ok := topo.Tag(m)
+			if !ok {
+				return fmt.Errorf("%s: no hash tag found for master %s", key, addr)
+			}
+			k := strings.Replace(key, mix.PlaceholderTag, "{"+string(tag[:])+"}", 1)
+			b, err := control.Query(ctx, addr, cfg.Control(), lenCmd, k)
+			if err != nil {
+				return fmt.Errorf("%s: %w", addr, err)
+			}
+			have, err := containerLen(b, lenCmd, k)
+			if err != nil {
+				return fmt.Errorf("%s: %w", addr, err)
+			}
+			if have < least {
+				least, short = have, k+" on "+addr
+			}
+		}
+		if least >= n {
+			return nil
+		}
+		conns := int64(max(cfg.Connections, 1))
+		per := (n - least + conns - 1) / conns * conns
+		per += per / 8 // a keyed command's spread
+		if err := sendFill(ctx, cfg, cmd, least+int64(pass)<<32, per*int64(len(topo.Masters))); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%s %s: still fewer than %d elements", lenCmd, short, n)
 }

@@ -31,6 +31,8 @@ type configExtra struct {
 	StallLatencyMs float64 `json:"stall_latency_ms,omitempty"`
 	// ReconnectBackoffMs is Config.ReconnectBackoff, with Reconnect.
 	ReconnectBackoffMs float64 `json:"reconnect_backoff_ms,omitempty"`
+	// Resp is 3 with Config.RESP3, absent for RESP2.
+	Resp int `json:"resp,omitempty"`
 }
 
 // configPlain is Config without its methods, for the codec.
@@ -46,6 +48,9 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	}
 	if len(c.ValueSizes) > 0 {
 		x.ValueSizes = keyspace.FormatValueSizes(c.ValueSizes)
+	}
+	if c.RESP3 {
+		x.Resp = 3
 	}
 	if !c.StartAt.IsZero() {
 		x.StartAt = c.StartAt.Format(time.RFC3339Nano)
@@ -91,6 +96,13 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	}
 	if x.TLS {
 		c.TLS = &tls.Config{}
+	}
+	switch x.Resp {
+	case 0, 2:
+	case 3:
+		c.RESP3 = true
+	default:
+		return fmt.Errorf("resp: %d is not a RESP version (2 or 3)", x.Resp)
 	}
 	return nil
 }

@@ -83,6 +83,8 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 			if cr := c.route; cr.standalone { // every key drawn for it
 				cr.replay = replayKeys{keys: cr.keys}
 				dst, e.key = cp.Append(dst, cp.Pieces, &cr.replay, 0)
+			} else if cp.Tagged {
+				dst, _ = cp.Append(dst, cp.Pieces, c.tagKeysFor(e, c.tagExtra(e.op)), e.key)
 			} else {
 				dst, _ = cp.Append(dst, cp.Pieces, nil, e.key)
 			}
@@ -161,10 +163,17 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		s := &c.ring[c.head&mask]
 		cp := &p.cmds[s.op]
 		var n int
-		isErr := b[0] == '-'
+		isErr := b[0] == '-' || b[0] == resp.TypeBlobError
 		switch {
 		case len(b) >= 5 && string(b[:5]) == "+OK\r\n":
 			n = 5
+		case b[0] == resp.TypePush:
+			// Out of band, not the reply of the request at the head.
+			if n, err = c.skipPush(b); n == 0 {
+				break
+			}
+			b = b[n:]
+			continue
 		case isErr:
 			n, isErr, err = c.cmdError(b, s)
 		case cp.Verify && p.verify && !s.then:
@@ -210,6 +219,11 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		}
 	}
 	c.flushLatency()
+	if err == nil && len(b) > 0 && b[0] == resp.TypePush {
+		var m int
+		m, err = c.skipPushes(b)
+		b = b[m:]
+	}
 	return total - len(b), err
 }
 
@@ -222,7 +236,7 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 	}
 	cp := &c.p.cmds[s.op]
 	switch {
-	case r.Type == resp.TypeBulk && r.IsNull():
+	case r.IsNull() && r.Type != resp.TypeArray:
 		c.Misses++
 	case r.Type != resp.TypeBulk || !cp.Values.Matches(r.Data, s.key):
 		c.VerifyFailures++
@@ -260,7 +274,7 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 		}
 		cp := &c.p.cmds[s.op]
 		switch {
-		case len(reply) > 0 && reply[0] == '-':
+		case len(reply) > 0 && (reply[0] == '-' || reply[0] == resp.TypeBlobError):
 			_, _, err = c.cmdError(reply, s)
 			return n, true, err
 		case cp.Verify && c.p.verify && !s.then:

@@ -365,11 +365,15 @@ func (f *filler) reply() (resp.Reply, []byte, error) {
 		if err != nil {
 			return r, nil, err
 		}
-		if n > 0 && r.Type == resp.TypeArray && !r.IsNull() {
+		if n > 0 && (r.Elements() > 0 || r.Type == resp.TypeAttribute) {
 			n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen)
 			if err != nil {
 				return r, nil, err
 			}
+		}
+		if n > 0 && r.Type == resp.TypePush {
+			f.r += n // out of band, not a reply
+			continue
 		}
 		if n > 0 {
 			f.r += n
@@ -398,7 +402,7 @@ func (f *filler) replies(res *Result, start, end int64) error {
 		if err != nil {
 			return fmt.Errorf("%w (%d keys written and acknowledged)", err, res.Requests)
 		}
-		if r.Type == resp.TypeError {
+		if r.IsError() {
 			word := r.Data
 			if j := bytes.IndexByte(word, ' '); j >= 0 {
 				word = word[:j]
@@ -440,9 +444,9 @@ func (f *filler) dbsize() (n int64, ok bool, err error) {
 	switch {
 	case err != nil:
 		return 0, false, err
-	case r.Type == resp.TypeError && bytes.HasPrefix(r.Data, []byte("ERR unknown command")):
+	case r.IsError() && bytes.HasPrefix(r.Data, []byte("ERR unknown command")):
 		return 0, false, nil
-	case r.Type == resp.TypeError:
+	case r.IsError():
 		return 0, false, fmt.Errorf("server replied %q", r.Data)
 	case r.Type != resp.TypeInt:
 		return 0, false, fmt.Errorf("unexpected reply %s", quote(raw))

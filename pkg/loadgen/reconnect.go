@@ -88,7 +88,7 @@ func (rd *redialer) dial() (link, error) {
 	ctx, cancel := context.WithTimeout(rd.ctx, rd.cfg.ConnectTimeout)
 	defer cancel()
 	r, err := roundTrip(&sockConn{fd: l.fd, raw: rawSyscalls, ctx: ctx}, resp.AppendCommandString(nil, "PING"))
-	if err == nil && r.Type == resp.TypeError {
+	if err == nil && r.IsError() {
 		err = errors.New(string(r.Data))
 	}
 	if err != nil {

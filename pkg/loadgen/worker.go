@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/resp"
 	"golang.org/x/sys/unix"
 )
 
@@ -672,7 +673,16 @@ func (s *sock) received(r *runner, ph *phase, n int) error {
 	}
 	s.n += n
 	if s.inflight == 0 {
-		return fmt.Errorf("connection %d: unexpected data from the server: %s", s.id, quote(s.rbuf[s.r:s.n]))
+		// Only RESP3 pushes may come while no request is in flight.
+		m, err := s.skipPushes(s.rbuf[s.r:s.n])
+		s.r += m
+		if s.r == s.n {
+			s.r, s.n = 0, 0
+		}
+		if err != nil || s.r < s.n && s.rbuf[s.r] != resp.TypePush {
+			return fmt.Errorf("connection %d: unexpected data from the server: %s", s.id, quote(s.rbuf[s.r:s.n]))
+		}
+		return nil
 	}
 	before := s.inflight
 	m, err := s.consume(s.rbuf[s.r:s.n], now)

@@ -1,5 +1,7 @@
-// Package resp is the RESP2 codec shared by the embedded kvstore server and
-// the load generator.
+// Package resp is the RESP codec shared by the embedded kvstore server and
+// the load generator: RESP2 requests and replies, and the replies of a
+// RESP3 connection (HELLO 3) parsed as well, each RESP3 type in its own
+// branch so that RESP2 replies cost no more for them.
 //
 // Encoding is append-style (AppendBulk(dst, b) []byte): callers own their
 // buffers and nothing allocates once a buffer has grown. Decoding never

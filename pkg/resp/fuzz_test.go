@@ -72,6 +72,14 @@ func FuzzReply(f *testing.F) {
 	for _, s := range []string{
 		"+OK\r\n", "-ERR unknown\r\n", ":-42\r\n", "$5\r\nhello\r\n", "$-1\r\n", "*-1\r\n",
 		"*2\r\n$3\r\nfoo\r\n*1\r\n:1\r\n", "*3\r\n*0\r\n+a\r\n$0\r\n\r\n", "$9999999999999\r\n", "*99999999999999\r\n",
+		// RESP3 (HELLO 3).
+		"_\r\n", ",3.14\r\n", ",-inf\r\n", "#t\r\n", "#f\r\n", "(3492890328409238509324\r\n",
+		"=15\r\ntxt:Some string\r\n", "!21\r\nSYNTAX invalid syntax\r\n",
+		"%2\r\n+first\r\n:1\r\n+second\r\n%1\r\n_\r\n~2\r\n#t\r\n,1.5\r\n",
+		"~3\r\n+a\r\n*2\r\n_\r\n$1\r\nb\r\n%0\r\n",
+		"|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n*2\r\n:2039123\r\n:9543892\r\n",
+		">3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n$5\r\nhello\r\n+OK\r\n",
+		"%99999999999999\r\n", "|0\r\n|0\r\n_\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -95,8 +103,9 @@ func FuzzReply(f *testing.F) {
 				t.Fatalf("SkipReply took %d bytes of %q, but element at %d: %d, %v", total, b, pos, n, err)
 			}
 			pos, want = pos+n, want-1
-			if r.Type == TypeArray && r.Int > 0 {
-				want += int(r.Int)
+			want += int(r.Elements())
+			if r.Type == TypeAttribute {
+				want++ // the reply it annotates
 			}
 		}
 		if pos != total {

@@ -43,6 +43,18 @@ const (
 // RandIntWidth is the width of PlaceholderRandInt, as redis-benchmark's.
 const RandIntWidth = 12
 
+// PlaceholderTag, in cluster mode only, is a hash tag of a slot of the
+// master the request goes to: redis-benchmark's cluster mode names its
+// keys "key:{tag}:__rand_int__", so that each request goes to one master
+// with all its keys, several or constant ("mylist:{tag}") alike, on
+// every master. The tag's TagWidth characters replace "tag"; outside
+// cluster mode "{tag}" is literal text.
+const PlaceholderTag = "{tag}"
+
+// TagWidth is the length of a tag that replaces "tag" in
+// PlaceholderTag: the argument keeps its length.
+const TagWidth = 3
+
 // MaxCommands is the most commands a mix may have.
 const MaxCommands = 255
 
@@ -170,10 +182,15 @@ func Check(cmds []Command) []error {
 // names at most one key, with __key__ (the key is then known and routed
 // to its slot's master; a command without a key goes to any master). Two
 // keys may fall in different slots, which a cluster refuses (CROSSSLOT),
-// and a __rand_int__ argument is not a key kvbench can route.
+// and a __rand_int__ argument is not a key kvbench can route. A command
+// with PlaceholderTag goes to the master of its tag, whatever its keys:
+// each of them should carry the tag.
 func CheckCluster(cmds []Command) []error {
 	var errs []error
 	for _, cmd := range cmds {
+		if slices.ContainsFunc(cmd.Args, func(a string) bool { return strings.Contains(a, PlaceholderTag) }) {
+			continue
+		}
 		keys, ints := 0, 0
 		for _, a := range cmd.Args {
 			keys += strings.Count(a, PlaceholderKey)
@@ -181,11 +198,11 @@ func CheckCluster(cmds []Command) []error {
 		}
 		switch {
 		case ints > 0:
-			errs = append(errs, fmt.Errorf("command %q: in cluster mode a key must be %s, so that it can be routed to its slot's master (%s is not routed)",
-				cmd.String(), PlaceholderKey, PlaceholderRandInt))
+			errs = append(errs, fmt.Errorf("command %q: in cluster mode a key must be %s, so that it can be routed to its slot's master (%s is not routed), or carry %s",
+				cmd.String(), PlaceholderKey, PlaceholderRandInt, PlaceholderTag))
 		case keys > 1:
-			errs = append(errs, fmt.Errorf("command %q names %d keys: in cluster mode a command may name one, since keys of different slots are refused (CROSSSLOT)",
-				cmd.String(), keys))
+			errs = append(errs, fmt.Errorf("command %q names %d keys: in cluster mode a command may name one, since keys of different slots are refused (CROSSSLOT), or keys that all carry %s",
+				cmd.String(), keys, PlaceholderTag))
 		}
 	}
 	return errs
@@ -203,6 +220,9 @@ type Settings struct {
 	// SingleWriter says the run has one connection and no agents: a
 	// counter's replies follow each other and can be checked.
 	SingleWriter bool
+	// Cluster says the run drives a cluster: PlaceholderTag is a
+	// placeholder, not literal text.
+	Cluster bool
 }
 
 // Placeholder kinds of a piece.
@@ -213,6 +233,7 @@ const (
 	phData         // a value
 	phArg          // the start of an argument whose length varies per request
 	phArgEnd       // its end: its "$len" header is inserted before it
+	phTag          // a hash tag of TagWidth bytes (Tagger)
 )
 
 // Piece is literal bytes followed by a placeholder.
@@ -251,6 +272,10 @@ type Plan struct {
 	// replicas sends it to one. Draws is how many keys a request draws.
 	Read  bool
 	Draws int
+	// Tagged says the command has PlaceholderTag (cluster mode): a
+	// cluster routes the request by its tag, and RandKeyed that it has
+	// a key placeholder whose first draw picks the master.
+	Tagged, RandKeyed bool
 }
 
 // Compile returns the plans of a mix.
@@ -278,10 +303,11 @@ func Compile(cmds []Command, s Settings) []Plan {
 			p.Then = compileArgs(s, cmd.Then, false, ks.Pattern.PastKeyspace())
 		}
 		for _, a := range cmd.Args {
-			if b, a, ok := strings.Cut(a, PlaceholderKey); ok {
+			if b, a, ok := strings.Cut(a, PlaceholderKey); ok && !p.Keyed {
 				p.Keyed, p.KeyBefore, p.KeyAfter = true, b, a
-				break
 			}
+			p.Tagged = p.Tagged || s.Cluster && strings.Contains(a, PlaceholderTag)
+			p.RandKeyed = p.RandKeyed || strings.Contains(a, PlaceholderKey) || strings.Contains(a, PlaceholderRandInt)
 		}
 		out = append(out, p)
 	}
@@ -316,7 +342,7 @@ func compileArgs(s Settings, args []string, inline, varKey bool) []Piece {
 			add([]byte("$" + strconv.Itoa(argLen(a, s)) + "\r\n"))
 		}
 		for a != "" {
-			k, ph := nextPlaceholder(a)
+			k, ph := nextPlaceholder(a, s.Cluster)
 			if k < 0 {
 				add([]byte(a))
 				break
@@ -334,6 +360,10 @@ func compileArgs(s Settings, args []string, inline, varKey bool) []Piece {
 				flush(phDigits, RandIntWidth)
 			case PlaceholderData:
 				flush(phData, 0)
+			case PlaceholderTag:
+				add([]byte{'{'})
+				flush(phTag, 0)
+				add([]byte{'}'})
 			}
 			a = a[k+len(ph):]
 		}
@@ -355,6 +385,12 @@ type Keys interface {
 	// Key returns the request's next key index; first is true for its
 	// first key, the one a cluster routes the request by.
 	Key(first bool) uint64
+}
+
+// A Tagger is the Keys of a request with PlaceholderTag: Tag is the hash
+// tag of its master.
+type Tagger interface {
+	Tag() *[TagWidth]byte
 }
 
 // Append appends a request made of pieces (p.Pieces or p.Then): each key
@@ -389,6 +425,12 @@ func (p *Plan) Append(dst []byte, pieces []Piece, keys Keys, key uint64) ([]byte
 			arg = len(dst)
 		case phArgEnd:
 			dst = insertBulkHeader(dst, arg)
+		case phTag:
+			if t, ok := keys.(Tagger); ok {
+				dst = append(dst, t.Tag()[:]...)
+			} else {
+				dst = append(dst, "tag"...)
+			}
 		}
 	}
 	return dst, key
@@ -479,9 +521,12 @@ func counterStep(cmds []Command, i int) int64 {
 
 // nextPlaceholder finds the first placeholder in a: its index (-1: none)
 // and which.
-func nextPlaceholder(a string) (int, string) {
+func nextPlaceholder(a string, cluster bool) (int, string) {
 	at, which := -1, ""
-	for _, ph := range []string{PlaceholderKey, PlaceholderRandInt, PlaceholderData} {
+	for _, ph := range []string{PlaceholderKey, PlaceholderRandInt, PlaceholderData, PlaceholderTag} {
+		if ph == PlaceholderTag && !cluster {
+			continue
+		}
 		if k := strings.Index(a, ph); k >= 0 && (at < 0 || k < at) {
 			at, which = k, ph
 		}

@@ -3,11 +3,20 @@
 // state each test reads before it runs (the keyspace for GET, a list for
 // the pops and LRANGE), so that "kvbench bench --tests" measures what
 // redis-benchmark measures, through kvbench's engine.
+//
+// Against a cluster (loadgen.Config.Cluster) the tests name their keys as
+// redis-benchmark's --cluster does: a hash tag after the first word,
+// "key:{tag}:__rand_int__", "mylist:{tag}" (ClusterTest). Each request
+// goes to one master with all its keys, whose tag (mix.PlaceholderTag)
+// is one of that master's slots: a constant key such as mylist is one
+// list per master, MSET's ten keys share a slot, and the requests of a
+// test spread over the masters (by key, or in turn for a constant key).
 package rbtests
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -55,6 +64,30 @@ func msetArgs() []string {
 		a = append(a, "key:__rand_int__", "__data__")
 	}
 	return a
+}
+
+// ClusterTest is t as it runs against a cluster: its keys carry
+// mix.PlaceholderTag after their first word, as redis-benchmark's
+// --cluster names them.
+func ClusterTest(t Test) Test {
+	args := slices.Clone(t.Command.Args)
+	for i := range args {
+		if i == 0 || t.Name == "mset" && i%2 == 0 || t.Name != "mset" && i > 1 || strings.HasPrefix(t.Name, "ping") {
+			continue
+		}
+		args[i] = clusterKey(args[i])
+	}
+	t.Command.Args = args
+	return t
+}
+
+// clusterKey is key with redis-benchmark's cluster tag: ":{tag}" after
+// its first word.
+func clusterKey(key string) string {
+	if w, rest, ok := strings.Cut(key, ":"); ok {
+		return w + ":" + mix.PlaceholderTag + ":" + rest
+	}
+	return key + ":" + mix.PlaceholderTag
 }
 
 // ParseTests parses a comma-separated list of test names, case-insensitive
@@ -124,7 +157,10 @@ func RunTests(ctx context.Context, cfg loadgen.Config, tests []Test) ([]TestResu
 	var out []TestResult
 	wrote := false // SET has run: the keyspace is written
 	for _, t := range tests {
-		if err := prepareTest(ctx, cfg, t.Name, wrote); err != nil {
+		if cfg.Cluster {
+			t = ClusterTest(t)
+		}
+		if err := prepareTest(ctx, cfg, t, wrote); err != nil {
 			return out, fmt.Errorf("%s: preparing: %w", t.Name, err)
 		}
 		c := cfg
@@ -139,23 +175,36 @@ func RunTests(ctx context.Context, cfg loadgen.Config, tests []Test) ([]TestResu
 	return out, nil
 }
 
-// prepareTest gives a test the state it reads.
-func prepareTest(ctx context.Context, cfg loadgen.Config, test string, wrote bool) error {
+// prepareTest gives test t the state it reads: on a cluster, on every
+// master, under its tag.
+func prepareTest(ctx context.Context, cfg loadgen.Config, t Test, wrote bool) error {
 	need := cfg.Requests
 	if cfg.Duration > 0 {
 		need = 0 // unknown: a pop may find the container empty
 	}
-	switch {
+	key := t.Command.Args[min(1, len(t.Command.Args)-1)]
+	fill := func(lenCmd string, n int64, args ...string) error {
+		cmd := Test{Name: t.Name, Command: mix.Command{Args: args}}
+		if cfg.Cluster {
+			cmd = ClusterTest(cmd)
+		}
+		return loadgen.FillTo(ctx, cfg, lenCmd, key, n, cmd.Command)
+	}
+	switch test := t.Name; {
 	case test == "get" && !wrote:
-		return loadgen.SendN(ctx, cfg, mix.Command{Args: []string{"SET", "key:__rand_int__", "__data__"}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
+		set := Test{Name: "set", Command: mix.Command{Args: []string{"SET", "key:__rand_int__", "__data__"}, KeyPattern: keyspace.Sequential}}
+		if cfg.Cluster {
+			set = ClusterTest(set)
+		}
+		return loadgen.SendN(ctx, cfg, set.Command, cfg.Keyspace)
 	case test == "lpop" || test == "rpop":
-		return loadgen.FillTo(ctx, cfg, "LLEN", "mylist", need, mix.Command{Args: []string{"LPUSH", "mylist", "__data__"}})
+		return fill("LLEN", need, "LPUSH", "mylist", "__data__")
 	case strings.HasPrefix(test, "lrange_"):
-		return loadgen.FillTo(ctx, cfg, "LLEN", "mylist", LRangeFill, mix.Command{Args: []string{"LPUSH", "mylist", "__data__"}})
+		return fill("LLEN", LRangeFill, "LPUSH", "mylist", "__data__")
 	case test == "spop":
-		return loadgen.FillTo(ctx, cfg, "SCARD", "myset", need, mix.Command{Args: []string{"SADD", "myset", "element:__rand_int__"}})
+		return fill("SCARD", need, "SADD", "myset", "element:__rand_int__")
 	case test == "zpopmin":
-		return loadgen.FillTo(ctx, cfg, "ZCARD", "myzset", need, mix.Command{Args: []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}})
+		return fill("ZCARD", need, "ZADD", "myzset", "__rand_int__", "element:__rand_int__")
 	}
 	return nil
 }
