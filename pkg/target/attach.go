@@ -36,6 +36,9 @@ type AttachConfig struct {
 	// DB, when positive, is the database every connection selects (not
 	// in a cluster, which has only database 0).
 	DB int
+	// RESP3 makes every connection (to every node of a cluster) switch to
+	// RESP3 with HELLO 3; a server that refuses it is refused.
+	RESP3 bool
 	// SetCmd and GetCmd are the load generator's commands; SET and GET
 	// when empty.
 	SetCmd, GetCmd string
@@ -118,7 +121,7 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc.User, desc.DB = cfg.User, cfg.DB
+	desc.User, desc.DB, desc.RESP3 = cfg.User, cfg.DB, cfg.RESP3
 	return &Attach{cfg: cfg, desc: desc}, nil
 }
 
@@ -126,7 +129,7 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 func (a *Attach) Desc() Desc { return a.desc }
 
 func (a *Attach) creds() creds {
-	return creds{Options: control.Options{User: a.cfg.User, Password: a.cfg.Password, DB: a.cfg.DB, TLS: a.cfg.TLS}}
+	return creds{Options: control.Options{User: a.cfg.User, Password: a.cfg.Password, DB: a.cfg.DB, RESP3: a.cfg.RESP3, TLS: a.cfg.TLS}}
 }
 
 // seeds are the addresses to try: Addr, then Addrs.

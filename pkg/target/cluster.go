@@ -135,6 +135,7 @@ func (c *RedisCluster) Start(ctx context.Context, s Strategy, env Env) (Instance
 	if tlsLines != nil {
 		tlsLines = append(tlsLines, "tls-cluster yes", "tls-replication yes")
 	}
+	cr.RESP3 = c.cfg.RESP3
 	ci := &clusterInstance{cr: cr}
 	n := c.shards * (1 + c.replicas)
 	for i := range n {

@@ -40,6 +40,8 @@ type CommandConfig struct {
 	Password string
 	// DB, when positive, is the database every connection selects.
 	DB int
+	// RESP3 makes every connection switch to RESP3 with HELLO 3.
+	RESP3 bool
 	// TLS, when set, reaches the server over TLS with this client
 	// configuration: its command line makes {port} a TLS port.
 	TLS *tls.Config
@@ -90,7 +92,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc.DB = cfg.DB
+	desc.DB, desc.RESP3 = cfg.DB, cfg.RESP3
 	return &Command{cfg: cfg, desc: desc}, nil
 }
 
@@ -204,7 +206,7 @@ func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, err
 	params := configParams(redisParams, s)
 	// Its shutdown may matter beyond its directory (a wrapper stopping a
 	// container, say): it gets SIGTERM.
-	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{Options: control.Options{Password: c.cfg.Password, DB: c.cfg.DB, TLS: c.cfg.TLS}, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
+	return spawnOnFreePort(ctx, c.cfg.Name, s, env, params, mayOwn, false, creds{Options: control.Options{Password: c.cfg.Password, DB: c.cfg.DB, RESP3: c.cfg.RESP3, TLS: c.cfg.TLS}, files: c.cfg.TLSFiles}, func(port int) ([]string, error) {
 		r := strings.NewReplacer(PlaceholderPort, strconv.Itoa(port), PlaceholderDir, env.Dir, PlaceholderStrategy, s.Name)
 		var argv []string
 		for _, a := range append(slices.Clone(c.cfg.Command), s.Args...) {

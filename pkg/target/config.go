@@ -61,6 +61,10 @@ type Defaults struct {
 	// targets that set none (run --db); the kvstore and clusters have
 	// only database 0 and keep it.
 	DB int
+	// RESP3 switches the redis, redis-cluster, command and attach
+	// targets that set no resp3: to RESP3 (run --resp3). The kvstore
+	// speaks RESP2 only: with RESP3, a kvstore entry must say resp3: false.
+	RESP3 bool
 }
 
 // LoadFile reads the YAML file at path and returns its targets, in order.
@@ -96,6 +100,7 @@ type Defaults struct {
 //	    addr: 10.0.0.5:6379
 //	    user: bench             # ACL user of AUTH, with password
 //	    db: 3                   # SELECT 3 on every connection (redis and command targets take db too)
+//	    resp3: true             # HELLO 3 on every connection (every kind but the kvstore's; default run --resp3)
 //	    # socket: /run/redis/redis.sock    # a Unix socket instead of addr
 //	    # uri: redis://bench:secret@10.0.0.5:6379/3   # instead of addr, password, user, db (rediss: TLS)
 //	    allow_flush: true       # may delete the keys it holds (default false)
@@ -175,6 +180,7 @@ type targetYAML struct {
 	Password string    `yaml:"password"`
 	User     string    `yaml:"user"`
 	DB       *int      `yaml:"db"`
+	RESP3    *bool     `yaml:"resp3"`
 	Socket   string    `yaml:"socket"`
 	URI      string    `yaml:"uri"`
 	Bin      string    `yaml:"bin"`
@@ -201,7 +207,7 @@ type strategyYAML struct {
 
 // The keys each kind accepts.
 var (
-	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies"}
+	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies", "resp3"}
 	kindKeys   = map[Kind][]string{
 		KindKvstore:        {"bin", "alloc", "port", "args"},
 		KindRedis:          {"bin", "config", "db"},
@@ -337,6 +343,10 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, p.at(mapValue(n, "db"), "db %d: want a database number >= 0", db)
 		}
 	}
+	resp3, err := p.resp3(n, t, kind, d.RESP3)
+	if err != nil {
+		return nil, err
+	}
 	tlsOpts, mutual, err := p.tlsBlock(n, kind, d.TLS)
 	if err != nil {
 		return nil, err
@@ -370,7 +380,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
 		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
-		c.DB = db
+		c.DB, c.RESP3 = db, resp3
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
@@ -401,6 +411,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		c.DB = 0 // a cluster has only database 0 (its db: key is refused)
+		c.RESP3 = resp3
 		if n := mapValue(n, "shards"); n != nil && t.Shards < 1 {
 			return nil, p.at(n, "shards: want at least 1")
 		}
@@ -429,14 +440,14 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		c, err := NewCommand(CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
-			Password: t.Password, DB: db, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+			Password: t.Password, DB: db, RESP3: resp3, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
 		return c, wrap(err)
 	default: // KindAttach
 		list, err := p.strategies(strats, false)
 		if err != nil {
 			return nil, err
 		}
-		c := AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, User: or(t.User, d.User),
+		c := AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, User: or(t.User, d.User), RESP3: resp3,
 			SetCmd: t.SetCmd, GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush}
 		switch {
 		case t.DB != nil && db > 0 && t.Cluster:
@@ -454,6 +465,28 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		a, err := NewAttach(c)
 		return a, wrap(err)
 	}
+}
+
+// resp3 is whether target entry t (node n) speaks RESP3: its resp3: key,
+// else the run's default. The kvstore speaks RESP2 only (HELLO 3 answers
+// NOPROTO): resp3: true is an error at the key, and so is the run's RESP3
+// on a kvstore entry that does not say resp3: false.
+func (p *configParser) resp3(n *yaml.Node, t targetYAML, kind Kind, def bool) (bool, error) {
+	on := def
+	if t.RESP3 != nil {
+		on = *t.RESP3
+	}
+	if !on || kind != KindKvstore && kind != KindKvstoreCluster {
+		return on, nil
+	}
+	name := or(t.Name, DefaultKvstoreName)
+	if kind == KindKvstoreCluster {
+		name = or(t.Name, DefaultKvstoreClusterName)
+	}
+	if t.RESP3 != nil {
+		return false, p.at(mapValue(n, "resp3"), "target %s: resp3: the kvstore speaks RESP2 only", name)
+	}
+	return false, p.at(n, "target %s: the kvstore speaks RESP2 only and cannot be measured over RESP3: set resp3: false for it, drop --resp3, or leave the target out of the file", name)
 }
 
 // defaults sets *dst to the list of strategy names in n, if n is present.

@@ -215,3 +215,80 @@ func TestParseConfigEndpointErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseConfigRESP3: a target's resp3: key, else the run's default,
+// reaches its description; resp3: false wins over the default, and a
+// kvstore that says resp3: false stays in a RESP3 run.
+func TestParseConfigRESP3(t *testing.T) {
+	y := `targets:
+  - name: on
+    kind: attach
+    addr: 127.0.0.1:6379
+    resp3: true
+  - name: off
+    kind: attach
+    addr: 127.0.0.1:6380
+    resp3: false
+  - name: default
+    kind: attach
+    addr: 127.0.0.1:6381
+  - name: r
+    kind: redis
+    bin: /bin/true
+  - name: rc
+    kind: redis-cluster
+    bin: /bin/true
+    resp3: true
+  - name: cmd
+    kind: command
+    command: [sh, '{port}']
+    strategies: {a: []}
+  - kind: kvstore
+    resp3: false
+`
+	for _, tt := range []struct {
+		def  bool
+		want map[string]bool
+	}{
+		{false, map[string]bool{"on": true, "off": false, "default": false, "r": false, "rc": true, "cmd": false, "kvstore": false}},
+		{true, map[string]bool{"on": true, "off": false, "default": true, "r": true, "rc": true, "cmd": true, "kvstore": false}},
+	} {
+		targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}, RESP3: tt.def})
+		if err != nil {
+			t.Fatalf("default %v: %v", tt.def, err)
+		}
+		if len(targets) != len(tt.want) {
+			t.Fatalf("default %v: %d targets, want %d", tt.def, len(targets), len(tt.want))
+		}
+		for _, tg := range targets {
+			if d := tg.Desc(); d.RESP3 != tt.want[d.Name] {
+				t.Errorf("default %v: %s: resp3 %v, want %v", tt.def, d.Name, d.RESP3, tt.want[d.Name])
+			}
+		}
+	}
+}
+
+// TestParseConfigRESP3Errors: a resp3: that is not a boolean, and RESP3
+// asked of a kvstore, by its key or by the run's default, are errors at
+// their line naming the target.
+func TestParseConfigRESP3Errors(t *testing.T) {
+	attach := "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n"
+	for _, tt := range []struct {
+		name, yaml string
+		def        bool
+		want       string
+	}{
+		{"not a boolean", attach + "    resp3: maybe\n", false, "t.yaml:5: cannot unmarshal !!str `maybe` into bool"},
+		{"a number", attach + "    resp3: 3\n", false, "t.yaml:5: cannot unmarshal !!int `3` into bool"},
+		{"kvstore resp3 true", "targets:\n  - name: kv\n    kind: kvstore\n    resp3: true\n", false, "t.yaml:4: target kv: resp3: the kvstore speaks RESP2 only"},
+		{"kvstore-cluster resp3 true", "targets:\n  - kind: kvstore-cluster\n    resp3: true\n", false, "t.yaml:3: target kvstore-cluster: resp3: the kvstore speaks RESP2 only"},
+		{"kvstore in a RESP3 run", attach + "  - kind: kvstore\n", true, "t.yaml:5: target kvstore: the kvstore speaks RESP2 only and cannot be measured over RESP3: set resp3: false for it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}, RESP3: tt.def})
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v\nwant ErrConfig containing %q", err, tt.want)
+			}
+		})
+	}
+}

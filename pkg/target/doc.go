@@ -20,9 +20,10 @@
 //     master flushed.
 //
 // A target's password, ACL user (attach only) and database (redis,
-// command and attach; the kvstore and clusters have only database 0) are
-// in its Desc and in every instance's Info: Info.Control gives the
-// control options that enter the server as the load generator does.
+// command and attach; the kvstore and clusters have only database 0) and
+// protocol (RESP3: every kind but the kvstore's) are in its Desc and in
+// every instance's Info: Info.Control gives the control options that
+// enter the server as the load generator does.
 //
 // # Processes
 //

@@ -25,6 +25,7 @@ func FuzzParseConfig(f *testing.F) {
 		"targets:\n  - kind: redis\n    tls: {enabled: true, mutual: false}\n",
 		"targets:\n  - kind: attach\n    name: a\n    uri: rediss://u:p@h:1/2\n    user: u\n    db: 2\n    socket: s\n",
 		"targets:\n  - kind: attach\n    name: a\n    addr: unix:/s\n    tls: {}\n  - {kind: redis, db: 3}\n",
+		"targets:\n  - {kind: attach, name: a, addr: h:1, resp3: true}\n  - {kind: kvstore, resp3: true}\n",
 		"targets:\n  - {kind: command, command: [\"\\x00\"], strategies: {a: {persistence: x}}}\n",
 		"targets: &a [*a]\n",
 		"- - - -\n",

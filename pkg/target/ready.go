@@ -68,6 +68,9 @@ func waitPing(ctx context.Context, addr string, cr creds, started time.Time, tim
 		if errors.Is(err, control.ErrAuth) {
 			return fmt.Errorf("%w: %s: %w", ErrRefused, addr, err)
 		}
+		if e := (*control.NoRESP3Error)(nil); errors.As(err, &e) {
+			return fmt.Errorf("%w: %s: %w", ErrRefused, addr, err)
+		}
 		if errors.Is(err, control.ErrNotRESP) {
 			return fmt.Errorf("%w: %s answers, but not in RESP (is it a Redis-protocol server?): %w", ErrRefused, addr, err)
 		}
@@ -174,7 +177,7 @@ func readyCheck(ctx context.Context, p *proc, s Strategy, addr string, cr creds,
 	if err := checkExpect(s, pr.config, pr.supported); err != nil {
 		return nil, err
 	}
-	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started), User: cr.User, DB: cr.DB}
+	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started), User: cr.User, DB: cr.DB, RESP3: cr.RESP3}
 	if pr.supported {
 		info.Config = formatConfig(params, pr.config)
 	}

@@ -64,6 +64,9 @@ type RedisConfig struct {
 	// DB, when positive, is the database every connection selects (not
 	// in a redis-cluster, which has only database 0).
 	DB int
+	// RESP3 makes every connection, the load's and kvbench's own, switch
+	// to RESP3 with HELLO 3.
+	RESP3 bool
 }
 
 // RedisTLS makes a redis target serve TLS only ("port 0" and a
@@ -113,7 +116,7 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		cfg.Defaults = strings.Fields(DefaultRedisStrategies)
 	}
 	r := &Redis{cfg: cfg, conf: make(map[string][]string)}
-	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd, DB: cfg.DB}
+	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd, DB: cfg.DB, RESP3: cfg.RESP3}
 	for _, st := range redisStrategies {
 		save := `""`
 		if st.save != "" {
@@ -157,7 +160,7 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 	if err != nil {
 		return nil, err
 	}
-	cr.DB = r.cfg.DB
+	cr.DB, cr.RESP3 = r.cfg.DB, r.cfg.RESP3
 	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, cr, func(port int) ([]string, error) {
 		listen := []string{"port " + strconv.Itoa(port)}
 		if tlsLines != nil {

@@ -141,6 +141,8 @@ type Desc struct {
 	User string
 	// DB, when positive, is the database every connection selects.
 	DB int
+	// RESP3 says every connection switches to RESP3 with HELLO 3.
+	RESP3 bool
 	// Strategies lists every strategy the target knows, in a fixed order.
 	Strategies []Strategy
 	// Defaults names the strategies run when none are asked for.
@@ -239,12 +241,14 @@ type Info struct {
 	User string
 	// DB, when positive, is the database every connection selects.
 	DB int
+	// RESP3 says every connection switches to RESP3 with HELLO 3.
+	RESP3 bool
 }
 
 // Control returns how a connection reaches the instance: its ACL user,
-// password, database and TLS.
+// password, database, protocol and TLS.
 func (i Info) Control(password string) control.Options {
-	return control.Options{User: i.User, Password: password, DB: i.DB, TLS: i.TLS}
+	return control.Options{User: i.User, Password: password, DB: i.DB, RESP3: i.RESP3, TLS: i.TLS}
 }
 
 // Masters returns the addresses of the servers holding the keys: a
