@@ -84,9 +84,14 @@ func TestRunAttachUserDBSocket(t *testing.T) {
 	}
 }
 
-// TestRunEndpointUsageErrors: a --user or --db no target of the run can
-// take, and a bad --db, are usage errors naming the flag.
+// TestRunEndpointUsageErrors: a --user, --db or --resp3 no target of the
+// run can take, and a bad --db, are usage errors naming the flag or the
+// target.
 func TestRunEndpointUsageErrors(t *testing.T) {
+	resp2File := filepath.Join(t.TempDir(), "resp2.yaml")
+	if err := os.WriteFile(resp2File, []byte("targets:\n  - {name: kv, kind: kvstore, resp3: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -94,6 +99,9 @@ func TestRunEndpointUsageErrors(t *testing.T) {
 		{[]string{"--targets", "kvstore", "--user", "alice"}, "--user alice: no target of the run takes it"},
 		{[]string{"--targets", "kvstore", "--db", "2"}, "--db 2: no target of the run takes it"},
 		{[]string{"--targets", "kvstore", "--db", "-1"}, "--db -1: want a database number >= 0"},
+		{[]string{"--targets", "kvstore", "--resp3"}, "target kvstore: the kvstore speaks RESP2 only and cannot be measured over RESP3"},
+		{[]string{"--targets", "redis,kvstore-cluster", "--resp3"}, "target kvstore-cluster: the kvstore speaks RESP2 only"},
+		{[]string{"--config", resp2File, "--resp3"}, "--resp3: no target of the run takes it: every one says resp3: false (kv)"},
 	} {
 		args := append([]string{"run", "--dry-run", "--estimate", "fixed", "--out", t.TempDir()}, tc.args...)
 		code, _, stderr := execute(t, args...)

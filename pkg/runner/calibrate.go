@@ -368,7 +368,7 @@ func (p *Plan) probeOne(ctx context.Context, sc *Scenario, tmp string, r *rates,
 func loadConfig(o Options, sc *Scenario, info target.Info, seed int64) loadgen.Config {
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
-	cfg.TLS, cfg.User, cfg.DB = info.TLS, info.User, info.DB
+	cfg.TLS, cfg.User, cfg.DB, cfg.RESP3 = info.TLS, info.User, info.DB, info.RESP3
 	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
 	cfg.Cluster = len(info.Nodes) > 0 // a redis-cluster, or an attached cluster
 	cfg.ClusterSeeds = info.Nodes

@@ -201,6 +201,11 @@ type Options struct {
 	// targets that set none (target.Defaults.DB); the kvstore and
 	// clusters have only database 0.
 	DB int
+	// RESP3 switches the targets that set no resp3: to RESP3, the load's
+	// connections and kvbench's own alike (target.Defaults.RESP3); the
+	// kvstore speaks RESP2 only, and a kvstore target in the run is
+	// refused unless its --config entry says resp3: false.
+	RESP3 bool
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.

@@ -99,11 +99,11 @@ func NewPlan(opts Options) (*Plan, error) {
 func (p *Plan) targets() ([]target.Target, error) {
 	o := p.Options
 	kv := target.KvstoreConfig{Bin: o.KvstoreBin, Alloc: o.Alloc, Port: o.KVPort, SetCmd: o.SetCmd, GetCmd: o.GetCmd}
-	rc := target.RedisConfig{Bin: o.RedisBin, TLS: target.RedisTLS{Enabled: o.TLS.Enabled, Mutual: true}}
+	rc := target.RedisConfig{Bin: o.RedisBin, TLS: target.RedisTLS{Enabled: o.TLS.Enabled, Mutual: true}, RESP3: o.RESP3}
 	var file []target.Target
 	if o.ConfigFile != "" {
 		var err error
-		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS, User: o.User, DB: o.DB})
+		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS, User: o.User, DB: o.DB, RESP3: o.RESP3})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
@@ -118,15 +118,18 @@ func (p *Plan) targets() ([]target.Target, error) {
 	return out, checkEndpointDefaults(o, out)
 }
 
-// checkEndpointDefaults refuses a --user or --db that reaches no target
-// of the run: the targets that set none and can take it (target.Defaults)
-// have it.
+// checkEndpointDefaults refuses a --user, --db or --resp3 that reaches
+// no target of the run: the targets that set none and can take it
+// (target.Defaults) have it.
 func checkEndpointDefaults(o Options, ts []target.Target) error {
 	if o.User != "" && !slices.ContainsFunc(ts, func(t target.Target) bool { d := t.Desc(); return d.Kind == target.KindAttach && d.User == o.User }) {
 		return fmt.Errorf("%w: --user %s: no target of the run takes it: an ACL user is for attach targets (%s)", ErrOptions, o.User, targetNames(ts))
 	}
 	if o.DB > 0 && !slices.ContainsFunc(ts, func(t target.Target) bool { return t.Desc().DB == o.DB }) {
 		return fmt.Errorf("%w: --db %d: no target of the run takes it: the kvstore and clusters have only database 0 (%s)", ErrOptions, o.DB, targetNames(ts))
+	}
+	if o.RESP3 && !slices.ContainsFunc(ts, func(t target.Target) bool { return t.Desc().RESP3 }) {
+		return fmt.Errorf("%w: --resp3: no target of the run takes it: every one says resp3: false (%s)", ErrOptions, targetNames(ts))
 	}
 	return nil
 }
@@ -156,6 +159,9 @@ func (p *Plan) namedTargets(file []target.Target, kv target.KvstoreConfig, rc ta
 			if o.TLS.Enabled {
 				return nil, fmt.Errorf("%w: target kvstore: the kvstore serves plaintext only and cannot be measured over TLS: drop --tls, or run the other targets (--targets redis)", ErrOptions)
 			}
+			if o.RESP3 {
+				return nil, fmt.Errorf("%w: target kvstore: the kvstore speaks RESP2 only and cannot be measured over RESP3: drop --resp3, or run the other targets (--targets redis)", ErrOptions)
+			}
 			k, err := target.NewKvstore(kv)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrOptions, err)
@@ -176,6 +182,9 @@ func (p *Plan) namedTargets(file []target.Target, kv target.KvstoreConfig, rc ta
 		case target.DefaultKvstoreClusterName, target.DefaultRedisClusterName:
 			if name == target.DefaultKvstoreClusterName && o.TLS.Enabled {
 				return nil, fmt.Errorf("%w: target kvstore-cluster: the kvstore serves plaintext only and cannot be measured over TLS: drop --tls, or run the other targets (--targets redis-cluster)", ErrOptions)
+			}
+			if name == target.DefaultKvstoreClusterName && o.RESP3 {
+				return nil, fmt.Errorf("%w: target kvstore-cluster: the kvstore speaks RESP2 only and cannot be measured over RESP3: drop --resp3, or run the other targets (--targets redis-cluster)", ErrOptions)
 			}
 			t, err := clusterTarget(name, o.Shards, kv, rc) // cluster_plan.go
 			if err != nil {
