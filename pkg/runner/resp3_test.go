@@ -8,79 +8,99 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/target"
 )
 
 // TestRunRESP3ClientList: with RESP3, a redis target started by kvbench is
-// measured over RESP3: mid-measurement, CLIENT LIST shows every load
-// connection, and every other connection of kvbench's, with resp=3.
+// measured over RESP3, in this process and by agents, and so is a
+// redis-cluster: mid-measurement, CLIENT LIST (of the first master) shows
+// every load connection, and every other connection of kvbench's, with
+// resp=3.
 func TestRunRESP3ClientList(t *testing.T) {
 	testutil.RequireRedisServer(t)
-	o := runOptions(t)
-	o.Targets, o.Strategies, o.Modes, o.RESP3 = []string{"redis"}, []string{"none"}, []string{"set"}, true
-	o.Rounds, o.Requests, o.Keyspace, o.Connections, o.Pipeline = 1, 2_000_000, 100_000, 4, 16
-	o.ProgressInterval = 5 * time.Millisecond
-	var mu sync.Mutex
-	var list string // CLIENT LIST, once the load is under way
-	var probeErr error
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	o.Observe = func(e Event) {
-		if e.Kind != EventProgress || e.Progress.Phase != "run" || e.Progress.Done == 0 || e.Progress.Final {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if list != "" || probeErr != nil {
-			return
-		}
-		// The probe speaks RESP2: it is told apart by its own command.
-		opts := e.Instance.Control("")
-		opts.RESP3, opts.Timeout = false, 5*time.Second
-		c, err := control.Dial(ctx, e.Instance.Addr, opts)
-		if err != nil {
-			probeErr = err
-			return
-		}
-		defer c.Close()
+	for _, tc := range []struct {
+		target string
+		agents int
+	}{{"redis", 1}, {"redis", 2}, {"redis-cluster", 1}} {
+		t.Run(fmt.Sprintf("%s/agents=%d", tc.target, tc.agents), func(t *testing.T) {
+			o := runOptions(t)
+			o.Targets, o.Strategies, o.Modes, o.RESP3 = []string{tc.target}, []string{"none"}, []string{"set"}, true
+			o.Rounds, o.Requests, o.Keyspace, o.Connections, o.Pipeline, o.Agents = 1, 5_000_000, 100_000, 4, 16, tc.agents
+			ready := make(chan target.Info, 1)
+			o.Observe = func(e Event) {
+				if e.Kind == EventReady && e.Attempt == 1 {
+					select {
+					case ready <- e.Instance:
+					default:
+					}
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, _, _, err := runQuiet(t, ctx, o)
+				done <- err
+			}()
+			var info target.Info
+			select {
+			case info = <-ready:
+			case err := <-done:
+				t.Fatalf("the run ended before its server was ready: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("no server ready within 30 s")
+			}
+			list, err := loadClientList(ctx, info, o.Connections) // the agents share them; a cluster has them per master
+			cancel()
+			<-done
+			checkClean(t, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+				if f := strings.Fields(line); !slices.Contains(f, "cmd=client|list") && !slices.Contains(f, "resp=3") {
+					t.Errorf("a connection of kvbench's not in RESP3: %s", line)
+				}
+			}
+		})
+	}
+}
+
+// loadClientList polls CLIENT LIST of the server info describes, over
+// RESP2 (the probe is told apart by its command, client|list), until
+// loads connections have sent SET, and returns that list.
+func loadClientList(ctx context.Context, info target.Info, loads int) (string, error) {
+	opts := info.Control("")
+	opts.RESP3, opts.Timeout = false, 5*time.Second
+	c, err := control.Dial(ctx, info.Addr, opts)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
 		v, err := c.Do(ctx, "CLIENT", "LIST")
 		if err != nil {
-			probeErr = err
-			return
+			return "", fmt.Errorf("CLIENT LIST: %w", err)
 		}
-		list = fmt.Sprint(v)
-		cancel() // what was to be seen is seen
-	}
-	_, _, _, err := runQuiet(t, ctx, o)
-	checkClean(t, o)
-	mu.Lock()
-	defer mu.Unlock()
-	if probeErr != nil {
-		t.Fatalf("CLIENT LIST: %v", probeErr)
-	}
-	if list == "" {
-		t.Fatalf("the measurement never got under way: %v", err)
-	}
-	// A load connection's last command is SET, or HELLO before its first.
-	others := 0
-	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
-		f := strings.Fields(line)
-		if slices.Contains(f, "cmd=client|list") {
-			continue
+		list := fmt.Sprint(v)
+		if strings.Count(list, " cmd=set ") >= loads {
+			return list, nil
 		}
-		others++
-		if !slices.Contains(f, "resp=3") {
-			t.Errorf("a connection of kvbench's not in RESP3: %s", line)
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("fewer than %d load connections within 30 s:\n%s", loads, list)
 		}
-	}
-	if others < o.Connections {
-		t.Errorf("%d connections besides the probe, want at least the load's %d:\n%s", others, o.Connections, list)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
