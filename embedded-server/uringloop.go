@@ -58,12 +58,15 @@ const (
 //     is the client's.
 //
 // The guarantees are the epoll loop's. A batch executes only when none of
-// its connection's replies are waiting to be sent, so a reply's bytes never
-// change while the kernel sends them, and a connection gets no more
-// replies in a round than the epoll loop would give it (a read's worth of
-// requests); bytes that arrive meanwhile are kept aside (the stash) and,
-// past stashMax, the receive is cancelled, so a client that does not read
-// its replies cannot make the server buffer its requests without end.
+// its connection's replies are being sent, so a reply's bytes never change
+// while the kernel sends them. Replies only queued for the round's send
+// may grow: what arrives in the same round executes and adds to them, up
+// to roundOutMax bytes of replies (a pipeline of large writes, whose
+// replies are small, thus executes in one round, not a receive buffer's
+// worth a round); bytes that arrive past that, or while a send is in
+// flight, are kept aside (the stash) and, past stashMax, the receive is
+// cancelled, so a client that does not read its replies cannot make the
+// server buffer its requests without end.
 // Once the replies are out, the stash is executed a read's worth a round,
 // and receiving resumes when it is empty. Sends wait for the log's commit
 // of the round like writes do (commitRound). A connection is closed only
@@ -123,6 +126,10 @@ const (
 	// stashMax is how many bytes a connection may send while its replies
 	// wait before its receive is cancelled.
 	stashMax = 64 << 10
+	// roundOutMax is how many bytes of replies may wait for a
+	// connection's send in a round before what it sends is kept aside:
+	// a receive buffer's worth, as the stash.
+	roundOutMax = 64 << 10
 )
 
 // sendFlags: the kernel finishes a send the socket had no room for itself
@@ -439,12 +446,12 @@ func (l *loop) received(c *conn, e *iouring.CQE) {
 }
 
 // take executes what a connection has sent, or keeps it aside while its
-// replies wait (see uringState).
+// replies are being sent or past roundOutMax (see uringState).
 func (l *loop) take(c *conn, data []byte) {
 	switch {
 	case c.ring.closing, c.quit, c.shutdown, c.discard:
 		// Answered for the last time.
-	case c.ring.sending || c.ring.stopped || len(c.ring.stash) > 0 || c.pending() > 0:
+	case c.ring.sending || c.ring.stopped || len(c.ring.stash) > 0 || c.pending() > roundOutMax:
 		c.ring.stash = append(c.ring.stash, data...)
 		if len(c.ring.stash) > stashMax && !c.ring.stopped {
 			c.ring.stopped = true
