@@ -44,6 +44,7 @@ func PrefillConfig(cfg Config) Config {
 	cfg.Requests = cfg.Keyspace
 	cfg.Duration, cfg.Warmup, cfg.WarmupRequests, cfg.Rate = 0, 0, 0, 0
 	cfg.VerifyGet = false
+	cfg.MultiKeyGet = 0 // the read's shape, not the writes'
 	cfg.StartAt = time.Time{}
 	return cfg
 }
