@@ -342,6 +342,7 @@ func sameSettings(sc Scenario, old, new []results.Row) error {
 		{"connections", func(r *results.Row) int64 { return int64(r.Connections) }},
 		{"shards", func(r *results.Row) int64 { return int64(r.Shards) }},
 		{"tls (1: over TLS)", func(r *results.Row) int64 { return int64(b2i(r.TLS)) }},
+		{"resp3 (1: RESP3)", func(r *results.Row) int64 { return int64(b2i(r.RESP3)) }},
 	}
 	ref := &old[0]
 	for _, s := range settings {

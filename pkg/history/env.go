@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/kvbench/kvbench/pkg/results"
@@ -34,7 +35,15 @@ type Environment struct {
 	Pipeline    int   `json:"pipeline" db:"pipeline"`
 	Connections int   `json:"connections" db:"connections"`
 	ValueSize   int   `json:"value_size" db:"value_size"`
+	// RESP3 says the load spoke RESP3. Fields from here on were appended:
+	// at their zero value they are left out of the fingerprint, so that
+	// the environments stored before keep theirs.
+	RESP3 bool `json:"resp3,omitempty" db:"resp3"`
 }
+
+// envAppended is the index in envFields of the first field appended after
+// the first schema (see Fingerprint).
+var envAppended = slices.IndexFunc(envFields, func(f fieldCol) bool { return f.name == "resp3" })
 
 // EnvironmentOf is the environment of an attempt, from its main row (a
 // workload's total row). Files written before the agents column read 0
@@ -44,7 +53,7 @@ func EnvironmentOf(r *results.Row) Environment {
 		ClientHost: r.ClientHost, CPUModel: r.CPUModel, Cores: r.Cores, Kernel: r.Kernel,
 		ServerConfig: r.ServerConfig, TLS: r.TLS, Shards: r.Shards, Agents: max(r.Agents, 1),
 		Requests: r.Requests, Keyspace: r.Keyspace, Pipeline: r.Pipeline, Connections: r.Connections,
-		ValueSize: r.ValueSize,
+		ValueSize: r.ValueSize, RESP3: r.RESP3,
 	}
 }
 
@@ -74,7 +83,11 @@ func (e Environment) values() []string {
 // its fields, each as name=value on a line of its own.
 func (e Environment) Fingerprint() string {
 	h := sha256.New()
+	zero := Environment{}.values()
 	for i, v := range e.values() {
+		if i >= envAppended && v == zero[i] {
+			continue
+		}
 		fmt.Fprintf(h, "%s=%s\n", envFields[i].name, v)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]

@@ -28,6 +28,9 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	addDetailColumns("rate", "rate_spec", "capacity_qps", "slo", "send_lag_p99_us"),
 	addDetailColumns("crash"),
 	addDetailColumns("lost_window_s"),
+	func(d dialect) []string {
+		return append(addDetailColumns("resp3")(d), addEnvironmentColumns("resp3")(d)...)
+	},
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.
@@ -46,14 +49,33 @@ func addDetailColumns(cols ...string) migration {
 	}
 }
 
+// addEnvironmentColumns is the step that adds environment columns
+// appended to Environment, each with the SQL type of its field and a zero
+// default.
+func addEnvironmentColumns(cols ...string) migration {
+	return func(dialect) []string {
+		var out []string
+		for _, c := range cols {
+			out = append(out, "ALTER TABLE environments ADD COLUMN "+c+" "+columnType(reflect.TypeFor[Environment](), envFields, c))
+		}
+		return out
+	}
+}
+
 // detailColumnType is the SQL type and default of detail column c, from
 // its results.Row field.
 func detailColumnType(c string) string {
-	for _, f := range detailFields {
+	return columnType(reflect.TypeFor[results.Row](), detailFields, c)
+}
+
+// columnType is the SQL type and default of column c of a table whose
+// columns are fields of struct type st.
+func columnType(st reflect.Type, fields []fieldCol, c string) string {
+	for _, f := range fields {
 		if f.name != c {
 			continue
 		}
-		t := reflect.TypeFor[results.Row]().Field(f.index).Type
+		t := st.Field(f.index).Type
 		if t.Kind() == reflect.Pointer { // an optional column: NULL when empty
 			switch t.Elem().Kind() {
 			case reflect.Float32, reflect.Float64:
@@ -73,7 +95,7 @@ func detailColumnType(c string) string {
 			return "BIGINT NOT NULL DEFAULT 0"
 		}
 	}
-	panic("history: no detail column " + c)
+	panic("history: no column " + c + " in " + st.Name())
 }
 
 // schemaV1 is the first schema: runs, environments, detail rows and series

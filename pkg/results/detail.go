@@ -228,6 +228,9 @@ type Row struct {
 	// seconds: the window of writes the policy lost (an everysec log's
 	// second). Empty when none was lost, and in files written before.
 	LostWindowS *float64 `csv:"lost_window_s" json:"lost_window_s,omitempty"`
+	// RESP3 says every connection of the load generator spoke RESP3
+	// (HELLO 3); false in files written before, which spoke RESP2.
+	RESP3 bool `csv:"resp3" json:"resp3,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -44,8 +44,10 @@ func TestRunRESP3ClientList(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
+			var res *Result
 			go func() {
-				_, _, _, err := runQuiet(t, ctx, o)
+				r, _, _, err := runQuiet(t, ctx, o)
+				res = r
 				done <- err
 			}()
 			var info target.Info
@@ -66,6 +68,18 @@ func TestRunRESP3ClientList(t *testing.T) {
 			for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
 				if f := strings.Fields(line); !slices.Contains(f, "cmd=client|list") && !slices.Contains(f, "resp=3") {
 					t.Errorf("a connection of kvbench's not in RESP3: %s", line)
+				}
+			}
+			if res == nil {
+				t.Fatal("the interrupted run left no result")
+			}
+			rows := readDetail(t, res)
+			if len(rows) == 0 {
+				t.Fatal("the interrupted run wrote no row")
+			}
+			for _, r := range rows {
+				if !r.RESP3 {
+					t.Errorf("row %s/%s round %d: resp3 false, want the protocol recorded", r.Target, r.Mode, r.Round)
 				}
 			}
 		})

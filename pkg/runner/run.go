@@ -480,6 +480,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	row.Shards = len(info.Nodes)
 	row.TLS = info.TLS != nil
+	row.RESP3 = info.RESP3
 	e.Kind, e.Instance = EventReady, info
 	r.event(e)
 
