@@ -119,8 +119,9 @@ func TestGate(t *testing.T) {
 	}
 }
 
-// TestSettingsDiffer: a scenario measured with another pipeline, or
-// against a cluster of another number of masters, is refused, naming the
+// TestSettingsDiffer: a scenario measured with another pipeline, against
+// a cluster of another number of masters, or in another protocol, is
+// refused, naming the
 // setting and where, unless told to ignore it.
 func TestSettingsDiffer(t *testing.T) {
 	for _, tt := range []struct {
@@ -129,6 +130,7 @@ func TestSettingsDiffer(t *testing.T) {
 	}{
 		{func(r *results.Row) { r.Pipeline = 16 }, []string{"column pipeline", "pipeline is 16 here but 128"}},
 		{func(r *results.Row) { r.Shards = 3 }, []string{"column shards", "shards is 3 here but 0"}},
+		{func(r *results.Row) { r.RESP3 = true }, []string{"column resp3 (1: RESP3)", "resp3 (1: RESP3) is 1 here but 0"}},
 	} {
 		old := side(t, "old", 1, 100000, 5, nil)
 		other := side(t, "new", 2, 100000, 5, tt.edit)
