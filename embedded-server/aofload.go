@@ -505,8 +505,11 @@ func (b *replayBatch) flush() error {
 // reserve makes room in the table of the batch's first record for the
 // keys the log may create, as many as it has records, which it estimates
 // from the size of its files and of this batch's records. Overwrites make
-// it too many, but the room is address space that the keys' pages never
-// touch (see hashIndex.reserve); it is bounded by maxReserve.
+// it too many: the index then has the size a log of distinct keys would
+// give it, and its keys, spread over all of it, touch most of its pages.
+// The automatic rewrite bounds that (an incremental file grows to the
+// base's size, by default, before the log is rewritten into one record a
+// key), and so does maxReserve.
 func (b *replayBatch) reserve() {
 	b.reserved = true
 	first := &b.c.batch[0]

@@ -232,8 +232,8 @@ func (sh *hashShard) grow() { sh.resize(2 * len(sh.slots)) }
 // that inserting them grows no shard: a replay of a log that creates a
 // million keys would otherwise grow each shard ten times, moving every
 // slot each time and faulting in arrays that are dropped at once. Slots
-// are mapped outside the heap, so room reserved and never used costs
-// address space, not memory, until a shard grows past it.
+// are mapped outside the heap: a page of them no key lands on costs
+// address space, not memory.
 func (x *hashIndex) reserve(n int) {
 	per := (n + hashShards - 1) / hashShards
 	want := minShardSlots
