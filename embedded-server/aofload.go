@@ -507,9 +507,9 @@ func (b *replayBatch) flush() error {
 // from the size of its files and of this batch's records. Overwrites make
 // it too many: the index then has the size a log of distinct keys would
 // give it, and its keys, spread over all of it, touch most of its pages.
-// The automatic rewrite bounds that (an incremental file grows to the
-// base's size, by default, before the log is rewritten into one record a
-// key), and so does maxReserve.
+// The automatic rewrite bounds that (past its minimum size, an
+// incremental file grows to the base's size, by default, before the log
+// is rewritten into one record a key), and so does maxReserve.
 func (b *replayBatch) reserve() {
 	b.reserved = true
 	first := &b.c.batch[0]
