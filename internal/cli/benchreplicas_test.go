@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -132,28 +133,13 @@ func TestBenchReplicas(t *testing.T) {
 // 3-master, 1-replica-each cluster (INFO commandstats of each node), and
 // prints a line per node naming its role.
 func TestBenchReadFromReplicas(t *testing.T) {
-	bin := testutil.RequireRedisServer(t)
-	c, err := kvtarget.NewRedisCluster(kvtarget.RedisClusterConfig{RedisConfig: kvtarget.RedisConfig{Bin: bin}, Shards: 3, Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := c.Desc().Strategy("none")
-	tr := &kvtarget.Tracker{}
 	ctx := context.Background()
-	inst, err := c.Start(ctx, s, kvtarget.Env{Dir: t.TempDir(), Tracker: tr, ReadyTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := inst.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
-	addr := inst.Info().Addr
+	addr := rediscluster.Start(t, kvtarget.RedisClusterConfig{Shards: 3, Replicas: 1}).Addr
 	// CLUSTER SLOTS lists a replica once the gossip gave its offset.
-	var topo *cluster.Topology
+	var (
+		topo *cluster.Topology
+		err  error
+	)
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		if topo, err = cluster.FetchTopology(ctx, []string{addr}, control.Options{Timeout: time.Second}); err != nil {
 			t.Fatal(err)

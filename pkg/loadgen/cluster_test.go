@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
@@ -31,34 +32,7 @@ func startCluster(t *testing.T, shards int) kvtarget.Info {
 // startClusterWith starts the Redis Cluster cfg describes for the test.
 func startClusterWith(t *testing.T, cfg kvtarget.RedisClusterConfig) kvtarget.Info {
 	t.Helper()
-	cfg.Bin = testutil.RequireRedisServer(t)
-	c, err := kvtarget.NewRedisCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := c.Desc().Strategy("none")
-	tr := &kvtarget.Tracker{}
-	dir := t.TempDir()
-	// A cluster with replicas forms slowly on a loaded machine.
-	inst, err := c.Start(context.Background(), s, kvtarget.Env{Dir: dir, Tracker: tr, ReadyTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := inst.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-		if n := tr.Live(); n != 0 {
-			t.Errorf("%d nodes left running", n)
-		}
-		if ps := testutil.Processes(dir); len(ps) > 0 {
-			testutil.KillProcesses(ps)
-			t.Errorf("processes left: %+v", ps)
-		}
-	})
-	return inst.Info()
+	return rediscluster.Start(t, cfg)
 }
 
 func redisNode(t *testing.T, addr string) *redis.Client {

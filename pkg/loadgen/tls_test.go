@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
@@ -223,24 +224,8 @@ func TestTLSErrors(t *testing.T) {
 // links and, while a slot moves, the side connections that follow MOVED
 // and ASK all run over TLS.
 func TestClusterTLS(t *testing.T) {
-	bin := testutil.RequireRedisServer(t)
-	c, err := kvtarget.NewRedisCluster(kvtarget.RedisClusterConfig{
-		RedisConfig: kvtarget.RedisConfig{Bin: bin, TLS: kvtarget.RedisTLS{Enabled: true, Mutual: true}}, Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := c.Desc().Strategy("none")
-	env := kvtarget.Env{Dir: t.TempDir(), Tracker: &kvtarget.Tracker{}}
-	inst, err := c.Start(context.Background(), s, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = inst.Stop(ctx)
-	})
-	info := inst.Info()
+	info := rediscluster.Start(t, kvtarget.RedisClusterConfig{
+		RedisConfig: kvtarget.RedisConfig{TLS: kvtarget.RedisTLS{Enabled: true, Mutual: true}}, Shards: 2})
 	if info.TLS == nil || len(info.Nodes) != 2 {
 		t.Fatalf("cluster: TLS %v, masters %v", info.TLS != nil, info.Nodes)
 	}

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -20,28 +20,7 @@ import (
 // code, stopped when the test ends, and returns its masters.
 func startCluster(t *testing.T) []string {
 	t.Helper()
-	c, err := target.NewRedisCluster(target.RedisClusterConfig{Shards: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := c.Desc().Strategy("none")
-	dir := t.TempDir()
-	inst, err := c.Start(context.Background(), s, target.Env{Dir: dir, Tracker: &target.Tracker{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := inst.Stop(ctx); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-		if ps := testutil.Processes(dir); len(ps) > 0 {
-			testutil.KillProcesses(ps)
-			t.Errorf("cluster nodes left running: %+v", ps)
-		}
-	})
-	return inst.Info().Nodes
+	return rediscluster.Start(t, target.RedisClusterConfig{Shards: 3}).Nodes
 }
 
 // clusterKeys returns the keys of each master.
