@@ -415,6 +415,21 @@ func TestK8sJob(t *testing.T) {
 	}
 }
 
+// agentBench returns the bench options an agent gets for c: the flags
+// agents.BenchArgs writes (with the TLS files tlsOpts), parsed by bench;
+// and those flags, for messages.
+func agentBench(t *testing.T, c loadgen.Config, tlsOpts tlsconf.Options) (*benchOptions, []string) {
+	t.Helper()
+	args, err := agents.BenchArgs(c, tlsOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args[0] != "bench" {
+		t.Fatalf("args %q: want bench first", args)
+	}
+	return benchOptionsOf(t, args[1:]...), args[1:]
+}
+
 // TestBenchArgsRoundTrip: the bench flags agents.BenchArgs writes for a
 // Config (as run's local agents get them) parse back into that Config.
 func TestBenchArgsRoundTrip(t *testing.T) {
@@ -425,23 +440,14 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := agents.BenchArgs(want, tlsconf.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got *benchOptions
-	cmd := newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
-	cmd.SetArgs(args[1:])
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("bench %q: %v", args[1:], err)
-	}
+	got, args := agentBench(t, want, tlsconf.Options{})
 	c, err := got.Config.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Progress = nil
 	if fmt.Sprintf("%+v", c) != fmt.Sprintf("%+v", want) {
-		t.Errorf("bench %q\ngives %+v\nwant  %+v", args[1:], c, want)
+		t.Errorf("bench %q\ngives %+v\nwant  %+v", args, c, want)
 	}
 
 	// A command mix: names, weights, key patterns, a read-modify-write,
@@ -457,17 +463,10 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	mix.NameCommands(mixed.Commands)
 	mixed.ValueSizes = []keyspace.SizeRange{{Min: 32, Max: 32, Weight: 60}, {Min: 100, Max: 1000, Weight: 40}}
 	mixed.KeyPattern, mixed.Zipf, mixed.KeyMedian, mixed.KeyStddev = keyspace.Gaussian, 0, 500, 50.5
-	if args, err = agents.BenchArgs(mixed, tlsconf.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	cmd = newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
-	cmd.SetArgs(args[1:])
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("bench %q: %v", args[1:], err)
-	}
+	got, args = agentBench(t, mixed, tlsconf.Options{})
 	if !reflect.DeepEqual(got.Config.Commands, mixed.Commands) || !slices.Equal(got.Config.ValueSizes, mixed.ValueSizes) ||
 		got.Config.KeyMedian != mixed.KeyMedian || got.Config.KeyStddev != mixed.KeyStddev {
-		t.Errorf("bench %q\ngives %+v, sizes %v, median %v, stddev %v\nwant  %+v, sizes %v, median %v, stddev %v", args[1:],
+		t.Errorf("bench %q\ngives %+v, sizes %v, median %v, stddev %v\nwant  %+v, sizes %v, median %v, stddev %v", args,
 			got.Config.Commands, got.Config.ValueSizes, got.Config.KeyMedian, got.Config.KeyStddev,
 			mixed.Commands, mixed.ValueSizes, mixed.KeyMedian, mixed.KeyStddev)
 	}
@@ -482,15 +481,8 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	if _, err := agents.BenchArgs(want, tlsconf.Options{}); err == nil {
 		t.Error("BenchArgs with TLS and no files: no error")
 	}
-	if args, err = agents.BenchArgs(want, files); err != nil {
-		t.Fatal(err)
-	}
-	cmd = newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
-	cmd.SetArgs(args[1:])
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("bench %q: %v", args[1:], err)
-	}
+	got, args = agentBench(t, want, files)
 	if got.tls != files {
-		t.Errorf("bench %q: TLS settings %+v, want %+v", args[1:], got.tls, files)
+		t.Errorf("bench %q: TLS settings %+v, want %+v", args, got.tls, files)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/redis/go-redis/v9"
@@ -131,13 +130,10 @@ func TestBenchArgsDataRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := agents.BenchArgs(want, tlsconf.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := benchOptionsOf(t, args[1:]...).Config
+	got, args := agentBench(t, want, tlsconf.Options{})
+	c := got.Config
 	if !c.RandomData || c.ExpiryMin != 60 || c.ExpiryMax != 600 || c.MultiKeyGet != 7 || !c.Reconnect ||
 		c.ReconnectAttempts != 3 || c.ReconnectBackoff != 250*time.Millisecond {
-		t.Errorf("bench %q gives %+v", args[1:], c)
+		t.Errorf("bench %q gives %+v", args, c)
 	}
 }

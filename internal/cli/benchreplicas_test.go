@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
-	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
@@ -189,13 +188,10 @@ func TestBenchArgsReplicas(t *testing.T) {
 	} {
 		want := loadgen.DefaultConfig()
 		want.Addr, want.Cluster, want.ReadFromReplicas, want.Replicas = c.Addr, c.Cluster, c.ReadFromReplicas, c.Replicas
-		args, err := agents.BenchArgs(want, tlsconf.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := benchOptionsOf(t, args[1:]...).Config
+		opts, args := agentBench(t, want, tlsconf.Options{})
+		got := opts.Config
 		if got.ReadFromReplicas != want.ReadFromReplicas || !slices.Equal(got.Replicas, want.Replicas) || got.Cluster != want.Cluster {
-			t.Errorf("bench %q: read from replicas %v, replicas %v; want %v, %v", args[1:], got.ReadFromReplicas, got.Replicas, want.ReadFromReplicas, want.Replicas)
+			t.Errorf("bench %q: read from replicas %v, replicas %v; want %v, %v", args, got.ReadFromReplicas, got.Replicas, want.ReadFromReplicas, want.Replicas)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/redis/go-redis/v9"
@@ -120,18 +119,9 @@ func TestBenchArgsEndpointRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		args, err := agents.BenchArgs(want, tlsconf.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got *benchOptions
-		cmd := newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
-		cmd.SetArgs(args[1:])
-		if err := cmd.Execute(); err != nil {
-			t.Fatalf("bench %q: %v", args[1:], err)
-		}
+		got, args := agentBench(t, want, tlsconf.Options{})
 		if c := got.Config; c.Addr != addr || c.User != "alice" || c.DB != 4 {
-			t.Errorf("bench %q: addr %q user %q db %d; want %q alice 4", args[1:], c.Addr, c.User, c.DB, addr)
+			t.Errorf("bench %q: addr %q user %q db %d; want %q alice 4", args, c.Addr, c.User, c.DB, addr)
 		}
 	}
 }
