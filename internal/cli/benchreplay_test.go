@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -221,7 +222,7 @@ func TestBenchReplayMonitorCapture(t *testing.T) {
 		perName[c.Name] = c.Requests
 	}
 	want := map[string]int64{"SET": 3, "HSET": 1, "LPUSH": 1, "INCR": 3, "MSET": 1, "DEL": 2, "GET": 1}
-	if d.Requests != 12 || !mapsEqual(perName, want) {
+	if d.Requests != 12 || !maps.Equal(perName, want) {
 		t.Errorf("requests %d, per command %v, want 12 and %v", d.Requests, perName, want)
 	}
 
@@ -237,7 +238,7 @@ func TestBenchReplayMonitorCapture(t *testing.T) {
 	if v, err := rc.Get(ctx, "bin").Result(); err != nil || v != binary {
 		t.Errorf("bin: %q %v, want %q", v, err, binary)
 	}
-	if h, err := rc.HGetAll(ctx, "h").Result(); err != nil || !mapsEqual(h, map[string]string{"f1": "v1", "f2": "with space", "f3": `quo"te`}) {
+	if h, err := rc.HGetAll(ctx, "h").Result(); err != nil || !maps.Equal(h, map[string]string{"f1": "v1", "f2": "with space", "f3": `quo"te`}) {
 		t.Errorf("h: %v %v", h, err)
 	}
 	if ttl, err := rc.TTL(ctx, "k:ex").Result(); err != nil || ttl <= 0 || ttl > 1000*time.Second {
@@ -252,18 +253,6 @@ func TestBenchReplayMonitorCapture(t *testing.T) {
 	if n, err := rc.Exists(ctx, "m1", "m2", "m3", "b:1").Result(); err != nil || n != 2 {
 		t.Errorf("m1, m2 exist, m3 and b:1 deleted: %d %v", n, err)
 	}
-}
-
-func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestBenchReplayInline: a file of inline commands, with each quoting

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"runtime"
 	"strconv"
@@ -164,10 +165,10 @@ func TestSameSeedSameKeysAndValues(t *testing.T) {
 	}
 	for _, pattern := range []keyspace.Pattern{keyspace.Random, keyspace.Permutation, keyspace.Zipf} {
 		a, b, c := write(pattern, 7), write(pattern, 7), write(pattern, 8)
-		if len(a) == 0 || !mapsEqual(a, b) {
+		if len(a) == 0 || !maps.Equal(a, b) {
 			t.Errorf("%s: seed 7 twice wrote different keys or values (%d and %d keys)", pattern, len(a), len(b))
 		}
-		if mapsEqual(a, c) {
+		if maps.Equal(a, c) {
 			t.Errorf("%s: seeds 7 and 8 wrote the same keys and values", pattern)
 		}
 		if pattern == keyspace.Permutation && len(a) != 300 {
@@ -183,18 +184,6 @@ func TestSameSeedSameKeysAndValues(t *testing.T) {
 			}
 		}
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestVerifyAfterPrefill(t *testing.T) {
