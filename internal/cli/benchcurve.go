@@ -88,13 +88,7 @@ func runCurve(ctx context.Context, o *benchOptions) error {
 		if rate == 0 {
 			what = "closed loop (the peak)"
 		}
-		fmt.Fprintf(o.ErrOut, "curve: %s ...\n", what)
-		res, err := loadgen.Run(ctx, cfg)
-		o.meter.Done(&res.Result)
-		if err == nil {
-			fmt.Fprintf(o.ErrOut, "curve: %s: %.0f req/s, p99 %.0f us\n", what, res.QPS, res.Latency.P99)
-		}
-		return res, err
+		return o.runPoint(ctx, cfg, "curve: "+what)
 	}
 	var doc output.Curve
 	if curve.AnyRelative(c.Rates) || len(c.SLO) > 0 {
@@ -120,4 +114,16 @@ func runCurve(ctx context.Context, o *benchOptions) error {
 		err = werr
 	}
 	return err
+}
+
+// runPoint measures one point of a curve or a ramp, named what on the
+// progress lines it writes before and after.
+func (o *benchOptions) runPoint(ctx context.Context, cfg loadgen.Config, what string) (loadgen.Result, error) {
+	fmt.Fprintf(o.ErrOut, "%s ...\n", what)
+	res, err := loadgen.Run(ctx, cfg)
+	o.meter.Done(&res.Result)
+	if err == nil {
+		fmt.Fprintf(o.ErrOut, "%s: %.0f req/s, p99 %.0f us\n", what, res.QPS, res.Latency.P99)
+	}
+	return res, err
 }

@@ -106,13 +106,7 @@ func runRamp(ctx context.Context, o *benchOptions) error {
 	measure := func(ctx context.Context, n int) (loadgen.Result, error) {
 		cfg := base
 		cfg.Connections = n
-		fmt.Fprintf(o.ErrOut, "ramp: %d connections ...\n", n)
-		res, err := loadgen.Run(ctx, cfg)
-		o.meter.Done(&res.Result)
-		if err == nil {
-			fmt.Fprintf(o.ErrOut, "ramp: %d connections: %.0f req/s, p99 %.0f us\n", n, res.QPS, res.Latency.P99)
-		}
-		return res, err
+		return o.runPoint(ctx, cfg, fmt.Sprintf("ramp: %d connections", n))
 	}
 	steps, err := o.ramp.Ramp.Sweep(ctx, measure)
 	if err != nil && len(steps) > 0 {
