@@ -52,13 +52,10 @@ for server in kvstore redis; do
 			stop "$port"
 		done
 		python3 - "$server" "$mode P$pipe c$conns" "${as[*]}" "${bs[*]}" <<'PY'
-import statistics, sys
-from utest import utest
+import sys
+from utest import ab_row
 server, case, a, b = sys.argv[1:]
-a, b = [float(x) for x in a.split()], [float(x) for x in b.split()]
-ma, mb = statistics.median(a), statistics.median(b)
-print(f"| {server} | {case} | {ma:,.0f} | {mb:,.0f} | {mb / ma:.3f} | {utest(a, b):.3g} | {len(a)} |")
-print(f"samples {server} {case}: A {' '.join(f'{x:.0f}' for x in a)}; B {' '.join(f'{x:.0f}' for x in b)}", file=sys.stderr)
+ab_row([server, case], f"{server} {case}", a, b)
 PY
 	done
 done

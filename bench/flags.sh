@@ -54,13 +54,10 @@ for flag in $FLAGS; do
 			fi
 		done
 		python3 - "$flag" "$mode" "${as[*]}" "${bs[*]}" <<'PY'
-import statistics, sys
-from utest import utest
+import sys
+from utest import ab_row
 flag, mode, a, b = sys.argv[1:]
-a, b = [float(x) for x in a.split()], [float(x) for x in b.split()]
-ma, mb = statistics.median(a), statistics.median(b)
-print(f"| `{flag}` | {mode} | {ma:,.0f} | {mb:,.0f} | {mb / ma:.3f} | {utest(a, b):.3g} | {len(a)} |")
-print(f"samples {flag} {mode}: without {' '.join(f'{x:.0f}' for x in a)}; with {' '.join(f'{x:.0f}' for x in b)}", file=sys.stderr)
+ab_row([f"`{flag}`", mode], f"{flag} {mode}", a, b, ("without", "with"))
 PY
 	done
 done

@@ -6,6 +6,7 @@ as `from utest import utest, pbelow` (lib.sh puts bench/ on PYTHONPATH),
 or from the shell as `python3 bench/utest.py below "A..." "B..."`.
 """
 import itertools
+import statistics
 import sys
 
 
@@ -35,6 +36,17 @@ def pbelow(a, b, factor=0.95):
     obs = sum(ranks[:n1])
     sums = [sum(c) for c in itertools.combinations(ranks, n1)]
     return sum(1 for s in sums if s <= obs + 1e-9) / len(sums)
+
+
+def ab_row(cells, name, a, b, sides=("A", "B")):
+    """Prints the markdown row of an A/B comparison: cells, then the
+    medians of the samples a and b (space-separated strings), b/a, the
+    two-sided U test's p and the number of samples; and every sample, on
+    stderr, under name."""
+    a, b = [float(x) for x in a.split()], [float(x) for x in b.split()]
+    ma, mb = statistics.median(a), statistics.median(b)
+    print("| " + " | ".join(cells) + f" | {ma:,.0f} | {mb:,.0f} | {mb / ma:.3f} | {utest(a, b):.3g} | {len(a)} |")
+    print(f"samples {name}: {sides[0]} {' '.join(f'{x:.0f}' for x in a)}; {sides[1]} {' '.join(f'{x:.0f}' for x in b)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
