@@ -54,7 +54,7 @@ vet:
 REQUIRE := KVBENCH_REQUIRE_REDIS=1 KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_REQUIRE_POSTGRES=1 KVBENCH_REQUIRE_IO_URING=1 KVBENCH_REQUIRE_PROMETHEUS=1 KVBENCH_HISTORY=off
 test: deps vet
 	$(REQUIRE) KVBENCH_TEST_IO=uring $(GO) test -race -timeout 10m ./...
-	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m ./embedded-server/
+	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m ./kvstore/
 	$(REQUIRE) KVBENCH_TEST_IO=epoll $(GO) test -race -timeout 10m -run '^TestServe' ./cmd/kvbench/
 
 # The power-loss tests alone: they mount FUSE file systems (root and

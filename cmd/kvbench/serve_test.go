@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
+	"github.com/kvbench/kvbench/kvstore"
 )
 
 // kvbenchBin is the kvbench binary built once for the tests that run it as

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/bench/output"
+	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
-	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/metrics"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/spf13/cobra"

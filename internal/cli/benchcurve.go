@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/spf13/pflag"
 )
 

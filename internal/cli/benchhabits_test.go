@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
+	"github.com/kvbench/kvbench/pkg/bench/output"
 )
 
 // TestBenchShortFlags: redis-benchmark's short flags set what its long

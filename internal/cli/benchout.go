@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/spf13/pflag"
 )

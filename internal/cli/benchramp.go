@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/spf13/pflag"
 )
 

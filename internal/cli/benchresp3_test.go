@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/kvstore"
 )
 
 // TestBenchRESP3: "kvbench bench --resp3" with an ACL user prefills,

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
 )

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/kvbench/kvbench/pkg/agents"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/spf13/cobra"
 )
 

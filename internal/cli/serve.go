@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
+	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/target"
 )

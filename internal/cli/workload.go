@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/bench/output"
+	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
-	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"github.com/kvbench/kvbench/pkg/workload"
 	"github.com/spf13/pflag"

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/kvstore"
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/control"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
 )
 
 // TestBenchTests: --tests runs each named test in redis-benchmark's order

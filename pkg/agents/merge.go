@@ -23,8 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 

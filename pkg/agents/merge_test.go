@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/bench/output"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/loadgen/output"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 

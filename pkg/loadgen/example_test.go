@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
+	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 )
 

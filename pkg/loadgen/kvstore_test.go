@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
+	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 

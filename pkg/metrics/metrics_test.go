@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"

@@ -46,8 +46,8 @@ func TestProfile(t *testing.T) {
 	}
 	dir, id := o.OutDir, res.RunID
 	want := map[string]string{
-		"kvbench_flame_kvstore_nopersist_set_" + id + ".svg":       "embedded-server.(*conn).exec",
-		"kvbench_flame_kvstore_persist_no_set_" + id + ".svg":      "embedded-server.(*conn).exec",
+		"kvbench_flame_kvstore_nopersist_set_" + id + ".svg":       "kvstore.(*conn).exec",
+		"kvbench_flame_kvstore_persist_no_set_" + id + ".svg":      "kvstore.(*conn).exec",
 		"kvbench_flame_diff_kvstore_persist_no_set_" + id + ".svg": "baseline",
 		"kvbench_flame_redis_none_set_" + id + ".svg":              "processCommand",
 	}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
-	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/workload"

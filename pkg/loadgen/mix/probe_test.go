@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	kvstore "github.com/kvbench/kvbench/embedded-server"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/control"
 )
 

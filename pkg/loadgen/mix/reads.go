@@ -19,7 +19,7 @@ var readCommands = map[string]bool{
 	"XRANGE": true, "XREVRANGE": true, "XLEN": true,
 	"GEOPOS": true, "GEODIST": true, "GEOHASH": true, "GEOSEARCH": true,
 	"DBSIZE": true, "KEYS": true, "SCAN": true, "RANDOMKEY": true, "DUMP": true, "OBJECT": true,
-	// The kvstore's reads (embedded-server).
+	// The kvstore's reads (package kvstore).
 	"RGET": true, "REXIST": true, "EXIST": true, "HEXIST": true,
 }
 

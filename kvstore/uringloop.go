@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kvbench/kvbench/internal/iouring"
+	"github.com/kvbench/kvbench/kvstore/internal/iouring"
 )
 
 // Event loops (Config.IO).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
+	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 

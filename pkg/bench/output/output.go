@@ -15,10 +15,10 @@ import (
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
-	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen/replay"
 	"github.com/kvbench/kvbench/pkg/measure"
 )

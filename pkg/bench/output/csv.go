@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/loadgen/rbtests"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
