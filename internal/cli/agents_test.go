@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
@@ -415,28 +416,25 @@ func TestK8sJob(t *testing.T) {
 	}
 }
 
-// agentBench returns the bench options an agent gets for c: the flags
-// agents.BenchArgs writes (with the TLS files tlsOpts), parsed by bench;
-// and those flags, for messages.
+// agentBench returns the bench options an agent gets for c: the load as
+// JSON (agents.LoadJSON) with the TLS files tlsOpts (agents.TLSArgs), as
+// run's local agents and the pods of a Kubernetes Job get them, parsed
+// by bench; and those flags, for messages.
 func agentBench(t *testing.T, c loadgen.Config, tlsOpts tlsconf.Options) (*benchOptions, []string) {
 	t.Helper()
-	args, err := agents.BenchArgs(c, tlsOpts)
+	load, err := agents.LoadJSON(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if args[0] != "bench" {
-		t.Fatalf("args %q: want bench first", args)
-	}
-	return benchOptionsOf(t, args[1:]...), args[1:]
+	args := append([]string{"--load-json", string(load)}, agents.TLSArgs(tlsOpts)...)
+	return benchOptionsOf(t, args...), args
 }
 
-// TestBenchArgsRoundTrip: the bench flags agents.BenchArgs writes for a
-// Config (as run's local agents get them) parse back into that Config.
-func TestBenchArgsRoundTrip(t *testing.T) {
-	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, Requests: 12345, WarmupRequests: 77, Rate: 1500.5,
-		Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyPrefix: "p:", Zipf: 0.8, ValueSize: 0, SetRatio: 30,
-		SetCmd: "SETX", GetCmd: "GETX", Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true, Cluster: true, RESP3: true,
-		ConnectTimeout: 2 * time.Second, Timeout: 3 * time.Second, ProgressInterval: time.Second}.Normalize()
+// TestLoadJSONRoundTrip: the load an agent gets as JSON (as run's local
+// agents and a Kubernetes Job's pods get it) is the Config it was made
+// from, the password and the TLS material aside.
+func TestLoadJSONRoundTrip(t *testing.T) {
+	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, SetCmd: "SETX", GetCmd: "GETX", Cluster: true, ProgressInterval: time.Second, Load: loadgen.Load{Requests: 12345, WarmupRequests: 77, Rate: 1500.5, Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyPrefix: "p:", Zipf: 0.8, ValueSize: 0, SetRatio: 30, Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true, RESP3: true, ConnectTimeout: 2 * time.Second, Timeout: 3 * time.Second}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,11 +476,56 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 	}
 	files := tlsconf.Options{Enabled: true, CAFile: f.CA, CertFile: f.ClientCert, KeyFile: f.ClientKey, ServerName: "db.example", Insecure: true}
 	want.TLS = &tls.Config{}
-	if _, err := agents.BenchArgs(want, tlsconf.Options{}); err == nil {
-		t.Error("BenchArgs with TLS and no files: no error")
+	load, err := agents.LoadJSON(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := execute(t, "bench", "--load-json", string(load)); code != 2 || !strings.Contains(stderr, `the load runs over TLS ("tls": true): give --tls`) {
+		t.Errorf("a TLS load without the TLS flags: exit %d, %q", code, stderr)
 	}
 	got, args = agentBench(t, want, files)
-	if got.tls != files {
-		t.Errorf("bench %q: TLS settings %+v, want %+v", args, got.tls, files)
+	if got.TLSFiles != files || got.Config.TLS == nil {
+		t.Errorf("bench %q: TLS settings %+v, want %+v", args, got.TLSFiles, files)
+	}
+}
+
+// TestAgentOldFlags: an agent given the flags agents.BenchArgs wrote
+// before agents received their load as JSON (testdata/agents/
+// benchargs.jsonl, one command line a line, for a server at port 7777)
+// still runs that load: against a kvstore, segment 0 of 2 and 1 of 2
+// together send every request.
+func TestAgentOldFlags(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/agents/benchargs.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := kvstore.Start(kvstore.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	_, port, _ := strings.Cut(kv.Addr(), ":")
+	for n, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var args []string
+		if err := json.Unmarshal([]byte(line), &args); err != nil {
+			t.Fatalf("benchargs.jsonl:%d: %v", n+1, err)
+		}
+		if i := slices.Index(args, "7777"); i < 0 || args[0] != "bench" {
+			t.Fatalf("benchargs.jsonl:%d: %q: want bench and port 7777", n+1, args)
+		} else {
+			args[i] = port
+		}
+		var total int64
+		for seg := range 2 {
+			code, stdout, stderr := execute(t, append(slices.Clone(args), "--segment", fmt.Sprintf("%d/2", seg), "--output", "json")...)
+			var doc benchDoc
+			if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+				t.Fatalf("benchargs.jsonl:%d: segment %d/2: exit %d\n%s", n+1, seg, code, stderr)
+			}
+			total += doc.Requests
+		}
+		if want := map[int]int64{0: 4000, 1: 3000}[n]; total != want {
+			t.Errorf("benchargs.jsonl:%d: %d requests over two segments, want %d", n+1, total, want)
+		}
 	}
 }

@@ -2,75 +2,40 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/kvbench/kvbench/pkg/bench"
 	"github.com/kvbench/kvbench/pkg/bench/output"
-	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
-	"github.com/kvbench/kvbench/pkg/metrics"
-	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
-// benchOptions is what "kvbench bench" was asked to do.
+// Environment variables of bench (package bench reads them).
+const (
+	PasswordEnv = bench.PasswordEnv
+	JobIndexEnv = bench.JobIndexEnv
+)
+
+// benchOptions is what "kvbench bench" was asked to do: bench.Options,
+// filled from the flags.
 type benchOptions struct {
-	host    string
-	port    int
-	mode    string
-	pattern string
-	warmup  string
-	segment string
-	startAt string
-
-	valueSize    string
-	dataSizeList string
-	verify       bool
-	expiryRange  string
-
-	tests        string
-	commands     commandList
-	workload     string
-	workloadName string
-	metricsAddr  string
-	// meter feeds the live metrics (--metrics-addr), nil without.
-	meter         *metrics.Attempt
+	bench.Options
 	listWorkloads bool
-	tls           tlsconf.Options
-	curve         curveOptions
-	ramp          rampOptions
-	profile       profileFlags
-	endpoint      endpointFlags
-	replicas      replicaFlags
-	replay        replayFlags
-	benchOutput
-	// Tests are redis-benchmark's tests to run (--tests), in its order.
-	Tests []rbtests.Test
-	// Prefill writes this agent's share of the keyspace before the run.
-	Prefill bool
-	// Output is output.FormatText or output.FormatJSON.
-	Output string
-	// Config is the load generator's run, complete once validate has run.
-	Config loadgen.Config
-	// Live, when set, receives the progress line (a terminal).
-	Live *os.File
 	streams
 }
 
-// newBenchCmd is "kvbench bench": flags into benchOptions, then runF
-// (runBench when nil).
+// newBenchCmd is "kvbench bench": flags into benchOptions, validated,
+// then runF (runBench when nil).
 func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command {
 	if runF == nil {
 		runF = runBench
 	}
-	o := &benchOptions{Config: loadgen.DefaultConfig()}
+	o := &benchOptions{Options: bench.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run the load generator once against a Redis-protocol server",
@@ -126,280 +91,118 @@ SIGTERM: the report of what was done so far is printed first).`,
 			if o.listWorkloads {
 				return listWorkloads(cmd.OutOrStdout())
 			}
-			if err := o.takeCommand(cmd.Flags(), args); err != nil {
-				return &usageError{err}
-			}
-			if err := o.validate(cmd.Flags()); err != nil {
-				return &usageError{err}
-			}
+			o.Command = args
+			o.Given = givenFlags(cmd.Flags())
 			o.streams = streamsOf(cmd)
+			o.Stdin, o.Log = o.In, o.ErrOut
 			if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				o.Live = f
+			}
+			if err := o.Validate(); err != nil {
+				return &usageError{err}
 			}
 			return runF(cmd.Context(), o)
 		},
 	}
-	f := cmd.Flags()
-	c := &o.Config
-	f.StringVar(&o.host, "host", loadgen.DefaultHost, "server host")
-	f.IntVarP(&o.port, "port", "p", loadgen.DefaultPort, "server port")
-	f.StringVarP(&c.Password, "password", "a", "", "password sent with AUTH on each connection (default $"+PasswordEnv+")")
-	f.BoolVar(&c.Cluster, "cluster", false, "drive a Redis Cluster: the slot map read from --host/--port, --connections per master, each request to its key's master")
-	f.StringVar(&o.mode, "mode", string(loadgen.DefaultMode), "request mix: set, get or mixed")
-	f.Int64VarP(&c.Requests, "requests", "n", c.Requests, "total measured requests over all connections (not per second)")
-	f.DurationVar(&c.Duration, "duration", 0, "measure for this long instead of --requests (e.g. 10s)")
-	f.StringVar(&o.warmup, "warmup", "", "unmeasured warmup first: a duration (5s) or a number of requests")
-	f.Float64Var(&c.Rate, "rate", 0, "open loop at this many requests per second in total; 0: closed loop")
-	f.IntVarP(&c.Pipeline, "pipeline", "P", c.Pipeline, "requests per batch (closed loop), most in flight per connection (open loop)")
-	f.IntVarP(&c.Connections, "connections", "c", c.Connections, "number of connections")
-	f.IntVar(&c.Threads, "threads", c.Threads, "worker threads (at most one per connection)")
-	machineDefault(f, "threads", "one per CPU")
-	f.Int64VarP(&c.Keyspace, "keyspace", "r", c.Keyspace, "number of distinct keys")
-	f.Float64Var(&c.KeyMedian, "key-median", 0, "center of the gaussian key pattern, a key index (default the middle of the keyspace)")
-	f.Float64Var(&c.KeyStddev, "key-stddev", 0, "standard deviation of the gaussian key pattern, in keys (default a sixth of the keyspace)")
-	f.StringVarP(&o.valueSize, "value-size", "d", strconv.Itoa(c.ValueSize), "value length in bytes (0: empty values), or with a command mix a uniform range MIN-MAX (32-1024)")
-	f.StringVar(&o.dataSizeList, "data-size-list", "", "with a command mix, value sizes by weight, memtier_benchmark style: SIZE:WEIGHT,... (32:60,1024:30,16384:10)")
-	f.IntVar(&c.SetRatio, "set-ratio", c.SetRatio, "percentage of writes in mixed mode (0-100)")
-	f.StringVar(&c.SetCmd, "set-cmd", c.SetCmd, "write command: CMD key value (SET, RSET, HSET...)")
-	f.StringVar(&c.GetCmd, "get-cmd", c.GetCmd, "read command: CMD key (GET, RGET, HGET...)")
-	f.StringVar(&c.KeyPrefix, "key-prefix", c.KeyPrefix, "prefix of every key")
-	f.StringVar(&o.pattern, "key-pattern", "", "key order: random, sequential, permutation, zipf or gaussian; in a command mix also latest or insert (default permutation for set, random otherwise)")
-	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", keyspace.DefaultZipf))
-	f.Int64Var(&c.Seed, "seed", 0, "random seed for keys and values (default: the current time, printed)")
-	f.BoolVar(&c.VerifyGet, "verify-get", false, "check every read reply byte for byte against the value the seed writes")
-	f.BoolVar(&o.verify, "verify", false, "check every reply whose value is known: --verify-get, and in a command mix the GETs of keys it or the prefill writes, and with one connection the counters (INCR, LPUSH lengths)")
-	f.BoolVar(&c.AllowMisses, "allow-misses", false, "with --verify-get, count misses and wrong values without failing the run")
-	f.BoolVar(&c.ContinueOnError, "continue-on-error", false, "count error replies and go on instead of failing at the first")
-	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")
-	f.DurationVar(&c.Timeout, "timeout", c.Timeout, "fail when a connection waits this long for a reply")
-	f.DurationVar(&c.Interval, "interval", c.Interval, "record the measured phase per interval of this length, aligned on the clock (JSON series; 0: not at all)")
-	f.Float64Var(&c.StallBelow, "stall-below", c.StallBelow, "an interval whose QPS is below this fraction of the median interval's is a stall")
-	f.DurationVar(&c.StallLatency, "stall-latency", c.StallLatency, "an interval in which a request waited longer than this is a stall (0: no such rule)")
-	f.StringVar(&o.Output, "output", output.FormatText, "report format: text, json or csv (one row per command or test: "+strings.Join(output.CSVHeader, ",")+"; latencies in µs)")
-	f.StringVar(&o.segment, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
-	f.StringVar(&o.startAt, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
-	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
-	addWorkloadFlags(f, o)
-	addBenchClientFlags(f, o)
-	addRESP3Flag(f, c)
-	addCurveFlags(f, &o.curve)
-	addRampFlags(f, &o.ramp)
-	addProfileFlags(f, &o.profile)
-	addTLSFlags(f, &o.tls, "")
-	addMetricsFlag(f, &o.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
-	addEndpointFlags(f, &o.endpoint)
-	addBenchOutputFlags(f, &o.benchOutput)
-	addReplicaFlags(f, o)
-	addReplayFlags(f, o)
+	addBenchFlags(cmd.Flags(), o)
 	return cmd
 }
 
-// validate completes o.Config from the flags and checks it: every error is
-// a usage error.
-func (o *benchOptions) validate(f *pflag.FlagSet) error {
+// addBenchFlags adds bench's flags, bound to o.
+func addBenchFlags(f *pflag.FlagSet, o *benchOptions) {
 	c := &o.Config
-	if err := o.endpoint.resolve(f, o.host, o.port, c, &o.tls); err != nil {
-		return err
-	}
-	c.Mode = loadgen.Mode(o.mode)
-	c.KeyPattern = keyspace.Pattern(o.pattern)
-	if !f.Changed("seed") {
-		c.Seed = time.Now().UnixNano()
-	}
-	if f.Changed("duration") && !f.Changed("requests") {
-		c.Requests = 0
-	}
-	if w := strings.TrimSpace(o.warmup); w != "" {
-		if n, err := strconv.ParseInt(w, 10, 64); err == nil {
-			c.WarmupRequests = n
-		} else if d, err := time.ParseDuration(w); err == nil {
-			c.Warmup = d
-		} else {
-			return fmt.Errorf("--warmup %q: want a duration (5s) or a number of requests", o.warmup)
-		}
-	}
-	if !f.Changed("password") && c.Password == "" {
-		if p, ok := os.LookupEnv(PasswordEnv); ok {
-			c.Password = p
-		}
-	}
-	if o.segment != "" {
-		i, n, err := parseSegment(o.segment, os.LookupEnv)
-		if err != nil {
-			return err
-		}
-		c.Segment, c.Segments = i, n
-	}
-	if o.startAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, o.startAt)
-		if err != nil {
-			return fmt.Errorf("--start-at %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", o.startAt)
-		}
-		c.StartAt = t
-	}
-	if err := o.validateSizes(f); err != nil {
-		return err
-	}
-	c.VerifyGet = c.VerifyGet || o.verify
-	tc, err := o.tls.Config()
-	if err != nil {
-		return err
-	}
-	c.TLS = tc
-	if err := o.benchOutput.validate(o.Output); err != nil {
-		return err
-	}
-	if err := o.validateClient(f); err != nil {
-		return err
-	}
-	if err := o.validateReplicas(f); err != nil {
-		return err
-	}
-	if err := o.validateWorkload(f); err != nil {
-		return err
-	}
-	if err := o.validateReplay(f); err != nil {
-		return err
-	}
-	if err := checkMetricsAddr(o.metricsAddr); err != nil {
-		return err
-	}
-	if len(c.ValueSizes) > 0 && len(c.Commands) == 0 && len(o.Tests) == 0 {
-		return fmt.Errorf("value size ranges and lists need a command mix (--command, --workload or --tests)")
-	}
-	n, err := c.Normalize()
-	if err != nil {
-		return err
-	}
-	if err := o.curve.validate(f, o); err != nil {
-		return err
-	}
-	if err := o.ramp.validate(f, o); err != nil {
-		return err
-	}
-	if len(o.Tests) == 0 {
-		return n.InsertOnlyErrors()
+	f.StringVar(&o.Host, "host", o.Host, "server host")
+	f.IntVarP(&o.Port, "port", "p", o.Port, "server port")
+	f.StringVarP(&o.URI, "uri", "u", "", "server URI instead of --host/--port/--user/--password/--db: redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:///path/to/socket")
+	f.StringVarP(&o.Socket, "socket", "s", "", "Unix socket of the server, instead of --host and --port (e.g. /run/redis/redis.sock)")
+	f.StringVar(&c.User, "user", "", "ACL user: each connection sends AUTH user password (with --password or $"+PasswordEnv+")")
+	f.StringVarP(&c.Password, "password", "a", "", "password sent with AUTH on each connection (default $"+PasswordEnv+")")
+	f.IntVar(&c.DB, "db", 0, "database selected with SELECT on each connection, the prefill's and checks' included (not with --cluster)")
+	f.BoolVar(&c.Cluster, "cluster", false, "drive a Redis Cluster: the slot map read from --host/--port, --connections per master, each request to its key's master")
+	f.BoolVar(&c.ReadFromReplicas, "read-from-replicas", false,
+		"with --cluster, send each read to a replica of its key's slot (in turn over its replicas, each connection sending READONLY), writes to the masters; a slot range without a replica is read from its master")
+	f.StringVar(&o.ReplicaList, "replicas", "",
+		"without --cluster, replicas of the server as host:port,host:port: reads go to them in turn, writes to --host/--port (or --uri)")
+	addTLSFlags(f, &o.TLSFiles, "")
+
+	f.StringVar((*string)(&c.Mode), "mode", string(c.Mode), "request mix: set, get or mixed")
+	f.Int64VarP(&c.Requests, "requests", "n", c.Requests, "total measured requests over all connections (not per second)")
+	f.DurationVar(&c.Duration, "duration", 0, "measure for this long instead of --requests (e.g. 10s)")
+	f.StringVar(&o.WarmupSpec, "warmup", "", "unmeasured warmup first: a duration (5s) or a number of requests")
+	f.Float64Var(&c.Rate, "rate", 0, "open loop at this many requests per second in total; 0: closed loop")
+	addLoadFlags(f, &c.Load)
+	f.Float64Var(&c.KeyMedian, "key-median", 0, "center of the gaussian key pattern, a key index (default the middle of the keyspace)")
+	f.Float64Var(&c.KeyStddev, "key-stddev", 0, "standard deviation of the gaussian key pattern, in keys (default a sixth of the keyspace)")
+	f.StringVarP(&o.ValueSizeSpec, "value-size", "d", o.ValueSizeSpec, "value length in bytes (0: empty values), or with a command mix a uniform range MIN-MAX (32-1024)")
+	f.StringVar(&o.DataSizeList, "data-size-list", "", "with a command mix, value sizes by weight, memtier_benchmark style: SIZE:WEIGHT,... (32:60,1024:30,16384:10)")
+	f.StringVar(&c.SetCmd, "set-cmd", c.SetCmd, "write command: CMD key value (SET, RSET, HSET...)")
+	f.StringVar(&c.GetCmd, "get-cmd", c.GetCmd, "read command: CMD key (GET, RGET, HGET...)")
+	f.StringVar(&c.KeyPrefix, "key-prefix", c.KeyPrefix, "prefix of every key")
+	f.StringVar((*string)(&c.KeyPattern), "key-pattern", "", "key order: random, sequential, permutation, zipf or gaussian; in a command mix also latest or insert (default permutation for set, random otherwise)")
+	f.Float64Var(&c.Zipf, "zipf", 0, fmt.Sprintf("Zipf exponent for skewed keys; selects --key-pattern zipf (the zipf pattern defaults to %g)", keyspace.DefaultZipf))
+	f.Int64Var(&c.Seed, "seed", 0, "random seed for keys and values (default: the current time, printed)")
+	f.BoolVar(&c.VerifyGet, "verify-get", false, "check every read reply byte for byte against the value the seed writes")
+	f.BoolVar(&o.Verify, "verify", false, "check every reply whose value is known: --verify-get, and in a command mix the GETs of keys it or the prefill writes, and with one connection the counters (INCR, LPUSH lengths)")
+	f.BoolVar(&c.AllowMisses, "allow-misses", false, "with --verify-get, count misses and wrong values without failing the run")
+	f.BoolVar(&c.ContinueOnError, "continue-on-error", false, "count error replies and go on instead of failing at the first")
+	f.DurationVar(&c.ConnectTimeout, "connect-timeout", c.ConnectTimeout, "time allowed to connect (and AUTH), per connection")
+	f.DurationVar(&c.Interval, "interval", c.Interval, "record the measured phase per interval of this length, aligned on the clock (JSON series; 0: not at all)")
+	f.BoolVarP(&c.RESP3, "resp3", "3", false, "speak RESP3: every connection (the load's, the prefill's, the checks' and a cluster's) starts with HELLO 3 and every reply is read as RESP3 (a missing key's is _)")
+	f.BoolVar(&c.RandomData, "random-data", false, "write random bytes that do not compress, still a function of (seed, key) so --verify-get checks them, instead of printable values")
+	f.StringVar(&o.ExpiryRange, "expiry-range", "", "give each SET EX n, n seconds drawn uniformly per key from MIN-MAX (e.g. 60-600); needs the write command SET")
+	f.IntVar(&c.MultiKeyGet, "multi-key-get", 0, "send each read as one MGET of this many keys, counted as one request (with --verify-get every value checked); needs the read command GET")
+	f.BoolVar(&c.Reconnect, "reconnect", false, "redial a connection the server closed or reset mid-run (a restart), counting its requests in flight as errors (kind reconnect), instead of failing the run")
+	f.IntVar(&c.ReconnectAttempts, "reconnect-attempts", c.ReconnectAttempts, "with --reconnect, redials of a lost connection before the run fails")
+	f.DurationVar(&c.ReconnectBackoff, "reconnect-backoff", c.ReconnectBackoff,
+		fmt.Sprintf("with --reconnect, the wait after a failed redial, doubling after each next one up to %v", loadgen.MaxReconnectBackoff))
+	addWorkloadFlags(f, o)
+	f.StringVar(&o.ReplayFile, "replay", "", "send the commands of FILE, a redis-cli MONITOR capture or one inline command per line, each captured client's in order on one connection (e.g. --replay monitor.txt)")
+	f.Float64Var(&c.ReplaySpeed, "replay-speed", 0, "with --replay of a MONITOR capture, send at its captured pace times this (1: as captured, 2: twice as fast); 0: as fast as possible")
+	f.IntVar(&o.ReplayLoops, "replay-loops", o.ReplayLoops, "with --replay, send the file this many times")
+
+	f.StringVar(&o.SegmentSpec, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
+	f.StringVar(&o.StartAtSpec, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
+	f.StringVar(&o.LoadJSON, "load-json", "", "the load as JSON, the settings of a result (\"kvbench run --agents\" and \"kvbench k8s job\" pass it to their agents): the document itself, a file, or - for standard input; with it give only --"+strings.Join(bench.AgentFlags[1:], ", --"))
+	f.BoolVar(&o.Prefill, "prefill", false, "first write every key of the keyspace once (with --segment, this agent's share)")
+
+	f.StringVar(&o.Rates, "rates", "", "measure a latency-throughput curve: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of the closed-loop peak, measured first (25%,50%,75%,90%)")
+	f.StringVar(&o.SLO, "slo", "", "find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms)")
+	f.StringVar(&o.SLOPrecision, "slo-precision", o.SLOPrecision, "the capacity search stops when its bracket is this narrow, relative to its top")
+	f.IntVar(&o.ConnectionsStart, "connections-start", 0, "run a connection ramp: a closed-loop step (open loop with --rate) at this many connections, then at more by --connections-step, up to --connections (default --connections-step), e.g. --connections-start 10 --connections-step 10 --connections 100 --step-duration 10s; each step dials its connections anew and settles for --warmup (default "+bench.DefaultRampSettle.String()+") unmeasured first")
+	f.IntVar(&o.ConnectionsStep, "connections-step", 0, "connections added at each step of a connection ramp")
+	f.DurationVar(&o.StepDuration, "step-duration", o.StepDuration, "how long each step of a connection ramp is measured, after its settle")
+
+	f.StringVar(&o.Output, "output", o.Output, "report format: text, json or csv (one row per command or test: "+strings.Join(output.CSVHeader, ",")+"; latencies in µs)")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only one line per command or test: its QPS and p50, as redis-benchmark -q")
+	f.StringVar(&o.Percentiles, "percentiles", "", `latency percentiles to report, e.g. 50,99,99.9,99.99: the text's columns, and in JSON "percentiles_us" ({"p99.99": ...}) for the run and each command`)
+	f.StringVar(&o.HDRPrefix, "hdr-file-prefix", "", "write each histogram as PATH_<command>.hgrm (HdrHistogram's percentile distribution, µs) and PATH_<command>.hlog (its interval log, compressed and base64-encoded); the whole run is PATH_"+output.HDRWhole)
+	f.Var((*pidValue)(&o.ProfilePID), "profile-pid", "record the CPU profile of the server process PID on this host with perf during the load, and draw it as a flame graph kvbench_flame_bench_TIME.svg (e.g. --profile-pid $(pidof redis-server))")
+	f.StringVar(&o.ProfileOut, "profile-out", "", "directory of the --profile-pid flame graph (default: the current directory)")
+	addMetricsFlag(f, &o.MetricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
+}
+
+// givenFlags are the names of the flags given in f.
+func givenFlags(f *pflag.FlagSet) map[string]bool {
+	given := make(map[string]bool)
+	f.Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
+	return given
+}
+
+// benchArgs allows positional arguments only after "--": the command to
+// send, as redis-benchmark takes one.
+func benchArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+		return &usageError{fmt.Errorf("unexpected argument %q: a command to send goes after -- (kvbench bench -- SET __key__ __data__)", args[0])}
 	}
 	return nil
 }
 
-// validateSizes sets the value size, or sizes, from --value-size and
-// --data-size-list.
-func (o *benchOptions) validateSizes(f *pflag.FlagSet) error {
-	c := &o.Config
-	if f.Changed("value-size") && f.Changed("data-size-list") {
-		return fmt.Errorf("--value-size and --data-size-list cannot be used together")
+// runBench runs bench.Run. An interrupt ends it with ExitInterrupted.
+func runBench(ctx context.Context, o *benchOptions) error {
+	res, err := bench.Run(ctx, o.Options, o.Out)
+	what := "the load stopped before its end; the report above counts what was done until then"
+	if !res.Measured {
+		what = "stopped during the prefill, before the measurement"
 	}
-	size, ranges, err := keyspace.ParseValueSize(o.valueSize)
-	if err != nil {
-		return fmt.Errorf("--value-size %w", err)
-	}
-	c.ValueSize, c.ValueSizes = size, ranges
-	if o.dataSizeList != "" {
-		if c.ValueSizes, err = keyspace.ParseValueSizes(o.dataSizeList); err != nil {
-			return fmt.Errorf("--data-size-list %w", err)
-		}
-	}
-	return nil
-}
-
-// Environment variables of bench.
-const (
-	// PasswordEnv holds the password when --password is not given (a
-	// Kubernetes Secret reaches an agent this way).
-	PasswordEnv = "KVBENCH_PASSWORD"
-	// JobIndexEnv is the index of a pod of a Kubernetes Indexed Job, the
-	// I of --segment auto/N.
-	JobIndexEnv = "JOB_COMPLETION_INDEX"
-)
-
-// parseSegment parses --segment: "I/N" or "auto/N", I from lookup.
-func parseSegment(s string, lookup func(string) (string, bool)) (i, n int, err error) {
-	is, ns, ok := strings.Cut(s, "/")
-	n, nerr := strconv.Atoi(ns)
-	if !ok || nerr != nil || n < 1 {
-		return 0, 0, fmt.Errorf("--segment %q: want I/N with 0 <= I < N, or auto/N", s)
-	}
-	if is == "auto" {
-		v, ok := lookup(JobIndexEnv)
-		if !ok {
-			return 0, 0, fmt.Errorf("--segment %s: %s is not set (a Kubernetes Indexed Job sets it)", s, JobIndexEnv)
-		}
-		if i, err = strconv.Atoi(v); err != nil || i < 0 || i >= n {
-			return 0, 0, fmt.Errorf("--segment %s: %s=%q: want 0 to %d", s, JobIndexEnv, v, n-1)
-		}
-		return i, n, nil
-	}
-	if i, err = strconv.Atoi(is); err != nil || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("--segment %q: want I/N with 0 <= I < N, or auto/N", s)
-	}
-	return i, n, nil
-}
-
-// runBench runs the load generator once and prints its report; with
-// --prefill it first writes the keyspace (or its segment's share). An
-// interrupt ends it with ExitInterrupted.
-func runBench(ctx context.Context, o *benchOptions) (err error) {
-	defer func() {
-		err = interrupted(ctx, resp3Error(err), "the load stopped before its end; the report above counts what was done until then")
-	}()
-	c := o.Config
-	o.reportReplay(o.ErrOut)
-	if o.tls.Insecure {
-		fmt.Fprintln(o.ErrOut, "warning:", tlsconf.InsecureWarning)
-	}
-	if !c.StartAt.IsZero() && time.Until(c.StartAt) < -loadgen.MaxStartLate {
-		return fmt.Errorf("--start-at %s: %w", c.StartAt.Format(time.RFC3339Nano), loadgen.ErrLateStart)
-	}
-	if o.Prefill {
-		res, err := loadgen.Prefill(ctx, c)
-		for _, w := range res.Warnings {
-			fmt.Fprintln(o.ErrOut, "warning:", w)
-		}
-		if err != nil {
-			return interrupted(ctx, err, "stopped during the prefill, before the measurement")
-		}
-		lo, hi := loadgen.PrefillRange(res.Config)
-		fmt.Fprintf(o.ErrOut, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, res.Elapsed.Seconds())
-	}
-	if o.metricsAddr != "" {
-		load, stop, err := startLoadMetrics(ctx, o.metricsAddr, o.ErrOut)
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, stop()) }()
-		o.meter = load.Meter(c.Addr, "", o.metricsMode(), c)
-		c.Observe = o.meter.Interval
-		o.Config.Observe = c.Observe
-	}
-	defer o.profile.start(ctx, o.ErrOut)()
-	if len(o.Tests) > 0 {
-		return runTests(ctx, o)
-	}
-	if o.curve.enabled() {
-		return runCurve(ctx, o)
-	}
-	if o.ramp.enabled() {
-		return runRamp(ctx, o)
-	}
-	res, err := output.Bench(ctx, c, o.Out, output.Output{Format: o.Output, Live: o.Live,
-		Quiet: o.quiet, Percentiles: o.percentiles, HDRPrefix: o.hdrPrefix, Log: o.ErrOut})
-	o.meter.Done(&res.Result)
-	return err
-}
-
-// metricsMode is bench's mode label: the mode, "tests", the workload's
-// name, or "commands" for a mix of --command.
-func (o *benchOptions) metricsMode() string {
-	switch {
-	case o.Config.Replay != nil:
-		return "replay"
-	case len(o.Tests) > 0:
-		return "tests"
-	case o.workloadName != "":
-		return o.workloadName
-	case len(o.Config.Commands) > 0:
-		return "commands"
-	}
-	return string(o.Config.Mode)
+	return interrupted(ctx, err, what)
 }

@@ -121,12 +121,10 @@ func TestBenchClientUsageErrors(t *testing.T) {
 	}
 }
 
-// TestBenchArgsDataRoundTrip: the client flags agents.BenchArgs writes
-// for a Config parse back into it, so agents run what one bench would.
-func TestBenchArgsDataRoundTrip(t *testing.T) {
-	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, Requests: 1000, Pipeline: 9, Connections: 5, Threads: 2,
-		Keyspace: 999, KeyPrefix: "p:", ValueSize: 64, SetRatio: 30, SetCmd: "SET", GetCmd: "GET", Seed: 5,
-		RandomData: true, ExpiryMin: 60, ExpiryMax: 600, MultiKeyGet: 7, Reconnect: true, ReconnectAttempts: 3, ReconnectBackoff: 250 * time.Millisecond}.Normalize()
+// TestLoadJSONDataRoundTrip: the client settings of the load an agent
+// gets as JSON are the Config's, so agents run what one bench would.
+func TestLoadJSONDataRoundTrip(t *testing.T) {
+	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, SetCmd: "SET", GetCmd: "GET", Load: loadgen.Load{Requests: 1000, Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyPrefix: "p:", ValueSize: 64, SetRatio: 30, Seed: 5, RandomData: true, ExpiryMin: 60, ExpiryMax: 600, MultiKeyGet: 7, Reconnect: true, ReconnectAttempts: 3, ReconnectBackoff: 250 * time.Millisecond}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ func TestBenchShortFlags(t *testing.T) {
 	o := benchOptionsOf(t, "-p", "7000", "-c", "5", "-n", "100", "-P", "4", "-d", "10", "-r", "50", "-t", "set,get", "-q", "-a", "pw")
 	c := o.Config
 	if c.Addr != "127.0.0.1:7000" || c.Connections != 5 || c.Requests != 100 || c.Pipeline != 4 || c.ValueSize != 10 ||
-		c.Keyspace != 50 || !o.quiet || c.Password != "pw" || len(o.Tests) != 2 || o.Tests[0].Name != "set" || o.Tests[1].Name != "get" {
-		t.Errorf("options %+v, tests %v, quiet %v", c, o.Tests, o.quiet)
+		c.Keyspace != 50 || !o.Quiet || c.Password != "pw" || o.Tests != "set,get" {
+		t.Errorf("options %+v, tests %v, quiet %v", c, o.Tests, o.Quiet)
 	}
 	o = benchOptionsOf(t, "-n", "10", "--", "SET", "__key__", "__data__")
 	if len(o.Config.Commands) != 1 || !slices.Equal(o.Config.Commands[0].Args, []string{"SET", "__key__", "__data__"}) {

@@ -179,9 +179,9 @@ func TestBenchReadFromReplicas(t *testing.T) {
 	}
 }
 
-// TestBenchArgsReplicas: the bench flags agents.BenchArgs writes for a
-// run that reads from replicas parse back into its Config.
-func TestBenchArgsReplicas(t *testing.T) {
+// TestLoadJSONReplicas: the load an agent gets as JSON for a run that
+// reads from replicas is its Config.
+func TestLoadJSONReplicas(t *testing.T) {
 	for _, c := range []loadgen.Config{
 		{Addr: "10.1.2.3:7001", Cluster: true, ReadFromReplicas: true},
 		{Addr: "10.1.2.3:6379", Replicas: []string{"10.1.2.4:6379", "10.1.2.5:6380"}},

@@ -81,7 +81,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--connections", "0"}, "connections 0"},
 		{[]string{"bench", "--requests", "0"}, "requests 0"},
 		{[]string{"bench", "--keyspace", "0"}, "keyspace 0"},
-		{[]string{"bench", "--threads", "0"}, "threads 0"},
+		{[]string{"bench", "--threads", "-1"}, "--threads -1"},
 		{[]string{"bench", "--output", "xml"}, "--output"},
 		{[]string{"bench", "--prefill", "--tests", "get"}, "--tests cannot be used with --segment or --prefill"},
 		{[]string{"bench", "--cluster", "--command", "MSET __key__ x __key__ y"}, "CROSSSLOT"},

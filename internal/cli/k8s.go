@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/agents"
+	kvbench "github.com/kvbench/kvbench/pkg/bench"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // jobOptions is what "kvbench k8s job" was asked to do: the Job, the
@@ -49,10 +51,14 @@ func newK8sJobCmd(runF func(context.Context, *jobOptions) error) *cobra.Command 
 pod, as segments 0 to N-1 of the load the bench flags after "--" describe:
 completionMode Indexed, parallelism = completions = N, and each pod runs
 
-  kvbench bench <bench flags> --segment auto/N --start-at <now + lead> --output json
+  kvbench bench --load-json '<the load>' [--prefill, TLS and report flags]
+      --segment auto/N --start-at <now + lead> --output json
 
-so the agents take their segment from JOB_COMPLETION_INDEX and all start at
-the same time, whatever order their pods were scheduled in. Apply the
+The load is the bench flags' load as JSON, the settings of a result, made
+once (its seed fixed, so that every agent draws the same keys); the bench
+flags that are not the load (--prefill, the TLS files, --percentiles...)
+follow it. So the agents take their segment from JOB_COMPLETION_INDEX and
+all start at the same time, whatever order their pods were scheduled in. Apply the
 manifest within --lead. backoffLimit is 0 and restartPolicy Never: an agent
 restarted after the start would measure another window, so a failed agent
 stays failed and "kvbench merge --agents N" names it missing. The pods
@@ -92,7 +98,8 @@ gives the arguments only.`,
 var reservedBenchFlags = []string{"segment", "start-at", "output", "password"}
 
 // validate checks the options and that bench accepts the bench flags
-// (as agent 0 would run them).
+// (as agent 0 would run them), and makes the agents' bench flags: the
+// load as JSON, then the given flags that are not the load.
 func (o *jobOptions) validate() error {
 	if err := o.Job.Validate(); err != nil {
 		return err
@@ -100,7 +107,8 @@ func (o *jobOptions) validate() error {
 	if o.Lead <= 0 {
 		return fmt.Errorf("--lead %v: want > 0", o.Lead)
 	}
-	bench := newBenchCmd(func(context.Context, *benchOptions) error { return nil })
+	var agent0 *benchOptions
+	bench := newBenchCmd(func(_ context.Context, b *benchOptions) error { agent0 = b; return nil })
 	bench.SetOut(io.Discard)
 	bench.SetErr(io.Discard)
 	if err := bench.ParseFlags(o.BenchArgs); err != nil {
@@ -115,13 +123,28 @@ func (o *jobOptions) validate() error {
 		}
 	}
 	args := append(slices.Clone(o.BenchArgs), "--segment", fmt.Sprintf("0/%d", o.Agents), "--output", "json")
-	bench = newBenchCmd(func(context.Context, *benchOptions) error { return nil })
+	bench = newBenchCmd(func(_ context.Context, b *benchOptions) error { agent0 = b; return nil })
 	bench.SetArgs(args)
 	bench.SetOut(io.Discard)
 	bench.SetErr(io.Discard)
 	if err := bench.Execute(); err != nil {
 		return fmt.Errorf("bench flags: %w", err)
 	}
+	load, err := agents.LoadJSON(agent0.Config)
+	if err != nil {
+		return fmt.Errorf("bench flags: %w", err)
+	}
+	o.BenchArgs = []string{"--load-json", string(load)}
+	bench.Flags().Visit(func(f *pflag.Flag) {
+		if !slices.Contains(kvbench.AgentFlags, f.Name) || slices.Contains(reservedBenchFlags, f.Name) || f.Name == "load-json" {
+			return
+		}
+		if f.Value.Type() == "bool" {
+			o.BenchArgs = append(o.BenchArgs, "--"+f.Name+"="+f.Value.String())
+		} else {
+			o.BenchArgs = append(o.BenchArgs, "--"+f.Name, f.Value.String())
+		}
+	})
 	return nil
 }
 

@@ -131,21 +131,17 @@ The manual: docs/run.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of every scenario (env ROUNDS)")
-	f.Int64Var(&o.Requests, "requests", o.Requests, "measured requests per attempt (env REQ)")
-	f.Int64Var(&o.Keyspace, "keyspace", o.Keyspace, "distinct keys, all prefilled before get and mixed (env KEYSPACE)")
-	f.IntVar(&o.Pipeline, "pipeline", o.Pipeline, "pipeline depth (env PIPE)")
-	f.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes (env VSIZE)")
-	f.IntVar(&o.Retries, "retries", o.Retries, "retries of a failed attempt, each on a fresh server (env RETRIES)")
-	f.Int64Var(&o.Seed, "seed", o.Seed, "seed base; round r uses seed+r (env SEED)")
-	f.StringVar(&o.Alloc, "alloc", o.Alloc, "kvstore allocator: mypool, malloc or both (pool and go are accepted too) (env ALLOC)")
-	f.IntVar(&o.KVPort, "kv-port", o.KVPort, "port the kvstore tries first; any free port when taken (env KV_PORT)")
-	f.StringVar(&o.SetCmd, "set-cmd", o.SetCmd, "kvstore write command; Redis uses SET (env SET_CMD)")
-	f.StringVar(&o.GetCmd, "get-cmd", o.GetCmd, "kvstore read command; Redis uses GET (env GET_CMD)")
-	f.IntVar(&o.Connections, "connections", o.Connections, "client connections")
-	f.IntVar(&o.Threads, "threads", o.Threads, "load generator threads (0: one per CPU, at most one per connection)")
+	f.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of every scenario")
+	f.Int64Var(&o.Requests, "requests", o.Requests, "measured requests per attempt")
+	addLoadFlags(f, &o.Load)
+	f.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
+	f.IntVar(&o.Retries, "retries", o.Retries, "retries of a failed attempt, each on a fresh server")
+	f.Int64Var(&o.Seed, "seed", o.Seed, "seed base; round r uses seed+r")
+	f.StringVar(&o.Alloc, "alloc", o.Alloc, "kvstore allocator: mypool, malloc or both (pool and go are accepted too)")
+	f.IntVar(&o.KVPort, "kv-port", o.KVPort, "port the kvstore tries first; any free port when taken")
+	f.StringVar(&o.SetCmd, "set-cmd", o.SetCmd, "kvstore write command; Redis uses SET")
+	f.StringVar(&o.GetCmd, "get-cmd", o.GetCmd, "kvstore read command; Redis uses GET")
 	f.IntVar(&o.Agents, "agents", o.Agents, "measure through this many local agent processes (bench --segment), merged; 0: in this process")
-	f.IntVar(&o.SetRatio, "set-ratio", o.SetRatio, "percentage of writes in mixed mode")
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run: names from --config, kvstore, redis, kvstore-cluster, redis-cluster (default: the --config file's targets; without --config, kvstore, and redis when redis-server is found)")
 	f.IntVar(&o.Shards, "shards", o.Shards, "masters of the kvstore-cluster and redis-cluster targets")
 	f.StringSliceVar(&o.Strategies, "strategies", nil, `strategies to run, or "all" (default: each target's defaults)`)
@@ -164,10 +160,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.TempDir, "tmpdir", "", "where the servers' directories go (default: inside --out, on the results' disk)")
 	f.BoolVar(&o.PowerLoss, "power-loss", false, "make each recovery attempt a power loss: the server's directory is on a FUSE file system that drops what was not fsynced after the kill -9 (needs /dev/fuse and root; else the attempts crash the process only), e.g. --modes recovery --power-loss --strategies all")
 	f.DurationVar(&o.ReadyTimeout, "ready-timeout", o.ReadyTimeout, "time a server gets to answer PING")
-	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail an attempt when the server does not reply for this long")
 	f.DurationVar(&o.Interval, "interval", o.Interval, "record each measured phase per interval of this length: the series CSV, the stall columns, the server's events (0: not at all)")
-	f.Float64Var(&o.StallBelow, "stall-below", o.StallBelow, "an interval whose QPS is below this fraction of the attempt's median interval is a stall")
-	f.DurationVar(&o.StallLatency, "stall-latency", o.StallLatency, "an interval in which a request waited longer than this is a stall (0: no such rule)")
 	f.StringVar(&o.Rates, "rates", "", "after each attempt's closed loop, measure a latency-throughput curve on the same server: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of that closed loop's QPS (25%,50%,75%,90%); one detail row per rate")
 	f.StringVar(&o.SLO, "slo", "", "after each attempt's closed loop, find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms); the capacity_qps column and the report's capacity table")
 	f.StringVar(&o.SLOPrecision, "slo-precision", "", "with --slo, the capacity search stops when its bracket is this narrow, relative to its top (default "+runner.DefaultSLOPrecision+")")
@@ -179,6 +172,9 @@ The manual: docs/run.md.`,
 	addMetricsFlag(f, &ro.metricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds of every attempt's measured phase, by target, strategy, mode or workload, and command")
 	addTLSFlags(f, &o.TLS, " to the redis, redis-cluster, command and attach targets (a target's tls: block overrides these flags; redis: kvbench makes the certificates; the kvstore is refused)")
 	addRunEndpointFlags(f, o)
+	for _, ev := range runner.EnvVars {
+		f.Lookup(ev.Flag).Usage += " (env " + ev.Name + ")"
+	}
 	return cmd
 }
 

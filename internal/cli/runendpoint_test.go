@@ -110,12 +110,11 @@ func TestRunEndpointUsageErrors(t *testing.T) {
 	}
 }
 
-// TestBenchArgsEndpointRoundTrip: an agent reaches a target as run does:
+// TestLoadJSONEndpointRoundTrip: an agent reaches a target as run does:
 // by its Unix socket, as its ACL user, in its database.
-func TestBenchArgsEndpointRoundTrip(t *testing.T) {
+func TestLoadJSONEndpointRoundTrip(t *testing.T) {
 	for _, addr := range []string{"unix:/run/redis/redis.sock", "10.1.2.3:7001"} {
-		want, err := loadgen.Config{Addr: addr, User: "alice", DB: 4, Mode: loadgen.ModeGet, Requests: 100, Pipeline: 1,
-			Connections: 2, Threads: 1, Keyspace: 100, SetCmd: "SET", GetCmd: "GET", ProgressInterval: time.Second}.Normalize()
+		want, err := loadgen.Config{Addr: addr, User: "alice", DB: 4, Mode: loadgen.ModeGet, SetCmd: "SET", GetCmd: "GET", ProgressInterval: time.Second, Load: loadgen.Load{Requests: 100, Pipeline: 1, Connections: 2, Threads: 1, Keyspace: 100}}.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}

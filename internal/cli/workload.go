@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/kvbench/kvbench/pkg/bench/output"
-	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/resp"
@@ -17,12 +14,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// commandList collects --command, --command-ratio, --command-key-pattern
-// and --command-then in command-line order: the last three apply to the
-// --command before them.
+// commandList collects --command, --command-name, --command-ratio,
+// --command-key-pattern and --command-then in command-line order: all but
+// the first apply to the --command before them.
 type commandList struct {
-	cmds []mix.Command
-	err  error // the first bad value, reported by validate
+	cmds *[]mix.Command
 }
 
 // commandFlag is --command.
@@ -42,7 +38,7 @@ func (f commandFlag) Set(s string) error {
 	for _, a := range argv {
 		c.Args = append(c.Args, string(a))
 	}
-	f.l.cmds = append(f.l.cmds, c)
+	*f.l.cmds = append(*f.l.cmds, c)
 	return nil
 }
 
@@ -123,10 +119,11 @@ func (f commandThenFlag) Set(s string) error {
 }
 
 func (l *commandList) last(flag string) (*mix.Command, error) {
-	if len(l.cmds) == 0 {
+	cmds := *l.cmds
+	if len(cmds) == 0 {
 		return nil, fmt.Errorf("%s must follow a --command", flag)
 	}
-	return &l.cmds[len(l.cmds)-1], nil
+	return &cmds[len(cmds)-1], nil
 }
 
 // parseKeyPattern takes memtier_benchmark's letters (R, S, P, G; Z for zipf)
@@ -153,49 +150,15 @@ func parseKeyPattern(s string) (keyspace.Pattern, error) {
 
 // addWorkloadFlags adds --tests, the --command flags and --workload.
 func addWorkloadFlags(f *pflag.FlagSet, o *benchOptions) {
-	f.StringVar(&o.workload, "workload", "", "run a workload: a named one (see --list-workloads) or a YAML file (see docs/bench.md)")
+	l := &commandList{&o.CommandMix}
+	f.StringVar(&o.Workload, "workload", "", "run a workload: a named one (see --list-workloads) or a YAML file (see docs/bench.md)")
 	f.BoolVar(&o.listWorkloads, "list-workloads", false, "list the named workloads and exit")
-	f.StringVarP(&o.tests, "tests", "t", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
-	f.Var(commandFlag{&o.commands}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
-	f.Var(commandNameFlag{&o.commands}, "command-name", "name of the --command before it in the report (default the command's name, RMW for a read-modify-write)")
-	f.Var(commandRatioFlag{&o.commands}, "command-ratio", "weight of the --command before it in the mix (default 1)")
-	f.Var(commandPatternFlag{&o.commands}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf, G gaussian, L latest, I insert (default --key-pattern)")
-	f.Var(commandThenFlag{&o.commands}, "command-then", "make the --command before it a read-modify-write: send this command once its reply has arrived, same key (reported as one operation, RMW)")
-}
-
-// validateWorkload checks that at most one of --mode, --tests, --command
-// and --workload is given, and completes the mix or the tests.
-func (o *benchOptions) validateWorkload(f *pflag.FlagSet) error {
-	var given []string
-	for _, n := range []string{"mode", "tests", "command", "workload"} {
-		if f.Changed(n) {
-			given = append(given, "--"+n)
-		}
-	}
-	if len(given) > 1 {
-		return fmt.Errorf("%s and %s cannot be used together", given[0], given[1])
-	}
-	if o.tests != "" {
-		t, err := rbtests.ParseTests(o.tests)
-		if err != nil {
-			return fmt.Errorf("--tests: %w", err)
-		}
-		o.Tests = t
-		if o.Config.Segments > 1 || o.Prefill {
-			return fmt.Errorf("--tests cannot be used with --segment or --prefill")
-		}
-	}
-	mix.NameCommands(o.commands.cmds)
-	o.Config.Commands = o.commands.cmds
-	if o.workload != "" {
-		w, err := workload.Load(o.workload)
-		if err != nil {
-			return fmt.Errorf("--workload: %w", err)
-		}
-		w.Apply(&o.Config, f.Changed)
-		o.workloadName = w.Name
-	}
-	return nil
+	f.StringVarP(&o.Tests, "tests", "t", "", "run redis-benchmark's tests by name, comma-separated (set,get,lpush,lrange_100...), each a measured phase")
+	f.Var(commandFlag{l}, "command", "send this command, memtier_benchmark style: 'HSET __key__ f __data__' (repeatable; placeholders __key__, __data__, __rand_int__)")
+	f.Var(commandNameFlag{l}, "command-name", "name of the --command before it in the report (default the command's name, RMW for a read-modify-write)")
+	f.Var(commandRatioFlag{l}, "command-ratio", "weight of the --command before it in the mix (default 1)")
+	f.Var(commandPatternFlag{l}, "command-key-pattern", "key order of the --command before it: R random, S sequential, P permutation, Z zipf, G gaussian, L latest, I insert (default --key-pattern)")
+	f.Var(commandThenFlag{l}, "command-then", "make the --command before it a read-modify-write: send this command once its reply has arrived, same key (reported as one operation, RMW)")
 }
 
 // listWorkloads prints the named workloads, one a line.
@@ -208,40 +171,4 @@ func listWorkloads(w io.Writer) error {
 		fmt.Fprintf(w, "%-18s %s\n", i.Name, i.Description)
 	}
 	return nil
-}
-
-// runTests runs --tests and prints one line (or JSON object) per test;
-// the tests that ran are printed even when one failed.
-func runTests(ctx context.Context, o *benchOptions) error {
-	c, err := o.Config.Normalize()
-	if err != nil {
-		return err
-	}
-	res, err := rbtests.RunTests(ctx, c, o.Tests)
-	for i := range res {
-		o.meter.Done(&res[i].Result.Result)
-	}
-	if res == nil && err != nil {
-		return err
-	}
-	var werr error
-	switch {
-	case o.Output == output.FormatJSON:
-		werr = output.WriteTestsJSON(o.Out, c, res, o.percentiles, err)
-	case o.Output == output.FormatCSV:
-		werr = output.WriteTestsCSV(o.Out, res)
-	case o.quiet:
-		werr = output.WriteTestsQuiet(o.Out, res)
-	default:
-		werr = output.WriteTestsText(o.Out, c, res, o.percentiles)
-	}
-	if o.hdrPrefix != "" && werr == nil {
-		var paths []string
-		paths, werr = output.WriteTestsHDR(o.hdrPrefix, res)
-		output.LogFiles(o.ErrOut, paths)
-	}
-	if err == nil {
-		err = werr
-	}
-	return err
 }

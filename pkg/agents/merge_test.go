@@ -17,8 +17,7 @@ import (
 // ns each, measured from start for d.
 func agent(t *testing.T, i, n int, requests, lat int64, start time.Time, d time.Duration) string {
 	t.Helper()
-	cfg, err := loadgen.Config{Addr: "127.0.0.1:6379", Mode: loadgen.ModeGet, Requests: 1000, Pipeline: 1, Connections: n, Threads: 1,
-		Keyspace: 10, KeyPrefix: "k:", SetCmd: "SET", GetCmd: "GET", Segment: i, Segments: n}.Normalize()
+	cfg, err := loadgen.Config{Addr: "127.0.0.1:6379", Mode: loadgen.ModeGet, SetCmd: "SET", GetCmd: "GET", Segment: i, Segments: n, Load: loadgen.Load{Requests: 1000, Pipeline: 1, Connections: n, Threads: 1, Keyspace: 10, KeyPrefix: "k:"}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +76,7 @@ func TestMerge(t *testing.T) {
 func TestMergeNodes(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	doc := func(i int, lat int64, moved int64) string {
-		cfg, err := loadgen.Config{Addr: "127.0.0.1:7000", Mode: loadgen.ModeSet, Requests: 200, Pipeline: 1, Connections: 2, Threads: 1,
-			Keyspace: 200, KeyPrefix: "k:", SetCmd: "SET", GetCmd: "GET", Cluster: true, Segment: i, Segments: 2}.Normalize()
+		cfg, err := loadgen.Config{Addr: "127.0.0.1:7000", Mode: loadgen.ModeSet, SetCmd: "SET", GetCmd: "GET", Cluster: true, Segment: i, Segments: 2, Load: loadgen.Load{Requests: 200, Pipeline: 1, Connections: 2, Threads: 1, Keyspace: 200, KeyPrefix: "k:"}}.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}

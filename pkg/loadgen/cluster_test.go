@@ -519,8 +519,7 @@ func TestClusterFollowsKeys(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cfg := fill(Config{Addr: info.Addr, Cluster: true, Mode: ModeGet, KeyPattern: keyspace.Zipf, Zipf: 1.5, Keyspace: nkeys,
-				Requests: tc.requests, Duration: tc.duration, Connections: 2, Pipeline: 16, Seed: 99})
+			cfg := fill(Config{Addr: info.Addr, Cluster: true, Mode: ModeGet, Load: Load{KeyPattern: keyspace.Zipf, Zipf: 1.5, Keyspace: nkeys, Requests: tc.requests, Duration: tc.duration, Connections: 2, Pipeline: 16, Seed: 99}})
 			res, err := Run(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)

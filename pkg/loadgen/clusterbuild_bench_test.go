@@ -18,7 +18,7 @@ func BenchmarkClusterBuild(b *testing.B) {
 	}
 	for _, mode := range []Mode{ModeGet, ModeMixed} {
 		b.Run(string(mode), func(b *testing.B) {
-			cfg, err := fill(Config{Cluster: true, Mode: mode, Pipeline: 128, Keyspace: 1_000_000}).Normalize()
+			cfg, err := fill(Config{Cluster: true, Mode: mode, Load: Load{Pipeline: 128, Keyspace: 1_000_000}}).Normalize()
 			if err != nil {
 				b.Fatal(err)
 			}

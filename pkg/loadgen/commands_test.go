@@ -19,7 +19,7 @@ import (
 func TestCommandMix(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
-	cfg := fill(Config{Addr: r.Addr, Requests: 100_000, Keyspace: 1000, KeyPrefix: "m:", ValueSize: 16, Connections: 4, Pipeline: 32, Seed: 7})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 100_000, Keyspace: 1000, KeyPrefix: "m:", ValueSize: 16, Connections: 4, Pipeline: 32, Seed: 7}})
 	cfg.Commands = []mix.Command{
 		{Args: []string{"SET", "__key__", "__data__"}, Ratio: 2, KeyPattern: keyspace.Sequential},
 		{Args: []string{"GET", "__key__"}, Ratio: 5},
@@ -65,7 +65,7 @@ func TestCommandMixErrors(t *testing.T) {
 	if err := tg.client.Set(context.Background(), "notalist", "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fill(Config{Addr: r.Addr, Requests: 1000, Connections: 2, Pipeline: 8, Seed: 1})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 1000, Connections: 2, Pipeline: 8, Seed: 1}})
 	cfg.Commands = []mix.Command{{Args: []string{"PING"}}, {Args: []string{"LPUSH", "notalist", "__data__"}}}
 	_, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || !strings.Contains(err.Error(), "LPUSH notalist __data__") {

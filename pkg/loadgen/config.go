@@ -120,13 +120,18 @@ func DefaultKeyPattern(m Mode) keyspace.Pattern {
 	return keyspace.Random
 }
 
-// Config describes one run. Start from DefaultConfig: a zero field means
-// zero (an empty value, no writes), and Normalize refuses the fields where
-// zero means nothing (no pipeline, no connections). Only what derives from
-// other fields is filled in by Normalize: the key pattern from the mode,
-// the Zipf exponent of keyspace.Zipf, the threads capped at the connections, and
-// the timeouts, reconnect attempts and backoff and progress interval,
-// where zero or less means the default.
+// Config describes one run: where the load goes (the server, its
+// credentials, a cluster or replicas), what it sends (a mode, a command
+// mix or a capture to replay), the Load that shapes it, which agent's
+// share it is, and the hooks that watch it. Start from DefaultConfig.
+// Normalize fills in what derives from other fields (the key pattern from
+// the mode, the Zipf exponent of keyspace.Zipf, the threads capped at the
+// connections, the defaults of the Load's zero timeouts) and refuses the
+// rest when it cannot run, naming each field by its flag.
+//
+// Its JSON (json.go) is the run's settings: a Result's, and the load an
+// agent receives ("kvbench bench --load-json"), so that the agents of a
+// distributed run receive one description of it.
 type Config struct {
 	// Addr is the server's host:port, or unix:PATH for a Unix socket
 	// (control.SocketPath).
@@ -140,20 +145,15 @@ type Config struct {
 	DB int `json:"db,omitempty"`
 	// TLS, when set, runs every connection over TLS with this
 	// configuration (tlsconf.Options.Config makes one); nil is plaintext.
-	// A Result decoded from JSON has an empty one when its run used TLS.
+	// A Config decoded from JSON has an empty one when its run used TLS.
 	TLS *tls.Config `json:"-"`
-	// RESP3 opens every connection, the load's and the checks', with
-	// HELLO 3 and reads every reply as RESP3; the JSON settings say
-	// "resp": 3. A server without RESP3 fails the run at its first dial
-	// (control.NoRESP3Error).
-	RESP3 bool `json:"-"`
 	// Cluster drives a Redis Cluster: the slot map is read from Addr (or
 	// ClusterSeeds), Connections is per master, and every request goes to
 	// its key's master (see cluster.go).
 	Cluster bool `json:"cluster,omitempty"`
 	// ClusterSeeds are the addresses the slot map is read from, the first
 	// that answers; Addr when empty.
-	ClusterSeeds []string `json:"-"`
+	ClusterSeeds []string `json:"cluster_seeds,omitempty"`
 	// ReadFromReplicas, with Cluster, sends each read to a replica of
 	// its key's slot (the replicas CLUSTER SLOTS lists, in turn), each
 	// replica connection sending READONLY first; writes go to the
@@ -166,98 +166,6 @@ type Config struct {
 
 	// Mode is the request mix.
 	Mode Mode `json:"mode"`
-	// Requests is the number of measured requests over all connections,
-	// split as evenly as possible between them. It is exact: the run sends
-	// exactly this many and waits for every reply. Ignored when Duration is
-	// set.
-	Requests int64 `json:"requests"`
-	// Duration, when positive, bounds the measured phase by time instead:
-	// no batch is started after it, and the batches in flight are waited
-	// for.
-	Duration time.Duration `json:"-"`
-	// WarmupRequests and Warmup run an unmeasured phase first (by count or
-	// by time; the count wins when both are set), on the same connections
-	// and continuing the same key sequences.
-	WarmupRequests int64         `json:"warmup_requests"`
-	Warmup         time.Duration `json:"-"`
-	// Rate, when positive, makes the run open-loop: Rate requests per second
-	// in total, each with an intended send time, latency measured from it.
-	// A connection still has at most Pipeline requests in flight. Zero is a
-	// closed loop: each connection sends a batch of Pipeline requests,
-	// waits for all replies, and sends the next.
-	Rate float64 `json:"rate"`
-
-	// Pipeline is the number of requests per batch (closed loop) or the
-	// most requests in flight per connection (open loop).
-	Pipeline int `json:"pipeline"`
-	// Connections is the number of connections, spread over Threads worker
-	// threads (never more threads than connections, or in cluster mode
-	// or with replicas than their sockets). With Segments > 1 it
-	// is the total over all agents (raised to Segments if smaller), and
-	// this run opens its share (see Segment).
-	Connections int `json:"connections"`
-	Threads     int `json:"threads"`
-
-	// Segment and Segments make this run agent Segment (0-based) of
-	// Segments that together do exactly the work of one run with this
-	// Config; 0 or 1 Segments is the whole run. Connection g of the
-	// Connections (global index) belongs to agent g mod Segments, and it
-	// keeps its global index for everything it does: its key stripe
-	// (positions g, g+C, ...), its share of Requests (and of
-	// WarmupRequests), its open-loop schedule (offset g/Rate, interval
-	// C/Rate) and its random streams. So the agents' requests add up to
-	// Requests, their rates to Rate, and in ModeSet with a permutation
-	// they write disjoint keys. Threads is capped at this agent's
-	// connections.
-	Segment  int `json:"segment"`
-	Segments int `json:"segments"`
-	// StartAt, when set, is the wall-clock time at which the run starts
-	// its warmup or measured phase, after connecting: agents given the
-	// same StartAt measure overlapping windows. Run fails with
-	// ErrLateStart when it is reached more than MaxStartLate after it.
-	StartAt time.Time `json:"-"`
-
-	// Keyspace is the number of distinct keys, 0 to Keyspace-1.
-	Keyspace int64 `json:"keyspace"`
-	// KeyPrefix starts every key.
-	KeyPrefix string `json:"key_prefix"`
-	// KeyPattern is the order of keys; empty means DefaultKeyPattern(Mode).
-	KeyPattern keyspace.Pattern `json:"key_pattern"`
-	// Zipf is the exponent of keyspace.Zipf (> 0); setting it with an empty
-	// KeyPattern selects keyspace.Zipf.
-	Zipf float64 `json:"zipf"`
-	// KeyMedian and KeyStddev shape keyspace.Gaussian: 0 means the middle of
-	// the keyspace, (Keyspace-1)/2, and Keyspace/6, as
-	// memtier_benchmark's --key-median and --key-stddev.
-	KeyMedian float64 `json:"key_median,omitempty"`
-	KeyStddev float64 `json:"key_stddev,omitempty"`
-	// ValueSize is the length of written values in bytes.
-	ValueSize int `json:"value_size"`
-	// ValueSizes, when set, replaces ValueSize in a command mix (and its
-	// prefill; --mode runs ignore it): each key's value has the size this
-	// distribution gives it,
-	// a function of Seed and the key (see ValueSizeOf), so that reads
-	// know it. ValueSize should then be the largest size.
-	ValueSizes []keyspace.SizeRange `json:"-"`
-	// RandomData makes the values random bytes, every bit of a stream
-	// seeded by (Seed, key), so that they do not compress; still a
-	// function of the seed and the key, so VerifyGet checks them (see
-	// keyspace.AppendRandomValue). The prefill and a command mix write
-	// them too.
-	RandomData bool `json:"random_data,omitempty"`
-	// ExpiryMin and ExpiryMax, when set, give every SET of a --mode run
-	// EX n, n seconds drawn uniformly from [ExpiryMin, ExpiryMax] per
-	// key (a function of Seed and the key). Only with SetCmd SET and
-	// writes; the prefill's keys do not expire.
-	ExpiryMin int `json:"expiry_min,omitempty"`
-	ExpiryMax int `json:"expiry_max,omitempty"`
-	// MultiKeyGet, when positive, makes every read of a --mode run an
-	// MGET of this many keys, the connection's next ones: a request,
-	// one reply, one latency; a miss when a key has none; with VerifyGet
-	// every value is checked. Only with GetCmd GET, not in a cluster.
-	MultiKeyGet int `json:"multi_key_get,omitempty"`
-	// SetRatio is the percentage of writes in ModeMixed, 0 to 100.
-	SetRatio int `json:"set_ratio"`
 	// SetCmd and GetCmd are the write ("CMD key value") and read ("CMD key")
 	// commands, e.g. RSET/RGET or HSET/HGET on the kvstore.
 	SetCmd string `json:"set_cmd"`
@@ -280,48 +188,28 @@ type Config struct {
 	// ReplayLoops is how many times the capture is sent; 0 means 1.
 	ReplayLoops int `json:"replay_loops,omitempty"`
 
-	// Seed drives key choice and values: the same seed and settings give
-	// the same key sequence on every connection and the same values. (In
-	// a Result's JSON it is "seed", beside "settings".)
-	Seed int64 `json:"-"`
+	// Load shapes the load: requests, rate, connections, keys, values,
+	// checks, timeouts and intervals.
+	Load
 
-	// VerifyGet checks every read reply against the value the same seed
-	// writes. A null reply is a miss, any other difference a verify failure.
-	VerifyGet bool `json:"verify_get"`
-	// AllowMisses keeps misses and verify failures of a ModeGet run with
-	// VerifyGet from failing it (they are still counted).
-	AllowMisses bool `json:"allow_misses"`
-	// ContinueOnError counts error replies other than conflicts and goes
-	// on; otherwise the first one ends the run with the server's message.
-	ContinueOnError bool `json:"continue_on_error"`
-
-	// Reconnect redials a connection of a plain run that the server
-	// closed or reset mid-run (a restart), up to ReconnectAttempts times
-	// with ReconnectBackoff doubling between attempts (see sock.redial):
-	// its requests in flight count as ErrorReconnect errors, each
-	// successful redial in Counts.Reconnects, and the run goes on. Without
-	// it a lost connection fails the run. A cluster run follows its
-	// masters' failovers without it.
-	// (Zero or less attempts or backoff is the default.)
-	Reconnect         bool          `json:"reconnect,omitempty"`
-	ReconnectAttempts int           `json:"reconnect_attempts,omitempty"`
-	ReconnectBackoff  time.Duration `json:"-"`
-
-	// ConnectTimeout bounds connecting and AUTH, per connection.
-	ConnectTimeout time.Duration `json:"-"`
-	// Timeout fails the run when a connection with requests in flight gets
-	// no reply for this long.
-	Timeout time.Duration `json:"-"`
-
-	// Interval, when positive, records the measured phase per interval
-	// of this length (Result.Series), aligned on the wall clock; 0 does
-	// not. StallBelow and StallLatency find its stalls (Result.Stalls):
-	// intervals whose QPS is below StallBelow times the median interval
-	// QPS, or in which a request waited longer than StallLatency (0: no
-	// latency rule).
-	Interval     time.Duration `json:"-"`
-	StallBelow   float64       `json:"stall_below,omitempty"`
-	StallLatency time.Duration `json:"-"`
+	// Segment and Segments make this run agent Segment (0-based) of
+	// Segments that together do exactly the work of one run with this
+	// Config; 0 or 1 Segments is the whole run. Connection g of the
+	// Connections (global index) belongs to agent g mod Segments, and it
+	// keeps its global index for everything it does: its key stripe
+	// (positions g, g+C, ...), its share of Requests (and of
+	// WarmupRequests), its open-loop schedule (offset g/Rate, interval
+	// C/Rate) and its random streams. So the agents' requests add up to
+	// Requests, their rates to Rate, and in ModeSet with a permutation
+	// they write disjoint keys. Threads is capped at this agent's
+	// connections.
+	Segment  int `json:"segment"`
+	Segments int `json:"segments"`
+	// StartAt, when set, is the wall-clock time at which the run starts
+	// its warmup or measured phase, after connecting: agents given the
+	// same StartAt measure overlapping windows. Run fails with
+	// ErrLateStart when it is reached more than MaxStartLate after it.
+	StartAt time.Time `json:"-"`
 
 	// Progress, when set, is called every ProgressInterval while a phase
 	// runs, and once at its end, from one goroutine, never concurrently.
@@ -367,31 +255,18 @@ type IntervalFigures struct {
 // its default: the starting point of every Config.
 func DefaultConfig() Config {
 	return Config{
-		Addr:              DefaultAddr,
-		Mode:              DefaultMode,
-		Requests:          DefaultRequests,
-		Pipeline:          DefaultPipeline,
-		Connections:       DefaultConnections,
-		Threads:           DefaultThreads(),
-		Keyspace:          DefaultKeyspace,
-		KeyPrefix:         DefaultKeyPrefix,
-		ValueSize:         DefaultValueSize,
-		SetRatio:          DefaultSetRatio,
-		SetCmd:            DefaultSetCmd,
-		GetCmd:            DefaultGetCmd,
-		ConnectTimeout:    DefaultConnectTimeout,
-		ReconnectAttempts: DefaultReconnectAttempts,
-		ReconnectBackoff:  DefaultReconnectBackoff,
-		Timeout:           DefaultTimeout,
-		ProgressInterval:  DefaultProgressInterval,
-		Interval:          DefaultInterval,
-		StallBelow:        measure.DefaultStallBelow,
-		StallLatency:      measure.DefaultStallLatency,
+		Addr:             DefaultAddr,
+		Mode:             DefaultMode,
+		SetCmd:           DefaultSetCmd,
+		GetCmd:           DefaultGetCmd,
+		Load:             DefaultLoad(),
+		ProgressInterval: DefaultProgressInterval,
 	}
 }
 
 // derive fills in what derives from other fields.
 func (c Config) derive() Config {
+	c.Load = c.Load.withDefaults()
 	if c.Segments == 0 {
 		c.Segments = 1
 	}
@@ -424,18 +299,6 @@ func (c Config) derive() Config {
 			c.KeyStddev = float64(c.Keyspace) / 6
 		}
 	}
-	if c.ConnectTimeout <= 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.ReconnectAttempts <= 0 {
-		c.ReconnectAttempts = DefaultReconnectAttempts
-	}
-	if c.ReconnectBackoff <= 0 {
-		c.ReconnectBackoff = DefaultReconnectBackoff
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
@@ -445,106 +308,63 @@ func (c Config) derive() Config {
 	return c
 }
 
+// Validate checks c as Normalize does.
+func (c Config) Validate() error {
+	_, err := c.Normalize()
+	return err
+}
+
 // Normalize returns c with its derived fields filled in, as Run uses it and
-// as Result.Config reports it, or an error naming every invalid field.
+// as Result.Config reports it, or an error naming every invalid field:
+// the Load's (Load.Validate), and what cannot go with the server, the
+// request mix or the other fields.
 func (c Config) Normalize() (Config, error) {
 	c = c.derive()
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if err := c.Load.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	switch c.Mode {
 	case ModeSet, ModeGet, ModeMixed:
 	default:
-		bad("mode %q: want set, get or mixed", c.Mode)
+		bad("--mode %q: want set, get or mixed", c.Mode)
 	}
 	switch c.KeyPattern {
-	case keyspace.Random, keyspace.Sequential, keyspace.Permutation:
-		if c.Zipf != 0 {
-			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
-		}
-	case keyspace.Zipf:
-		if c.Zipf <= 0 {
-			bad("zipf exponent %g: want > 0", c.Zipf)
-		}
-	case keyspace.Gaussian, keyspace.Insert:
-		if c.Zipf != 0 {
-			bad("zipf %g needs key pattern zipf, not %s", c.Zipf, c.KeyPattern)
-		}
-	case keyspace.Latest:
-		if c.Zipf < 0 {
-			bad("zipf exponent %g: want > 0", c.Zipf)
-		}
+	case keyspace.Zipf, keyspace.Latest:
 	default:
-		bad("key pattern %q: want %s", c.KeyPattern, keyspace.PatternNames)
+		if c.Zipf != 0 {
+			bad("--zipf %g needs --key-pattern zipf, not %s", c.Zipf, c.KeyPattern)
+		}
 	}
-	if c.UsesPattern(keyspace.Gaussian) {
-		if c.KeyMedian < 0 || c.KeyMedian > float64(c.Keyspace-1) {
-			bad("key median %g: want 0 to %d (the keyspace)", c.KeyMedian, c.Keyspace-1)
-		}
-		if c.KeyStddev <= 0 || c.KeyStddev > keyspace.MaxStddev*float64(c.Keyspace) {
-			bad("key stddev %g: want > 0 and at most %d times the keyspace", c.KeyStddev, keyspace.MaxStddev)
-		}
-	} else if c.KeyMedian != 0 || c.KeyStddev != 0 {
-		bad("key median and stddev need key pattern gaussian, not %s", c.KeyPattern)
+	if !c.UsesPattern(keyspace.Gaussian) && (c.KeyMedian != 0 || c.KeyStddev != 0) {
+		bad("--key-median and --key-stddev need --key-pattern gaussian, not %s", c.KeyPattern)
 	}
 	if c.Addr == "" {
 		bad("no server address")
-	}
-	if c.Requests < 0 || c.Requests == 0 && c.Duration <= 0 {
-		bad("requests %d: want >= 1, or a duration", c.Requests)
-	}
-	if c.Duration < 0 || c.Warmup < 0 || c.WarmupRequests < 0 {
-		bad("duration and warmup must not be negative")
-	}
-	if c.Rate < 0 {
-		bad("rate %g: want >= 0", c.Rate)
-	}
-	if c.Interval < 0 || c.Interval > 0 && c.Interval < time.Millisecond {
-		bad("interval %v: want 0 (none) or at least 1ms", c.Interval)
-	}
-	if c.StallBelow < 0 || c.StallBelow >= 1 || c.StallLatency < 0 {
-		bad("stall thresholds %g and %v: want a fraction from 0 to below 1, and a latency >= 0", c.StallBelow, c.StallLatency)
-	}
-	if c.Pipeline < 1 || c.Pipeline > 1<<20 {
-		bad("pipeline %d: want 1 to %d", c.Pipeline, 1<<20)
-	}
-	if c.Connections < 1 || c.Connections > 1<<16 {
-		bad("connections %d: want 1 to %d", c.Connections, 1<<16)
 	}
 	if c.Cluster {
 		errs = append(errs, mix.CheckCluster(c.Commands)...)
 	}
 	if c.Reconnect && c.Cluster {
-		bad("reconnect: a cluster run follows its masters' failovers by itself")
+		bad("--reconnect: a cluster run follows its masters' failovers by itself")
 	}
 	errs = append(errs, c.endpointErrors()...)
 	errs = append(errs, c.replicaErrors()...)
 	errs = append(errs, c.replayErrors()...)
 	errs = append(errs, c.dataErrors()...)
-	if c.Segments < 1 || c.Segments > 1<<16 {
-		bad("segments %d: want 1 to %d", c.Segments, 1<<16)
+	if c.Segments < 1 || c.Segments > MaxConnections {
+		bad("--segment: %d segments: want 1 to %d", c.Segments, MaxConnections)
 	} else if c.Segment < 0 || c.Segment >= c.Segments {
-		bad("segment %d/%d: want 0 to %d", c.Segment, c.Segments, c.Segments-1)
-	}
-	if c.Threads < 1 {
-		bad("threads %d: want >= 1", c.Threads)
-	}
-	if c.Keyspace < 1 {
-		bad("keyspace %d: want >= 1", c.Keyspace)
-	}
-	if c.ValueSize < 0 || c.ValueSize > keyspace.MaxValueSize {
-		bad("value size %d: want 0 to %d", c.ValueSize, keyspace.MaxValueSize)
-	}
-	if c.SetRatio < 0 || c.SetRatio > 100 {
-		bad("set ratio %d: want 0 to 100", c.SetRatio)
+		bad("--segment %d/%d: want 0 to %d", c.Segment, c.Segments, c.Segments-1)
 	}
 	if c.SetCmd == "" || c.GetCmd == "" {
 		bad("no write or read command")
 	}
 	if len(c.Commands) == 0 && c.KeyPattern.PastKeyspace() {
-		bad("key pattern %s needs a command mix (--command or --workload)", c.KeyPattern)
+		bad("--key-pattern %s needs a command mix (--command or --workload)", c.KeyPattern)
 	}
 	errs = append(errs, mix.Check(c.Commands)...)
-	errs = append(errs, keyspace.SizeErrors(c.ValueSizes)...)
 	return c, errors.Join(errs...)
 }
 

@@ -39,7 +39,7 @@ func gzipRatio(t *testing.T, tg target, cfg Config, n int64) float64 {
 func TestRandomData(t *testing.T) {
 	tg := redisTarget(t)
 	ctx := context.Background()
-	base := fill(Config{Addr: tg.addr, Keyspace: 2000, ValueSize: 256, Pipeline: 32, Seed: 7})
+	base := fill(Config{Addr: tg.addr, Load: Load{Keyspace: 2000, ValueSize: 256, Pipeline: 32, Seed: 7}})
 	for _, tc := range []struct {
 		name    string
 		random  bool
@@ -100,7 +100,7 @@ func TestExpiryRange(t *testing.T) {
 	ctx := context.Background()
 	for _, mode := range []Mode{ModeSet, ModeMixed} {
 		tg.flush(t)
-		cfg := fill(Config{Mode: mode, Keyspace: 500, Requests: 5000, Pipeline: 16, ExpiryMin: 100, ExpiryMax: 200})
+		cfg := fill(Config{Mode: mode, Load: Load{Keyspace: 500, Requests: 5000, Pipeline: 16, ExpiryMin: 100, ExpiryMax: 200}})
 		run(t, tg, cfg)
 		keys, err := tg.client.Keys(ctx, cfg.KeyPrefix+"*").Result()
 		if err != nil || len(keys) == 0 {
@@ -145,7 +145,7 @@ func commandCalls(t *testing.T, tg target, cmd string) int64 {
 func TestMultiKeyGet(t *testing.T) {
 	tg := redisTarget(t)
 	ctx := context.Background()
-	cfg := fill(Config{Addr: tg.addr, Keyspace: 1000, Pipeline: 16, Connections: 2, Seed: 3, RandomData: true})
+	cfg := fill(Config{Addr: tg.addr, Load: Load{Keyspace: 1000, Pipeline: 16, Connections: 2, Seed: 3, RandomData: true}})
 	get := cfg
 	get.Mode, get.Requests, get.MultiKeyGet, get.VerifyGet, get.KeyPattern = ModeGet, 250, 4, true, keyspace.Sequential
 	// The prefill of a run of MGETs writes the keys one by one.
@@ -180,14 +180,14 @@ func TestDataConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{fill(Config{ExpiryMin: 5, ExpiryMax: 2}), "expiry range 5-2"},
-		{fill(Config{ExpiryMin: 0, ExpiryMax: 2}), "expiry range 0-2"},
-		{fill(Config{ExpiryMin: 1, ExpiryMax: 2, SetCmd: "RSET"}), "needs the write command SET (not RSET"},
-		{fill(Config{ExpiryMin: 1, ExpiryMax: 2, Mode: ModeGet}), "a get run writes nothing"},
-		{fill(Config{MultiKeyGet: -1}), "multi-key get -1"},
-		{fill(Config{MultiKeyGet: 4, GetCmd: "RGET"}), "needs the read command GET (not RGET"},
-		{fill(Config{MultiKeyGet: 4, Mode: ModeSet}), "a set run reads nothing"},
-		{fill(Config{MultiKeyGet: 4, Cluster: true}), "several slots"},
+		{fill(Config{Load: Load{ExpiryMin: 5, ExpiryMax: 2}}), "--expiry-range 5-2"},
+		{fill(Config{Load: Load{ExpiryMin: 0, ExpiryMax: 2}}), "--expiry-range 0-2"},
+		{fill(Config{SetCmd: "RSET", Load: Load{ExpiryMin: 1, ExpiryMax: 2}}), "needs the write command SET (not RSET"},
+		{fill(Config{Mode: ModeGet, Load: Load{ExpiryMin: 1, ExpiryMax: 2}}), "a get run writes nothing"},
+		{fill(Config{Load: Load{MultiKeyGet: -1}}), "--multi-key-get -1"},
+		{fill(Config{GetCmd: "RGET", Load: Load{MultiKeyGet: 4}}), "needs the read command GET (not RGET"},
+		{fill(Config{Mode: ModeSet, Load: Load{MultiKeyGet: 4}}), "a set run reads nothing"},
+		{fill(Config{Cluster: true, Load: Load{MultiKeyGet: 4}}), "several slots"},
 	} {
 		if _, err := tc.cfg.Normalize(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Normalize: %v, want %q", err, tc.want)

@@ -46,7 +46,7 @@ func TestUnixSocketUserAndDB(t *testing.T) {
 	s := startACLRedis(t)
 	for _, addr := range []string{control.SocketPrefix + s.socket, s.addr} {
 		t.Run(addr, func(t *testing.T) {
-			cfg := fill(Config{Addr: addr, User: "bench", Password: "s3cret", DB: 3, Mode: ModeSet, Keyspace: 200, Requests: 200, Connections: 3, Threads: 2, Pipeline: 16})
+			cfg := fill(Config{Addr: addr, User: "bench", Password: "s3cret", DB: 3, Mode: ModeSet, Load: Load{Keyspace: 200, Requests: 200, Connections: 3, Threads: 2, Pipeline: 16}})
 			ctx := context.Background()
 			c := redis.NewClient(&redis.Options{Addr: s.addr, Username: "bench", Password: "s3cret", Protocol: 2, DisableIdentity: true})
 			defer c.Close()

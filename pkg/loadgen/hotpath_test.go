@@ -62,13 +62,13 @@ var hotPathCases = []struct {
 	cfg    Config
 	replay bool
 }{
-	{"set", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000}), false},
-	{"get", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000}), false},
-	{"get-verify", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
-	{"mixed-verify", fill(Config{Mode: ModeMixed, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}), true},
-	{"set-random", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, RandomData: true}), false},
-	{"get-verify-random", fill(Config{Mode: ModeGet, Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true, RandomData: true}), true},
-	{"set-zipf", fill(Config{Mode: ModeSet, Pipeline: 128, Keyspace: 1_000_000, KeyPattern: keyspace.Zipf}), false},
+	{"set", fill(Config{Mode: ModeSet, Load: Load{Pipeline: 128, Keyspace: 1_000_000}}), false},
+	{"get", fill(Config{Mode: ModeGet, Load: Load{Pipeline: 128, Keyspace: 1_000_000}}), false},
+	{"get-verify", fill(Config{Mode: ModeGet, Load: Load{Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}}), true},
+	{"mixed-verify", fill(Config{Mode: ModeMixed, Load: Load{Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true}}), true},
+	{"set-random", fill(Config{Mode: ModeSet, Load: Load{Pipeline: 128, Keyspace: 1_000_000, RandomData: true}}), false},
+	{"get-verify-random", fill(Config{Mode: ModeGet, Load: Load{Pipeline: 128, Keyspace: 1_000_000, VerifyGet: true, RandomData: true}}), true},
+	{"set-zipf", fill(Config{Mode: ModeSet, Load: Load{Pipeline: 128, Keyspace: 1_000_000, KeyPattern: keyspace.Zipf}}), false},
 }
 
 // BenchmarkHotPath measures the client's work per request, system calls

@@ -13,8 +13,11 @@ import (
 
 // The JSON form of a Result is the measurement's (package measure), then
 // "seed", "settings" (the Config, below), for a replay "replay" (its
-// capture's replay.Stats) and, for a run that failed part way, "error". "kvbench merge" reads it back; documents of earlier
-// versions decode too.
+// capture's replay.Stats) and, for a run that failed part way, "error".
+// "kvbench merge" reads it back; documents of earlier versions decode
+// too. The Config's JSON alone is the load an agent receives
+// ("kvbench bench --load-json"): every setting but the password, the TLS
+// material (only whether TLS is on), a replay's capture and the hooks.
 
 // configExtra is what Config's own fields cannot say as they are in JSON.
 type configExtra struct {
@@ -31,6 +34,10 @@ type configExtra struct {
 	StallLatencyMs float64 `json:"stall_latency_ms,omitempty"`
 	// ReconnectBackoffMs is Config.ReconnectBackoff, with Reconnect.
 	ReconnectBackoffMs float64 `json:"reconnect_backoff_ms,omitempty"`
+	// TimeoutS and ConnectTimeoutS are Config.Timeout and ConnectTimeout;
+	// absent (documents of earlier versions) is the default.
+	TimeoutS        float64 `json:"timeout_s,omitempty"`
+	ConnectTimeoutS float64 `json:"connect_timeout_s,omitempty"`
 	// Resp is 3 with Config.RESP3, absent for RESP2.
 	Resp int `json:"resp,omitempty"`
 }
@@ -42,7 +49,8 @@ type configPlain Config
 // name, durations in seconds; no password, no TLS material.
 func (c Config) MarshalJSON() ([]byte, error) {
 	x := configExtra{DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), TLS: c.TLS != nil,
-		IntervalS: c.Interval.Seconds(), StallLatencyMs: float64(c.StallLatency) / 1e6}
+		IntervalS: c.Interval.Seconds(), StallLatencyMs: float64(c.StallLatency) / 1e6,
+		TimeoutS: c.Timeout.Seconds(), ConnectTimeoutS: c.ConnectTimeout.Seconds()}
 	if c.Reconnect {
 		x.ReconnectBackoffMs = float64(c.ReconnectBackoff) / 1e6
 	}
@@ -80,6 +88,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	c.Duration, c.Warmup = measure.FromSeconds(x.DurationS), measure.FromSeconds(x.WarmupS)
 	c.Interval, c.StallLatency = measure.FromSeconds(x.IntervalS), time.Duration(x.StallLatencyMs*1e6)
 	c.ReconnectBackoff = time.Duration(x.ReconnectBackoffMs * 1e6)
+	c.Timeout, c.ConnectTimeout = measure.FromSeconds(x.TimeoutS), measure.FromSeconds(x.ConnectTimeoutS)
 	if x.ValueSizes != "" {
 		rs, err := keyspace.ParseValueSizes(x.ValueSizes)
 		if err != nil {

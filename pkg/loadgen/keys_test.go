@@ -14,9 +14,9 @@ import (
 // ranking, so the key a mix reads most is the one it writes most; their
 // draws are still independent streams.
 func TestMixZipfSharesRanking(t *testing.T) {
-	c, err := fill(Config{Keyspace: 10_000, Seed: 11, KeyPattern: keyspace.Zipf, Requests: 1, Commands: []mix.Command{
+	c, err := fill(Config{Commands: []mix.Command{
 		{Args: []string{"GET", "__key__"}}, {Args: []string{"SET", "__key__", "__data__"}},
-	}}).Normalize()
+	}, Load: Load{Keyspace: 10_000, Seed: 11, KeyPattern: keyspace.Zipf, Requests: 1}}).Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func gaussianChi2(t *testing.T, c Config, n int, median, stddev float64) (float6
 // off fails), and the median and stddev default to the keyspace's middle
 // and a sixth of it.
 func TestGaussianKeys(t *testing.T) {
-	c := fill(Config{Keyspace: 1000, Seed: 5, KeyPattern: keyspace.Gaussian, KeyMedian: 300, KeyStddev: 150, Requests: 1})
+	c := fill(Config{Load: Load{Keyspace: 1000, Seed: 5, KeyPattern: keyspace.Gaussian, KeyMedian: 300, KeyStddev: 150, Requests: 1}})
 	// 0.1% critical value of chi-square with df degrees of freedom
 	// (Wilson-Hilferty).
 	crit := func(df int) float64 {
@@ -99,7 +99,7 @@ func TestGaussianKeys(t *testing.T) {
 	if chi2, df := gaussianChi2(t, c, 200_000, 300, 150*1.05); chi2 <= crit(df) {
 		t.Errorf("chi-square %.1f against a stddev 5%% off: the test cannot tell", chi2)
 	}
-	d, err := fill(Config{Keyspace: 1000, KeyPattern: keyspace.Gaussian, Requests: 1}).Normalize()
+	d, err := fill(Config{Load: Load{Keyspace: 1000, KeyPattern: keyspace.Gaussian, Requests: 1}}).Normalize()
 	if err != nil || d.KeyMedian != 499.5 || d.KeyStddev != 1000.0/6 {
 		t.Errorf("defaults: median %g, stddev %g, %v", d.KeyMedian, d.KeyStddev, err)
 	}
@@ -110,10 +110,10 @@ func TestGaussianKeys(t *testing.T) {
 		c    Config
 		want string
 	}{
-		{Config{KeyPattern: keyspace.Gaussian, KeyMedian: 1000}, "key median 1000: want 0 to 999"},
-		{Config{KeyPattern: keyspace.Gaussian, KeyStddev: -1}, "key stddev -1"},
-		{Config{KeyPattern: keyspace.Gaussian, KeyStddev: 1e6}, "key stddev 1e+06"},
-		{Config{KeyPattern: keyspace.Random, KeyStddev: 3}, "key median and stddev need key pattern gaussian, not random"},
+		{Config{Load: Load{KeyPattern: keyspace.Gaussian, KeyMedian: 1000}}, "--key-median 1000: want 0 to 999"},
+		{Config{Load: Load{KeyPattern: keyspace.Gaussian, KeyStddev: -1}}, "--key-stddev -1"},
+		{Config{Load: Load{KeyPattern: keyspace.Gaussian, KeyStddev: 1e6}}, "--key-stddev 1e+06"},
+		{Config{Load: Load{KeyPattern: keyspace.Random, KeyStddev: 3}}, "--key-median and --key-stddev need --key-pattern gaussian, not random"},
 	} {
 		tc.c.Keyspace, tc.c.Requests = 1000, 1
 		if _, err := fill(tc.c).Normalize(); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -36,7 +36,7 @@ func TestKvstoreFamilies(t *testing.T) {
 	} {
 		t.Run(f.set, func(t *testing.T) {
 			prefix := "t:" + f.set + ":"
-			cfg := fill(Config{Addr: tg.addr, SetCmd: f.set, GetCmd: f.get, KeyPrefix: prefix, Keyspace: 3000, Pipeline: 64, Connections: 3, Seed: 5})
+			cfg := fill(Config{Addr: tg.addr, SetCmd: f.set, GetCmd: f.get, Load: Load{KeyPrefix: prefix, Keyspace: 3000, Pipeline: 64, Connections: 3, Seed: 5}})
 
 			// A permutation pass writes each key once: no conflict.
 			set := cfg
@@ -89,12 +89,12 @@ func TestKvstoreFamilies(t *testing.T) {
 func TestKvstoreRandomInsertConflicts(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
 	// 2000 random writes over 500 keys must meet existing keys.
-	res := run(t, tg, fill(Config{Mode: ModeSet, SetCmd: "RSET", KeyPattern: keyspace.Random, Keyspace: 500, Requests: 2000, Seed: 1}))
+	res := run(t, tg, fill(Config{Mode: ModeSet, SetCmd: "RSET", Load: Load{KeyPattern: keyspace.Random, Keyspace: 500, Requests: 2000, Seed: 1}}))
 	if res.Requests != 2000 || res.Conflicts < 1000 || res.Conflicts >= 2000 {
 		t.Errorf("%d requests, %d conflicts; want 2000 and most of them conflicts", res.Requests, res.Conflicts)
 	}
 	// Mixed mode: conflicts on writes, misses on reads, both counted.
-	res = run(t, tg, fill(Config{Mode: ModeMixed, SetCmd: "RSET", GetCmd: "RGET", KeyPrefix: "m:", Keyspace: 500, Requests: 2000, VerifyGet: true, Seed: 2}))
+	res = run(t, tg, fill(Config{Mode: ModeMixed, SetCmd: "RSET", GetCmd: "RGET", Load: Load{KeyPrefix: "m:", Keyspace: 500, Requests: 2000, VerifyGet: true, Seed: 2}}))
 	if res.Requests != 2000 || res.Conflicts == 0 || res.Misses == 0 || res.VerifyFailures != 0 {
 		t.Errorf("mixed: %+v", res)
 	}
@@ -105,15 +105,14 @@ func TestKvstoreClosedMidRun(t *testing.T) {
 	errc := make(chan error, 1)
 	started := make(chan struct{}, 1)
 	go func() {
-		_, err := Run(context.Background(), fill(Config{Addr: tg.addr, Mode: ModeSet, Duration: 20 * time.Second, Connections: 2,
-			ProgressInterval: 10 * time.Millisecond, Progress: func(p Progress) {
-				if p.Done > 0 {
-					select {
-					case started <- struct{}{}:
-					default:
-					}
+		_, err := Run(context.Background(), fill(Config{Addr: tg.addr, Mode: ModeSet, ProgressInterval: 10 * time.Millisecond, Progress: func(p Progress) {
+			if p.Done > 0 {
+				select {
+				case started <- struct{}{}:
+				default:
 				}
-			}}))
+			}
+		}, Load: Load{Duration: 20 * time.Second, Connections: 2}}))
 		errc <- err
 	}()
 	select {
@@ -138,7 +137,7 @@ func TestKvstoreClosedMidRun(t *testing.T) {
 // in a warning that its QPS counts writes that did not happen.
 func TestRefusedWritesWarned(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
-	cfg := fill(Config{Addr: tg.addr, Mode: ModeSet, SetCmd: "RSET", GetCmd: "RGET", Requests: 2000, Keyspace: 2000, Pipeline: 32})
+	cfg := fill(Config{Addr: tg.addr, Mode: ModeSet, SetCmd: "RSET", GetCmd: "RGET", Load: Load{Requests: 2000, Keyspace: 2000, Pipeline: 32}})
 	first := run(t, tg, cfg)
 	if first.Conflicts != 0 || len(first.Warnings) != 0 {
 		t.Fatalf("first run: %d conflicts, warnings %v", first.Conflicts, first.Warnings)
@@ -161,7 +160,7 @@ func TestRefusedWritesWarned(t *testing.T) {
 // are all wrong, and the error says so, naming --seed.
 func TestVerifyOtherSeed(t *testing.T) {
 	tg, _ := kvstoreTarget(t)
-	cfg := fill(Config{Addr: tg.addr, Mode: ModeSet, Requests: 500, Keyspace: 500, Seed: 1})
+	cfg := fill(Config{Addr: tg.addr, Mode: ModeSet, Load: Load{Requests: 500, Keyspace: 500, Seed: 1}})
 	run(t, tg, cfg)
 	cfg.Mode, cfg.Seed, cfg.VerifyGet = ModeGet, 2, true
 	_, err := Run(context.Background(), cfg)

@@ -30,8 +30,7 @@ func BenchmarkOpenLoop(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			defer func(a, w time.Duration) { spinAhead, spinAwait = a, w }(spinAhead, spinAwait)
 			spinAhead, spinAwait = tc.ahead, tc.await
-			res, err := Run(context.Background(), fill(Config{Addr: srv.Addr, Mode: ModeGet, Rate: tc.rate,
-				Requests: int64(b.N), Pipeline: 1, Connections: 1, Threads: 1}))
+			res, err := Run(context.Background(), fill(Config{Addr: srv.Addr, Mode: ModeGet, Load: Load{Rate: tc.rate, Requests: int64(b.N), Pipeline: 1, Connections: 1, Threads: 1}}))
 			if err != nil {
 				b.Fatal(err)
 			}

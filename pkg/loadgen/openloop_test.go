@@ -30,7 +30,7 @@ func TestOpenLoopSendLag(t *testing.T) {
 
 			// Two connections at 1000/s each for 0.5 s: 500 intended
 			// send times each before the deadline, none after it.
-			res := run(t, tg, fill(Config{Mode: ModeGet, Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 1}))
+			res := run(t, tg, fill(Config{Mode: ModeGet, Load: Load{Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 1}}))
 			lag := res.SendLag
 			if lag == nil {
 				t.Fatal("no send lag histogram in an open-loop result")
@@ -70,7 +70,7 @@ func TestOpenLoopSendLag(t *testing.T) {
 	}
 
 	// A closed loop sends each request when it is built: no send lag.
-	res := run(t, tg, fill(Config{Mode: ModeGet, Requests: 200, Pipeline: 4}))
+	res := run(t, tg, fill(Config{Mode: ModeGet, Load: Load{Requests: 200, Pipeline: 4}}))
 	var js bytes.Buffer
 	if err := json.NewEncoder(&js).Encode(res); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestOpenLoopBehindSchedule(t *testing.T) {
 	if err := tg.client.Do(ctx, "CLIENT", "PAUSE", "100", "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	res := run(t, tg, fill(Config{Mode: ModeSet, Rate: 1e6, Requests: 500, Pipeline: 1}))
+	res := run(t, tg, fill(Config{Mode: ModeSet, Load: Load{Rate: 1e6, Requests: 500, Pipeline: 1}}))
 	if res.Requests != 500 || res.SendLag.TotalCount() != 500 {
 		t.Fatalf("%d requests, %d send lags: want 500 each", res.Requests, res.SendLag.TotalCount())
 	}

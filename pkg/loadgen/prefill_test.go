@@ -33,8 +33,7 @@ func TestPrefillWritesWhatReadsVerify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := tc.start(t)
-			cfg := fill(Config{Addr: tg.addr, SetCmd: tc.set, GetCmd: tc.get, KeyPrefix: "pf:", Keyspace: n,
-				Pipeline: 200, ValueSize: 40, Seed: 17, ProgressInterval: time.Nanosecond})
+			cfg := fill(Config{Addr: tg.addr, SetCmd: tc.set, GetCmd: tc.get, ProgressInterval: time.Nanosecond, Load: Load{KeyPrefix: "pf:", Keyspace: n, Pipeline: 200, ValueSize: 40, Seed: 17}})
 			mset := strings.EqualFold(tc.set, "SET")
 
 			var want []any
@@ -133,7 +132,7 @@ func TestPrefillRefusesNonEmpty(t *testing.T) {
 			if err := tc.tg.client.Do(ctx, tc.stale...).Err(); err != nil {
 				t.Fatal(err)
 			}
-			res, err := Prefill(ctx, fill(Config{Addr: tc.tg.addr, SetCmd: tc.set, Keyspace: 1000}))
+			res, err := Prefill(ctx, fill(Config{Addr: tc.tg.addr, SetCmd: tc.set, Load: Load{Keyspace: 1000}}))
 			if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), "DBSIZE on "+tc.tg.addr+" is 1 before the prefill") {
 				t.Errorf("err %v, want ErrNotEmpty naming the server and its DBSIZE", err)
 			}
@@ -165,12 +164,11 @@ func TestPrefillCancel(t *testing.T) {
 			progressed := make(chan struct{})
 			var once sync.Once
 			// Some seconds of work, were it not cancelled.
-			cfg := fill(Config{Addr: tg.addr, SetCmd: tc.set, Keyspace: 20_000_000, ProgressInterval: time.Millisecond,
-				Progress: func(p Progress) {
-					if p.Done > 0 {
-						once.Do(func() { close(progressed) })
-					}
-				}})
+			cfg := fill(Config{Addr: tg.addr, SetCmd: tc.set, ProgressInterval: time.Millisecond, Progress: func(p Progress) {
+				if p.Done > 0 {
+					once.Do(func() { close(progressed) })
+				}
+			}, Load: Load{Keyspace: 20_000_000}})
 			type result struct {
 				res Result
 				err error
@@ -206,13 +204,13 @@ func TestPrefillCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := Prefill(ctx, fill(Config{Addr: addr, Keyspace: 10}))
+	_, err := Prefill(ctx, fill(Config{Addr: addr, Load: Load{Keyspace: 10}}))
 	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
 		t.Errorf("silent server, cancelled after 100ms: err %v after %v", err, took)
 	}
 	// ... and so does the reply timeout.
 	start = time.Now()
-	_, err = Prefill(context.Background(), fill(Config{Addr: addr, Keyspace: 10, Timeout: 100 * time.Millisecond}))
+	_, err = Prefill(context.Background(), fill(Config{Addr: addr, Load: Load{Keyspace: 10, Timeout: 100 * time.Millisecond}}))
 	if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "no reply for 100ms") || took > 3*time.Second {
 		t.Errorf("silent server, timeout 100ms: err %v after %v", err, took)
 	}
@@ -225,7 +223,7 @@ func TestPrefillErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("MSET refused", func(t *testing.T) {
 		r := testutil.StartRedis(t, "--maxmemory", "1", "--maxmemory-policy", "noeviction")
-		res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Keyspace: 1000, KeyPrefix: "k:"}))
+		res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Load: Load{Keyspace: 1000, KeyPrefix: "k:"}}))
 		var re *ReplyError
 		if !errors.As(err, &re) || re.Command != "MSET" || re.Key != "k:000 ... k:063 (64 keys)" || !strings.HasPrefix(re.Msg, "OOM") {
 			t.Fatalf("err %v (%#v), want the OOM reply to MSET k:000 ... k:063", err, re)
@@ -236,7 +234,7 @@ func TestPrefillErrors(t *testing.T) {
 	})
 	t.Run("single-key command refused", func(t *testing.T) {
 		tg, _ := kvstoreTarget(t)
-		_, err := Prefill(ctx, fill(Config{Addr: tg.addr, SetCmd: "NOSUCH", Keyspace: 100, KeyPrefix: "k:"}))
+		_, err := Prefill(ctx, fill(Config{Addr: tg.addr, SetCmd: "NOSUCH", Load: Load{Keyspace: 100, KeyPrefix: "k:"}}))
 		var re *ReplyError
 		if !errors.As(err, &re) || re.Command != "NOSUCH" || re.Key != "k:00" || !strings.Contains(re.Msg, "unknown command") {
 			t.Fatalf("err %v, want the unknown-command reply to NOSUCH k:00", err)
@@ -244,7 +242,7 @@ func TestPrefillErrors(t *testing.T) {
 	})
 	t.Run("keys evicted", func(t *testing.T) {
 		r := testutil.StartRedis(t, "--maxmemory", "3mb", "--maxmemory-policy", "allkeys-random")
-		res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Keyspace: 100_000}))
+		res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Load: Load{Keyspace: 100_000}}))
 		if err == nil || !strings.Contains(err.Error(), "after writing 100000 keys, want 100000") || res.Requests != 100_000 {
 			t.Errorf("err %v after %d keys, want the DBSIZE after the prefill short of 100000", err, res.Requests)
 		}
@@ -252,7 +250,7 @@ func TestPrefillErrors(t *testing.T) {
 	t.Run("no DBSIZE", func(t *testing.T) {
 		r := testutil.StartRedis(t, "--rename-command", "DBSIZE", "")
 		tg := newTarget(t, r.Addr)
-		res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Keyspace: 500, Seed: 3}))
+		res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Load: Load{Keyspace: 500, Seed: 3}}))
 		if err != nil || res.Sets != 500 || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Error(), "does not answer DBSIZE") {
 			t.Fatalf("err %v, %d keys, warnings %v: want 500 keys and a warning", err, res.Sets, res.Warnings)
 		}
@@ -262,10 +260,10 @@ func TestPrefillErrors(t *testing.T) {
 	})
 	t.Run("password", func(t *testing.T) {
 		r := testutil.StartRedis(t, "--requirepass", "s3cret")
-		if _, err := Prefill(ctx, fill(Config{Addr: r.Addr, Keyspace: 10})); err == nil || !strings.Contains(err.Error(), `DBSIZE on `+r.Addr+`: server replied "NOAUTH`) {
+		if _, err := Prefill(ctx, fill(Config{Addr: r.Addr, Load: Load{Keyspace: 10}})); err == nil || !strings.Contains(err.Error(), `DBSIZE on `+r.Addr+`: server replied "NOAUTH`) {
 			t.Errorf("no password: err %v, want the NOAUTH reply to DBSIZE", err)
 		}
-		if res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Password: "s3cret", Keyspace: 10})); err != nil || res.Sets != 10 {
+		if res, err := Prefill(ctx, fill(Config{Addr: r.Addr, Password: "s3cret", Load: Load{Keyspace: 10}})); err != nil || res.Sets != 10 {
 			t.Errorf("right password: %d keys, err %v", res.Sets, err)
 		}
 	})

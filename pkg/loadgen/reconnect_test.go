@@ -71,8 +71,7 @@ func TestReconnectRestart(t *testing.T) {
 	for _, rate := range []float64{0, 50_000} {
 		t.Run(fmt.Sprintf("rate %g", rate), func(t *testing.T) {
 			r := testutil.StartRedis(t)
-			cfg := fill(Config{Mode: ModeSet, Duration: 3 * time.Second, Connections: 3, Threads: 2, Pipeline: 16, Keyspace: 100000,
-				Rate: rate, Reconnect: true})
+			cfg := fill(Config{Mode: ModeSet, Load: Load{Duration: 3 * time.Second, Connections: 3, Threads: 2, Pipeline: 16, Keyspace: 100000, Rate: rate, Reconnect: true}})
 			res, err := runLosingServer(t, r, cfg, true)
 			if err != nil {
 				t.Fatalf("run with reconnect: %v", err)
@@ -109,7 +108,7 @@ func TestReconnectRestart(t *testing.T) {
 // TestNoReconnectFails: without Reconnect the same restart fails the run.
 func TestNoReconnectFails(t *testing.T) {
 	r := testutil.StartRedis(t)
-	cfg := fill(Config{Mode: ModeSet, Duration: 10 * time.Second, Connections: 2, Pipeline: 16})
+	cfg := fill(Config{Mode: ModeSet, Load: Load{Duration: 10 * time.Second, Connections: 2, Pipeline: 16}})
 	res, err := runLosingServer(t, r, cfg, true)
 	if err == nil {
 		t.Fatal("the run went on without --reconnect")
@@ -124,8 +123,7 @@ func TestNoReconnectFails(t *testing.T) {
 // attempts.
 func TestReconnectGivesUp(t *testing.T) {
 	r := testutil.StartRedis(t)
-	cfg := fill(Config{Mode: ModeSet, Duration: 30 * time.Second, Pipeline: 16,
-		Reconnect: true, ReconnectAttempts: 3, ReconnectBackoff: 10 * time.Millisecond})
+	cfg := fill(Config{Mode: ModeSet, Load: Load{Duration: 30 * time.Second, Pipeline: 16, Reconnect: true, ReconnectAttempts: 3, ReconnectBackoff: 10 * time.Millisecond}})
 	_, err := runLosingServer(t, r, cfg, false)
 	if err == nil {
 		t.Fatal("the run went on without its server")
@@ -138,7 +136,7 @@ func TestReconnectGivesUp(t *testing.T) {
 // TestReconnectConfigErrors: reconnecting is not for a cluster run, and
 // its attempts and backoff default when not given.
 func TestReconnectConfigErrors(t *testing.T) {
-	cfg := fill(Config{Reconnect: true, Cluster: true})
+	cfg := fill(Config{Cluster: true, Load: Load{Reconnect: true}})
 	if _, err := cfg.Normalize(); err == nil || !strings.Contains(err.Error(), "failovers by itself") {
 		t.Errorf("Normalize(cluster, reconnect): %v", err)
 	}

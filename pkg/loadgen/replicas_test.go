@@ -47,8 +47,7 @@ func TestReplicasStandalone(t *testing.T) {
 	reps := []*testutil.Redis{testutil.StartReplica(t, master), testutil.StartReplica(t, master)}
 	all := []string{master.Addr, reps[0].Addr, reps[1].Addr}
 	ctx := context.Background()
-	base := fill(Config{Addr: master.Addr, Replicas: []string{reps[0].Addr, reps[1].Addr}, Keyspace: 1000,
-		Connections: 2, Threads: 2, Pipeline: 16, Seed: 5})
+	base := fill(Config{Addr: master.Addr, Replicas: []string{reps[0].Addr, reps[1].Addr}, Load: Load{Keyspace: 1000, Connections: 2, Threads: 2, Pipeline: 16, Seed: 5}})
 
 	t.Run("mixed", func(t *testing.T) {
 		resetStats(t, all...)
@@ -226,8 +225,7 @@ func TestClusterReadFromReplicas(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond) // bounded poll of the slot map
 		}
-		cfg := fill(Config{Addr: info.Addr, Cluster: true, ReadFromReplicas: true, Mode: ModeSet, Keyspace: 3000,
-			Requests: 30_000, Connections: 2, Threads: 2, Pipeline: 16, Seed: 7})
+		cfg := fill(Config{Addr: info.Addr, Cluster: true, ReadFromReplicas: true, Mode: ModeSet, Load: Load{Keyspace: 3000, Requests: 30_000, Connections: 2, Threads: 2, Pipeline: 16, Seed: 7}})
 		// Prefill returns once the replicas have the keys: a verified
 		// read run finds every one there.
 		if res, err := Prefill(ctx, cfg); err != nil || len(res.Warnings) > 0 {
@@ -341,8 +339,7 @@ func TestClusterReadFromReplicas(t *testing.T) {
 	t.Run("no replica", func(t *testing.T) {
 		info := startCluster(t, 2)
 		resetStats(t, info.Nodes...)
-		cfg := fill(Config{Addr: info.Addr, Cluster: true, ReadFromReplicas: true, Mode: ModeGet, Keyspace: 100,
-			Requests: 1000, Connections: 1, Pipeline: 16})
+		cfg := fill(Config{Addr: info.Addr, Cluster: true, ReadFromReplicas: true, Mode: ModeGet, Load: Load{Keyspace: 100, Requests: 1000, Connections: 1, Pipeline: 16}})
 		res, err := Run(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // no request's place, a null (_) is a miss, an attribute is skipped for
 // the value it annotates, a blob error is an error reply.
 func TestConsumeRESP3(t *testing.T) {
-	cfg := fill(Config{Mode: ModeGet, Pipeline: 5, Keyspace: 1000, VerifyGet: true, AllowMisses: true, ContinueOnError: true})
+	cfg := fill(Config{Mode: ModeGet, Load: Load{Pipeline: 5, Keyspace: 1000, VerifyGet: true, AllowMisses: true, ContinueOnError: true}})
 	push := ">3\r\n$10\r\ninvalidate\r\n*1\r\n$7\r\nkey:001\r\n_\r\n"
 	for _, chunk := range []int{0, 1} {
 		h := newHotPath(t, cfg)
@@ -70,8 +70,7 @@ func startRedisRESP3(t *testing.T) target {
 // user and its password.
 func TestRESP3ClientList(t *testing.T) {
 	tg := startRedisRESP3(t)
-	cfg := fill(Config{Addr: tg.addr, Mode: ModeMixed, Duration: time.Minute, Connections: 3, Pipeline: 4,
-		User: "bench", Password: "pw", RESP3: true})
+	cfg := fill(Config{Addr: tg.addr, Mode: ModeMixed, User: "bench", Password: "pw", Load: Load{Duration: time.Minute, Connections: 3, Pipeline: 4, RESP3: true}})
 	running := afterReplies(&cfg, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -118,7 +117,7 @@ func TestRESP3ClientList(t *testing.T) {
 // miss.
 func TestRESP3Verify(t *testing.T) {
 	tg := startRedisRESP3(t)
-	cfg := fill(Config{Addr: tg.addr, Keyspace: 2000, Pipeline: 32, Connections: 2, Seed: 99, ValueSize: 24, RESP3: true})
+	cfg := fill(Config{Addr: tg.addr, Load: Load{Keyspace: 2000, Pipeline: 32, Connections: 2, Seed: 99, ValueSize: 24, RESP3: true}})
 	pre, err := Prefill(context.Background(), cfg)
 	if err != nil || pre.Sets != 2000 {
 		t.Fatalf("prefill: %d sets, %v", pre.Sets, err)
@@ -175,12 +174,11 @@ func TestRESP3Pushes(t *testing.T) {
 		t.Fatalf("no invalidation pushed: %q", got)
 	}
 
-	cfg := fill(Config{Addr: tg.addr, Requests: 3000, Connections: 1, Pipeline: 8, Keyspace: 20, RESP3: true,
-		Commands: []mix.Command{
-			{Args: []string{"CLIENT", "TRACKING", "on"}},
-			{Args: []string{"GET", mix.PlaceholderKey}, Ratio: 3},
-			{Args: []string{"SET", mix.PlaceholderKey, mix.PlaceholderData}, Ratio: 3},
-		}})
+	cfg := fill(Config{Addr: tg.addr, Commands: []mix.Command{
+		{Args: []string{"CLIENT", "TRACKING", "on"}},
+		{Args: []string{"GET", mix.PlaceholderKey}, Ratio: 3},
+		{Args: []string{"SET", mix.PlaceholderKey, mix.PlaceholderData}, Ratio: 3},
+	}, Load: Load{Requests: 3000, Connections: 1, Pipeline: 8, Keyspace: 20, RESP3: true}})
 	res := run(t, tg, cfg)
 	if res.Requests != 3000 || res.Sent != 3000 || len(res.Errors) != 0 {
 		t.Errorf("%d requests, %d sent, errors %v; want 3000, 3000, none", res.Requests, res.Sent, res.Errors)
@@ -204,7 +202,7 @@ func TestRESP3Refused(t *testing.T) {
 		{r.Addr, "ERR unknown command 'HELLO'"},
 		{kv.addr, "NOPROTO"},
 	} {
-		cfg := fill(Config{Addr: tc.addr, Requests: 10, RESP3: true})
+		cfg := fill(Config{Addr: tc.addr, Load: Load{Requests: 10, RESP3: true}})
 		_, err := Run(context.Background(), cfg)
 		var nr *control.NoRESP3Error
 		if !errors.As(err, &nr) || !strings.Contains(err.Error(), "server does not support RESP3: HELLO 3: "+tc.msg) {

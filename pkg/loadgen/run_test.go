@@ -74,13 +74,13 @@ func TestExactCounts(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"set one connection", fill(Config{Mode: ModeSet, Requests: 1000, Pipeline: 64})},
-		{"set uneven", fill(Config{Mode: ModeSet, Requests: 10007, Pipeline: 16, Connections: 3, Threads: 2})},
-		{"get", fill(Config{Mode: ModeGet, Requests: 999, Pipeline: 100, Connections: 4})},
-		{"mixed", fill(Config{Mode: ModeMixed, Requests: 5000, Pipeline: 7, Connections: 5, Threads: 1, SetRatio: 30})},
-		{"pipeline 1", fill(Config{Mode: ModeMixed, Requests: 500, Pipeline: 1, Connections: 10})},
-		{"fewer requests than connections", fill(Config{Mode: ModeSet, Requests: 3, Connections: 8})},
-		{"warmup", fill(Config{Mode: ModeSet, Requests: 700, WarmupRequests: 300, Keyspace: 1000})},
+		{"set one connection", fill(Config{Mode: ModeSet, Load: Load{Requests: 1000, Pipeline: 64}})},
+		{"set uneven", fill(Config{Mode: ModeSet, Load: Load{Requests: 10007, Pipeline: 16, Connections: 3, Threads: 2}})},
+		{"get", fill(Config{Mode: ModeGet, Load: Load{Requests: 999, Pipeline: 100, Connections: 4}})},
+		{"mixed", fill(Config{Mode: ModeMixed, Load: Load{Requests: 5000, Pipeline: 7, Connections: 5, Threads: 1, SetRatio: 30}})},
+		{"pipeline 1", fill(Config{Mode: ModeMixed, Load: Load{Requests: 500, Pipeline: 1, Connections: 10}})},
+		{"fewer requests than connections", fill(Config{Mode: ModeSet, Load: Load{Requests: 3, Connections: 8}})},
+		{"warmup", fill(Config{Mode: ModeSet, Load: Load{Requests: 700, WarmupRequests: 300, Keyspace: 1000}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Keyspace = max(tc.cfg.Keyspace, 500)
@@ -160,7 +160,7 @@ func TestSameSeedSameKeysAndValues(t *testing.T) {
 	tg := redisTarget(t)
 	write := func(pattern keyspace.Pattern, seed int64) map[string]string {
 		tg.flush(t)
-		run(t, tg, fill(Config{Mode: ModeSet, KeyPattern: pattern, Requests: 300, Keyspace: 1000, Pipeline: 8, Connections: 3, Seed: seed, ValueSize: 20}))
+		run(t, tg, fill(Config{Mode: ModeSet, Load: Load{KeyPattern: pattern, Requests: 300, Keyspace: 1000, Pipeline: 8, Connections: 3, Seed: seed, ValueSize: 20}}))
 		return keysUnder(t, tg, DefaultKeyPrefix)
 	}
 	for _, pattern := range []keyspace.Pattern{keyspace.Random, keyspace.Permutation, keyspace.Zipf} {
@@ -188,7 +188,7 @@ func TestSameSeedSameKeysAndValues(t *testing.T) {
 
 func TestVerifyAfterPrefill(t *testing.T) {
 	tg := redisTarget(t)
-	cfg := fill(Config{Addr: tg.addr, Keyspace: 2000, Pipeline: 32, Connections: 2, Seed: 99, ValueSize: 24})
+	cfg := fill(Config{Addr: tg.addr, Load: Load{Keyspace: 2000, Pipeline: 32, Connections: 2, Seed: 99, ValueSize: 24}})
 	pre, err := Prefill(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestVerifyAfterPrefill(t *testing.T) {
 
 func TestMisses(t *testing.T) {
 	tg := redisTarget(t)
-	cfg := fill(Config{Mode: ModeGet, Requests: 500, Keyspace: 100, Pipeline: 50})
+	cfg := fill(Config{Mode: ModeGet, Load: Load{Requests: 500, Keyspace: 100, Pipeline: 50}})
 	if res := run(t, tg, cfg); res.Misses != 500 || res.Gets != 500 {
 		t.Errorf("empty server: %d misses in %d gets, want 500", res.Misses, res.Gets)
 	}
@@ -252,7 +252,7 @@ func TestMisses(t *testing.T) {
 	}
 	// In mixed mode, misses on keys not yet written are expected.
 	tg.flush(t)
-	mixed := fill(Config{Mode: ModeMixed, Requests: 2000, Keyspace: 1000, VerifyGet: true, Seed: 3})
+	mixed := fill(Config{Mode: ModeMixed, Load: Load{Requests: 2000, Keyspace: 1000, VerifyGet: true, Seed: 3}})
 	if res := run(t, tg, mixed); res.Misses == 0 || res.VerifyFailures != 0 {
 		t.Errorf("mixed: %d misses, %d failures; want some misses and no failures", res.Misses, res.VerifyFailures)
 	}
@@ -260,7 +260,7 @@ func TestMisses(t *testing.T) {
 
 func TestErrorReplies(t *testing.T) {
 	tg := redisTarget(t)
-	cfg := fill(Config{Addr: tg.addr, Mode: ModeGet, GetCmd: "NOSUCHCMD", Requests: 100, Pipeline: 10})
+	cfg := fill(Config{Addr: tg.addr, Mode: ModeGet, GetCmd: "NOSUCHCMD", Load: Load{Requests: 100, Pipeline: 10}})
 	res, err := Run(context.Background(), cfg)
 	var re *ReplyError
 	if !errors.As(err, &re) || !strings.HasPrefix(re.Msg, "ERR") || re.Command != "NOSUCHCMD" {
@@ -279,7 +279,7 @@ func TestErrorReplies(t *testing.T) {
 	if err := tg.client.RPush(context.Background(), string(keyspace.AppendKey(nil, "l:", 1, 0)), "x").Err(); err != nil {
 		t.Fatal(err)
 	}
-	res = run(t, tg, fill(Config{Mode: ModeGet, KeyPrefix: "l:", Keyspace: 1, Requests: 5, ContinueOnError: true}))
+	res = run(t, tg, fill(Config{Mode: ModeGet, Load: Load{KeyPrefix: "l:", Keyspace: 1, Requests: 5, ContinueOnError: true}}))
 	if res.Errors["WRONGTYPE"] != 5 {
 		t.Errorf("errors %v, want WRONGTYPE=5", res.Errors)
 	}
@@ -292,8 +292,7 @@ func TestServerKilledMidRun(t *testing.T) {
 	var res Result
 	go func() {
 		var err error
-		res, err = Run(context.Background(), fill(Config{Addr: r.Addr, Mode: ModeSet, Duration: 20 * time.Second, Pipeline: 16, Connections: 4,
-			ProgressInterval: 10 * time.Millisecond, Progress: func(p Progress) { done.Store(p.Done) }}))
+		res, err = Run(context.Background(), fill(Config{Addr: r.Addr, Mode: ModeSet, ProgressInterval: 10 * time.Millisecond, Progress: func(p Progress) { done.Store(p.Done) }, Load: Load{Duration: 20 * time.Second, Pipeline: 16, Connections: 4}}))
 		errc <- err
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -330,14 +329,14 @@ func TestUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	start := time.Now()
-	_, err = Run(context.Background(), fill(Config{Addr: addr, Requests: 10}))
+	_, err = Run(context.Background(), fill(Config{Addr: addr, Load: Load{Requests: 10}}))
 	if err == nil || !strings.Contains(err.Error(), "connect to "+addr) || time.Since(start) > 2*time.Second {
 		t.Errorf("closed port: err %v after %v, want a quick connect error", err, time.Since(start))
 	}
 
 	// A listener that accepts but never answers AUTH: the connect timeout.
 	start = time.Now()
-	_, err = Run(context.Background(), fill(Config{Addr: silentServer(t), Password: "x", Requests: 10, ConnectTimeout: 200 * time.Millisecond}))
+	_, err = Run(context.Background(), fill(Config{Addr: silentServer(t), Password: "x", Load: Load{Requests: 10, ConnectTimeout: 200 * time.Millisecond}}))
 	if took := time.Since(start); err == nil || took < 200*time.Millisecond || took > 2500*time.Millisecond {
 		t.Errorf("silent server: err %v after %v, want a timeout after 200ms", err, took)
 	}
@@ -371,13 +370,13 @@ func silentServer(t *testing.T) string {
 
 func TestPassword(t *testing.T) {
 	r := testutil.StartRedis(t, "--requirepass", "s3cret")
-	if _, err := Run(context.Background(), fill(Config{Addr: r.Addr, Requests: 10})); err == nil {
+	if _, err := Run(context.Background(), fill(Config{Addr: r.Addr, Load: Load{Requests: 10}})); err == nil {
 		t.Error("no password: want an error reply (NOAUTH)")
 	}
-	if _, err := Run(context.Background(), fill(Config{Addr: r.Addr, Password: "wrong", Requests: 10})); err == nil || !strings.Contains(err.Error(), "auth") {
+	if _, err := Run(context.Background(), fill(Config{Addr: r.Addr, Password: "wrong", Load: Load{Requests: 10}})); err == nil || !strings.Contains(err.Error(), "auth") {
 		t.Errorf("wrong password: err %v, want an auth error", err)
 	}
-	if _, err := Run(context.Background(), fill(Config{Addr: r.Addr, Password: "s3cret", Requests: 10})); err != nil {
+	if _, err := Run(context.Background(), fill(Config{Addr: r.Addr, Password: "s3cret", Load: Load{Requests: 10}})); err != nil {
 		t.Errorf("right password: %v", err)
 	}
 }
@@ -385,8 +384,7 @@ func TestPassword(t *testing.T) {
 func TestDurationRateAndProgress(t *testing.T) {
 	tg := redisTarget(t)
 	var calls []Progress
-	res := run(t, tg, fill(Config{Mode: ModeMixed, Duration: 300 * time.Millisecond, Connections: 3, Pipeline: 4,
-		ProgressInterval: 50 * time.Millisecond, Progress: func(p Progress) { calls = append(calls, p) }}))
+	res := run(t, tg, fill(Config{Mode: ModeMixed, ProgressInterval: 50 * time.Millisecond, Progress: func(p Progress) { calls = append(calls, p) }, Load: Load{Duration: 300 * time.Millisecond, Connections: 3, Pipeline: 4}}))
 	if res.Requests == 0 || res.Requests != res.Sent || res.Elapsed < 300*time.Millisecond || res.Elapsed > 5*time.Second {
 		t.Errorf("duration run: %d requests, %d sent, elapsed %v", res.Requests, res.Sent, res.Elapsed)
 	}
@@ -396,19 +394,18 @@ func TestDurationRateAndProgress(t *testing.T) {
 
 	// A timed warmup, then an exact count.
 	phases := map[string]bool{}
-	res = run(t, tg, fill(Config{Mode: ModeSet, Warmup: 100 * time.Millisecond, Requests: 500, Connections: 2,
-		ProgressInterval: 20 * time.Millisecond, Progress: func(p Progress) { phases[p.Phase] = true }}))
+	res = run(t, tg, fill(Config{Mode: ModeSet, ProgressInterval: 20 * time.Millisecond, Progress: func(p Progress) { phases[p.Phase] = true }, Load: Load{Warmup: 100 * time.Millisecond, Requests: 500, Connections: 2}}))
 	if res.Requests != 500 || res.Sent != 500 || !phases["warmup"] || !phases["run"] {
 		t.Errorf("warmup 100ms + 500 requests: %d requests, %d sent, phases %v", res.Requests, res.Sent, phases)
 	}
 
 	// Open loop: 2000 requests per second for 0.5 s.
-	res = run(t, tg, fill(Config{Mode: ModeSet, Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 8}))
+	res = run(t, tg, fill(Config{Mode: ModeSet, Load: Load{Rate: 2000, Duration: 500 * time.Millisecond, Connections: 2, Pipeline: 8}}))
 	if res.Requests < 800 || res.Requests > 1100 {
 		t.Errorf("rate 2000/s for 0.5s: %d requests, want about 1000", res.Requests)
 	}
 	// Open loop bounded by count.
-	res = run(t, tg, fill(Config{Mode: ModeGet, Rate: 5000, Requests: 500, Connections: 3, Pipeline: 2}))
+	res = run(t, tg, fill(Config{Mode: ModeGet, Load: Load{Rate: 5000, Requests: 500, Connections: 3, Pipeline: 2}}))
 	if res.Requests != 500 || res.Elapsed < 90*time.Millisecond {
 		t.Errorf("rate 5000/s for 500 requests: %d requests in %v, want 500 in about 100ms", res.Requests, res.Elapsed)
 	}
@@ -419,7 +416,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := Run(ctx, fill(Config{Addr: tg.addr, Mode: ModeSet, Duration: time.Minute}))
+	res, err := Run(ctx, fill(Config{Addr: tg.addr, Mode: ModeSet, Load: Load{Duration: time.Minute}}))
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second || res.Requests == 0 {
 		t.Errorf("cancelled run: err %v after %v with %d requests", err, time.Since(start), res.Requests)
 	}
@@ -427,8 +424,8 @@ func TestCancel(t *testing.T) {
 
 func TestInvalidConfig(t *testing.T) {
 	for _, cfg := range []Config{
-		{Mode: "write"}, {KeyPattern: "spiral"}, {Pipeline: -1}, {SetRatio: 101},
-		{KeyPattern: keyspace.Random, Zipf: 1.1}, {Keyspace: -5}, {ValueSize: -1},
+		{Mode: "write"}, {Load: Load{KeyPattern: "spiral"}}, {Load: Load{Pipeline: -1}}, {Load: Load{SetRatio: 101}},
+		{Load: Load{KeyPattern: keyspace.Random, Zipf: 1.1}}, {Load: Load{Keyspace: -5}}, {Load: Load{ValueSize: -1}},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "invalid configuration") {
 			t.Errorf("%+v: err %v, want invalid configuration", cfg, err)
@@ -442,12 +439,12 @@ func TestSchedulerSyscalls(t *testing.T) {
 	tg := redisTarget(t)
 	rawSyscalls = false
 	defer func() { rawSyscalls = true }()
-	res := run(t, tg, fill(Config{Mode: ModeMixed, Requests: 3000, Connections: 4, Pipeline: 10, VerifyGet: true, AllowMisses: true}))
+	res := run(t, tg, fill(Config{Mode: ModeMixed, Load: Load{Requests: 3000, Connections: 4, Pipeline: 10, VerifyGet: true, AllowMisses: true}}))
 	if res.Requests != 3000 || res.VerifyFailures != 0 {
 		t.Errorf("%d requests, %d verify failures", res.Requests, res.VerifyFailures)
 	}
 	tg.flush(t)
-	if res, err := Prefill(context.Background(), fill(Config{Addr: tg.addr, Keyspace: 3000, Pipeline: 100})); err != nil || res.Sets != 3000 {
+	if res, err := Prefill(context.Background(), fill(Config{Addr: tg.addr, Load: Load{Keyspace: 3000, Pipeline: 100}})); err != nil || res.Sets != 3000 {
 		t.Errorf("prefill: %d keys, err %v", res.Sets, err)
 	}
 }
@@ -455,12 +452,12 @@ func TestSchedulerSyscalls(t *testing.T) {
 func TestGOMAXPROCSRestored(t *testing.T) {
 	tg := redisTarget(t)
 	before := runtime.GOMAXPROCS(0)
-	run(t, tg, fill(Config{Requests: 100, Connections: 3, Threads: 3}))
+	run(t, tg, fill(Config{Load: Load{Requests: 100, Connections: 3, Threads: 3}}))
 	if after := runtime.GOMAXPROCS(0); after != before {
 		t.Errorf("GOMAXPROCS %d after a run, %d before", after, before)
 	}
 	tg.flush(t)
-	if _, err := Prefill(context.Background(), fill(Config{Addr: tg.addr, Keyspace: 100})); err != nil {
+	if _, err := Prefill(context.Background(), fill(Config{Addr: tg.addr, Load: Load{Keyspace: 100}})); err != nil {
 		t.Fatal(err)
 	}
 	if after := runtime.GOMAXPROCS(0); after != before {
@@ -472,7 +469,7 @@ func TestGOMAXPROCSRestored(t *testing.T) {
 // writes, EPOLLOUT) and reads replies larger than the read buffer.
 func TestLargeValues(t *testing.T) {
 	tg := redisTarget(t)
-	cfg := fill(Config{Addr: tg.addr, Keyspace: 40, ValueSize: 200_000, Pipeline: 16, Connections: 2, Seed: 11})
+	cfg := fill(Config{Addr: tg.addr, Load: Load{Keyspace: 40, ValueSize: 200_000, Pipeline: 16, Connections: 2, Seed: 11}})
 	if res, err := Prefill(context.Background(), cfg); err != nil || res.Sets != 40 {
 		t.Fatalf("prefill: %d sets, err %v", res.Sets, err)
 	}

@@ -44,9 +44,9 @@ func TestSegmentsAddUp(t *testing.T) {
 	for _, n := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			// 3 connections, raised to one per agent.
-			whole := run(t, rd, fill(Config{Mode: ModeMixed, Requests: 20011, Keyspace: keys, Pipeline: 16, Connections: max(3, n), Seed: 3}))
+			whole := run(t, rd, fill(Config{Mode: ModeMixed, Load: Load{Requests: 20011, Keyspace: keys, Pipeline: 16, Connections: max(3, n), Seed: 3}}))
 			// Mixed: the split adds up to the whole run, set for set.
-			cfg := fill(Config{Addr: rd.addr, Mode: ModeMixed, Requests: 20011, Keyspace: keys, Pipeline: 16, Connections: 3, Seed: 3})
+			cfg := fill(Config{Addr: rd.addr, Mode: ModeMixed, Load: Load{Requests: 20011, Keyspace: keys, Pipeline: 16, Connections: 3, Seed: 3}})
 			var req, sets, gets int64
 			conns := 0
 			for i, r := range runSegments(t, cfg, n, Run) {
@@ -67,7 +67,7 @@ func TestSegmentsAddUp(t *testing.T) {
 			// Set, permutation: every key written once.
 			for _, tg := range []target{rd, kv} {
 				tg.flush(t)
-				set := fill(Config{Addr: tg.addr, Mode: ModeSet, SetCmd: "SET", Requests: keys, Keyspace: keys, Pipeline: 16, Connections: 3, Seed: 4})
+				set := fill(Config{Addr: tg.addr, Mode: ModeSet, SetCmd: "SET", Load: Load{Requests: keys, Keyspace: keys, Pipeline: 16, Connections: 3, Seed: 4}})
 				if tg.addr == kv.addr {
 					set.SetCmd, set.GetCmd = "RSET", "RGET"
 				}
@@ -91,7 +91,7 @@ func TestSegmentsPrefill(t *testing.T) {
 	const keys = 5003
 	for _, n := range []int{1, 2, 4} {
 		kv.flush(t)
-		cfg := fill(Config{Addr: kv.addr, SetCmd: "RSET", GetCmd: "RGET", Keyspace: keys, Pipeline: 64, Seed: 8})
+		cfg := fill(Config{Addr: kv.addr, SetCmd: "RSET", GetCmd: "RGET", Load: Load{Keyspace: keys, Pipeline: 64, Seed: 8}})
 		var sets, conflicts int64
 		next := int64(0)
 		for i, r := range runSegments(t, cfg, n, Prefill) {
@@ -119,7 +119,7 @@ func TestSegmentsPrefill(t *testing.T) {
 // second late fails before sending anything.
 func TestStartAt(t *testing.T) {
 	rd := redisTarget(t)
-	cfg := fill(Config{Addr: rd.addr, Mode: ModeSet, Requests: 100, Keyspace: 100})
+	cfg := fill(Config{Addr: rd.addr, Mode: ModeSet, Load: Load{Requests: 100, Keyspace: 100}})
 	cfg.StartAt = time.Now().Add(300 * time.Millisecond)
 	r := run(t, rd, cfg)
 	if r.Start.Before(cfg.StartAt) {
@@ -149,7 +149,7 @@ func TestSegmentsInvalid(t *testing.T) {
 func TestSegmentsOpenLoop(t *testing.T) {
 	rd := redisTarget(t)
 	const rate, requests = 20000.0, 4000 // 0.2 s
-	cfg := fill(Config{Addr: rd.addr, Mode: ModeGet, Requests: requests, Rate: rate, Keyspace: 1000, Pipeline: 8, Connections: 4, Threads: 1})
+	cfg := fill(Config{Addr: rd.addr, Mode: ModeGet, Load: Load{Requests: requests, Rate: rate, Keyspace: 1000, Pipeline: 8, Connections: 4, Threads: 1}})
 	cfg.StartAt = time.Now().Add(200 * time.Millisecond)
 	res := runSegments(t, cfg, 2, Run)
 	first, last := res[0].Start, res[0].End

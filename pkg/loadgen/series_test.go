@@ -47,12 +47,12 @@ func checkSeries(t *testing.T, res Result) {
 
 func TestSeriesAddsUp(t *testing.T) {
 	tg := redisTarget(t)
-	res := run(t, tg, fill(Config{Mode: ModeMixed, Requests: 20_000, Keyspace: 1000, Connections: 4, Pipeline: 1, Interval: 20 * time.Millisecond}))
+	res := run(t, tg, fill(Config{Mode: ModeMixed, Load: Load{Requests: 20_000, Keyspace: 1000, Connections: 4, Pipeline: 1, Interval: 20 * time.Millisecond}}))
 	checkSeries(t, res)
 	if len(res.Series.Points) < 2 {
 		t.Errorf("%d points in a run of %v at 20ms", len(res.Series.Points), res.Elapsed)
 	}
-	cfg := fill(Config{Requests: 10_000, Keyspace: 1000, Connections: 2, Pipeline: 4, Interval: 10 * time.Millisecond})
+	cfg := fill(Config{Load: Load{Requests: 10_000, Keyspace: 1000, Connections: 2, Pipeline: 4, Interval: 10 * time.Millisecond}})
 	cfg.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}, Ratio: 3}}
 	res = run(t, tg, cfg)
 	checkSeries(t, res)
@@ -71,8 +71,7 @@ func TestSeriesStall(t *testing.T) {
 	tg := newTarget(t, r.Addr)
 	// The latency rule at 250 ms: a machine busy with other tests holds a
 	// request 100 ms now and then.
-	cfg := fill(Config{Mode: ModeGet, Duration: 3 * time.Second, Keyspace: 1000, Connections: 4, Pipeline: 1, Interval: 100 * time.Millisecond,
-		StallBelow: 0.1, StallLatency: 250 * time.Millisecond})
+	cfg := fill(Config{Mode: ModeGet, Load: Load{Duration: 3 * time.Second, Keyspace: 1000, Connections: 4, Pipeline: 1, Interval: 100 * time.Millisecond, StallBelow: 0.1, StallLatency: 250 * time.Millisecond}})
 	var stopped time.Time
 	cfg.Progress, cfg.ProgressInterval = func(p Progress) {
 		if p.Phase == "run" && stopped.IsZero() && p.Elapsed >= 1200*time.Millisecond {
@@ -104,7 +103,7 @@ func TestSeriesStall(t *testing.T) {
 // requests, errors and latencies, each command's too.
 func TestObserveAddsUp(t *testing.T) {
 	tg := redisTarget(t)
-	cfg := fill(Config{Requests: 10_000, WarmupRequests: 3000, Keyspace: 1000, Connections: 3, Pipeline: 4, Interval: 10 * time.Millisecond})
+	cfg := fill(Config{Load: Load{Requests: 10_000, WarmupRequests: 3000, Keyspace: 1000, Connections: 3, Pipeline: 4, Interval: 10 * time.Millisecond}})
 	cfg.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}, Ratio: 3}}
 	var mu sync.Mutex
 	var requests, errors, lats int64

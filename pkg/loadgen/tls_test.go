@@ -118,7 +118,7 @@ func TestTLSSetGet(t *testing.T) {
 			}
 			tc := clientConfig(t, ca, leaf)
 			tg := newTarget(t, srv.plain)
-			base := fill(Config{TLS: tc, Keyspace: 5000, ValueSize: 300, Pipeline: 128, Connections: 2})
+			base := fill(Config{TLS: tc, Load: Load{Keyspace: 5000, ValueSize: 300, Pipeline: 128, Connections: 2}})
 			pre := base
 			pre.Addr = srv.addr
 			if res, err := Prefill(context.Background(), pre); err != nil || res.Sets != 5000 {
@@ -128,13 +128,13 @@ func TestTLSSetGet(t *testing.T) {
 				name string
 				cfg  Config
 			}{
-				{"get P128", Config{Mode: ModeGet, Requests: 20000}},
-				{"mixed P1 c20", Config{Mode: ModeMixed, Requests: 4000, Pipeline: 1, Connections: 20, Threads: 2}},
-				{"large batches", Config{Mode: ModeMixed, Requests: 20000, Pipeline: 1000}},
-				{"open loop", Config{Mode: ModeGet, Requests: 2000, Rate: 20000, Pipeline: 8}},
+				{"get P128", Config{Mode: ModeGet, Load: Load{Requests: 20000}}},
+				{"mixed P1 c20", Config{Mode: ModeMixed, Load: Load{Requests: 4000, Pipeline: 1, Connections: 20, Threads: 2}}},
+				{"large batches", Config{Mode: ModeMixed, Load: Load{Requests: 20000, Pipeline: 1000}}},
+				{"open loop", Config{Mode: ModeGet, Load: Load{Requests: 2000, Rate: 20000, Pipeline: 8}}},
 				// 4 MB batches (last: they change the values): more than
 				// the socket takes at once, so ciphertext waits for EPOLLOUT.
-				{"batches over the socket buffer", Config{Mode: ModeSet, Requests: 2000, Pipeline: 500, ValueSize: 8000}},
+				{"batches over the socket buffer", Config{Mode: ModeSet, Load: Load{Requests: 2000, Pipeline: 500, ValueSize: 8000}}},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					cfg := base
@@ -209,7 +209,7 @@ func TestTLSErrors(t *testing.T) {
 		{"plaintext server", oneWay.plain, clientConfig(t, ca, tlsconf.Leaf{}), "plaintext port"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := fill(Config{Addr: tc.addr, TLS: tc.tls, Mode: ModeSet, Requests: 10, ConnectTimeout: 500 * time.Millisecond})
+			cfg := fill(Config{Addr: tc.addr, TLS: tc.tls, Mode: ModeSet, Load: Load{Requests: 10, ConnectTimeout: 500 * time.Millisecond}})
 			_, err := Run(context.Background(), cfg)
 			var te *tlsconf.Error
 			if !errors.As(err, &te) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

@@ -22,7 +22,7 @@ func TestValueWindowsWritten(t *testing.T) {
 				rawSyscalls = raw
 				defer func() { rawSyscalls = true }()
 				tg.flush(t)
-				set := Config{Mode: ModeSet, ValueSize: size, Keyspace: 64, Requests: 256, Pipeline: 16, Connections: 4, Seed: 5}
+				set := Config{Mode: ModeSet, Load: Load{ValueSize: size, Keyspace: 64, Requests: 256, Pipeline: 16, Connections: 4, Seed: 5}}
 				if !newPlan(fill(set)).windows {
 					t.Fatal("the plan copies the values: want them written from the block")
 				}

@@ -21,8 +21,7 @@ import (
 // in the run's requests.
 func TestReadModifyWrite(t *testing.T) {
 	r := testutil.StartRedis(t)
-	cfg := fill(Config{Addr: r.Addr, Requests: 24, Keyspace: 1000, KeyPrefix: "k:", ValueSize: 7, Connections: 1, Pipeline: 8, Seed: 3,
-		KeyPattern: keyspace.Sequential})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 24, Keyspace: 1000, KeyPrefix: "k:", ValueSize: 7, Connections: 1, Pipeline: 8, Seed: 3, KeyPattern: keyspace.Sequential}})
 	cfg.Commands = []mix.Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}}
 	stop := testutil.Monitor(t, r.Addr, 7)
 	res, err := Run(context.Background(), cfg)
@@ -58,7 +57,7 @@ func TestReadModifyWrite(t *testing.T) {
 // are its operations plus one write per RMW.
 func TestReadModifyWriteOpenLoop(t *testing.T) {
 	r := testutil.StartRedis(t)
-	cfg := fill(Config{Addr: r.Addr, Requests: 4000, Rate: 40_000, Keyspace: 1000, ValueSize: 20, Connections: 4, Pipeline: 4, Seed: 6})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 4000, Rate: 40_000, Keyspace: 1000, ValueSize: 20, Connections: 4, Pipeline: 4, Seed: 6}})
 	cfg.Commands = []mix.Command{{Args: []string{"GET", "__key__"}, Then: []string{"SET", "__key__", "__data__"}}, {Args: []string{"GET", "__key__"}}}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -80,7 +79,7 @@ func TestValueSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := fill(Config{Addr: r.Addr, Requests: 5000, Keyspace: 2000, Connections: 2, Pipeline: 16, Seed: 4, KeyPattern: keyspace.Sequential, ValueSizes: ranges})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 5000, Keyspace: 2000, Connections: 2, Pipeline: 16, Seed: 4, KeyPattern: keyspace.Sequential, ValueSizes: ranges}})
 	cfg.Commands = []mix.Command{{Args: []string{"SET", "__key__", "__data__"}}}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -136,7 +135,7 @@ func TestValueSizes(t *testing.T) {
 func TestVerifyMix(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
-	cfg := fill(Config{Addr: r.Addr, Requests: 20_000, Keyspace: 500, Connections: 4, Pipeline: 16, Seed: 8, ValueSize: 100, VerifyGet: true})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 20_000, Keyspace: 500, Connections: 4, Pipeline: 16, Seed: 8, ValueSize: 100, VerifyGet: true}})
 	cfg.Commands = []mix.Command{
 		{Args: []string{"SET", "user:__rand_int__", "__data__"}},
 		{Args: []string{"GET", "user:__rand_int__"}},
@@ -176,7 +175,7 @@ func TestVerifyMix(t *testing.T) {
 func TestVerifyCounters(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
-	cfg := fill(Config{Addr: r.Addr, Requests: 30_000, Keyspace: 20, Connections: 1, Pipeline: 16, Seed: 3, VerifyGet: true})
+	cfg := fill(Config{Addr: r.Addr, Load: Load{Requests: 30_000, Keyspace: 20, Connections: 1, Pipeline: 16, Seed: 3, VerifyGet: true}})
 	cfg.Commands = []mix.Command{
 		{Args: []string{"INCR", "counter:__rand_int__"}},
 		{Args: []string{"INCRBY", "by5:__key__", "5"}},

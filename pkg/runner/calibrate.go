@@ -363,23 +363,17 @@ func (p *Plan) probeOne(ctx context.Context, sc *Scenario, tmp string, r *rates,
 }
 
 // loadConfig is the load generator's configuration of an attempt of sc
-// on the server info describes, round seed: the run's load, the target's
-// commands.
+// on the server info describes, round seed: the run's load (Options.Load)
+// with the server, the mode, the target's commands and the seed set.
 func loadConfig(o Options, sc *Scenario, info target.Info, seed int64) loadgen.Config {
 	cfg := loadgen.DefaultConfig()
-	cfg.Addr, cfg.Password, cfg.Mode, cfg.Requests = info.Addr, sc.Desc.Password, sc.Mode, o.Requests
+	cfg.Load, cfg.Seed = o.Load, seed
+	cfg.Addr, cfg.Password, cfg.Mode = info.Addr, sc.Desc.Password, sc.Mode
 	cfg.TLS, cfg.User, cfg.DB, cfg.RESP3 = info.TLS, info.User, info.DB, info.RESP3
-	cfg.Pipeline, cfg.Connections = o.Pipeline, o.Connections
 	cfg.Cluster = len(info.Nodes) > 0 // a redis-cluster, or an attached cluster
 	cfg.ClusterSeeds = info.Nodes
-	if o.Threads > 0 {
-		cfg.Threads = o.Threads
-	}
-	cfg.Keyspace, cfg.ValueSize, cfg.SetRatio = o.Keyspace, o.ValueSize, o.SetRatio
-	cfg.SetCmd, cfg.GetCmd, cfg.Seed = sc.Desc.SetCmd, sc.Desc.GetCmd, seed
-	cfg.VerifyGet, cfg.Timeout = sc.Mode != loadgen.ModeSet, o.Timeout
+	cfg.SetCmd, cfg.GetCmd = sc.Desc.SetCmd, sc.Desc.GetCmd
 	cfg.ProgressInterval = o.ProgressInterval
-	cfg.Interval, cfg.StallBelow, cfg.StallLatency = o.Interval, o.StallBelow, o.StallLatency
 	return cfg
 }
 

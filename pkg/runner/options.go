@@ -125,23 +125,19 @@ var EnvVars = []EnvVar{
 type Options struct {
 	// Rounds is the number of rounds of every scenario.
 	Rounds int
-	// Requests is the number of measured requests per attempt.
-	Requests int64
-	// Keyspace is the number of distinct keys (and of prefilled keys).
-	Keyspace int64
-	// Pipeline is the pipeline depth.
-	Pipeline int
-	// Connections is the number of client connections; Threads the
-	// load generator's threads (0: its default).
-	Connections, Threads int
-	// ValueSize is the value size in bytes.
-	ValueSize int
-	// SetRatio is the percentage of writes in mixed mode.
-	SetRatio int
+	// Load is the load of every attempt (loadgen.Load): its requests,
+	// keyspace, pipeline, connections, threads (0: one per CPU), value
+	// size, mixed mode's set ratio, seed base (round r uses Seed + r),
+	// reply timeout, intervals and stall thresholds, and whether the
+	// targets that set no resp3: speak RESP3 (the load's connections and
+	// kvbench's own alike; target.Defaults.RESP3: the kvstore speaks
+	// RESP2 only, and a kvstore target in the run is refused unless its
+	// --config entry says resp3: false). Each attempt runs a copy of it
+	// with the scenario's server, commands and round seed set
+	// (loadConfig); VerifyGet checks the reads of every mode.
+	loadgen.Load
 	// Retries is how many times a failed attempt is retried.
 	Retries int
-	// Seed is the seed base: round r uses Seed + r.
-	Seed int64
 	// Modes are the modes to measure (set, get, mixed, recovery); nil means
 	// DefaultModes, or none when Workloads is set.
 	Modes []string
@@ -201,11 +197,6 @@ type Options struct {
 	// targets that set none (target.Defaults.DB); the kvstore and
 	// clusters have only database 0.
 	DB int
-	// RESP3 switches the targets that set no resp3: to RESP3, the load's
-	// connections and kvbench's own alike (target.Defaults.RESP3); the
-	// kvstore speaks RESP2 only, and a kvstore target in the run is
-	// refused unless its --config entry says resp3: false.
-	RESP3 bool
 
 	// OutDir is the directory of the result files; Prefix starts their
 	// names.
@@ -234,9 +225,9 @@ type Options struct {
 	// DryRun prints the plan and an estimate of the time, and runs
 	// nothing.
 	DryRun bool
-	// ReadyTimeout bounds a server's start; Timeout fails an attempt
-	// when the server does not reply for that long.
-	ReadyTimeout, Timeout time.Duration
+	// ReadyTimeout bounds a server's start. (Load.Timeout fails an
+	// attempt when the server does not reply for that long.)
+	ReadyTimeout time.Duration
 	// PowerLoss makes each recovery attempt a power loss: the server's
 	// directory is on a lazy file system (pkg/lazyfs) whose unsynced data
 	// is dropped after the kill -9. Where FUSE cannot be mounted the
@@ -248,13 +239,6 @@ type Options struct {
 	// PrefillPipeline is the keys a prefill writes per round trip; 0
 	// means the larger of Pipeline and DefaultPrefillPipeline.
 	PrefillPipeline int
-	// Interval, when positive, records every measured phase per interval
-	// of this length (the series CSV, the stall columns, the server's
-	// events); 0 does not. StallBelow and StallLatency find the stalls as
-	// loadgen.Config's fields of those names do.
-	Interval     time.Duration
-	StallBelow   float64
-	StallLatency time.Duration
 	// Profile records the servers' CPU profiles with perf, in one more
 	// round of every scenario after the measured ones, and draws them as
 	// flame graphs (see profile.go).
@@ -297,17 +281,15 @@ type Options struct {
 
 // DefaultOptions returns the options of "kvbench run" without flags.
 func DefaultOptions() Options {
+	load := loadgen.DefaultLoad()
+	load.Requests, load.Keyspace, load.Pipeline = DefaultRequests, DefaultKeyspace, DefaultPipeline
+	load.Connections, load.Threads, load.ValueSize = DefaultConnections, 0, DefaultValueSize
+	load.SetRatio, load.Seed, load.VerifyGet = DefaultSetRatio, DefaultSeed, true
 	return Options{
 		Rounds:           DefaultRounds,
-		Requests:         DefaultRequests,
-		Keyspace:         DefaultKeyspace,
-		Pipeline:         DefaultPipeline,
-		Connections:      DefaultConnections,
-		ValueSize:        DefaultValueSize,
-		SetRatio:         DefaultSetRatio,
+		Load:             load,
 		Retries:          DefaultRetries,
 		Shards:           target.DefaultClusterShards,
-		Seed:             DefaultSeed,
 		Order:            DefaultOrder,
 		Alloc:            target.DefaultAlloc,
 		KVPort:           target.DefaultKvstorePort,
@@ -319,12 +301,8 @@ func DefaultOptions() Options {
 		Chart:            "svg",
 		Estimate:         EstimateAuto,
 		ReadyTimeout:     target.DefaultReadyTimeout,
-		Timeout:          loadgen.DefaultTimeout,
 		StopGrace:        DefaultStopGrace,
 		ProgressInterval: DefaultProgressInterval,
-		Interval:         loadgen.DefaultInterval,
-		StallBelow:       measure.DefaultStallBelow,
-		StallLatency:     measure.DefaultStallLatency,
 	}
 }
 
@@ -364,9 +342,6 @@ func (o Options) normalize() (Options, error) {
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = d.ReadyTimeout
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = d.Timeout
-	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = d.StopGrace
 	}
@@ -379,34 +354,22 @@ func (o Options) normalize() (Options, error) {
 
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if err := o.Load.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, c := range []struct {
 		name  string
 		value int64
 		least int64
 	}{
-		{"rounds", int64(o.Rounds), 1}, {"requests", o.Requests, 1}, {"keyspace", o.Keyspace, 1},
-		{"pipeline", int64(o.Pipeline), 1}, {"connections", int64(o.Connections), 1},
-		{"threads", int64(o.Threads), 0}, {"value size", int64(o.ValueSize), 0}, {"retries", int64(o.Retries), 0},
-		{"shards", int64(o.Shards), 0},
+		{"rounds", int64(o.Rounds), 1}, {"retries", int64(o.Retries), 0}, {"shards", int64(o.Shards), 0},
 	} {
 		if c.value < c.least {
-			bad("%s %d: want at least %d", c.name, c.value, c.least)
+			bad("--%s %d: want at least %d", c.name, c.value, c.least)
 		}
 	}
-	if o.Interval < 0 || o.Interval > 0 && o.Interval < time.Millisecond {
-		bad("interval %v: want 0 (none) or at least 1ms", o.Interval)
-	}
-	if o.StallBelow < 0 || o.StallBelow >= 1 {
-		bad("stall-below %g: want a fraction from 0 to below 1", o.StallBelow)
-	}
-	if o.StallLatency < 0 {
-		bad("stall-latency %v: want 0 (no such rule) or more", o.StallLatency)
-	}
 	if o.Agents < 0 || o.Agents > 1024 {
-		bad("agents %d: want 0 to 1024", o.Agents)
-	}
-	if o.SetRatio < 0 || o.SetRatio > 100 {
-		bad("set ratio %d: want 0 to 100", o.SetRatio)
+		bad("--agents %d: want 0 to 1024", o.Agents)
 	}
 	if o.KVPort < 0 || o.KVPort > 65535 {
 		bad("kv-port %d: want 0 to 65535", o.KVPort)

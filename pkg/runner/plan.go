@@ -236,7 +236,7 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			continue
 		}
 		for _, m := range o.Modes {
-			c := loadgen.Config{Mode: loadgen.Mode(m), Requests: o.Requests, Keyspace: o.Keyspace, SetCmd: d.SetCmd}
+			c := loadgen.Config{Mode: loadgen.Mode(m), SetCmd: d.SetCmd, Load: o.Load}
 			if err := c.InsertOnlyErrors(); err != nil {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}

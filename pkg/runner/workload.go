@@ -21,7 +21,7 @@ import (
 // commands, key pattern, value size, keyspace) over them.
 func workloadConfig(o Options, w *workload.Workload) loadgen.Config {
 	cfg := loadgen.DefaultConfig()
-	cfg.Keyspace, cfg.ValueSize = o.Keyspace, o.ValueSize
+	cfg.Load = o.Load
 	w.Apply(&cfg, func(string) bool { return false })
 	return cfg
 }

@@ -32,8 +32,12 @@ func TestPercentilesAndHDRFiles(t *testing.T) {
 	prefix := filepath.Join(t.TempDir(), "run")
 	ps := []float64{50, 99, 99.9, 99.99}
 	var text, log bytes.Buffer
-	res, err := Bench(context.Background(), cfg, &text, Output{Format: FormatText, Percentiles: ps, HDRPrefix: prefix, Log: &log})
+	res, err := loadgen.Run(context.Background(), cfg)
 	if err != nil {
+		t.Fatal(err)
+	}
+	res.Percentiles = ps
+	if err := Report(&text, res, nil, Output{Format: FormatText, Percentiles: ps, HDRPrefix: prefix, Log: &log}); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int64{HDRWhole: res.Requests}

@@ -1,11 +1,11 @@
-// Package output writes what "kvbench bench" prints: the text report of a
-// run (the reference bench tool's "name: value" lines, then per command
-// and per node), its JSON document (loadgen.Result's), the live progress
-// line, and the table of redis-benchmark's tests.
+// Package output writes what "kvbench bench" prints (package bench runs
+// it): the text report of a run (the reference bench tool's "name: value"
+// lines, then per command and per node), its JSON document
+// (loadgen.Result's), its CSV, the histogram files, the live progress
+// line, the table of redis-benchmark's tests, and load curves and ramps.
 package output
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,26 +18,22 @@ import (
 	"github.com/kvbench/kvbench/pkg/bench/rbtests"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
-	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/loadgen/replay"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
-// Output formats of Bench.
+// Output formats of Report.
 const (
 	FormatText = "text"
 	FormatJSON = "json"
 )
 
-// Output says how Bench reports.
+// Output says how Report reports.
 type Output struct {
 	// Format is FormatText (the default), FormatJSON or FormatCSV.
 	Format string
 	// Quiet makes the text report one line per command (WriteQuiet).
 	Quiet bool
-	// Live, when set, gets a progress line redrawn in place ("\r") every
-	// loadgen.Config.ProgressInterval; pass a terminal only.
-	Live io.Writer
 	// Percentiles, when set, replace the fixed percentiles of the text
 	// report and are added to the JSON one (measure.Result.Percentiles).
 	Percentiles []float64
@@ -47,57 +43,33 @@ type Output struct {
 	Log io.Writer
 }
 
-// Bench is "kvbench bench": Run, then the report in out.Format on w. The
-// result is printed even when the run failed part way (with the counts so
-// far), and the run's error is returned after it.
-func Bench(ctx context.Context, cfg loadgen.Config, w io.Writer, out Output) (loadgen.Result, error) {
-	switch out.Format {
-	case "", FormatText, FormatJSON, FormatCSV:
-	default:
-		return loadgen.Result{}, fmt.Errorf("output format %q: want text, json or csv", out.Format)
-	}
-	if out.Live != nil {
-		prev := cfg.Progress
-		cfg.Progress = func(p loadgen.Progress) {
-			writeLive(out.Live, p)
-			if prev != nil {
-				prev(p)
-			}
-		}
-	}
-	if len(cfg.Commands) > 0 {
-		if err := mix.CheckCommands(ctx, cfg.Addr, cfg.Control(), mix.Names(cfg.Commands)); err != nil {
-			return loadgen.Result{Config: cfg}, err
-		}
-	}
-	res, err := loadgen.Run(ctx, cfg)
-	if res.Histogram == nil && err != nil {
-		return res, err // nothing ran
-	}
+// Report writes the report of a run in out.Format on w, and the
+// histogram files of out.HDRPrefix. runErr is the run's error, if it
+// failed part way: the JSON report says it.
+func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 	res.Percentiles = out.Percentiles
-	var werr error
+	var err error
 	switch {
 	case out.Format == FormatJSON:
-		if err != nil {
-			res.Error = err.Error()
+		if runErr != nil {
+			res.Error = runErr.Error()
 		}
-		werr = writeJSON(w, res)
+		err = writeJSON(w, res)
 	case out.Format == FormatCSV:
-		werr = WriteCSV(w, res)
+		err = WriteCSV(w, res)
 	case out.Quiet:
-		werr = WriteQuiet(w, res)
+		err = WriteQuiet(w, res)
+	case out.Format == "" || out.Format == FormatText:
+		err = WriteText(w, res)
 	default:
-		werr = WriteText(w, res)
+		return fmt.Errorf("output format %q: want text, json or csv", out.Format)
 	}
-	if out.HDRPrefix != "" && werr == nil {
+	if out.HDRPrefix != "" && err == nil {
 		var paths []string
-		paths, werr = WriteHDR(out.HDRPrefix, res.Result)
+		paths, err = WriteHDR(out.HDRPrefix, res.Result)
 		LogFiles(out.Log, paths)
 	}
-	if err == nil {
-		err = werr
-	}
-	return res, err
+	return err
 }
 
 // LogFiles names the histogram files written on w, when set.
@@ -107,8 +79,9 @@ func LogFiles(w io.Writer, paths []string) {
 	}
 }
 
-// writeLive redraws the live progress line.
-func writeLive(w io.Writer, p loadgen.Progress) {
+// WriteLive redraws the live progress line of p, in place ("\r"): for a
+// terminal only.
+func WriteLive(w io.Writer, p loadgen.Progress) {
 	qps := 0.0
 	if p.Elapsed > 0 {
 		qps = float64(p.Done) / p.Elapsed.Seconds()
