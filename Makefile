@@ -123,6 +123,13 @@ bench-matrix: build deps
 bench-ab: deps
 	bench/abbin.sh
 
+# Two builds' BenchmarkHotPath (the engine's work per request), A B B A:
+# A=... B=... (each `go test -c ./pkg/loadgen`), PAIRS (default 8); see
+# bench/abhot.sh.
+.PHONY: bench-ab-hot
+bench-ab-hot:
+	bench/abhot.sh
+
 # One binary with a flag against itself without, A B B A, one redis-server:
 # FLAGS (default --resp3 --random-data), PAIRS (default 8); see bench/flags.sh.
 .PHONY: bench-flags

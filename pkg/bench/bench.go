@@ -78,7 +78,8 @@ func Run(ctx context.Context, o Options, w io.Writer) (res Result, err error) {
 			return res, err
 		}
 		lo, hi := loadgen.PrefillRange(pre.Config)
-		fmt.Fprintf(o.Log, "prefill: keys %d to %d written in %.3f s\n", lo, hi-1, pre.Elapsed.Seconds())
+		keys := pre.Config.Keys()
+		fmt.Fprintf(o.Log, "prefill: keys %d to %d written in %.3f s\n", keys.Key(lo), keys.Key(hi-1), pre.Elapsed.Seconds())
 	}
 	res.Measured = true
 	r := &run{o: &o, w: w}

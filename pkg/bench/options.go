@@ -333,7 +333,7 @@ func (o *Options) resolveEndpoint() error {
 	}
 	switch {
 	case o.URI != "":
-		ep, err := loadgen.ParseURI(o.URI)
+		ep, err := control.ParseURI(o.URI)
 		if err != nil {
 			return fmt.Errorf("--uri %w", err)
 		}

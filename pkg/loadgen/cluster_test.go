@@ -125,7 +125,7 @@ func TestClusterResharding(t *testing.T) {
 	// The slot of the most keys among master 0's.
 	counts := map[int]int{}
 	for i := range int64(nkeys) {
-		s := keyslot.Of(keyspace.AppendKey(nil, cfg.KeyPrefix, nkeys, i))
+		s := keyslot.Of(keyspace.Spec{Keyspace: nkeys}.AppendName(nil, cfg.KeyPrefix, uint64(i)))
 		if s < cluster.Slots/2 {
 			counts[s]++
 		}
@@ -490,7 +490,7 @@ func TestClusterFollowsKeys(t *testing.T) {
 	const draws = 2_000_000
 	var buf []byte
 	for range draws {
-		buf = keyspace.AppendKey(buf[:0], DefaultKeyPrefix, nkeys, int64(g.Next()))
+		buf = keyspace.Spec{Keyspace: nkeys}.AppendName(buf[:0], DefaultKeyPrefix, g.Next())
 		share[topo.Owner[keyslot.Of(buf)]] += 1.0 / draws
 	}
 	calls := func() []int {

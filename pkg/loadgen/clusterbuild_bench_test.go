@@ -23,7 +23,7 @@ func BenchmarkClusterBuild(b *testing.B) {
 				b.Fatal(err)
 			}
 			p := newPlan(cfg)
-			rt := cluster.NewRoute(b.Context(), topo, cfg.KeyPrefix, cfg.Keyspace)
+			rt := cluster.NewRoute(b.Context(), topo, cfg.KeyPrefix, cfg.Keys())
 			grp := &group{end: math.MaxUint64}
 			for m := range topo.Masters {
 				c := newConn(p, 0, 1, newHistogram())

@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
@@ -193,7 +194,7 @@ func (c *conn) drawCmd(pos uint64) (element, int32) {
 	e.key = c.cmdKeys[ci].gen.Next()
 	cr.buf = append(cr.buf[:0], cp.KeyBefore...)
 	cr.buf = append(cr.buf, p.cfg.KeyPrefix...)
-	cr.buf = keyspace.AppendKeyDigits(cr.buf, e.key, keyspace.KeyWidth(p.cfg.Keyspace)) // keys past the keyspace too (Insert)
+	cr.buf = keyspace.AppendKeyDigits(cr.buf, e.key, p.width) // keys past the keyspace too (Insert)
 	cr.buf = append(cr.buf, cp.KeyAfter...)
 	sl := uint16(keyslot.Of(cr.buf))
 	if cp.Read && cr.grp.reads {
@@ -444,13 +445,15 @@ func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
 		return nil
 	}
 	var key []byte
-	for k := lo; k < hi; k++ {
+	keys := cfg.Keys()
+	for pos := lo; pos < hi; pos++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		key = keyspace.AppendKey(key[:0], cfg.KeyPrefix, cfg.Keyspace, k)
+		k := keys.Key(pos)
+		key = keys.AppendName(key[:0], cfg.KeyPrefix, k)
 		i := int(topo.Owner[keyslot.Of(key)])
-		bufs[i] = c.appendRequest(bufs[i], &slot{key: uint64(k), op: opSet})
+		bufs[i] = c.appendRequest(bufs[i], &slot{key: k, op: opSet})
 		if pending[i]++; pending[i] >= cfg.Pipeline {
 			if err := send(i); err != nil {
 				return res, err
@@ -500,11 +503,11 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		if slices.Contains(topo.Owner[:], -1) {
 			return errors.New("cluster: some slots are served by no master")
 		}
-		r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, cfg.Keyspace)
+		r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, cfg.Keys())
 		r.shards = len(topo.Masters)
 	} else {
-		topo = cfg.standaloneTopology()
-		r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, 0) // no slot is looked up
+		topo = standaloneTopology(&cfg)
+		r.route = cluster.NewRoute(ctx, topo, cfg.KeyPrefix, keyspace.Spec{}) // no slot is looked up
 	}
 	// The nodes each group has a socket to: the masters (node m is
 	// master m), then the replicas reads go to.
@@ -517,7 +520,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	for m := range topo.Masters {
 		nodes = append(nodes, node{idx: int32(m), master: m})
 	}
-	reads := cfg.readsReplicas()
+	reads := cfg.ReadsReplicas()
 	if reads {
 		r.alone = r.route.AddReplicas(topo)
 		for m := range topo.Masters {
@@ -539,13 +542,10 @@ func (r *runner) dialCluster(ctx context.Context) error {
 		r.groups[g] = grp
 		for _, nd := range nodes {
 			addr := r.route.Addr(nd.idx)
-			var l link
-			var err error
-			if nd.replica {
-				l, err = dialReplica(ctx, addr, &cfg)
-			} else {
-				l, err = dial(ctx, addr, &cfg)
-			}
+			// A cluster's replica gets READONLY after the handshake, so
+			// that it serves reads of its master's slots instead of
+			// redirecting them.
+			l, err := link.Dial(ctx, addr, cfg.Control(), nd.replica && cfg.Cluster)
 			if err != nil {
 				if nd.replica {
 					return fmt.Errorf("connect to replica %s: %w", addr, err)
@@ -568,7 +568,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 				c.route.sides = r.route.NewSides(sides)
 			}
 			if err := w.add(c, l); err != nil {
-				l.close()
+				l.Close()
 				return err
 			}
 			s := w.socks[len(w.socks)-1]
@@ -650,7 +650,7 @@ func (s *sock) nodeLost(err error) error {
 // were not all read, so none counts.
 func (s *sock) reconnect(addr string) error {
 	cfg := s.p.cfg
-	l, err := dial(s.route.rt.Context(), addr, &cfg)
+	l, err := link.Dial(s.route.rt.Context(), addr, cfg.Control(), false)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/series"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -116,7 +117,7 @@ func (p *plan) batchBytes() int {
 func newPlan(c Config) *plan {
 	p := &plan{
 		cfg:      c,
-		width:    keyspace.KeyWidth(c.Keyspace),
+		width:    c.Keys().Width(),
 		seed:     c.Seed,
 		vsize:    c.ValueSize,
 		block:    keyspace.BlockFor(c.Seed, c.ValueSize),
@@ -153,7 +154,7 @@ func newPlan(c Config) *plan {
 	p.getHead = head(2, c.GetCmd)
 	p.getHdr = []byte("$" + strconv.Itoa(c.ValueSize) + "\r\n")
 	if len(c.Commands) > 0 {
-		p.cmds, p.mix = mix.Compile(c.Commands, c.mixSettings()), mix.Table(c.Commands)
+		p.cmds, p.mix = mix.Compile(c.Commands, c.MixSettings()), mix.Table(c.Commands)
 		p.mixSum = p.mix[len(p.mix)-1]
 	}
 	if c.Replay != nil {
@@ -229,7 +230,7 @@ type conn struct {
 	rp      *replayConn               // a replay's stream (replayconn.go); nil otherwise
 	// iv is the worker's interval (a series is recorded; nil otherwise),
 	// ivNode the index of the connection's master in its parts (-1).
-	iv     *ivAcc
+	iv     *series.Acc
 	ivNode int
 	runV   int64 // a run of runN equal latencies not yet recorded
 	runN   int64
@@ -244,7 +245,7 @@ func newConn(p *plan, id, conns int, hist *hdrhistogram.Histogram) *conn {
 	c := &conn{
 		p:      p,
 		id:     id,
-		keys:   keyspace.NewGen(p.cfg.keys(), id, conns),
+		keys:   keyspace.NewGen(p.cfg.Keys(), id, conns),
 		ops:    keyspace.Rand(keyspace.Mix64(uint64(p.seed)^keyspace.Mix64(uint64(id)+1)) ^ 0x6f7073), // "ops"
 		ring:   make([]slot, size),
 		hist:   hist,
@@ -422,9 +423,9 @@ func (c *conn) flushLatency() {
 	}
 	_ = c.hist.RecordValues(v, c.runN) // cannot fail: v is in range
 	if iv := c.iv; iv != nil {
-		_ = iv.hist.RecordValues(v, c.runN)
-		if c.ivNode >= 0 && c.ivNode < len(iv.node) {
-			_ = iv.node[c.ivNode].hist.RecordValues(v, c.runN)
+		_ = iv.Hist.RecordValues(v, c.runN)
+		if c.ivNode >= 0 && c.ivNode < len(iv.Node) {
+			_ = iv.Node[c.ivNode].Hist.RecordValues(v, c.runN)
 		}
 	}
 	c.runN = 0
@@ -510,7 +511,7 @@ func (c *conn) otherReply(b []byte, s *slot) (int, error) {
 		}
 		c.errors[string(word)]++
 		if c.iv != nil {
-			c.iv.errors++
+			c.iv.Errors++
 		}
 		if !c.p.cfg.ContinueOnError {
 			return n, &ReplyError{Command: c.cmdName(s.op), Key: c.keyName(s.key), Msg: string(r.Data)}
@@ -573,7 +574,7 @@ func quote(b []byte) string {
 }
 
 func (c *conn) keyName(key uint64) string {
-	return string(keyspace.AppendKey(nil, c.p.cfg.KeyPrefix, c.p.cfg.Keyspace, int64(key)))
+	return string(keyspace.AppendKeyDigits([]byte(c.p.cfg.KeyPrefix), key, c.p.width))
 }
 
 func (c *conn) cmdName(op uint8) string {

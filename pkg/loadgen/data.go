@@ -1,40 +1,11 @@
 package loadgen
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
-
-// dataErrors says what of the run's data settings (ExpiryMin/Max,
-// MultiKeyGet) cannot go with the request mix or the server; their
-// bounds are Load.Validate's.
-func (c Config) dataErrors() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.ExpiryMax > 0 {
-		switch {
-		case !strings.EqualFold(c.SetCmd, "SET") || len(c.Commands) > 0:
-			bad("--expiry-range: needs the write command SET (not %s, nor a command mix), whose EX it sets", c.SetCmd)
-		case c.Mode == ModeGet:
-			bad("--expiry-range: a get run writes nothing")
-		}
-	}
-	if c.MultiKeyGet > 0 {
-		switch {
-		case !strings.EqualFold(c.GetCmd, "GET") || len(c.Commands) > 0:
-			bad("--multi-key-get: needs the read command GET (not %s, nor a command mix), which MGET replaces", c.GetCmd)
-		case c.Mode == ModeSet:
-			bad("--multi-key-get: a set run reads nothing")
-		case c.Cluster:
-			bad("--multi-key-get: the keys of one MGET would be in several slots of the cluster")
-		}
-	}
-	return errs
-}
 
 // appendValue appends key's value: random bytes with Config.RandomData,
 // else the default printable value.

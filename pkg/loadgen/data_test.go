@@ -20,7 +20,7 @@ func gzipRatio(t *testing.T, tg target, cfg Config, n int64) float64 {
 	var raw, z bytes.Buffer
 	w := gzip.NewWriter(&z)
 	for i := range n {
-		v, err := tg.client.Get(context.Background(), string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i))).Bytes()
+		v, err := tg.client.Get(context.Background(), string(keyspace.Spec{Keyspace: cfg.Keyspace}.AppendName(nil, cfg.KeyPrefix, uint64(i)))).Bytes()
 		if err != nil {
 			t.Fatalf("GET key %d: %v", i, err)
 		}
@@ -76,7 +76,7 @@ func TestRandomData(t *testing.T) {
 			if res.VerifyFailures != 0 || res.Misses != 0 || res.Gets != cfg.Keyspace {
 				t.Errorf("verified reads: %d wrong, %d misses in %d reads", res.VerifyFailures, res.Misses, res.Gets)
 			}
-			key := string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, 1234))
+			key := string(keyspace.Spec{Keyspace: cfg.Keyspace}.AppendName(nil, cfg.KeyPrefix, uint64(1234)))
 			v, err := tg.client.Get(ctx, key).Bytes()
 			if err != nil {
 				t.Fatal(err)
@@ -160,7 +160,9 @@ func TestMultiKeyGet(t *testing.T) {
 			calls, res.Requests, res.Gets, res.Histogram.TotalCount(), res.VerifyFailures, res.Misses)
 	}
 	// Sequential keys, 4 per MGET over 2 connections: every key once.
-	key := func(i int64) string { return string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)) }
+	key := func(i int64) string {
+		return string(keyspace.Spec{Keyspace: cfg.Keyspace}.AppendName(nil, cfg.KeyPrefix, uint64(i)))
+	}
 	if err := tg.client.Set(ctx, key(10), "wrong", 0).Err(); err != nil {
 		t.Fatal(err)
 	}

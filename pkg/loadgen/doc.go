@@ -9,11 +9,15 @@
 // DefaultConfig); Prefill writes the whole keyspace of an empty server
 // once, in order (with MSET when the write command is SET), so that a
 // later read run finds every key; SendN and FillTo send unmeasured
-// requests. Its parts are packages of their own: the keys and values
-// (keyspace), the command language (mix), cluster routing (cluster),
-// redis-benchmark's tests (rbtests), captures to replay (replay) and
-// what "kvbench bench" prints (output); the connections that are not the
-// load use package control.
+// requests. This package is the engine; its layers beneath it are
+// packages of their own, each importing only those below it
+// (TestLayers): the description of a run (load: Config and its Load),
+// the open loop's timetable (schedule), the intervals of a series
+// (series), sockets, TLS and the system calls (link), cluster routing
+// (cluster), the command language (mix), captures to replay (replay),
+// and the keys and values (keyspace). The connections that are not the
+// load use package control; redis-benchmark's tests and what "kvbench
+// bench" prints are package bench's.
 //
 // # Why the I/O is hand-written
 //
@@ -42,32 +46,13 @@
 //
 // # One connection layer: plaintext, TLS and cluster routing
 //
-// Every connection of a run is a link (dial.go): a non-blocking socket
-// that dial connects, and for Config.TLS the crypto/tls client running
-// over that same socket inside the worker's epoll loop. The batches,
-// pipelining, reply parsing and latency accounting (conn.go) never see the
-// difference: a worker reads plaintext into the connection's buffer and
-// writes plaintext from it, through two branches (receive, flush) that a
+// Every connection of a run is a link (package link): a non-blocking
+// socket, and for Config.TLS the crypto/tls client running over that same
+// socket inside the worker's epoll loop. The batches, pipelining, reply
+// parsing and latency accounting (conn.go) never see the difference: a
+// worker reads plaintext into the connection's buffer and writes
+// plaintext from it, through two branches (receive, flush) that a
 // plaintext connection takes straight to read(2) and write(2).
-//
-// crypto/tls wants a net.Conn; sockConn is one over the raw socket. Before
-// the run (handshake, AUTH, and with TLS one PING, so that a TLS 1.3
-// server refusing the client's certificate fails the dial, not the run)
-// it waits with poll(2). In the run it never blocks: an empty socket is a
-// temporary net.Error, which crypto/tls reports without keeping it as the
-// connection's error, a partial record staying buffered for the next Read;
-// a write takes every byte, and what the socket does not take waits in the
-// link until EPOLLOUT (crypto/tls would treat a short write as fatal).
-// Since records crypto/tls has already read would not wake epoll_wait, a
-// TLS connection reads until the socket says EAGAIN: one more read(2) per
-// burst of replies, the only system call plaintext does not make. Each
-// TLS record costs its encryption and nothing else: no goroutine, no
-// channel, no copy through a socketpair. The alternative considered, a
-// goroutine per TLS connection bridged to the loop through a socketpair,
-// would add two system calls and two goroutine hand-offs per batch in
-// each direction on top of the same encryption; the in-loop design does
-// no more work than plaintext beyond the crypto by construction, and it
-// meets the goal against redis-benchmark --tls (BENCHMARKS.md, "TLS").
 //
 // With Config.Cluster the slot map comes from CLUSTER SLOTS (package
 // cluster), and each connection g of Connections becomes a group of

@@ -26,7 +26,7 @@ func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 	c.Connections = int(min(int64(c.Connections), n))
 	c.Segment, c.Segments = 0, 1
 	res, err := Run(ctx, c)
-	if err == nil && res.Config.readsReplicas() {
+	if err == nil && res.Config.ReadsReplicas() {
 		_, err = awaitReplicas(ctx, res.Config)
 	}
 	return err

@@ -59,7 +59,7 @@ func gaussianChi2(t *testing.T, c Config, n int, median, stddev float64) (float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := keyspace.NewGen(c.keys(), 0, 1)
+	g := keyspace.NewGen(c.Keys(), 0, 1)
 	counts := make([]float64, c.Keyspace)
 	for range n {
 		counts[g.Next()]++

@@ -62,7 +62,7 @@ func TestKvstoreFamilies(t *testing.T) {
 				t.Fatalf("verify: %d failures, %d misses", res.VerifyFailures, res.Misses)
 			}
 			// Overwrite one behind the generator's back.
-			key := string(keyspace.AppendKey(nil, prefix, 3000, 2999))
+			key := string(keyspace.Spec{Keyspace: 3000}.AppendName(nil, prefix, uint64(2999)))
 			if err := tg.client.Do(ctx, f.mod, key, "tampered").Err(); err != nil {
 				t.Fatalf("%s: %v", f.mod, err)
 			}

@@ -209,9 +209,9 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 				_ = c.cmdHist[s.op].RecordValue(min(max(lat, histMin), histMax))
 			}
 			c.cmd[s.op].requests++
-			if iv := c.iv; iv != nil && int(s.op) < len(iv.cmd) {
-				_ = iv.cmd[s.op].hist.RecordValue(min(max(lat, histMin), histMax))
-				iv.cmd[s.op].requests++
+			if iv := c.iv; iv != nil && int(s.op) < len(iv.Cmd) {
+				_ = iv.Cmd[s.op].Hist.RecordValue(min(max(lat, histMin), histMax))
+				iv.Cmd[s.op].Requests++
 			}
 		}
 		if err != nil {
@@ -244,7 +244,7 @@ func (c *conn) verifyRead(b []byte, s *slot) (int, error) {
 			want := cp.Values.Append(nil, s.key)
 			key := "key index " + strconv.FormatUint(s.key, 10)
 			if args := c.p.cfg.Commands[s.op].Args; args[1] == mix.PlaceholderKey {
-				key = string(keyspace.AppendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, keyspace.KeyWidth(c.p.cfg.Keyspace)))
+				key = string(keyspace.AppendKeyDigits([]byte(c.p.cfg.KeyPrefix), s.key, c.p.width))
 			}
 			c.warn(fmt.Errorf("verify: %s %s: got %s, want %s", cp.Name, key, quote(b[:n]), quote(want)))
 		}
@@ -290,9 +290,9 @@ func (c *conn) cmdError(b []byte, s *slot) (n int, failed bool, err error) {
 	c.errors[string(word)]++
 	c.cmd[s.op].errors++
 	if iv := c.iv; iv != nil {
-		iv.errors++
-		if int(s.op) < len(iv.cmd) {
-			iv.cmd[s.op].errors++
+		iv.Errors++
+		if int(s.op) < len(iv.Cmd) {
+			iv.Cmd[s.op].Errors++
 		}
 	}
 	if !c.p.cfg.ContinueOnError {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/schedule"
 )
 
 // BenchmarkOpenLoop sends b.N reads on one connection at pipeline 1 to a
@@ -23,13 +24,13 @@ func BenchmarkOpenLoop(b *testing.B) {
 		rate         float64
 		ahead, await time.Duration
 	}{
-		{"closed", 0, spinAhead, spinAwait},
-		{"poll", 2000, spinAhead, spinAwait},
+		{"closed", 0, schedule.SpinAhead, schedule.SpinAwait},
+		{"poll", 2000, schedule.SpinAhead, schedule.SpinAwait},
 		{"sleep", 2000, 0, 0},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			defer func(a, w time.Duration) { spinAhead, spinAwait = a, w }(spinAhead, spinAwait)
-			spinAhead, spinAwait = tc.ahead, tc.await
+			defer func(a, w time.Duration) { schedule.SpinAhead, schedule.SpinAwait = a, w }(schedule.SpinAhead, schedule.SpinAwait)
+			schedule.SpinAhead, schedule.SpinAwait = tc.ahead, tc.await
 			res, err := Run(context.Background(), fill(Config{Addr: srv.Addr, Mode: ModeGet, Load: Load{Rate: tc.rate, Requests: int64(b.N), Pipeline: 1, Connections: 1, Threads: 1}}))
 			if err != nil {
 				b.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 )
 
 // TestOpenLoopSendLag checks that an open-loop run records every
@@ -24,9 +26,9 @@ func TestOpenLoopSendLag(t *testing.T) {
 		{"millisecond fallback", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rawSyscalls = tc.raw
-			noPwait2.Store(tc.noPwait2)
-			defer func() { rawSyscalls = true; noPwait2.Store(false) }()
+			link.Raw = tc.raw
+			link.NoPwait2.Store(tc.noPwait2)
+			defer func() { link.Raw = true; link.NoPwait2.Store(false) }()
 
 			// Two connections at 1000/s each for 0.5 s: 500 intended
 			// send times each before the deadline, none after it.

@@ -5,15 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 	"github.com/kvbench/kvbench/pkg/resp"
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotEmpty is wrapped by Prefill's error when the server holds keys
@@ -77,7 +75,7 @@ func PrefillConfig(cfg Config) Config {
 // Prefill then waits until they have received the keys (awaitReplicas).
 func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	res, err := prefill(ctx, cfg)
-	if err == nil && res.Config.readsReplicas() {
+	if err == nil && res.Config.ReadsReplicas() {
 		var warns []error
 		warns, err = awaitReplicas(ctx, res.Config)
 		res.Warnings = append(res.Warnings, warns...)
@@ -95,19 +93,19 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Cluster {
 		return prefillCluster(ctx, cfg)
 	}
-	l, err := dial(ctx, cfg.Addr, &cfg)
+	l, err := link.Dial(ctx, cfg.Addr, cfg.Control(), false)
 	if err != nil {
 		return res, fmt.Errorf("prefill: connect to %s: %w", cfg.Addr, err)
 	}
-	defer l.close()
-	defer lendProcs(1)()
+	defer l.Close()
+	defer link.LendProcs(1)()
 	f := newFiller(ctx, l, &cfg)
 	f.lo, f.hi = PrefillRange(cfg)
 
 	var before int64
 	checked := cfg.Segments <= 1
 	if checked {
-		before, checked, err = f.dbsize()
+		before, checked, err = f.DBSize()
 		if err != nil {
 			return res, fmt.Errorf("prefill: DBSIZE on %s: %w", cfg.Addr, err)
 		}
@@ -128,7 +126,7 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("prefill: %w", err)
 	}
 	if checked {
-		after, _, err := f.dbsize()
+		after, _, err := f.DBSize()
 		if err != nil {
 			return res, fmt.Errorf("prefill: DBSIZE on %s: %w", cfg.Addr, err)
 		}
@@ -139,33 +137,27 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 	return res, nil
 }
 
-// filler is Prefill's connection: a non-blocking socket written one batch
-// of requests ahead of the replies it reads. Its system calls are raw, as
-// the workers' are (see sys.go), and Prefill lends a P for the blocking
-// one, ppoll(2): through the scheduler the prefill of the kvstore's RSET
-// took 0.22-0.26 CPU seconds per million keys, raw 0.13-0.16.
+// filler is Prefill's writer: the commands writing the keys, one batch
+// ahead of the replies it reads, through a link.Pipe.
 type filler struct {
-	ctx  context.Context
+	*link.Pipe
 	cfg  *Config
-	l    link
 	mset bool // one MSET per perCmd keys, else one SetCmd per key
 
 	// A command is cmdHead (or an MSET header), then per key keyHead,
 	// the key digits, mid, the value, CRLF.
 	cmdHead, keyHead, mid []byte
+	keys                  keyspace.Spec
 	width                 int
 	perCmd, perBatch      int64
 	sizes                 *keyspace.Sizes // Config.ValueSizes: mid is per key
 
 	lo, hi int64 // the keys written: [lo, hi)
-
-	rbuf []byte // received, unparsed: rbuf[r:]
-	r    int
-	last time.Time // the last bytes read or written
 }
 
-func newFiller(ctx context.Context, l link, cfg *Config) *filler {
-	f := &filler{ctx: ctx, cfg: cfg, l: l, width: keyspace.KeyWidth(cfg.Keyspace), rbuf: make([]byte, 0, readBufSize)}
+func newFiller(ctx context.Context, l link.Link, cfg *Config) *filler {
+	f := &filler{Pipe: link.NewPipe(ctx, l, cfg.Timeout), cfg: cfg, keys: cfg.Keys()}
+	f.width = f.keys.Width()
 	f.mset = strings.EqualFold(cfg.SetCmd, "SET")
 	f.perCmd = 1
 	if f.mset {
@@ -193,19 +185,20 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 			dst = append(dst, f.cmdHead...)
 		}
 		for ; m > 0; m-- {
+			k := f.keys.Key(i)
 			dst = append(dst, f.keyHead...)
-			dst = keyspace.AppendDigits(dst, uint64(i), f.width)
+			dst = keyspace.AppendDigits(dst, k, f.width)
 			size := f.cfg.ValueSize
 			if f.sizes != nil {
-				size = f.sizes.Of(uint64(i))
+				size = f.sizes.Of(k)
 				dst = append(strconv.AppendInt(append(dst, "\r\n$"...), int64(size), 10), '\r', '\n')
 			} else {
 				dst = append(dst, f.mid...)
 			}
 			if f.cfg.RandomData {
-				dst = keyspace.AppendRandomValue(dst, f.cfg.Seed, uint64(i), size)
+				dst = keyspace.AppendRandomValue(dst, f.cfg.Seed, k, size)
 			} else {
-				dst = keyspace.AppendValue(dst, f.cfg.Seed, i, size)
+				dst = keyspace.AppendValue(dst, f.cfg.Seed, int64(k), size)
 			}
 			dst = append(dst, '\r', '\n')
 			i++
@@ -214,9 +207,10 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 	return dst
 }
 
-// PrefillRange is the keys [lo, hi) Prefill writes: the whole keyspace,
-// or with cfg.Segments > 1 segment cfg.Segment's contiguous share, so
-// that the segments together write every key once.
+// PrefillRange is the positions [lo, hi) of the keys Prefill writes
+// (cfg.Keys().Key numbers them): the whole keyspace, or with
+// cfg.Segments > 1 segment cfg.Segment's contiguous share, so that the
+// segments together write every key once.
 func PrefillRange(cfg Config) (lo, hi int64) {
 	n := int64(max(cfg.Segments, 1))
 	i := int64(cfg.Segment)
@@ -248,7 +242,7 @@ func (f *filler) fill(res *Result) error {
 		for sent < min(start+2*f.perBatch, n) {
 			next := min(sent+f.perBatch, n)
 			buf = f.build(buf[:0], sent, next)
-			if err := f.write(buf); err != nil {
+			if err := f.Write(buf); err != nil {
 				return err
 			}
 			res.Sent += next - sent
@@ -269,137 +263,11 @@ func (f *filler) fill(res *Result) error {
 	return nil
 }
 
-// write writes b whole, reading what the server sends meanwhile.
-func (f *filler) write(b []byte) error {
-	for len(b) > 0 {
-		n, err := f.l.write(rawSyscalls, b)
-		switch {
-		case n > 0:
-			b = b[n:]
-			f.last = time.Now()
-		case errors.Is(err, unix.EAGAIN):
-			// The server may be waiting for its replies to be read
-			// before it reads more.
-			if err := f.wait(unix.POLLOUT | unix.POLLIN); err != nil {
-				return err
-			}
-			if _, err := f.read(); err != nil {
-				return err
-			}
-		case errors.Is(err, unix.EINTR):
-		case err != nil:
-			return fmt.Errorf("write: %w", err)
-		}
-	}
-	return nil
-}
-
-// read reads what has arrived into rbuf, without waiting, and reports
-// how many bytes that was.
-func (f *filler) read() (int, error) {
-	if f.r > 0 && f.r == len(f.rbuf) {
-		f.rbuf, f.r = f.rbuf[:0], 0
-	}
-	if cap(f.rbuf)-len(f.rbuf) < 4<<10 {
-		if f.r > 0 {
-			f.rbuf = f.rbuf[:copy(f.rbuf, f.rbuf[f.r:])]
-			f.r = 0
-		} else {
-			f.rbuf = slices.Grow(f.rbuf, cap(f.rbuf))
-		}
-	}
-	for {
-		n, err := f.l.read(rawSyscalls, f.rbuf[len(f.rbuf):cap(f.rbuf)])
-		switch {
-		case n > 0:
-			f.rbuf = f.rbuf[:len(f.rbuf)+n]
-			f.last = time.Now()
-			return n, nil
-		case n == 0 && err == nil:
-			return 0, errServerClosed
-		case errors.Is(err, unix.EAGAIN):
-			return 0, nil
-		case !errors.Is(err, unix.EINTR):
-			return 0, fmt.Errorf("read: %w", err)
-		}
-	}
-}
-
-// wait waits until the socket is ready for events, ctx is done, or the
-// server has sent nothing and taken nothing for the configured Timeout.
-func (f *filler) wait(events int16) error {
-	deadline := f.last.Add(f.cfg.Timeout)
-	for {
-		if err := f.ctx.Err(); err != nil {
-			return err
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return fmt.Errorf("no reply for %v", f.cfg.Timeout)
-		}
-		if f.l.pending() {
-			events |= unix.POLLOUT // TLS ciphertext to write (see link)
-		}
-		n, err := pollFd(rawSyscalls, f.l.fd, events, min(left, maxWait))
-		switch {
-		case errors.Is(err, unix.EINTR):
-			// Most likely a preemption signal: yield, since a raw
-			// system call is no preemption point.
-			runtime.Gosched()
-		case err != nil:
-			return fmt.Errorf("poll: %w", err)
-		case n > 0:
-			return nil
-		}
-	}
-}
-
-// reply returns the next complete reply, waiting for it.
-func (f *filler) reply() (resp.Reply, []byte, error) {
-	for {
-		b := f.rbuf[f.r:]
-		if len(b) >= 5 && string(b[:5]) == "+OK\r\n" {
-			f.r += 5
-			return resp.Reply{Type: resp.TypeSimple, Data: b[1:3]}, b[:5], nil
-		}
-		r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
-		if err != nil {
-			return r, nil, err
-		}
-		if n > 0 && (r.Elements() > 0 || r.Type == resp.TypeAttribute) {
-			n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen)
-			if err != nil {
-				return r, nil, err
-			}
-		}
-		if n > 0 && r.Type == resp.TypePush {
-			f.r += n // out of band, not a reply
-			continue
-		}
-		if n > 0 {
-			f.r += n
-			return r, b[:n], nil
-		}
-		for {
-			m, err := f.read()
-			if err != nil {
-				return r, nil, err
-			}
-			if m > 0 {
-				break
-			}
-			if err := f.wait(unix.POLLIN); err != nil {
-				return r, nil, err
-			}
-		}
-	}
-}
-
 // replies reads the replies to the commands writing keys [start, end).
 func (f *filler) replies(res *Result, start, end int64) error {
 	for i := start; i < end; i += f.perCmd {
 		keys := min(f.perCmd, end-i)
-		r, _, err := f.reply()
+		r, _, err := f.Reply()
 		if err != nil {
 			return fmt.Errorf("%w (%d keys written and acknowledged)", err, res.Requests)
 		}
@@ -426,31 +294,10 @@ func (f *filler) replies(res *Result, start, end int64) error {
 // replyError describes an error reply to the command writing keys
 // [i, i+keys).
 func (f *filler) replyError(r resp.Reply, i, keys int64) error {
-	first := string(keyspace.AppendKey(nil, f.cfg.KeyPrefix, f.cfg.Keyspace, i))
+	first := string(f.keys.AppendName(nil, f.cfg.KeyPrefix, f.keys.Key(i)))
 	if !f.mset {
 		return &ReplyError{Command: f.cfg.SetCmd, Key: first, Msg: string(r.Data)}
 	}
-	last := string(keyspace.AppendKey(nil, f.cfg.KeyPrefix, f.cfg.Keyspace, i+keys-1))
+	last := string(f.keys.AppendName(nil, f.cfg.KeyPrefix, f.keys.Key(i+keys-1)))
 	return &ReplyError{Command: "MSET", Key: fmt.Sprintf("%s ... %s (%d keys)", first, last, keys), Msg: string(r.Data)}
-}
-
-// dbsize sends DBSIZE and returns the key count; ok is false when the
-// server does not know the command (Redis's "ERR unknown command").
-func (f *filler) dbsize() (n int64, ok bool, err error) {
-	f.last = time.Now()
-	if err := f.write([]byte("*1\r\n$6\r\nDBSIZE\r\n")); err != nil {
-		return 0, false, err
-	}
-	r, raw, err := f.reply()
-	switch {
-	case err != nil:
-		return 0, false, err
-	case r.IsError() && bytes.HasPrefix(r.Data, []byte("ERR unknown command")):
-		return 0, false, nil
-	case r.IsError():
-		return 0, false, fmt.Errorf("server replied %q", r.Data)
-	case r.Type != resp.TypeInt:
-		return 0, false, fmt.Errorf("unexpected reply %s", quote(raw))
-	}
-	return r.Int, true, nil
 }

@@ -99,7 +99,7 @@ func values(t *testing.T, tg target, cfg Config) []any {
 	}
 	var keys []string
 	for i := range cfg.Keyspace {
-		keys = append(keys, string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)))
+		keys = append(keys, string(cfg.Keys().AppendName(nil, cfg.KeyPrefix, uint64(i))))
 	}
 	vals, err := tg.client.MGet(ctx, keys...).Result()
 	if err != nil {

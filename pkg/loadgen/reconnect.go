@@ -2,12 +2,11 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/kvbench/kvbench/pkg/resp"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +40,7 @@ func (s *sock) redial(cause error) error {
 		}
 		s.errors[ErrorReconnect] += int64(n)
 		if s.iv != nil {
-			s.iv.errors += int64(n)
+			s.iv.Errors += int64(n)
 		}
 		s.head = (s.head + n) & (len(s.ring) - 1)
 		s.inflight = 0
@@ -49,7 +48,7 @@ func (s *sock) redial(cause error) error {
 	wait := rd.cfg.ReconnectBackoff
 	var err error
 	for attempt := 1; attempt <= rd.cfg.ReconnectAttempts; attempt++ {
-		var l link
+		var l link.Link
 		if l, err = rd.dial(); err == nil {
 			if err := s.replace(l); err != nil {
 				return err
@@ -80,20 +79,14 @@ func (s *sock) redial(cause error) error {
 // dying still accepts connections into its listener's backlog, and one
 // starting may answer LOADING. Over TLS, dial has made a round trip
 // already.
-func (rd *redialer) dial() (link, error) {
-	l, err := dial(rd.ctx, rd.cfg.Addr, rd.cfg)
-	if err != nil || l.tls != nil {
+func (rd *redialer) dial() (link.Link, error) {
+	l, err := link.Dial(rd.ctx, rd.cfg.Addr, rd.cfg.Control(), false)
+	if err != nil {
 		return l, err
 	}
-	ctx, cancel := context.WithTimeout(rd.ctx, rd.cfg.ConnectTimeout)
-	defer cancel()
-	r, err := roundTrip(&sockConn{fd: l.fd, raw: rawSyscalls, ctx: ctx}, resp.AppendCommandString(nil, "PING"))
-	if err == nil && r.IsError() {
-		err = errors.New(string(r.Data))
-	}
-	if err != nil {
-		l.close()
-		return link{}, fmt.Errorf("PING: %w", err)
+	if err := link.Ping(rd.ctx, l, rd.cfg.ConnectTimeout); err != nil {
+		l.Close()
+		return link.Link{}, err
 	}
 	return l, nil
 }
@@ -123,12 +116,12 @@ func (rd *redialer) sleep(d time.Duration) bool {
 
 // replace puts l in place of the connection's socket, in the worker's
 // epoll set, with nothing received or left to write.
-func (s *sock) replace(l link) error {
-	_ = unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
-	unix.Close(s.fd)
-	s.fd, s.tls = l.fd, l.tls
+func (s *sock) replace(l link.Link) error {
+	_ = unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_DEL, s.lnk.FD, nil)
+	unix.Close(s.lnk.FD)
+	s.lnk = l
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
-	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_ADD, l.fd, &ev); err != nil {
+	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_ADD, l.FD, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
 	s.wantOut, s.muted = false, false

@@ -1,12 +1,12 @@
 package loadgen
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/loadgen/replay"
+	"github.com/kvbench/kvbench/pkg/loadgen/schedule"
 )
 
 // A replay (Config.Replay) sends a capture's commands instead of a mix:
@@ -17,46 +17,6 @@ import (
 // commands are reported per name through the mix's accounting: the plan
 // has one mix.Plan per name, with nothing to verify, and a request's
 // slot carries its name's index.
-
-// replayErrors says what of a replay's settings cannot be.
-func (c Config) replayErrors() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.ReplaySpeed < 0 || c.ReplayLoops < 0 {
-		bad("replay speed %g and loops %d: want >= 0", c.ReplaySpeed, c.ReplayLoops)
-	}
-	cp := c.Replay
-	if cp == nil {
-		return errs
-	}
-	if cp.Len() == 0 {
-		bad("%s: %v", cp.File, replay.ErrEmpty)
-	}
-	if c.ReplaySpeed > 0 && !cp.Timed() {
-		bad("replay speed %g: %s is a file of inline commands, without times: only a MONITOR capture has a pace to keep", c.ReplaySpeed, cp.File)
-	}
-	if len(c.Commands) > 0 {
-		bad("a replay sends the capture's commands, not a command mix")
-	}
-	if c.Rate > 0 {
-		bad("rate %g: a replay is sent as fast as possible or at the captured pace (replay speed), not at a rate", c.Rate)
-	}
-	if c.Warmup > 0 || c.WarmupRequests > 0 {
-		bad("warmup: a replay sends the capture once from its first command; there is nothing to warm up with")
-	}
-	if c.Cluster {
-		bad("cluster: a replay's commands are not routed to their slots")
-	}
-	if c.ReadFromReplicas || len(c.Replicas) > 0 {
-		bad("replicas: a replay sends every command to the one server, in its captured order")
-	}
-	return errs
-}
-
-// replayTotal is the number of commands a replay sends, all loops.
-func (c Config) replayTotal() int64 {
-	return int64(c.Replay.Len()) * int64(max(c.ReplayLoops, 1))
-}
 
 // replayPlans are a replay's commands as the mix's accounting knows
 // them: one per name.
@@ -85,7 +45,7 @@ func (c *conn) initReplay(id int) {
 	rp := &replayConn{stream: p.streams[id]}
 	loops := int64(max(p.cfg.ReplayLoops, 1))
 	rp.left = int64(len(rp.stream)) * loops
-	if n := p.cfg.Requests; p.cfg.Duration <= 0 && n > 0 && n < p.cfg.replayTotal() {
+	if n := p.cfg.Requests; p.cfg.Duration <= 0 && n > 0 && n < p.cfg.ReplayTotal() {
 		l := int64(p.cfg.Replay.Len())
 		full, rem := n/l, uint32(n%l)
 		part := sort.Search(len(rp.stream), func(i int) bool { return rp.stream[i] >= rem })
@@ -118,8 +78,8 @@ func (c *conn) buildReplay(dst []byte, n int, t int64) []byte {
 // replayDue is the intended send time of the connection's next command
 // at the captured pace: its time in the capture (plus the capture's span
 // per loop done) divided by the speed.
-func (c *conn) replayDue(ph *phase) int64 {
+func (c *conn) replayDue(ph *schedule.Phase) int64 {
 	cp := c.p.cfg.Replay
 	at := cp.At(int(c.rp.stream[c.rp.pos])) + cp.Span()*time.Duration(c.rp.loop)
-	return ph.start + int64(float64(at)*ph.pace)
+	return ph.Paced(int64(at))
 }

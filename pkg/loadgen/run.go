@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 	"github.com/kvbench/kvbench/pkg/loadgen/replay"
+	"github.com/kvbench/kvbench/pkg/loadgen/schedule"
+	"github.com/kvbench/kvbench/pkg/loadgen/series"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -141,7 +142,7 @@ type runner struct {
 
 	release func() // gives back the Ps lent to the workers
 
-	ser    *series        // the measured phase per interval; nil without Config.Interval
+	ser    *series.Series // the measured phase per interval; nil without Config.Interval
 	route  *cluster.Route // a cluster run's slot map; nil otherwise
 	shards int            // a cluster run's masters; 0 otherwise
 	// groups are a cluster run's connections, by global index: each a
@@ -171,14 +172,14 @@ func (r *runner) now() int64 { return int64(time.Since(r.epoch)) }
 
 func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	r := &runner{cfg: cfg, plan: newPlan(cfg), epoch: time.Now()}
-	r.release = lendProcs(cfg.Threads)
+	r.release = link.LendProcs(cfg.Threads)
 	for range cfg.Threads {
 		w, err := newWorker()
 		if err != nil {
 			r.close()
 			return nil, err
 		}
-		w.raw = rawSyscalls
+		w.raw = link.Raw
 		w.cmdHist = newCmdHists(r.plan)
 		w.epoch = r.epoch
 		if cfg.Reconnect && !cfg.Cluster {
@@ -199,14 +200,14 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	// Segment+Segments, ...; each keeps g and the global count for its
 	// keys, quota and schedule (see Config.Segment).
 	for i, g := 0, cfg.Segment; g < cfg.Connections; i, g = i+1, g+cfg.Segments {
-		l, err := dial(ctx, cfg.Addr, &cfg)
+		l, err := link.Dial(ctx, cfg.Addr, cfg.Control(), false)
 		if err != nil {
 			r.close()
 			return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 		}
 		w := r.workers[i%len(r.workers)]
 		if err := w.add(newConn(r.plan, g, cfg.Connections, w.hist), l); err != nil {
-			l.close()
+			l.Close()
 			r.close()
 			return nil, err
 		}
@@ -221,18 +222,18 @@ func (r *runner) startSeries() {
 	if r.cfg.Interval <= 0 {
 		return
 	}
-	r.ser = newSeries(r.cfg.Interval, r.epoch)
+	r.ser = series.New(r.cfg.Interval, r.epoch)
 	for _, cp := range r.plan.cmds {
-		r.ser.cmds = append(r.ser.cmds, cp.Name)
+		r.ser.Cmds = append(r.ser.Cmds, cp.Name)
 	}
 	if r.route != nil {
 		states, _, _ := r.route.EndPhase()
 		for _, st := range states {
-			r.ser.nodes = append(r.ser.nodes, st.Addr)
+			r.ser.Nodes = append(r.ser.Nodes, st.Addr)
 		}
 	}
 	for _, w := range r.workers {
-		w.ser, w.iv = r.ser, newIvAcc(len(r.ser.cmds), len(r.ser.nodes))
+		w.ser, w.iv = r.ser, series.NewAcc(len(r.ser.Cmds), len(r.ser.Nodes))
 	}
 	for _, s := range r.conns {
 		s.iv = s.w.iv
@@ -255,35 +256,6 @@ func (r *runner) close() {
 	}
 }
 
-// lentProcs counts the Ps lent to running workers on top of the
-// GOMAXPROCS found when the first run started (base).
-var lentProcs struct {
-	sync.Mutex
-	n, base int
-}
-
-// lendProcs raises GOMAXPROCS by n while a run's n workers last, and
-// returns the function that gives them back. A worker blocks in raw system
-// calls that hold its P (see sys.go); the extra Ps leave the rest of the
-// process, perhaps an embedded server under test, the parallelism it had.
-// The workers' Ps are mostly idle in epoll_wait, so this does not
-// oversubscribe the CPUs.
-func lendProcs(n int) (release func()) {
-	lentProcs.Lock()
-	defer lentProcs.Unlock()
-	if lentProcs.n == 0 {
-		lentProcs.base = runtime.GOMAXPROCS(0)
-	}
-	lentProcs.n += n
-	runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
-	return func() {
-		lentProcs.Lock()
-		defer lentProcs.Unlock()
-		lentProcs.n -= n
-		runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
-	}
-}
-
 // abort stops every worker; the first error is the run's.
 func (r *runner) abort(err error) {
 	r.errOnce.Do(func() { r.err = err })
@@ -297,17 +269,12 @@ func (r *runner) abort(err error) {
 // segments), or for d when requests is 0.
 func (r *runner) phase(ctx context.Context, name string, requests int64, d time.Duration) (Result, error) {
 	cfg := r.cfg
-	ph := &phase{start: r.now()}
-	if requests == 0 {
-		ph.deadline = ph.start + int64(d)
-	}
 	nc := int64(cfg.Connections) // over all segments
-	if cfg.Rate > 0 {
-		ph.interval = float64(nc) * 1e9 / cfg.Rate
+	speed := 0.0
+	if cfg.Replay != nil {
+		speed = cfg.ReplaySpeed
 	}
-	if cfg.Replay != nil && cfg.ReplaySpeed > 0 {
-		ph.pace = 1 / cfg.ReplaySpeed
-	}
+	ph := schedule.NewPhase(r.now(), requests, d, nc, cfg.Rate, speed)
 	for _, s := range r.conns {
 		g := int64(s.id) // the global index (a cluster socket's: its group's)
 		s.quota = -1
@@ -317,7 +284,7 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 				s.quota++
 			}
 		}
-		s.offset = float64(g) * 1e9 / math.Max(cfg.Rate, 1)
+		s.offset = schedule.Offset(g, cfg.Rate)
 		if s.rp != nil {
 			s.quota = s.rp.left
 		}
@@ -327,10 +294,10 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 		total += max(s.quota, 0)
 	}
 	if r.ser != nil {
-		r.ser.take() // a warmup's points are not the measured phase's
-		r.ser.observe = nil
+		r.ser.Take() // a warmup's points are not the measured phase's
+		r.ser.Observe = nil
 		if name == "run" {
-			r.ser.observe = cfg.Observe
+			r.ser.Observe = cfg.Observe
 		}
 	}
 	if r.route != nil {
@@ -367,10 +334,10 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 				done += w.done.Load()
 			}
 			now := r.now()
-			pr := Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(now - ph.start), Duration: planned, Final: final}
+			pr := Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(now - ph.Start), Duration: planned, Final: final}
 			if r.ser != nil {
-				if last, ok := r.ser.last(ph.start, now); ok {
-					pr.Last = last
+				if qps, p99, ok := r.ser.Last(ph.Start, now); ok {
+					pr.Last = &IntervalFigures{QPS: qps, P99Us: p99}
 				}
 			}
 			cfg.Progress(pr)
@@ -413,7 +380,7 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 }
 
 // collect sums the connections' counts and the workers' histograms.
-func (r *runner) collect(ph *phase) Result {
+func (r *runner) collect(ph *schedule.Phase) Result {
 	res := Result{Config: r.cfg}
 	if r.cfg.Replay != nil {
 		st := r.cfg.Replay.Stats
@@ -421,8 +388,8 @@ func (r *runner) collect(ph *phase) Result {
 	}
 	m := &res.Result
 	m.Histogram = measure.NewHistogram()
-	end := ph.start
-	if ph.open() {
+	end := ph.Start
+	if ph.Open() {
 		m.SendLag = measure.NewHistogram()
 	}
 	for _, w := range r.workers {
@@ -447,15 +414,15 @@ func (r *runner) collect(ph *phase) Result {
 		m.Shards = r.shards
 		m.Warnings = append(m.Warnings, r.replicaWarnings(&res)...)
 	}
-	m.Elapsed = time.Duration(end - ph.start)
-	m.Start = r.epoch.Add(time.Duration(ph.start)).Round(0)
+	m.Elapsed = time.Duration(end - ph.Start)
+	m.Start = r.epoch.Add(time.Duration(ph.Start)).Round(0)
 	m.End = m.Start.Add(m.Elapsed)
 	m.Commands = r.commandResults(m)
 	if r.ser != nil {
 		for _, w := range r.workers {
-			r.ser.add(w.iv)
+			r.ser.Add(w.iv)
 		}
-		m.Series = r.ser.take()
+		m.Series = r.ser.Take()
 	}
 	m.Finish()
 	if m.Series != nil {
@@ -466,7 +433,7 @@ func (r *runner) collect(ph *phase) Result {
 			ErrRefusedWrites, m.Conflicts, m.Sets))
 	}
 	if m.SendLag != nil {
-		if w := behindSchedule(m.SendLagLatency); w != nil {
+		if w := schedule.BehindSchedule(m.SendLagLatency); w != nil {
 			m.Warnings = append(m.Warnings, w)
 		}
 	}

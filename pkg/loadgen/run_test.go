@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -208,7 +209,7 @@ func TestVerifyAfterPrefill(t *testing.T) {
 
 	// Overwrite one key behind the generator's back: a sequential pass
 	// over the nkeys reads it once.
-	key := string(keyspace.AppendKey(nil, DefaultKeyPrefix, 2000, 1234))
+	key := string(keyspace.Spec{Keyspace: 2000}.AppendName(nil, DefaultKeyPrefix, uint64(1234)))
 	if err := tg.client.Set(context.Background(), key, "tampered", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestErrorReplies(t *testing.T) {
 	}
 	// WRONGTYPE: reading a list as a string.
 	tg.flush(t)
-	if err := tg.client.RPush(context.Background(), string(keyspace.AppendKey(nil, "l:", 1, 0)), "x").Err(); err != nil {
+	if err := tg.client.RPush(context.Background(), string(keyspace.Spec{Keyspace: 1}.AppendName(nil, "l:", uint64(0))), "x").Err(); err != nil {
 		t.Fatal(err)
 	}
 	res = run(t, tg, fill(Config{Mode: ModeGet, Load: Load{KeyPrefix: "l:", Keyspace: 1, Requests: 5, ContinueOnError: true}}))
@@ -308,7 +309,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		if took := time.Since(killed); took > 5*time.Second {
 			t.Errorf("run ended %v after the kill, want well before the 20s run's end", took)
 		}
-		if err == nil || !(errors.Is(err, errServerClosed) || strings.Contains(err.Error(), "connection reset")) {
+		if err == nil || !(errors.Is(err, link.ErrServerClosed) || strings.Contains(err.Error(), "connection reset")) {
 			t.Fatalf("err = %v, want the server closing the connection", err)
 		}
 		if res.Requests < 1000 || res.Sent < res.Requests {
@@ -437,8 +438,8 @@ func TestInvalidConfig(t *testing.T) {
 // system calls instead of the raw ones (see sys.go).
 func TestSchedulerSyscalls(t *testing.T) {
 	tg := redisTarget(t)
-	rawSyscalls = false
-	defer func() { rawSyscalls = true }()
+	link.Raw = false
+	defer func() { link.Raw = true }()
 	res := run(t, tg, fill(Config{Mode: ModeMixed, Load: Load{Requests: 3000, Connections: 4, Pipeline: 10, VerifyGet: true, AllowMisses: true}}))
 	if res.Requests != 3000 || res.VerifyFailures != 0 {
 		t.Errorf("%d requests, %d verify failures", res.Requests, res.VerifyFailures)

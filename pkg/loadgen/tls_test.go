@@ -245,7 +245,7 @@ func TestClusterTLS(t *testing.T) {
 	src, dst := node(info.Nodes[0]), node(info.Nodes[1])
 	srcID, _ := src.Do(ctx, "CLUSTER", "MYID").Text()
 	dstID, _ := dst.Do(ctx, "CLUSTER", "MYID").Text()
-	slot := keyslot.Of(keyspace.AppendKey(nil, cfg.KeyPrefix, nkeys, 0))
+	slot := keyslot.Of(keyspace.Spec{Keyspace: nkeys}.AppendName(nil, cfg.KeyPrefix, uint64(0)))
 	if slot >= cluster.Slots/2 { // a slot of master 0's
 		slot = keyslot.Of([]byte("{a}"))
 	}

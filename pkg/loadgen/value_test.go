@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
 )
 
 // TestValueWindowsWritten writes values of 4 KB and 256 KB from the shared
@@ -19,8 +20,8 @@ func TestValueWindowsWritten(t *testing.T) {
 	for _, raw := range []bool{true, false} {
 		for _, size := range []int{windowWriteMin, 256 << 10} {
 			t.Run(fmt.Sprintf("raw=%v/size=%d", raw, size), func(t *testing.T) {
-				rawSyscalls = raw
-				defer func() { rawSyscalls = true }()
+				link.Raw = raw
+				defer func() { link.Raw = true }()
 				tg.flush(t)
 				set := Config{Mode: ModeSet, Load: Load{ValueSize: size, Keyspace: 64, Requests: 256, Pipeline: 16, Connections: 4, Seed: 5}}
 				if !newPlan(fill(set)).windows {
@@ -34,7 +35,7 @@ func TestValueWindowsWritten(t *testing.T) {
 				if res := run(t, tg, fill(get)); res.Requests != 256 || res.VerifyFailures != 0 || res.Misses != 0 {
 					t.Fatalf("GET: %d requests, %d wrong, %d missing", res.Requests, res.VerifyFailures, res.Misses)
 				}
-				got, err := tg.client.Get(context.Background(), string(keyspace.AppendKey(nil, DefaultKeyPrefix, 64, 7))).Bytes()
+				got, err := tg.client.Get(context.Background(), string(keyspace.Spec{Keyspace: 64}.AppendName(nil, DefaultKeyPrefix, 7))).Bytes()
 				if err != nil || !bytes.Equal(got, keyspace.AppendValue(nil, 5, 7, size)) {
 					t.Fatalf("key 7: %d bytes, %v: not keyspace.AppendValue's", len(got), err)
 				}

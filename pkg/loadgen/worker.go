@@ -10,6 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/loadgen/link"
+	"github.com/kvbench/kvbench/pkg/loadgen/schedule"
+	"github.com/kvbench/kvbench/pkg/loadgen/series"
 	"github.com/kvbench/kvbench/pkg/resp"
 	"golang.org/x/sys/unix"
 )
@@ -17,42 +20,15 @@ import (
 // errStopped ends a worker whose run was aborted elsewhere.
 var errStopped = errors.New("stopped")
 
-// The open loop's polling windows (see worker.openWait): a timed sleep
-// ends late on a virtual machine even with 1 ns timer slack
-// (BenchmarkOpenLoop), so the worker polls for the last spinAhead before
-// a send, and for spinAwait (a loopback round trip with room to spare)
-// while awaiting replies.
-var (
-	spinAhead = 50 * time.Microsecond
-	spinAwait = 200 * time.Microsecond
-)
-
 const (
 	readBufSize = 64 << 10               // initial read buffer per connection
 	maxWait     = 100 * time.Millisecond // longest epoll_wait: timeouts are checked at least this often
 )
 
-// phase is one timed part of a run: the warmup or the measured run.
-type phase struct {
-	start    int64 // ns on the runner's clock
-	deadline int64 // no request is scheduled at or after it; 0: none
-	// interval is the open-loop time between two requests of one
-	// connection, in ns; 0 for a closed loop.
-	interval float64
-	// pace, when positive, sends a replay at its captured pace: run
-	// time per ns of the capture's (1 / Config.ReplaySpeed).
-	pace float64
-}
-
-// open reports whether the phase sends on a schedule (a rate or a
-// replay's pace) rather than a batch per reply.
-func (ph *phase) open() bool { return ph.interval > 0 || ph.pace > 0 }
-
 // sock is a conn with its socket and buffers.
 type sock struct {
 	*conn
-	fd  int
-	tls *tlsLink // nil: plaintext (see link)
+	lnk link.Link // its socket, and TLS over it (package link)
 	w   *worker
 	idx int32 // index in w.socks, the epoll user data
 
@@ -96,8 +72,8 @@ type worker struct {
 	nodeHist []*hdrhistogram.Histogram // a cluster run's, per master (clusterconn.go)
 	// iv is the interval it counts (a series is recorded), ser the run's
 	// points it adds to; nil without a series.
-	iv  *ivAcc
-	ser *series
+	iv  *series.Acc
+	ser *series.Series
 	// repump says a cluster socket of this worker may take elements again
 	// (stalledWake), or a socket was redialled (sock.revived); it is
 	// pumped at the end of the loop's turn.
@@ -137,9 +113,9 @@ func newWorker() (*worker, error) {
 	return w, nil
 }
 
-func (w *worker) add(c *conn, l link) error {
-	fd := l.fd
-	s := &sock{conn: c, fd: fd, tls: l.tls, w: w, idx: int32(len(w.socks)), rbuf: make([]byte, readBufSize)}
+func (w *worker) add(c *conn, l link.Link) error {
+	fd := l.FD
+	s := &sock{conn: c, lnk: l, w: w, idx: int32(len(w.socks)), rbuf: make([]byte, readBufSize)}
 	if n := c.p.batchBytes(); n > 0 {
 		s.wbuf, s.nbuf = presized(n), presized(n)
 	}
@@ -163,7 +139,7 @@ func (w *worker) wake() {
 
 func (w *worker) close() {
 	for _, s := range w.socks {
-		unix.Close(s.fd)
+		unix.Close(s.lnk.FD)
 	}
 	unix.Close(w.evfd)
 	unix.Close(w.epfd)
@@ -172,15 +148,15 @@ func (w *worker) close() {
 // run drives the worker's connections through one phase. It returns when
 // they are all done, on the first connection error, or with errStopped
 // once r.stop is set.
-func (w *worker) run(r *runner, ph *phase) error {
+func (w *worker) run(r *runner, ph *schedule.Phase) error {
 	// The loop blocks only in epoll_wait; locking it to its thread keeps
 	// the scheduler from moving it and its buffers between threads.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var drain [8]byte
 	_, _ = unix.Read(w.evfd, drain[:])
-	if ph.open() {
-		defer fineTimerSlack()()
+	if ph.Open() {
+		defer link.FineTimerSlack()()
 	}
 	w.hist.Reset()
 	w.lag.Reset()
@@ -191,12 +167,12 @@ func (w *worker) run(r *runner, ph *phase) error {
 		h.Reset()
 	}
 	w.done.Store(0)
-	w.last = ph.start
+	w.last = ph.Start
 	active := 0
 	now := r.now()
 	if w.iv != nil {
-		start, end := w.ser.bounds(now)
-		w.iv.reset(start, end)
+		start, end := w.ser.Bounds(now)
+		w.iv.Reset(start, end)
 	}
 	for _, s := range w.socks {
 		s.begin(now)
@@ -217,10 +193,10 @@ func (w *worker) run(r *runner, ph *phase) error {
 		}
 		var n int
 		var err error
-		if ph.open() {
-			n, err = epollWaitNs(w.raw, w.epfd, w.events, w.openWait(ph, now))
+		if ph.Open() {
+			n, err = link.EpollWaitNs(w.raw, w.epfd, w.events, w.openWait(ph, now))
 		} else {
-			n, err = epollWait(w.raw, w.epfd, w.events, int(maxWait/time.Millisecond))
+			n, err = link.EpollWait(w.raw, w.epfd, w.events, int(maxWait/time.Millisecond))
 		}
 		if err != nil {
 			if !errors.Is(err, unix.EINTR) {
@@ -278,7 +254,7 @@ func (w *worker) run(r *runner, ph *phase) error {
 				}
 			}
 		}
-		if ph.open() {
+		if ph.Open() {
 			for _, s := range w.socks {
 				if !s.done {
 					if err := s.pump(ph, now); err != nil {
@@ -302,26 +278,22 @@ func (w *worker) run(r *runner, ph *phase) error {
 	return nil
 }
 
-// openWait returns how long an open-loop worker may block in epoll_pwait2:
-// until spinAhead before the next intended send time, and not at all while
-// a connection awaits replies and heard from the server less than
-// spinAwait ago. It polls instead of sleeping there because waking from a
-// sleep takes tens of microseconds on a virtual machine, and that delay
-// would count as send lag or as the server's latency.
-func (w *worker) openWait(ph *phase, now int64) int64 {
-	wait := int64(maxWait)
+// openWait returns how long an open-loop worker may block in epoll_pwait2
+// (schedule.Sleep).
+func (w *worker) openWait(ph *schedule.Phase, now int64) int64 {
+	next := now + int64(maxWait)
 	for _, s := range w.socks {
 		if s.done {
 			continue
 		}
-		if s.inflight > 0 && now-s.last < int64(spinAwait) {
+		if s.inflight > 0 && schedule.Polls(now, s.last) {
 			return 0
 		}
-		if t, ok := s.nextDue(ph); ok && t-now < wait {
-			wait = t - now
+		if t, ok := s.nextDue(ph); ok && t < next {
+			next = t
 		}
 	}
-	return max(wait-int64(spinAhead), 0)
+	return schedule.Sleep(now, next, maxWait)
 }
 
 // begin resets the connection for a phase.
@@ -336,7 +308,7 @@ func (s *sock) begin(now int64) {
 
 // nextDue returns the intended send time of the connection's next request
 // in an open-loop phase, if it may send one.
-func (s *sock) nextDue(ph *phase) (int64, bool) {
+func (s *sock) nextDue(ph *schedule.Phase) (int64, bool) {
 	if s.done || s.quota == 0 || s.inflight >= s.p.cfg.Pipeline {
 		return 0, false
 	}
@@ -344,22 +316,22 @@ func (s *sock) nextDue(ph *phase) (int64, bool) {
 		if !cr.peeked && !s.scan() {
 			return 0, false
 		}
-		return ph.start + int64(s.offset+float64(cr.peek.pos-cr.grp.base)*ph.interval), true
+		return ph.Due(s.offset, cr.peek.pos-cr.grp.base), true
 	}
 	if s.rp != nil {
 		return s.replayDue(ph), true
 	}
-	return ph.start + int64(s.offset+float64(s.seq)*ph.interval), true
+	return ph.Due(s.offset, uint64(s.seq)), true
 }
 
 // pump sends what the connection may send now, and marks it done when it
 // has nothing left to send or await.
-func (s *sock) pump(ph *phase, now int64) error {
-	if ph.deadline > 0 && now >= ph.deadline {
+func (s *sock) pump(ph *schedule.Phase, now int64) error {
+	if ph.Deadline > 0 && now >= ph.Deadline {
 		s.quota = 0
 		s.pre = 0 // a batch built before the deadline is dropped
 	}
-	if ph.open() {
+	if ph.Open() {
 		return s.pumpOpen(ph, now)
 	}
 	if s.inflight > 0 {
@@ -435,7 +407,7 @@ func (s *sock) batch() int {
 
 // pumpOpen sends the requests that are due, each stamped with its intended
 // send time, as far as the pipeline allows.
-func (s *sock) pumpOpen(ph *phase, now int64) error {
+func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
 	if s.woff == s.wlen() {
 		s.wbuf, s.wsegs, s.woff = s.wbuf[:0], s.wsegs[:0], 0
 	}
@@ -498,14 +470,14 @@ func presized(n int) []byte {
 // flush writes what is left of wbuf, and asks for EPOLLOUT when the socket
 // takes only part of it.
 func (s *sock) flush() error {
-	if s.tls != nil {
+	if s.lnk.IsTLS() {
 		return s.flushTLS()
 	}
 	for s.woff < s.wlen() {
 		var n int
 		var err error
 		if len(s.wsegs) == 0 {
-			n, err = sysWrite(s.w.raw, s.fd, s.wbuf[s.woff:])
+			n, err = link.SysWrite(s.w.raw, s.lnk.FD, s.wbuf[s.woff:])
 		} else {
 			n, err = s.writeSegs()
 		}
@@ -557,7 +529,7 @@ func (s *sock) writeSegs() (int, error) {
 	}
 	add(s.wbuf[prev:])
 	s.iov = iov
-	return sysWritev(s.w.raw, s.fd, iov)
+	return link.SysWritev(s.w.raw, s.lnk.FD, iov)
 }
 
 // maxIovecs is Linux's IOV_MAX.
@@ -566,18 +538,18 @@ const maxIovecs = 1024
 // flushTLS is flush over TLS: wbuf is encrypted whole, and EPOLLOUT
 // asked for while ciphertext waits for the socket.
 func (s *sock) flushTLS() error {
-	l := link{fd: s.fd, tls: s.tls}
+	l := s.lnk
 	if s.woff < len(s.wbuf) {
-		n, err := l.write(s.w.raw, s.wbuf[s.woff:])
+		n, err := l.Write(s.w.raw, s.wbuf[s.woff:])
 		if err != nil && !errors.Is(err, unix.EAGAIN) {
 			return s.ioError(err)
 		}
 		s.woff += n
 	}
-	if _, err := s.tls.sock.flush(); err != nil {
+	if err := s.lnk.Flush(); err != nil {
 		return s.ioError(err)
 	}
-	return s.setOut(s.woff < len(s.wbuf) || l.pending())
+	return s.setOut(s.woff < len(s.wbuf) || l.Pending())
 }
 
 func (s *sock) setOut(on bool) error {
@@ -605,7 +577,7 @@ func (s *sock) epollMod() error {
 			ev.Events |= unix.EPOLLOUT
 		}
 	}
-	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_MOD, s.fd, &ev); err != nil {
+	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_MOD, s.lnk.FD, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return nil
@@ -614,12 +586,12 @@ func (s *sock) epollMod() error {
 // receive reads one chunk, parses the replies in it and sends what can be
 // sent next. Over TLS it reads until the socket is empty, since records
 // crypto/tls has buffered would not wake epoll_wait.
-func (s *sock) receive(r *runner, ph *phase) error {
-	if s.tls != nil {
+func (s *sock) receive(r *runner, ph *schedule.Phase) error {
+	if s.lnk.IsTLS() {
 		return s.receiveTLS(r, ph)
 	}
 	s.makeRoom()
-	n, err := sysRead(s.w.raw, s.fd, s.rbuf[s.n:])
+	n, err := link.SysRead(s.w.raw, s.lnk.FD, s.rbuf[s.n:])
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			return nil
@@ -627,23 +599,23 @@ func (s *sock) receive(r *runner, ph *phase) error {
 		return s.ioError(err)
 	}
 	if n == 0 {
-		return s.ioError(errServerClosed)
+		return s.ioError(link.ErrServerClosed)
 	}
 	return s.received(r, ph, n)
 }
 
-func (s *sock) receiveTLS(r *runner, ph *phase) error {
-	l := link{fd: s.fd, tls: s.tls}
+func (s *sock) receiveTLS(r *runner, ph *schedule.Phase) error {
+	l := s.lnk
 	for !s.done {
 		s.makeRoom()
-		n, err := l.read(s.w.raw, s.rbuf[s.n:])
+		n, err := l.Read(s.w.raw, s.rbuf[s.n:])
 		switch {
 		case errors.Is(err, unix.EAGAIN):
 			return nil
 		case err != nil:
 			return s.ioError(err)
 		case n == 0:
-			return s.ioError(errServerClosed)
+			return s.ioError(link.ErrServerClosed)
 		}
 		if err := s.received(r, ph, n); err != nil {
 			return err
@@ -666,10 +638,10 @@ func (s *sock) makeRoom() {
 
 // received parses the replies in rbuf after n bytes were read into it,
 // and sends what can be sent next.
-func (s *sock) received(r *runner, ph *phase, n int) error {
+func (s *sock) received(r *runner, ph *schedule.Phase, n int) error {
 	now := r.now()
-	if iv := s.w.iv; iv != nil && now >= iv.end {
-		s.w.rotate(now)
+	if iv := s.w.iv; iv != nil && now >= iv.End {
+		s.w.ser.Rotate(s.w.iv, now)
 	}
 	s.n += n
 	if s.inflight == 0 {
@@ -696,9 +668,9 @@ func (s *sock) received(r *runner, ph *phase, n int) error {
 	if got := int64(before - s.inflight); got > 0 {
 		s.replies += got
 		if iv := s.w.iv; iv != nil {
-			iv.requests += got
-			if s.ivNode >= 0 && s.ivNode < len(iv.node) {
-				iv.node[s.ivNode].requests += got
+			iv.Requests += got
+			if s.ivNode >= 0 && s.ivNode < len(iv.Node) {
+				iv.Node[s.ivNode].Requests += got
 			}
 		}
 		s.w.done.Add(got)
@@ -711,9 +683,9 @@ func (s *sock) received(r *runner, ph *phase, n int) error {
 	return s.pump(ph, now)
 }
 
-// errServerClosed is the end of a connection with requests in flight.
-var errServerClosed = errors.New("server closed the connection")
-
+// ioError is the error of the connection's socket: it names the
+// connection, and a cluster's lost master or a redialled connection
+// goes on.
 func (s *sock) ioError(err error) error {
 	err = fmt.Errorf("connection %d: %w (%d replies received in this phase, %d requests in flight)",
 		s.id, err, s.replies, s.inflight)

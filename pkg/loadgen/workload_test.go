@@ -89,7 +89,7 @@ func TestValueSizes(t *testing.T) {
 		t.Errorf("JSON settings: value sizes %q", got)
 	}
 	for i := range int64(50) {
-		key := string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i))
+		key := string(keyspace.Spec{Keyspace: cfg.Keyspace}.AppendName(nil, cfg.KeyPrefix, uint64(i)))
 		if n := tg.client.StrLen(context.Background(), key).Val(); n != int64(ValueSizeOf(cfg, i)) {
 			t.Errorf("%s: %d bytes, want %d", key, n, ValueSizeOf(cfg, i))
 		}
@@ -152,7 +152,7 @@ func TestVerifyMix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range int64(50) {
-		tg.client.Set(context.Background(), string(keyspace.AppendKey(nil, cfg.KeyPrefix, cfg.Keyspace, i)), "corrupt", 0)
+		tg.client.Set(context.Background(), string(keyspace.Spec{Keyspace: cfg.Keyspace}.AppendName(nil, cfg.KeyPrefix, uint64(i))), "corrupt", 0)
 	}
 	c := cfg
 	c.Commands = []mix.Command{{Args: []string{"GET", "__key__"}}}

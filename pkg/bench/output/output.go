@@ -221,7 +221,7 @@ func writeKeys(b *strings.Builder, c loadgen.Config) {
 	if len(c.ValueSizes) > 0 {
 		values = keyspace.FormatValueSizes(c.ValueSizes) + " (size:weight)"
 	}
-	fmt.Fprintf(b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", keyspace.KeyWidth(c.Keyspace)), values)
+	fmt.Fprintf(b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", c.Keys().Width()), values)
 	if c.KeyPattern == keyspace.Zipf {
 		fmt.Fprintf(b, ", zipf %g", c.Zipf)
 	}

@@ -3,6 +3,8 @@ package cluster
 import (
 	"slices"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
 // TestReadOwner: a read of a slot goes to the replicas of its master in
@@ -18,7 +20,7 @@ func TestReadOwner(t *testing.T) {
 	for s := range topo.Owner {
 		topo.Owner[s] = int16(s * 2 / Slots)
 	}
-	rt := NewRoute(t.Context(), topo, "k:", 0)
+	rt := NewRoute(t.Context(), topo, "k:", keyspace.Spec{})
 	alone := rt.AddReplicas(topo)
 	if !slices.Equal(alone, []string{"127.0.0.1:7001"}) {
 		t.Errorf("masters without replicas %v, want [127.0.0.1:7001]", alone)

@@ -57,8 +57,8 @@ type Route struct {
 	// the key and hashing it (BenchmarkSlotOf).
 	slots []uint16
 	// prefix and keyspace name the keys.
-	prefix   string
-	keyspace int64
+	prefix string
+	keys   keyspace.Spec
 	// redirects counts, under mu, the MOVED and ASK replies of each node
 	// (by index) this phase.
 	redirects [][2]int64
@@ -69,24 +69,25 @@ type Route struct {
 	masterOf []int32
 }
 
-// maxSlotCache bounds the keyspace whose slots a Route caches (2 bytes
-// per key).
+// maxSlotCache bounds the key numbers whose slots a Route caches (2
+// bytes per key).
 const maxSlotCache = 1 << 22
 
-// NewRoute returns the route of a run over t, whose keys are named with
-// prefix in a keyspace of n keys; ctx bounds what it does until the first
-// Phase.
-func NewRoute(ctx context.Context, t *Topology, prefix string, n int64) *Route {
-	rt := &Route{addrs: slices.Clone(t.Masters), prefix: prefix, keyspace: n, ctx: ctx}
+// NewRoute returns the route of a run over t, whose keys are keys's,
+// named with prefix; ctx bounds what it does until the first Phase. The
+// slots of the key numbers below keys.End are cached when there are at
+// most maxSlotCache of them.
+func NewRoute(ctx context.Context, t *Topology, prefix string, keys keyspace.Spec) *Route {
+	rt := &Route{addrs: slices.Clone(t.Masters), prefix: prefix, keys: keys, ctx: ctx}
 	for i, o := range t.Owner {
 		rt.owner[i].Store(int32(o))
 	}
-	if n <= maxSlotCache {
-		rt.slots = make([]uint16, n)
+	if end := keys.End(); end <= maxSlotCache {
+		rt.slots = make([]uint16, end)
 		var buf []byte
-		for i := range rt.slots {
-			buf = keyspace.AppendKey(buf[:0], prefix, n, int64(i))
-			rt.slots[i] = uint16(keyslot.Of(buf))
+		for k := range rt.slots {
+			buf = keys.AppendName(buf[:0], prefix, uint64(k))
+			rt.slots[k] = uint16(keyslot.Of(buf))
 		}
 	}
 	return rt
@@ -99,12 +100,12 @@ func (rt *Route) Phase(ctx context.Context) { rt.ctx = ctx }
 // Context is the running phase's context, for the engine's own dials.
 func (rt *Route) Context() context.Context { return rt.ctx }
 
-// SlotOf returns the slot of key index key; buf is scratch space.
+// SlotOf returns the slot of key number key; buf is scratch space.
 func (rt *Route) SlotOf(key uint64, buf *[]byte) uint16 {
-	if rt.slots != nil && key < uint64(len(rt.slots)) {
+	if key < uint64(len(rt.slots)) {
 		return rt.slots[key]
 	}
-	*buf = keyspace.AppendKeyDigits(append((*buf)[:0], rt.prefix...), key, keyspace.KeyWidth(rt.keyspace))
+	*buf = rt.keys.AppendName((*buf)[:0], rt.prefix, key)
 	return uint16(keyslot.Of(*buf))
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -90,7 +91,7 @@ func FuzzParseSlots(f *testing.F) {
 func BenchmarkSlotOf(b *testing.B) {
 	topo := &Topology{Masters: []string{"a:1"}}
 	for _, n := range []int64{1 << 20, maxSlotCache + 1} {
-		rt := NewRoute(b.Context(), topo, "bench:key:", n)
+		rt := NewRoute(b.Context(), topo, "bench:key:", keyspace.Spec{Keyspace: n})
 		name := "table"
 		if rt.slots == nil {
 			name = "hash"

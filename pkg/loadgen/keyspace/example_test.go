@@ -6,9 +6,9 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 )
 
-func ExampleAppendKey() {
-	fmt.Println(string(keyspace.AppendKey(nil, "bench:key:", 100_000, 42)))
-	fmt.Println(string(keyspace.AppendKey(nil, "k:", 1_000_000, 42)))
+func ExampleSpec_AppendName() {
+	fmt.Println(string(keyspace.Spec{Keyspace: 100_000}.AppendName(nil, "bench:key:", 42)))
+	fmt.Println(string(keyspace.Spec{Keyspace: 1_000_000}.AppendName(nil, "k:", 42)))
 	// Output:
 	// bench:key:00042
 	// k:000042

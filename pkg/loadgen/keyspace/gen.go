@@ -58,9 +58,12 @@ const DefaultZipf = 0.99
 // at least once in 300 tries on average.
 const MaxStddev = 100
 
-// Spec is what a key sequence is drawn from.
+// Spec is what a key sequence is drawn from: the keyspace, its keys'
+// numbers (Key, End) and how they are named (Width, AppendName), and the
+// order they are drawn in. Every part of the load generator numbers and
+// names its keys through it.
 type Spec struct {
-	// Keyspace is the number of keys, 0 to Keyspace-1.
+	// Keyspace is the number of keys, at positions 0 to Keyspace-1.
 	Keyspace int64
 	// Pattern is the order of the keys.
 	Pattern Pattern
@@ -70,6 +73,24 @@ type Spec struct {
 	Median, Stddev float64
 	// Seed drives every random choice.
 	Seed int64
+}
+
+// Key is the number of the key at position i of the keyspace: the
+// number its name and its value are made of.
+func (s Spec) Key(i int64) uint64 { return uint64(i) }
+
+// End is one past the largest key number of the keyspace; the keys of
+// the Insert pattern are numbered from it.
+func (s Spec) End() uint64 { return uint64(s.Keyspace) }
+
+// Width is the number of digits of a key number in its name: the
+// largest key number's (KeyWidth of End), at least 1.
+func (s Spec) Width() int { return KeyWidth(int64(s.End())) }
+
+// AppendName appends the name of key number key: prefix, then the
+// number zero-padded to Width digits (or with all its digits, past End).
+func (s Spec) AppendName(dst []byte, prefix string, key uint64) []byte {
+	return AppendKeyDigits(append(dst, prefix...), key, s.Width())
 }
 
 // Gen is one connection's key sequence. Sequential and permutation

@@ -15,13 +15,6 @@ func KeyWidth(n int64) int {
 	return w
 }
 
-// AppendKey appends the name of key i of a keyspace of n keys: prefix, then
-// i zero-padded to KeyWidth(n) digits.
-func AppendKey(dst []byte, prefix string, n, i int64) []byte {
-	dst = append(dst, prefix...)
-	return AppendDigits(dst, uint64(i), KeyWidth(n))
-}
-
 // pow10 holds the powers of ten that fit in a uint64.
 var pow10 = func() (t [20]uint64) {
 	t[0] = 1

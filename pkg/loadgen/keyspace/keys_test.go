@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestAppendKey(t *testing.T) {
+func TestAppendName(t *testing.T) {
 	for _, tc := range []struct {
 		prefix string
 		n, i   int64
@@ -18,8 +18,9 @@ func TestAppendKey(t *testing.T) {
 		{"bench:key:", 1_000_000, 999_999, "bench:key:999999"},
 		{"", 1_000_001, 7, "0000007"},
 	} {
-		if got := string(AppendKey(nil, tc.prefix, tc.n, tc.i)); got != tc.want {
-			t.Errorf("AppendKey(%q, %d, %d) = %q, want %q", tc.prefix, tc.n, tc.i, got, tc.want)
+		s := Spec{Keyspace: tc.n}
+		if got := string(s.AppendName(nil, tc.prefix, s.Key(tc.i))); got != tc.want {
+			t.Errorf("keyspace %d: key %d named %q, want %q", tc.n, tc.i, got, tc.want)
 		}
 	}
 }

@@ -319,7 +319,7 @@ func Compile(cmds []Command, s Settings) []Plan {
 func compileArgs(s Settings, args []string, inline, varKey bool) []Piece {
 	var pieces []Piece
 	var lit []byte
-	width := keyspace.KeyWidth(s.Keys.Keyspace)
+	width := s.Keys.Width()
 	add := func(b []byte) { lit = append(lit, b...) }
 	flush := func(kind uint8, width int) {
 		pieces = append(pieces, Piece{lit: lit, kind: kind, width: width})
@@ -537,7 +537,7 @@ func nextPlaceholder(a string, cluster bool) (int, string) {
 // argLen is the length of argument a once its placeholders are replaced.
 func argLen(a string, s Settings) int {
 	n := len(a)
-	n += strings.Count(a, PlaceholderKey) * (len(s.Prefix) + keyspace.KeyWidth(s.Keys.Keyspace) - len(PlaceholderKey))
+	n += strings.Count(a, PlaceholderKey) * (len(s.Prefix) + s.Keys.Width() - len(PlaceholderKey))
 	n += strings.Count(a, PlaceholderRandInt) * (RandIntWidth - len(PlaceholderRandInt))
 	n += strings.Count(a, PlaceholderData) * (s.Values.Size - len(PlaceholderData))
 	return n

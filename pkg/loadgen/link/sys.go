@@ -1,7 +1,9 @@
-package loadgen
+package link
 
 import (
 	"errors"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -9,15 +11,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The worker's three system calls (and Prefill's read, write and ppoll)
-// are normally made with RawSyscall, without telling the scheduler: the
+// The load generator's workers' three system calls (and its prefill's
+// read, write and ppoll) are normally made with RawSyscall, without telling the scheduler: the
 // worker's thread then blocks in epoll_wait like a C program's. Through the usual Syscall path each
 // blocking epoll_wait lets sysmon retake the P and hand it off, and sysmon
 // itself polls every 20 µs while it does: more than the load generator's
 // own CPU per request, pipelined or not (BENCHMARKS.md, "kvbench bench").
 //
 // A raw blocking call holds its P. Run therefore raises GOMAXPROCS by the
-// number of workers while they run (lendProcs; Prefill by one), so that the rest of the
+// number of workers while they run (LendProcs; the prefill by one), so that the rest of the
 // process, which may be an embedded server under test, keeps the Ps it had;
 // were every P held, other goroutines would run only when sysmon preempts a
 // worker (every 10 ms, interrupting epoll_wait with EINTR: see worker.run),
@@ -26,26 +28,29 @@ import (
 // Runtime preemption and stop-the-world still work: their signal ends
 // epoll_wait with EINTR and the worker yields.
 
-// rawSyscalls selects the raw path; tests turn it off to cover the other.
-var rawSyscalls = true
+// Raw selects the raw path for the calls whose raw argument the caller
+// takes from it; tests turn it off to cover the other.
+var Raw = true
 
-func sysRead(raw bool, fd int, b []byte) (int, error) {
+// SysRead is read(2), raw or not.
+func SysRead(raw bool, fd int, b []byte) (int, error) {
 	if !raw {
 		return unix.Read(fd, b)
 	}
 	return rawIO(unix.SYS_READ, fd, b)
 }
 
-func sysWrite(raw bool, fd int, b []byte) (int, error) {
+// SysWrite is write(2), raw or not.
+func SysWrite(raw bool, fd int, b []byte) (int, error) {
 	if !raw {
 		return unix.Write(fd, b)
 	}
 	return rawIO(unix.SYS_WRITE, fd, b)
 }
 
-// sysWritev is writev(2) of iov, whose pieces must stay as they are until
+// SysWritev is writev(2) of iov, whose pieces must stay as they are until
 // it returns.
-func sysWritev(raw bool, fd int, iov []unix.Iovec) (int, error) {
+func SysWritev(raw bool, fd int, iov []unix.Iovec) (int, error) {
 	if len(iov) == 0 {
 		return 0, nil
 	}
@@ -69,7 +74,8 @@ func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	return int(r), nil
 }
 
-func epollWait(raw bool, epfd int, events []unix.EpollEvent, msec int) (int, error) {
+// EpollWait is epoll_wait(2) with a timeout in milliseconds.
+func EpollWait(raw bool, epfd int, events []unix.EpollEvent, msec int) (int, error) {
 	if !raw {
 		return unix.EpollWait(epfd, events, msec)
 	}
@@ -80,16 +86,16 @@ func epollWait(raw bool, epfd int, events []unix.EpollEvent, msec int) (int, err
 	return int(r), nil
 }
 
-// noPwait2 is set once epoll_pwait2 (Linux 5.11) has failed with ENOSYS;
+// NoPwait2 is set once epoll_pwait2 (Linux 5.11) has failed with ENOSYS;
 // tests set it to cover the fallback.
-var noPwait2 atomic.Bool
+var NoPwait2 atomic.Bool
 
-// epollWaitNs is epollWait with a timeout in nanoseconds (ns >= 0), for the
+// EpollWaitNs is EpollWait with a timeout in nanoseconds (ns >= 0), for the
 // open loop's send times. It uses epoll_pwait2; without it, the timeout is
 // rounded up to whole milliseconds and requests leave late (the send lag
 // reports it).
-func epollWaitNs(raw bool, epfd int, events []unix.EpollEvent, ns int64) (int, error) {
-	if !noPwait2.Load() {
+func EpollWaitNs(raw bool, epfd int, events []unix.EpollEvent, ns int64) (int, error) {
+	if !NoPwait2.Load() {
 		ts := unix.NsecToTimespec(ns)
 		var r uintptr
 		var e unix.Errno
@@ -104,16 +110,16 @@ func epollWaitNs(raw bool, epfd int, events []unix.EpollEvent, ns int64) (int, e
 		if !errors.Is(e, unix.ENOSYS) {
 			return 0, e
 		}
-		noPwait2.Store(true)
+		NoPwait2.Store(true)
 	}
-	return epollWait(raw, epfd, events, int((ns+999_999)/1_000_000))
+	return EpollWait(raw, epfd, events, int((ns+999_999)/1_000_000))
 }
 
-// fineTimerSlack sets the calling thread's timer slack to 1 ns, so that a
+// FineTimerSlack sets the calling thread's timer slack to 1 ns, so that a
 // timed epoll_pwait2 ends on time rather than up to 50 µs (the default
 // slack) late, and returns the function restoring the previous slack.
 // The thread must be locked (runtime.LockOSThread).
-func fineTimerSlack() (restore func()) {
+func FineTimerSlack() (restore func()) {
 	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	if err != nil {
 		return func() {}
@@ -122,8 +128,8 @@ func fineTimerSlack() (restore func()) {
 	return func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0) }
 }
 
-// pollFd waits up to d for events on fd with ppoll(2).
-func pollFd(raw bool, fd int, events int16, d time.Duration) (int, error) {
+// PollFd waits up to d for events on fd with ppoll(2).
+func PollFd(raw bool, fd int, events int16, d time.Duration) (int, error) {
 	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: events}}
 	ts := unix.NsecToTimespec(int64(d))
 	if !raw {
@@ -134,4 +140,33 @@ func pollFd(raw bool, fd int, events int16, d time.Duration) (int, error) {
 		return 0, e
 	}
 	return int(r), nil
+}
+
+// lentProcs counts the Ps lent to running workers on top of the
+// GOMAXPROCS found when the first run started (base).
+var lentProcs struct {
+	sync.Mutex
+	n, base int
+}
+
+// LendProcs raises GOMAXPROCS by n while a run's n workers last, and
+// returns the function that gives them back. A worker blocks in raw system
+// calls that hold its P (see above); the extra Ps leave the rest of the
+// process, perhaps an embedded server under test, the parallelism it had.
+// The workers' Ps are mostly idle in epoll_wait, so this does not
+// oversubscribe the CPUs.
+func LendProcs(n int) (release func()) {
+	lentProcs.Lock()
+	defer lentProcs.Unlock()
+	if lentProcs.n == 0 {
+		lentProcs.base = runtime.GOMAXPROCS(0)
+	}
+	lentProcs.n += n
+	runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
+	return func() {
+		lentProcs.Lock()
+		defer lentProcs.Unlock()
+		lentProcs.n -= n
+		runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
+	}
 }

@@ -1,10 +1,12 @@
-package loadgen
+package load
 
 import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +131,7 @@ func DefaultKeyPattern(m Mode) keyspace.Pattern {
 // connections, the defaults of the Load's zero timeouts) and refuses the
 // rest when it cannot run, naming each field by its flag.
 //
-// Its JSON (json.go) is the run's settings: a Result's, and the load an
+// Its JSON (json.go) is the run's settings: a loadgen.Result's, and the load an
 // agent receives ("kvbench bench --load-json"), so that the agents of a
 // distributed run receive one description of it.
 type Config struct {
@@ -149,7 +151,7 @@ type Config struct {
 	TLS *tls.Config `json:"-"`
 	// Cluster drives a Redis Cluster: the slot map is read from Addr (or
 	// ClusterSeeds), Connections is per master, and every request goes to
-	// its key's master (see cluster.go).
+	// its key's master (package loadgen says how).
 	Cluster bool `json:"cluster,omitempty"`
 	// ClusterSeeds are the addresses the slot map is read from, the first
 	// that answers; Addr when empty.
@@ -175,7 +177,7 @@ type Config struct {
 	Commands []mix.Command `json:"commands,omitempty"`
 	// Replay, when set, replaces the request mix by a capture's commands
 	// (package replay): each connection sends its clients' commands in
-	// the capture's order (replayconn.go), and the run ends when they
+	// the capture's order, and the run ends when they
 	// are sent, ReplayLoops times. Requests, set by Normalize to all of
 	// them when 0, sends only the capture's first Requests commands;
 	// Duration ends the run early. No warmup, rate or cluster.
@@ -218,7 +220,7 @@ type Config struct {
 
 	// Observe, when set with Interval, is called with each worker's
 	// finished interval of the measured phase (not the warmup's), once
-	// it joined Result.Series: by the end of Run the calls add up to the
+	// it joined loadgen.Result.Series: by the end of Run the calls add up to the
 	// series. It is called from the workers, concurrently, once per
 	// interval and worker; the point's histograms are the worker's and
 	// valid only during the call. Points carry Commands whenever the run
@@ -302,8 +304,8 @@ func (c Config) derive() Config {
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
-	if c.Replay != nil && c.Replay.Len() > 0 && (c.Requests == 0 || c.Requests > c.replayTotal()) {
-		c.Requests = c.replayTotal()
+	if c.Replay != nil && c.Replay.Len() > 0 && (c.Requests == 0 || c.Requests > c.ReplayTotal()) {
+		c.Requests = c.ReplayTotal()
 	}
 	return c
 }
@@ -314,8 +316,8 @@ func (c Config) Validate() error {
 	return err
 }
 
-// Normalize returns c with its derived fields filled in, as Run uses it and
-// as Result.Config reports it, or an error naming every invalid field:
+// Normalize returns c with its derived fields filled in, as loadgen.Run uses it and
+// as loadgen.Result.Config reports it, or an error naming every invalid field:
 // the Load's (Load.Validate), and what cannot go with the server, the
 // request mix or the other fields.
 func (c Config) Normalize() (Config, error) {
@@ -401,23 +403,23 @@ func (c Config) UsesPattern(p keyspace.Pattern) bool {
 	return false
 }
 
-// keys is the spec of the run's key sequences.
-func (c *Config) keys() keyspace.Spec {
+// Keys is the spec of the run's key sequences.
+func (c *Config) Keys() keyspace.Spec {
 	return keyspace.Spec{Keyspace: c.Keyspace, Pattern: c.KeyPattern, Zipf: c.Zipf, Median: c.KeyMedian, Stddev: c.KeyStddev, Seed: c.Seed}
 }
 
-// mixSettings is what the run's command mix is compiled for.
-func (c *Config) mixSettings() mix.Settings {
+// MixSettings is what the run's command mix is compiled for.
+func (c *Config) MixSettings() mix.Settings {
 	return mix.Settings{
-		Prefix: c.KeyPrefix, Keys: c.keys(),
-		Values:       c.values(),
+		Prefix: c.KeyPrefix, Keys: c.Keys(),
+		Values:       c.Values(),
 		SingleWriter: c.Connections == 1 && c.Segments <= 1,
 		Cluster:      c.Cluster,
 	}
 }
 
-// values are the run's values.
-func (c *Config) values() keyspace.Values {
+// Values are the run's values.
+func (c *Config) Values() keyspace.Values {
 	v := keyspace.NewValues(c.Seed, c.ValueSize, c.ValueSizes)
 	v.Random = c.RandomData
 	return v
@@ -437,4 +439,115 @@ func (c Config) LocalConnections() int {
 		return 0
 	}
 	return (c.Connections - c.Segment + n - 1) / n
+}
+
+// dataErrors says what of the run's data settings (ExpiryMin/Max,
+// MultiKeyGet) cannot go with the request mix or the server; their
+// bounds are Load.Validate's.
+func (c Config) dataErrors() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.ExpiryMax > 0 {
+		switch {
+		case !strings.EqualFold(c.SetCmd, "SET") || len(c.Commands) > 0:
+			bad("--expiry-range: needs the write command SET (not %s, nor a command mix), whose EX it sets", c.SetCmd)
+		case c.Mode == ModeGet:
+			bad("--expiry-range: a get run writes nothing")
+		}
+	}
+	if c.MultiKeyGet > 0 {
+		switch {
+		case !strings.EqualFold(c.GetCmd, "GET") || len(c.Commands) > 0:
+			bad("--multi-key-get: needs the read command GET (not %s, nor a command mix), which MGET replaces", c.GetCmd)
+		case c.Mode == ModeSet:
+			bad("--multi-key-get: a set run reads nothing")
+		case c.Cluster:
+			bad("--multi-key-get: the keys of one MGET would be in several slots of the cluster")
+		}
+	}
+	return errs
+}
+
+// ReadsReplicas reports whether the run's reads go to replicas.
+func (c Config) ReadsReplicas() bool { return len(c.Replicas) > 0 || c.Cluster && c.ReadFromReplicas }
+
+// replicaErrors says what of the replicas' settings cannot go together.
+func (c Config) replicaErrors() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.ReadFromReplicas && !c.Cluster {
+		bad("read from replicas: needs a cluster; a single server's replicas are given as Replicas")
+	}
+	if len(c.Replicas) == 0 {
+		return errs
+	}
+	if c.Cluster {
+		bad("replicas %v: a cluster's replicas come from its slot map: read from them with ReadFromReplicas", c.Replicas)
+	}
+	for _, a := range c.Replicas {
+		if err := checkHostPort(a); err != nil {
+			bad("replica %q: %w", a, err)
+		} else if a == c.Addr {
+			bad("replica %s: it is the server the writes go to", a)
+		}
+	}
+	if c.Reconnect {
+		bad("reconnect: not with replicas (a lost connection to the server or a replica fails the run)")
+	}
+	if c.MultiKeyGet > 0 {
+		bad("multi-key get: not with replicas")
+	}
+	return errs
+}
+
+// checkHostPort checks a host:port address with a TCP port.
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want host:port")
+	}
+	if n, err := strconv.Atoi(port); host == "" || err != nil || n < 1 || n > 65535 {
+		return errors.New("want host:port, a TCP port from 1 to 65535")
+	}
+	return nil
+}
+
+// replayErrors says what of a replay's settings cannot be.
+func (c Config) replayErrors() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.ReplaySpeed < 0 || c.ReplayLoops < 0 {
+		bad("replay speed %g and loops %d: want >= 0", c.ReplaySpeed, c.ReplayLoops)
+	}
+	cp := c.Replay
+	if cp == nil {
+		return errs
+	}
+	if cp.Len() == 0 {
+		bad("%s: %v", cp.File, replay.ErrEmpty)
+	}
+	if c.ReplaySpeed > 0 && !cp.Timed() {
+		bad("replay speed %g: %s is a file of inline commands, without times: only a MONITOR capture has a pace to keep", c.ReplaySpeed, cp.File)
+	}
+	if len(c.Commands) > 0 {
+		bad("a replay sends the capture's commands, not a command mix")
+	}
+	if c.Rate > 0 {
+		bad("rate %g: a replay is sent as fast as possible or at the captured pace (replay speed), not at a rate", c.Rate)
+	}
+	if c.Warmup > 0 || c.WarmupRequests > 0 {
+		bad("warmup: a replay sends the capture once from its first command; there is nothing to warm up with")
+	}
+	if c.Cluster {
+		bad("cluster: a replay's commands are not routed to their slots")
+	}
+	if c.ReadFromReplicas || len(c.Replicas) > 0 {
+		bad("replicas: a replay sends every command to the one server, in its captured order")
+	}
+	return errs
+}
+
+// ReplayTotal is the number of commands a replay sends, all loops.
+func (c Config) ReplayTotal() int64 {
+	return int64(c.Replay.Len()) * int64(max(c.ReplayLoops, 1))
 }

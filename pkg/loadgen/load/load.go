@@ -1,4 +1,4 @@
-package loadgen
+package load
 
 import (
 	"errors"
@@ -87,7 +87,7 @@ type Load struct {
 	// ValueSizes, when set, replaces ValueSize in a command mix (and its
 	// prefill; --mode runs ignore it): each key's value has the size this
 	// distribution gives it, a function of Seed and the key (see
-	// ValueSizeOf), so that reads know it. ValueSize is then the largest
+	// loadgen.ValueSizeOf), so that reads know it. ValueSize is then the largest
 	// size (Config.Normalize sets it).
 	ValueSizes []keyspace.SizeRange `json:"-"`
 	// RandomData makes the values random bytes, every bit of a stream
@@ -132,9 +132,9 @@ type Load struct {
 
 	// Reconnect redials a connection of a plain run that the server
 	// closed or reset mid-run (a restart), up to ReconnectAttempts times
-	// with ReconnectBackoff doubling between attempts (see sock.redial):
+	// with ReconnectBackoff doubling between attempts:
 	// its requests in flight count as ErrorReconnect errors, each
-	// successful redial in Counts.Reconnects, and the run goes on. Without
+	// successful redial in the result's Reconnects, and the run goes on. Without
 	// it a lost connection fails the run. A cluster run follows its
 	// masters' failovers without it. DefaultLoad's attempts and backoff
 	// are DefaultReconnectAttempts and DefaultReconnectBackoff.
@@ -150,9 +150,9 @@ type Load struct {
 	Timeout time.Duration `json:"-"`
 
 	// Interval, when positive (at least 1ms), records the measured phase
-	// per interval of this length (Result.Series), aligned on the wall
+	// per interval of this length (loadgen.Result.Series), aligned on the wall
 	// clock; 0 does not. StallBelow and StallLatency find its stalls
-	// (Result.Stalls): intervals whose QPS is below StallBelow times the
+	// (loadgen.Result.Stalls): intervals whose QPS is below StallBelow times the
 	// median interval QPS, or in which a request waited longer than
 	// StallLatency (0: no latency rule).
 	Interval     time.Duration `json:"-"`

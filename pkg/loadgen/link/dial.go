@@ -1,4 +1,4 @@
-package loadgen
+package link
 
 import (
 	"context"
@@ -17,41 +17,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dial connects a non-blocking socket (TCP, or Unix for unix:PATH) to addr within
-// cfg.ConnectTimeout, sets TCP_NODELAY, runs the TLS handshake when
-// cfg.TLS is set, and authenticates with cfg.Password if set. The socket
-// is raw (not a net.Conn) because the workers drive it with their own
-// epoll loop; TLS runs over it in the same loop (see link).
-func dial(ctx context.Context, addr string, cfg *Config) (link, error) {
-	return dialAs(ctx, addr, cfg, false)
-}
-
-// dialAs is dial, sending READONLY after the handshake when readonly (a
-// cluster replica's socket, replicas.go).
-func dialAs(ctx context.Context, addr string, cfg *Config, readonly bool) (link, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+// Dial connects a non-blocking socket (TCP, or Unix for unix:PATH) to
+// addr within o.Timeout, sets TCP_NODELAY, runs the TLS handshake when
+// o.TLS is set, and sends HELLO, AUTH and SELECT as o asks
+// (control.Handshake); with readonly it sends READONLY after them (a
+// cluster replica's socket). The socket is raw (not a net.Conn) because
+// the workers drive it with their own epoll loop; TLS runs over it in the
+// same loop (see Link).
+func Dial(ctx context.Context, addr string, o control.Options, readonly bool) (Link, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	fd, remote, err := connectAddr(ctx, addr)
 	if err != nil {
-		return link{}, err
+		return Link{}, err
 	}
-	sc := &sockConn{fd: fd, raw: rawSyscalls, ctx: ctx, remote: remote}
-	l := link{fd: fd}
+	sc := &sockConn{fd: fd, raw: Raw, ctx: ctx, remote: remote}
+	l := Link{FD: fd}
 	var rw io.ReadWriter = sc
-	if cfg.TLS != nil {
-		tc, err := tlsconf.Handshake(ctx, sc, cfg.TLS, addr)
+	if o.TLS != nil {
+		tc, err := tlsconf.Handshake(ctx, sc, o.TLS, addr)
 		if err != nil {
 			unix.Close(fd)
-			return link{}, err
+			return Link{}, err
 		}
 		l.tls = &tlsLink{conn: tc, sock: sc}
 		rw = tc
 	}
-	o := cfg.Control()
 	switch {
 	case o.Password != "" || o.User != "" || o.DB > 0 || o.RESP3:
 		err = control.Handshake(rw, o)
-	case cfg.TLS != nil:
+	case o.TLS != nil:
 		// A TLS 1.3 server checks the client's certificate after the
 		// client's handshake is over: one round trip makes a refusal an
 		// error of the dial, not of the run.
@@ -61,10 +56,10 @@ func dialAs(ctx context.Context, addr string, cfg *Config, readonly bool) (link,
 	}
 	if err != nil {
 		unix.Close(fd)
-		if cfg.TLS != nil {
-			err = tlsconf.ExplainFirstReply(err, len(cfg.TLS.Certificates) > 0)
+		if o.TLS != nil {
+			err = tlsconf.ExplainFirstReply(err, len(o.TLS.Certificates) > 0)
 		}
-		return link{}, err
+		return Link{}, err
 	}
 	if readonly {
 		r, err := roundTrip(rw, resp.AppendCommandString(nil, "READONLY"))
@@ -73,7 +68,7 @@ func dialAs(ctx context.Context, addr string, cfg *Config, readonly bool) (link,
 		}
 		if err != nil {
 			unix.Close(fd)
-			return link{}, fmt.Errorf("READONLY: %w", err)
+			return Link{}, fmt.Errorf("READONLY: %w", err)
 		}
 	}
 	sc.ctx = nil
@@ -223,39 +218,74 @@ func roundTrip(rw io.ReadWriter, req []byte) (resp.Reply, error) {
 	}
 }
 
-// link is one server connection as the epoll loops drive it: a
+// Ping sends PING over l, a plaintext link (over TLS, Dial has made a
+// round trip already), and waits up to d for its reply: a server that is
+// dying still accepts connections into its listener's backlog, and one
+// starting may answer LOADING.
+func Ping(ctx context.Context, l Link, d time.Duration) error {
+	if l.tls != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r, err := roundTrip(&sockConn{fd: l.FD, raw: Raw, ctx: ctx}, resp.AppendCommandString(nil, "PING"))
+	if err == nil && r.IsError() {
+		err = errors.New(string(r.Data))
+	}
+	if err != nil {
+		return fmt.Errorf("PING: %w", err)
+	}
+	return nil
+}
+
+// Link is one server connection as the epoll loops drive it: a
 // non-blocking socket, and when the run asks for TLS, crypto/tls running
-// over that socket in the same loop (tls), without a goroutine of its own.
-type link struct {
-	fd  int
+// over that socket in the same loop, without a goroutine of its own.
+type Link struct {
+	// FD is the socket.
+	FD  int
 	tls *tlsLink // nil: plaintext
 }
 
-func (l link) close() { unix.Close(l.fd) }
+// Close closes the socket.
+func (l Link) Close() { unix.Close(l.FD) }
 
-// read reads what has arrived into b without waiting: n > 0, or 0 and
+// IsTLS reports whether the link runs TLS.
+func (l Link) IsTLS() bool { return l.tls != nil }
+
+// Read reads what has arrived into b without waiting: n > 0, or 0 and
 // unix.EAGAIN when nothing has, or 0 and nil at the end of the stream.
-func (l link) read(raw bool, b []byte) (int, error) {
+// Over TLS it returns what the complete records read hold.
+func (l Link) Read(raw bool, b []byte) (int, error) {
 	if l.tls == nil {
-		return sysRead(raw, l.fd, b)
+		return SysRead(raw, l.FD, b)
 	}
 	return l.tls.read(b)
 }
 
-// write writes a prefix of b without waiting, or returns unix.EAGAIN when
+// Write writes a prefix of b without waiting, or returns unix.EAGAIN when
 // the socket takes nothing. With TLS it takes the whole of b: the
-// ciphertext the socket does not take waits in the link (pending), and
-// until it has gone, write takes nothing more.
-func (l link) write(raw bool, b []byte) (int, error) {
+// ciphertext the socket does not take waits in the link (Pending), and
+// until it has gone, Write takes nothing more.
+func (l Link) Write(raw bool, b []byte) (int, error) {
 	if l.tls == nil {
-		return sysWrite(raw, l.fd, b)
+		return SysWrite(raw, l.FD, b)
 	}
 	return l.tls.write(b)
 }
 
-// pending says TLS ciphertext waits for the socket: the caller must
-// wait for POLLOUT and call read or write again.
-func (l link) pending() bool { return l.tls != nil && len(l.tls.sock.out) > 0 }
+// Pending says TLS ciphertext waits for the socket: the caller must
+// wait for POLLOUT and call Read, Write or Flush again.
+func (l Link) Pending() bool { return l.tls != nil && len(l.tls.sock.out) > 0 }
+
+// Flush writes what it can of the TLS ciphertext waiting for the socket.
+func (l Link) Flush() error {
+	if l.tls == nil {
+		return nil
+	}
+	_, err := l.tls.sock.flush()
+	return err
+}
 
 // tlsLink is crypto/tls's client over a non-blocking socket. crypto/tls
 // keeps a partial record it has read and tries again on the next Read
@@ -323,7 +353,7 @@ type sockConn struct {
 
 func (c *sockConn) Read(b []byte) (int, error) {
 	for {
-		n, err := sysRead(c.raw, c.fd, b)
+		n, err := SysRead(c.raw, c.fd, b)
 		switch {
 		case n > 0:
 			return n, nil
@@ -345,7 +375,7 @@ func (c *sockConn) Read(b []byte) (int, error) {
 func (c *sockConn) Write(b []byte) (int, error) {
 	if c.ctx != nil {
 		for rest := b; len(rest) > 0; {
-			n, err := sysWrite(c.raw, c.fd, rest)
+			n, err := SysWrite(c.raw, c.fd, rest)
 			switch {
 			case n > 0:
 				rest = rest[n:]
@@ -361,7 +391,7 @@ func (c *sockConn) Write(b []byte) (int, error) {
 	}
 	rest := b
 	for len(c.out) == 0 && len(rest) > 0 {
-		n, err := sysWrite(c.raw, c.fd, rest)
+		n, err := SysWrite(c.raw, c.fd, rest)
 		switch {
 		case n > 0:
 			rest = rest[n:]
@@ -379,7 +409,7 @@ func (c *sockConn) Write(b []byte) (int, error) {
 // flush writes what it can of out, and says whether some is left.
 func (c *sockConn) flush() (more bool, err error) {
 	for len(c.out) > 0 {
-		n, err := sysWrite(c.raw, c.fd, c.out)
+		n, err := SysWrite(c.raw, c.fd, c.out)
 		switch {
 		case n > 0:
 			c.out = c.out[:copy(c.out, c.out[n:])]
