@@ -285,7 +285,7 @@ func (r *run) steps(ctx context.Context) error {
 				// strategy: its rows say so without a server started.
 				row := r.newRow(sc, st.Round, 1)
 				row.Status, row.Error = results.StatusUnsupported, why
-				rows := workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil)
+				rows := workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil, nil)
 				if err := r.writeRows(rows); err != nil {
 					return err
 				}
@@ -406,9 +406,7 @@ func (a *attemptResult) rows(w *workload.Workload) []results.Row {
 	if w == nil {
 		return append([]results.Row{a.row}, a.curve...)
 	}
-	rows := workloadRows(a.row, w, a.cfg, a.commands)
-	fillWorkloadTelemetry(rows, a.tel, a.cfg)
-	return rows
+	return workloadRows(a.row, w, a.cfg, a.commands, a.tel)
 }
 
 // attempt starts a fresh server for the step, prefills it if the mode or
@@ -556,8 +554,8 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	t.Measure = time.Since(t1)
 	out.tel.stopRSS()
 	row.Measured(&res.Result)
-	setStalls(row, &res.Result)
-	out.series = seriesRows(row, cfg, &res.Result, events)
+	row.Stalls, row.LongestStallMs = stallsOf(&res.Result)
+	out.series = seriesRows(*row, cfg, &res.Result, events)
 	out.commands = res.Commands
 	out.nodes = results.NodeRows(row, &res.Result)
 	row.Agents = max(o.Agents, 1)
@@ -583,13 +581,16 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		if err := target.Restarted(before, after); err != nil {
 			return out, err
 		}
-		fillCPU(row, res, clientCPU, before, after)
+		c := cpuOf(res, clientCPU, before, after)
+		row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.clientS, c.clientBound, c.serverS, c.qpsPerCPU
 	} else {
 		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
-		fillCPU(row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
+		c := cpuOf(res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
+		row.ClientCPUS, row.ClientBound = c.clientS, c.clientBound
 	}
-	out.tel.finish(ctx, info, sc.Desc.Password)
-	out.tel.fill(row, measuredCommands(cfg))
+	out.tel = out.tel.finish(ctx, info, sc.Desc.Password)
+	row.ServerRSSBytes, row.ServerUsedMemoryBytes = out.tel.memory()
+	row.ServerUsecPerCall, row.ServerCalls = out.tel.commands(measuredCommands(cfg))
 	if o.curve.enabled() {
 		t2 := time.Now()
 		out.curve, err = r.measureCurve(ctx, cfg, info, sc, e.Round, &base, row, res)
@@ -683,21 +684,30 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// fillCPU records who used the CPU during the measurement: the client's
-// time, the server's (when both samples know it and it is enough to
-// measure: serverCPU), QPS per server CPU-second, and whether the
-// generator was busy enough to have set the pace.
-func fillCPU(row *results.Row, res loadgen.Result, client time.Duration, before, after target.Sample) {
-	row.ClientCPUS = client.Seconds()
+// cpuUse is who used the CPU during a measurement: the client's time, the
+// server's (when both samples know it and it is enough to measure:
+// serverCPU), QPS per server CPU-second, and whether the generator was
+// busy enough to have set the pace.
+type cpuUse struct {
+	clientS            float64
+	clientBound        bool
+	serverS, qpsPerCPU results.Opt
+}
+
+// cpuOf is who used the CPU during the measurement res: the client's
+// time client and the server's samples before and after it.
+func cpuOf(res loadgen.Result, client time.Duration, before, after target.Sample) cpuUse {
+	c := cpuUse{clientS: client.Seconds()}
 	if threads := res.Config.Threads; threads > 0 && res.Elapsed > 0 {
-		row.ClientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
+		c.clientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
 	}
 	if used, ok := serverCPU(before, after); ok {
-		row.ServerCPUS = results.Opt(used.Seconds())
-		if row.ElapsedS > 0 && row.QPS > 0 {
-			row.QPSPerServerCPUS = results.Opt(row.QPS / (used.Seconds() / row.ElapsedS))
+		c.serverS = results.Opt(used.Seconds())
+		if elapsed := res.Elapsed.Seconds(); elapsed > 0 && res.QPS > 0 {
+			c.qpsPerCPU = results.Opt(res.QPS / (used.Seconds() / elapsed))
 		}
 	}
+	return c
 }
 
 // serverError adds the server's exit, if it exited, to a load generator

@@ -40,16 +40,15 @@ func (r *run) writeSeries(rows []results.SeriesRow) error {
 	return r.series.Write(rows)
 }
 
-// setStalls fills the row's stall columns from m's stalls; they stay
-// empty when no series was recorded.
-func setStalls(row *results.Row, m *measure.Result) {
-	row.Stalls, row.LongestStallMs = nil, nil
+// stallsOf is the stall columns of m: how many stalls, and the longest
+// in ms; nil when no series was recorded.
+func stallsOf(m *measure.Result) (count *int64, longestMs *float64) {
 	if m.Stalls == nil {
-		return
+		return nil, nil
 	}
 	n := int64(m.Stalls.Count)
 	ms := float64(m.Stalls.Longest) / float64(time.Millisecond)
-	row.Stalls, row.LongestStallMs = &n, &ms
+	return &n, &ms
 }
 
 // seriesCommand is the command the series rows of a mode name: the one
@@ -66,11 +65,11 @@ func seriesCommand(cfg loadgen.Config) string {
 	return results.CommandTotal
 }
 
-// seriesRows are the series CSV's rows of an attempt (row its detail row)
-// whose measurement m ran with cfg: per interval of the measured phase,
+// seriesRows are the series CSV's rows of an attempt (row its detail row,
+// which keys them) whose measurement m ran with cfg: per interval of the measured phase,
 // empty ones too, a row of the whole, one per command of a mix and one
 // per master of a cluster, each with the events seen in its interval.
-func seriesRows(row *results.Row, cfg loadgen.Config, m *measure.Result, ev *eventLog) []results.SeriesRow {
+func seriesRows(row results.Row, cfg loadgen.Config, m *measure.Result, ev *eventLog) []results.SeriesRow {
 	s := m.Series
 	if s == nil || s.Interval <= 0 || m.Start.IsZero() {
 		return nil
