@@ -20,6 +20,9 @@ type crashSite struct {
 	dir string
 	// fs is the lazy file system dir is on; nil for a process crash.
 	fs *lazyfs.FS
+	// crash is a recovery attempt's crash kind (results.CrashProcess or
+	// CrashPower); empty for the other modes.
+	crash string
 }
 
 // powerCheck finds once whether this machine can mount the lazy file
@@ -50,16 +53,15 @@ func checkPowerLoss(o Options) error {
 }
 
 // crashSite prepares the server directory of an attempt in the directory
-// dir kvbench made for it and marks a recovery row with its crash kind.
+// dir kvbench made for it, and for a recovery attempt its crash kind.
 // With Options.PowerLoss a recovery attempt's server gets the mount point
 // of a lazy file system backed by dir/data.
-func (r *run) crashSite(sc *Scenario, dir string, row *results.Row) (*crashSite, error) {
+func (r *run) crashSite(sc *Scenario, dir string) (*crashSite, error) {
 	if sc.Mode != results.ModeRecovery {
 		return &crashSite{dir: dir}, nil
 	}
 	if !r.o.PowerLoss || !r.powerLoss() {
-		row.Crash = results.CrashProcess
-		return &crashSite{dir: dir}, nil
+		return &crashSite{dir: dir, crash: results.CrashProcess}, nil
 	}
 	mnt, back := filepath.Join(dir, "mnt"), filepath.Join(dir, "data")
 	for _, d := range []string{mnt, back} {
@@ -71,8 +73,7 @@ func (r *run) crashSite(sc *Scenario, dir string, row *results.Row) (*crashSite,
 	if err != nil {
 		return nil, fmt.Errorf("power loss: %w", err)
 	}
-	row.Crash = results.CrashPower
-	return &crashSite{dir: mnt, fs: fs}, nil
+	return &crashSite{dir: mnt, fs: fs, crash: results.CrashPower}, nil
 }
 
 // cut drops what the killed server had not synced, for a power loss;
@@ -96,9 +97,9 @@ func (c *crashSite) close() error {
 	return c.fs.Unmount()
 }
 
-// crashName is how the log names the crash of a recovery row.
-func crashName(row *results.Row) string {
-	if row.Crash == results.CrashPower {
+// name is how the log names the site's crash.
+func (c *crashSite) name() string {
+	if c.fs != nil {
 		return "power loss"
 	}
 	return "kill -9"

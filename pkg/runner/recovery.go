@@ -90,19 +90,27 @@ func recoveryCounter(conn int) string { return recoveryPrefix + "counter:" + str
 // tells that the restarted server has its dataset back.
 const recoveryProbe = recoveryPrefix + "probe"
 
+// recoveryFigures are what a recovery attempt measured: the recovery_s,
+// recovery_keys_per_s, recovery_mb_per_s, acked_writes, acked_lost and
+// lost_window_s columns, each nil until measured (see results.Row).
+type recoveryFigures struct {
+	ackedWrites, ackedLost                   *int64
+	lostWindowS, recoveryS, keysPerS, mbPerS *float64
+}
+
 // recovery is the rest of a recovery attempt once inst is prefilled: it
 // writes a stream of acknowledged writes, kills the server amid it (and
 // cuts the power of a lazy file system site), starts it again on site's
-// directory and measures the recovery into row. It returns
-// the instance the caller stops: the new one, or inst when the restart
-// failed.
-func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, site *crashSite, row *results.Row) (target.Instance, error) {
+// directory and measures the recovery. It returns the instance the caller
+// stops (the new one, or inst when the restart failed) and the figures
+// measured, those before an error too.
+func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, site *crashSite) (_ target.Instance, f recoveryFigures, _ error) {
 	dir := site.dir
 	info := inst.Info()
 	copts := info.Control(sc.Desc.Password)
 	copts.Timeout = r.o.Timeout
 	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd, sc.Strategy.Persistence == snapshotPolicy); err != nil {
-		return inst, serverError(inst, err)
+		return inst, f, serverError(inst, err)
 	}
 	length := RecoveryStream
 	if site.fs != nil {
@@ -110,67 +118,67 @@ func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, 
 	}
 	stream, err := r.writeAndKill(ctx, sc, inst, copts, length)
 	if err != nil {
-		return inst, err
+		return inst, f, err
 	}
 	if err := site.cut(); err != nil {
-		return inst, err
+		return inst, f, err
 	}
 	acked := stream.acked()
-	row.AckedWrites = &acked
+	f.ackedWrites = &acked
 	size, err := dataBytes(dir)
 	if err != nil {
-		return inst, fmt.Errorf("the data files: %w", err)
+		return inst, f, fmt.Errorf("the data files: %w", err)
 	}
 
 	t0 := time.Now()
 	inst2, err := target.Restart(ctx, sc.Target, sc.Strategy, target.Env{Dir: dir, Tracker: r.o.Tracker, ReadyTimeout: r.o.ReadyTimeout})
 	if err != nil {
-		return inst, fmt.Errorf("restart after %s (the server did not come back): %w", crashName(row), err)
+		return inst, f, fmt.Errorf("restart after %s (the server did not come back): %w", site.name(), err)
 	}
 	info2 := inst2.Info()
 	copts.TLS = info2.TLS
 	c, err := r.readBack(ctx, info2.Addr, copts, t0, inst2)
 	if err != nil {
-		return inst2, serverError(inst2, err)
+		return inst2, f, serverError(inst2, err)
 	}
 	secs := time.Since(t0).Seconds() // answered: what follows is reading back, not recovering
 	defer c.Close()
 	back, err := readProbe(ctx, c, sc.Desc.GetCmd)
 	if err != nil {
-		return inst2, serverError(inst2, err)
+		return inst2, f, serverError(inst2, err)
 	}
 	lost, oldest, err := countLost(ctx, c, sc.Desc.GetCmd, stream)
 	if err != nil {
-		return inst2, serverError(inst2, fmt.Errorf("reading the acknowledged writes back: %w", err))
+		return inst2, f, serverError(inst2, fmt.Errorf("reading the acknowledged writes back: %w", err))
 	}
-	row.AckedLost = &lost
+	f.ackedLost = &lost
 	if lost > 0 {
 		w := stream.killed.Sub(oldest).Seconds()
-		row.LostWindowS = &w
+		f.lostWindowS = &w
 	}
 	keys, err := dbsize(ctx, c)
 	if err != nil {
-		return inst2, serverError(inst2, err)
+		return inst2, f, serverError(inst2, err)
 	}
 	// Without the probe, the server may still have the keyspace: the probe
 	// went with the last writes (Redis's everysec holds its log back
 	// while an fsync is slow).
 	if !back && keys == 0 {
-		return inst2, nil // the dataset is gone: no recovery to time
+		return inst2, f, nil // the dataset is gone: no recovery to time
 	}
-	row.RecoveryS = &secs
+	f.recoveryS = &secs
 	if keys > 0 {
 		v := float64(keys) / secs
-		row.RecoveryKeysPerS = &v
+		f.keysPerS = &v
 	}
 	if loaded := loadedBytes(ctx, c); loaded > 0 {
 		size = loaded // the kvstore's own count: its files may hold space filled ahead
 	}
 	if size > 0 {
 		v := float64(size) / 1e6 / secs
-		row.RecoveryMBPerS = &v
+		f.mbPerS = &v
 	}
-	return inst2, nil
+	return inst2, f, nil
 }
 
 // snapshotTimeout bounds the SAVE of a recovery attempt's prefilled

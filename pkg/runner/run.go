@@ -439,11 +439,12 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	if err != nil {
 		return out, fmt.Errorf("create the instance directory: %w", err)
 	}
-	site, err := r.crashSite(sc, dir, row) // powerloss.go
+	site, err := r.crashSite(sc, dir) // powerloss.go
 	if err != nil {
 		os.RemoveAll(dir)
 		return out, err
 	}
+	row.Crash = site.crash
 	t0 := time.Now()
 	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: site.dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
 	t.Start = time.Since(t0)
@@ -528,8 +529,11 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	}
 	if sc.Mode == results.ModeRecovery {
 		t1 := time.Now()
-		inst, err = r.recovery(ctx, sc, inst, site, row) // recovery.go; the deferred Stop stops the new instance
+		var f recoveryFigures
+		inst, f, err = r.recovery(ctx, sc, inst, site) // recovery.go; the deferred Stop stops the new instance
 		t.Measure = time.Since(t1)
+		row.AckedWrites, row.AckedLost, row.LostWindowS = f.ackedWrites, f.ackedLost, f.lostWindowS
+		row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.recoveryS, f.keysPerS, f.mbPerS
 		return out, err
 	}
 	var meter AttemptMeter
