@@ -597,10 +597,14 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	row.ServerUsecPerCall, row.ServerCalls = out.tel.commands(measuredCommands(cfg))
 	if o.curve.enabled() {
 		t2 := time.Now()
-		out.curve, err = r.measureCurve(ctx, cfg, info, sc, e.Round, &base, row, res)
+		lc, err := r.measureCurve(ctx, cfg, info, sc, e.Round, res)
 		t.Measure += time.Since(t2)
 		if err != nil {
 			return out, serverError(inst, err)
+		}
+		out.curve = r.curveRows(base, lc)
+		if lc.slo != "" {
+			row.SLO, row.CapacityQPS = lc.slo, lc.capacity
 		}
 		if err := inst.Err(); err != nil {
 			return out, err
