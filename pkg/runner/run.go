@@ -12,12 +12,10 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
-	"github.com/kvbench/kvbench/pkg/workload"
 	"golang.org/x/sys/unix"
 )
 
@@ -283,15 +281,15 @@ func (r *run) steps(ctx context.Context) error {
 			if why, ok := r.unsupported[[2]string{sc.Desc.Name, sc.Workload.Name}]; ok {
 				// The target lacks the workload's commands whatever the
 				// strategy: its rows say so without a server started.
-				row := r.newRow(sc, st.Round, 1)
-				row.Status, row.Error = results.StatusUnsupported, why
-				rows := workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil, nil)
-				if err := r.writeRows(rows); err != nil {
+				e := base
+				e.Attempt = 1
+				out := r.resultOf(e, &attemptSteps{at: time.Now(), load: workloadConfig(r.o, sc.Workload)}, results.StatusUnsupported, why)
+				if err := r.writeRows(out.rows); err != nil {
 					return err
 				}
-				r.rec.attempt(rows, nil)
-				e := base
-				e.Kind, e.Row = EventSkip, row
+				r.rec.attempt(out.rows, nil)
+				e = base
+				e.Kind, e.Row = EventSkip, out.row
 				r.event(e)
 				continue
 			}
@@ -300,9 +298,8 @@ func (r *run) steps(ctx context.Context) error {
 			e := base
 			e.Attempt = attempt
 			out, err := r.attempt(ctx, e)
-			row, timing := out.row, out.timing
+			row, timing, rows := out.row, out.timing, out.rows
 			r.res.Timing.add(timing)
-			rows := out.rows(st.Scenario.Workload)
 			if werr := r.writeRows(rows); werr != nil {
 				return werr // without a detail CSV there is no point going on
 			}
@@ -324,7 +321,7 @@ func (r *run) steps(ctx context.Context) error {
 			// the scenario: none of them is tried.
 			refused := errors.Is(err, target.ErrNotEmpty) || errors.Is(err, target.ErrRefused)
 			outOfRetries := err != nil && !interrupted && !unsupported && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
-			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1-len(out.curve)], err, timing
+			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
 			e.Final = err == nil || interrupted || unsupported || outOfRetries
 			r.event(e)
 			if interrupted {
@@ -360,257 +357,6 @@ func (r *run) writeRows(rows []results.Row) error {
 	}
 	r.res.Rows = append(r.res.Rows, rows...)
 	return nil
-}
-
-// newRow is the detail row of an attempt before anything is measured.
-func (r *run) newRow(sc *Scenario, round, attempt int) results.Row {
-	o := r.o
-	row := results.Row{
-		RunID: r.res.RunID, StartedAt: time.Now().Format(time.RFC3339),
-		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
-		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: round, Attempt: attempt,
-		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
-		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: o.Seed + int64(round), Label: o.Label,
-		ClientHost: r.machine.host, CPUModel: r.machine.cpuModel, Cores: r.machine.cores, Kernel: r.machine.kernel,
-	}
-	if sc.Workload != nil {
-		cfg := workloadConfig(o, sc.Workload)
-		row.Workload, row.Keyspace, row.ValueSize = sc.Workload.Name, cfg.Keyspace, cfg.ValueSize
-	}
-	return row
-}
-
-// attemptResult is what one attempt produced.
-type attemptResult struct {
-	// row is the attempt's detail row: its status, settings, server and
-	// measurement (a workload's total row).
-	row results.Row
-	// cfg is the load as it ran (a workload's commands named), and
-	// commands each command's share of its mix.
-	cfg      loadgen.Config
-	commands []measure.Command
-	// nodes are the rows of the nodes CSV: one per master of a cluster.
-	nodes []results.NodeRow
-	// series are the rows of the series CSV (with Options.Interval).
-	series []results.SeriesRow
-	// curve are the rows of the load curve's phases (Options.Rates).
-	curve  []results.Row
-	timing Timing
-	// tel is what the server said about the measured phase.
-	tel *phaseTelemetry
-}
-
-// rows are the attempt's detail rows: its row, or for workload w one row
-// per command and the total row (workloadRows).
-func (a *attemptResult) rows(w *workload.Workload) []results.Row {
-	if w == nil {
-		return append([]results.Row{a.row}, a.curve...)
-	}
-	return workloadRows(a.row, w, a.cfg, a.commands, a.tel)
-}
-
-// attempt starts a fresh server for the step, prefills it if the mode or
-// workload reads, measures, stops it, and returns what it measured, its
-// row's status saying how it ended.
-func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err error) {
-	sc := e.Scenario
-	o := r.o
-	seed := o.Seed + int64(e.Round)
-	out.row = r.newRow(sc, e.Round, e.Attempt)
-	row, t := &out.row, &out.timing
-	if sc.Workload != nil {
-		out.cfg = workloadConfig(o, sc.Workload)
-	}
-	defer func() {
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			row.Status, row.Error = results.StatusInterrupted, "interrupted: "+err.Error()
-		case errUnsupported(err):
-			row.Status, row.Error = results.StatusUnsupported, err.Error()
-		default:
-			row.Status, row.Error = results.StatusFailed, err.Error()
-		}
-	}()
-
-	e.Kind = EventStart
-	r.event(e)
-	dir, err := os.MkdirTemp(r.tmp, fmt.Sprintf("%s-%s-r%d-", safeName(sc.Desc.Name), safeName(sc.Strategy.Name), e.Round))
-	if err != nil {
-		return out, fmt.Errorf("create the instance directory: %w", err)
-	}
-	site, err := r.crashSite(sc, dir) // powerloss.go
-	if err != nil {
-		os.RemoveAll(dir)
-		return out, err
-	}
-	row.Crash = site.crash
-	t0 := time.Now()
-	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: site.dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
-	t.Start = time.Since(t0)
-	row.StartS = t.Start.Seconds()
-	if err != nil {
-		site.close()
-		os.RemoveAll(dir)
-		return out, fmt.Errorf("start: %w", err)
-	}
-	defer func() {
-		t1 := time.Now()
-		grace := o.StopGrace
-		if ctx.Err() != nil {
-			grace = InterruptStopGrace
-		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-		serr := inst.Stop(sctx)
-		cancel()
-		if cerr := site.close(); cerr != nil && serr == nil {
-			serr = cerr
-		}
-		if rerr := os.RemoveAll(dir); rerr != nil && serr == nil {
-			serr = fmt.Errorf("remove %s: %w", dir, rerr)
-		}
-		t.Stop = time.Since(t1)
-		row.StopS = t.Stop.Seconds()
-		if err == nil && serr != nil {
-			err = fmt.Errorf("stop: %w", serr)
-		}
-	}()
-	info := inst.Info()
-	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
-	row.Shards = len(info.Nodes)
-	row.TLS = info.TLS != nil
-	row.RESP3 = info.RESP3
-	e.Kind, e.Instance = EventReady, info
-	r.event(e)
-
-	cfg := loadConfig(o, sc, info, seed)
-	cfg.Progress = func(p loadgen.Progress) {
-		pe := e
-		pe.Kind, pe.Progress = EventProgress, p
-		r.event(pe)
-	}
-	var fills []fill
-	if sc.Workload != nil {
-		sc.Workload.Apply(&cfg, func(string) bool { return false })
-		cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
-		out.cfg = cfg
-		// Refused before the prefill: a target without the commands is
-		// not worth filling.
-		if err := checkWorkload(ctx, cfg); err != nil {
-			return out, err
-		}
-		fills = workloadFills(cfg)
-	}
-	if sc.Workload == nil && sc.Mode != loadgen.ModeSet || len(fills) > 0 {
-		pcfg := cfg
-		pcfg.Pipeline = o.PrefillPipeline
-		t1 := time.Now()
-		if sc.Workload != nil {
-			err = prefillWorkload(ctx, pcfg, fills)
-		} else {
-			err = r.prefill(ctx, pcfg, sc, e.Round)
-		}
-		t.Prefill = time.Since(t1)
-		row.PrefillS = t.Prefill.Seconds()
-		if err != nil {
-			return out, serverError(inst, err)
-		}
-		// The measurement starts once the compaction the prefill may have
-		// set off is done: the reads would share the machine with it.
-		busy, err := target.WaitQuietAll(ctx, info.Masters(), info.Control(sc.Desc.Password), QuietLimit)
-		t.Prefill = time.Since(t1)
-		row.PrefillS = t.Prefill.Seconds()
-		if err != nil {
-			return out, serverError(inst, fmt.Errorf("waiting for the server's background persistence work: %w", err))
-		}
-		if busy {
-			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
-		}
-	}
-	if sc.Mode == results.ModeRecovery {
-		t1 := time.Now()
-		var f recoveryFigures
-		inst, f, err = r.recovery(ctx, sc, inst, site) // recovery.go; the deferred Stop stops the new instance
-		t.Measure = time.Since(t1)
-		row.AckedWrites, row.AckedLost, row.LostWindowS = f.ackedWrites, f.ackedLost, f.lostWindowS
-		row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.recoveryS, f.keysPerS, f.mbPerS
-		return out, err
-	}
-	var meter AttemptMeter
-	if o.Meter != nil {
-		meter = o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
-		cfg.Observe = meter.Interval
-	}
-	out.tel = startTelemetry(ctx, info, sc.Desc.Password)
-	base := *row // the load curve's rows start from it
-	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
-	t1 := time.Now()
-	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
-	stopProfile := r.startProfile(ctx, info)
-	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
-	stopProfile()
-	if meter != nil {
-		meter.Done(&res.Result)
-	}
-	if perr := events.finish(); perr != nil {
-		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
-	}
-	t.Measure = time.Since(t1)
-	out.tel.stopRSS()
-	row.Measured(&res.Result)
-	row.Stalls, row.LongestStallMs = stallsOf(&res.Result)
-	out.series = seriesRows(*row, cfg, &res.Result, events)
-	out.commands = res.Commands
-	out.nodes = results.NodeRows(row, &res.Result)
-	row.Agents = max(o.Agents, 1)
-	if err != nil {
-		if serr == nil { // a restart is the reason to give, if there was one
-			if rerr := restartReason(ctx, info, sc.Desc.Password, before); rerr != nil {
-				return out, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
-			}
-		}
-		return out, serverError(inst, err)
-	}
-	if err := checkResult(res); err != nil {
-		return out, err
-	}
-	if err := inst.Err(); err != nil {
-		return out, err
-	}
-	if serr == nil {
-		after, err := target.SampleServer(ctx, info, sc.Desc.Password)
-		if err != nil {
-			return out, serverError(inst, fmt.Errorf("after the measurement: %w", err))
-		}
-		if err := target.Restarted(before, after); err != nil {
-			return out, err
-		}
-		c := cpuOf(res, clientCPU, before, after)
-		row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.clientS, c.clientBound, c.serverS, c.qpsPerCPU
-	} else {
-		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
-		c := cpuOf(res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
-		row.ClientCPUS, row.ClientBound = c.clientS, c.clientBound
-	}
-	out.tel = out.tel.finish(ctx, info, sc.Desc.Password)
-	row.ServerRSSBytes, row.ServerUsedMemoryBytes = out.tel.memory()
-	row.ServerUsecPerCall, row.ServerCalls = out.tel.commands(measuredCommands(cfg))
-	if o.curve.enabled() {
-		t2 := time.Now()
-		lc, err := r.measureCurve(ctx, cfg, info, sc, e.Round, res)
-		t.Measure += time.Since(t2)
-		if err != nil {
-			return out, serverError(inst, err)
-		}
-		out.curve = r.curveRows(base, lc)
-		if lc.slo != "" {
-			row.SLO, row.CapacityQPS = lc.slo, lc.capacity
-		}
-		if err := inst.Err(); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
 }
 
 // prefill writes the keyspace before a mode that reads.
