@@ -465,31 +465,9 @@ func cpuOf(res loadgen.Result, client time.Duration, before, after target.Sample
 }
 
 // serverError adds the server's exit, if it exited, to a load generator
-// error: a dead server shows as a lost connection first, its exit a
-// moment later.
+// error (target.WithExit): a wrong value is no lost connection.
 func serverError(inst target.Instance, err error) error {
-	if isConnError(err) {
-		select {
-		case <-inst.Exited():
-		case <-time.After(exitWait):
-		}
-	}
-	if serr := inst.Err(); serr != nil {
-		return fmt.Errorf("%w; %w", err, serr)
-	}
-	return err
-}
-
-// exitWait bounds how long a lost connection waits for the server's exit.
-const exitWait = 200 * time.Millisecond
-
-// isConnError reports whether err looks like a lost connection (worth
-// waiting a moment for the server's exit status).
-func isConnError(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, loadgen.ErrVerify) {
-		return false
-	}
-	return true
+	return target.WithExit(inst, err, loadgen.ErrVerify)
 }
 
 // checkResult fails a measurement that completed with counts that cannot
