@@ -9,6 +9,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -34,10 +35,10 @@ type attemptSteps struct {
 	// server's background work included; stop the stop's time.
 	srv           server
 	prefill, stop time.Duration
-	rec           recoveryFigures // the recovery mode's
-	loop          *closedLoop     // measure's
-	tel           *phaseTelemetry // telemetry's, read after the measurement
-	curve         *loadCurve      // curve's (Options.Rates, SLO)
+	rec           recovery.Figures // the recovery mode's
+	loop          *closedLoop      // measure's
+	tel           *phaseTelemetry  // telemetry's, read after the measurement
+	curve         *loadCurve       // curve's (Options.Rates, SLO)
 	// measured is the recovery's time, or the curve's phases' (the
 	// closed loop's is loop.took).
 	measured time.Duration
@@ -56,8 +57,8 @@ func (s *attemptSteps) timing() Timing {
 // target, fresh, on a directory of its own, configured as its strategy
 // asks (Target.Start verifies it).
 type server struct {
-	dir  string     // the directory kvbench made for the attempt
-	site *crashSite // where in dir the server keeps its files
+	dir  string         // the directory kvbench made for the attempt
+	site *recovery.Site // where in dir the server keeps its files
 	inst target.Instance
 	info target.Info
 	// took is from spawning the server to its verified PING reply,
@@ -138,7 +139,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	}
 	if sc.Mode == results.ModeRecovery {
 		t0 := time.Now()
-		srv.inst, s.rec, err = r.recovery(ctx, sc, srv.inst, srv.site) // recovery.go; the deferred stop stops the new instance
+		srv.inst, s.rec, err = r.recovery(ctx, sc, srv) // powerloss.go; the deferred stop stops the new instance
 		s.measured = time.Since(t0)
 		return out, err
 	}
@@ -171,10 +172,10 @@ func (r *run) start(ctx context.Context, e Event) (server, error) {
 		return server{}, err
 	}
 	t0 := time.Now()
-	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: site.dir, Tracker: r.o.Tracker, ReadyTimeout: r.o.ReadyTimeout})
+	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: site.Dir, Tracker: r.o.Tracker, ReadyTimeout: r.o.ReadyTimeout})
 	srv := server{dir: dir, site: site, took: time.Since(t0)}
 	if err != nil {
-		site.close()
+		site.Close()
 		os.RemoveAll(dir)
 		return srv, fmt.Errorf("start: %w", err)
 	}
@@ -194,7 +195,7 @@ func (r *run) stop(ctx context.Context, srv *server) (time.Duration, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	err := srv.inst.Stop(sctx)
 	cancel()
-	if cerr := srv.site.close(); cerr != nil && err == nil {
+	if cerr := srv.site.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	if rerr := os.RemoveAll(srv.dir); rerr != nil && err == nil {
@@ -373,15 +374,15 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 		row.Workload, row.Keyspace, row.ValueSize = sc.Workload.Name, cfg.Keyspace, cfg.ValueSize
 	}
 	if s.srv.site != nil {
-		row.Crash = s.srv.site.crash
+		row.Crash = s.srv.site.Crash
 	}
 	info := s.srv.info
 	row.StartS, row.PrefillS, row.StopS = s.srv.took.Seconds(), s.prefill.Seconds(), s.stop.Seconds()
 	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	row.Shards, row.TLS, row.RESP3 = len(info.Nodes), info.TLS != nil, info.RESP3
 	f := s.rec
-	row.AckedWrites, row.AckedLost, row.LostWindowS = f.ackedWrites, f.ackedLost, f.lostWindowS
-	row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.recoveryS, f.keysPerS, f.mbPerS
+	row.AckedWrites, row.AckedLost, row.LostWindowS = f.AckedWrites, f.AckedLost, f.LostWindowS
+	row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.RecoveryS, f.KeysPerS, f.MBPerS
 	if l := s.loop; l != nil {
 		row.Measured(&l.res.Result)
 		row.Stalls, row.LongestStallMs = stallsOf(&l.res.Result)

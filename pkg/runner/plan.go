@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
@@ -241,7 +242,7 @@ func (p *Plan) scenarios(targets []target.Target) error {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}
 			if m == results.ModeRecovery {
-				if err := checkRecovery(d); err != nil { // recovery.go
+				if err := recovery.Check(d); err != nil {
 					return fmt.Errorf("%w: target %s: %w", ErrOptions, d.Name, err)
 				}
 			} else if err := checkCurve(o, d, c.Mode); err != nil {
