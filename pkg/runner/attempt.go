@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
+	"github.com/kvbench/kvbench/pkg/runner/series"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -80,7 +81,7 @@ type closedLoop struct {
 	checked       bool
 	// events are the server's events per interval (Options.Interval),
 	// and tel what it said of the phase, finished by the telemetry step.
-	events *eventLog
+	events *series.Events
 	tel    *phaseTelemetry
 	took   time.Duration
 }
@@ -271,14 +272,14 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 	l := &closedLoop{tel: startTelemetry(ctx, info, password)}
 	before, serr := target.SampleServer(ctx, info, password)
 	t0 := time.Now()
-	l.events = pollEvents(ctx, info, password, cfg.Interval)
+	l.events = series.Poll(ctx, info, password, cfg.Interval)
 	stopProfile := r.startProfile(ctx, info)
 	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
 	stopProfile()
 	if meter != nil {
 		meter.Done(&res.Result)
 	}
-	if perr := l.events.finish(); perr != nil {
+	if perr := l.events.Finish(); perr != nil {
 		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
 	}
 	l.took = time.Since(t0)
@@ -350,7 +351,7 @@ func (r *run) resultOf(e Event, s *attemptSteps, status, msg string) attemptResu
 		out.rows = append(out.rows, r.curveRows(before, s.curve)...)
 	}
 	if l := s.loop; l != nil {
-		out.series = seriesRows(row, s.load, &l.res.Result, l.events)
+		out.series = series.Rows(row, s.load, &l.res.Result, l.events)
 		out.nodes = results.NodeRows(&row, &l.res.Result)
 	}
 	return out
@@ -385,7 +386,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.RecoveryS, f.KeysPerS, f.MBPerS
 	if l := s.loop; l != nil {
 		row.Measured(&l.res.Result)
-		row.Stalls, row.LongestStallMs = stallsOf(&l.res.Result)
+		row.Stalls, row.LongestStallMs = series.Stalls(&l.res.Result)
 		row.Agents = max(o.Agents, 1)
 		if l.checked {
 			c := cpuOf(l.res, l.clientCPU, l.before, l.after)

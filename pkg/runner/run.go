@@ -245,6 +245,23 @@ func (r *run) writeNodes(rows []results.NodeRow) error {
 	return r.nodes.Write(rows)
 }
 
+// writeSeries appends an attempt's series rows to the series CSV,
+// creating it with the first.
+func (r *run) writeSeries(rows []results.SeriesRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if r.series == nil {
+		w, err := results.CreateSeries(r.res.Files.Series)
+		if err != nil {
+			return err
+		}
+		r.series = w
+		r.log("series CSV: %s", r.res.Files.Series)
+	}
+	return r.series.Write(rows)
+}
+
 // log writes a line through the display.
 func (r *run) log(format string, args ...any) {
 	r.event(Event{Kind: EventLog, Msg: fmt.Sprintf(format, args...)})
