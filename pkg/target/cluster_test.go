@@ -229,8 +229,8 @@ func TestKvstoreCluster(t *testing.T) {
 		t.Fatalf("target %T, want *KvstoreCluster", targets[0])
 	}
 	d := c.Desc()
-	if d.Name != DefaultKvstoreClusterName || d.Kind != KindKvstoreCluster || c.shards != 3 || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
-		t.Fatalf("%+v: shards %d", d, c.shards)
+	if d.Name != DefaultKvstoreClusterName || d.Kind != KindKvstoreCluster || c.Shards() != 3 || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
+		t.Fatalf("%+v: shards %d", d, c.Shards())
 	}
 	s, _ := d.Strategy("persist_everysec")
 	tr := &Tracker{}

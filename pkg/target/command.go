@@ -193,6 +193,10 @@ func persistenceFromArgs(args []string) string {
 // Desc describes the target.
 func (c *Command) Desc() Desc { return c.desc }
 
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (c *Command) Config() CommandConfig { return c.cfg }
+
 // Start runs the command line for strategy s on a free port.
 func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, error) {
 	s, ok := c.desc.Strategy(s.Name)

@@ -71,8 +71,8 @@ func TestParseConfigCluster(t *testing.T) {
 		t.Fatalf("target %T, want *RedisCluster", targets[0])
 	}
 	d := c.Desc()
-	if d.Name != DefaultRedisClusterName || d.Kind != KindRedisCluster || c.shards != 2 || c.replicas != 1 || !slices.Equal(d.Defaults, []string{"aof_always"}) {
-		t.Errorf("%+v: shards %d replicas %d", d, c.shards, c.replicas)
+	if d.Name != DefaultRedisClusterName || d.Kind != KindRedisCluster || c.Shards() != 2 || c.Config().Replicas != 1 || !slices.Equal(d.Defaults, []string{"aof_always"}) {
+		t.Errorf("%+v: shards %d replicas %d", d, c.Shards(), c.Config().Replicas)
 	}
 	s, _ := d.Strategy("aof_always")
 	if s.Expect["cluster-enabled"] != "yes" || s.Expect["appendfsync"] != "always" {
@@ -174,8 +174,8 @@ func TestParseConfigEndpoint(t *testing.T) {
 		if d.User != w.user || d.Password != w.password || d.DB != w.db {
 			t.Errorf("%s: user %q password %q db %d; want %+v", d.Name, d.User, d.Password, d.DB, w)
 		}
-		if a, ok := targets[i].(*Attach); ok && w.addr != "" && a.cfg.Addr != w.addr {
-			t.Errorf("%s: addr %q, want %q", d.Name, a.cfg.Addr, w.addr)
+		if a, ok := targets[i].(*Attach); ok && w.addr != "" && a.Config().Addr != w.addr {
+			t.Errorf("%s: addr %q, want %q", d.Name, a.Config().Addr, w.addr)
 		}
 	}
 }

@@ -91,18 +91,18 @@ func TestParseConfigTLS(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := ts[0].(*Attach)
-			if got := a.cfg.TLS != nil; got != tt.tls {
+			if got := a.Config().TLS != nil; got != tt.tls {
 				t.Fatalf("TLS %v, want %v", got, tt.tls)
 			}
-			if tt.tls && (a.cfg.TLS.RootCAs == nil || len(a.cfg.TLS.Certificates) != tt.certs) {
-				t.Errorf("CA pool %v, %d client certificates; want a pool and %d", a.cfg.TLS.RootCAs != nil, len(a.cfg.TLS.Certificates), tt.certs)
+			if tt.tls && (a.Config().TLS.RootCAs == nil || len(a.Config().TLS.Certificates) != tt.certs) {
+				t.Errorf("CA pool %v, %d client certificates; want a pool and %d", a.Config().TLS.RootCAs != nil, len(a.Config().TLS.Certificates), tt.certs)
 			}
 		})
 	}
 	redis := "targets:\n  - kind: redis\n    tls: {mutual: false}\n"
 	if ts, err := ParseConfig(strings.NewReader(redis), file, Defaults{}); err != nil {
 		t.Error(err)
-	} else if c := ts[0].(*Redis).cfg.TLS; !c.Enabled || c.Mutual {
+	} else if c := ts[0].(*Redis).Config().TLS; !c.Enabled || c.Mutual {
 		t.Errorf("redis tls: %+v, want enabled, not mutual", c)
 	}
 }
