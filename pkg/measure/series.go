@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -80,9 +81,10 @@ func (s *Series) Merge(o *Series) error {
 
 // add adds o to p.
 func (p *Point) add(o *Point) error {
-	p.Requests += o.Requests
-	p.Errors += o.Errors
-	var err error
+	err := errors.Join(addCount(&p.Requests, o.Requests, "requests"), addCount(&p.Errors, o.Errors, "errors"))
+	if err != nil {
+		return err
+	}
 	if p.Histogram, err = addHist(p.Histogram, o.Histogram); err != nil {
 		return err
 	}
@@ -100,9 +102,10 @@ func addParts(ps, os []PointPart) ([]PointPart, error) {
 			ps = append(ps, PointPart{Name: o.Name})
 			i = len(ps) - 1
 		}
-		ps[i].Requests += o.Requests
-		ps[i].Errors += o.Errors
-		var err error
+		err := errors.Join(addCount(&ps[i].Requests, o.Requests, o.Name+" requests"), addCount(&ps[i].Errors, o.Errors, o.Name+" errors"))
+		if err != nil {
+			return nil, err
+		}
 		if ps[i].Histogram, err = addHist(ps[i].Histogram, o.Histogram); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Name, err)
 		}
