@@ -210,16 +210,32 @@ func findStalls(r *Result, below float64, longer time.Duration) *Stalls {
 	if len(rates)%2 == 0 {
 		median = (rates[len(rates)/2-1] + rates[len(rates)/2]) / 2
 	}
+	// A partial interval (the window's first or last) is too short to say
+	// a rate: a start-up interval of a few milliseconds, whose connections
+	// were still sending their first batch, is not a stall. Its rate
+	// counts only as the edge of a stall the full interval beside it
+	// shows; its latency counts alone (a request that waited is a fact).
+	full := func(v iv) bool { return v.length >= s.Interval*9/10 }
+	slow := func(v iv) bool { return v.qps < below*median }
+	stalled := make([]bool, len(ivs))
+	for i, v := range ivs {
+		stalled[i] = full(v) && slow(v) || longer > 0 && v.max > int64(longer)
+	}
+	for i, v := range ivs {
+		if !full(v) && slow(v) &&
+			(i > 0 && full(ivs[i-1]) && stalled[i-1] || i+1 < len(ivs) && full(ivs[i+1]) && stalled[i+1]) {
+			stalled[i] = true
+		}
+	}
 	in := false
 	var cur time.Duration
-	for _, v := range ivs {
-		stalled := v.qps < below*median || longer > 0 && v.max > int64(longer)
+	for i, v := range ivs {
 		switch {
-		case stalled && !in:
+		case stalled[i] && !in:
 			in, cur = true, v.length
 			out.Count++
 			out.At = append(out.At, v.off)
-		case stalled:
+		case stalled[i]:
 			cur += v.length
 		case in:
 			in = false
