@@ -138,24 +138,13 @@ func newRun(plan *Plan, stderr io.Writer) *run {
 func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.started = time.Now()
 	r.machine = thisMachine()
-	ts := r.started.Format("20060102_150405")
-	r.res = &Result{RunID: ts, Plan: r.plan}
+	r.res = &Result{Plan: r.plan}
 	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
 		return r.res, fmt.Errorf("create the output directory: %w", err)
 	}
-	// Two runs started in the same second get distinct names.
-	for i := 2; ; i++ {
-		r.res.Files = newFiles(r.o.OutDir, r.o.Prefix, ts, r.o.Chart)
-		var err error
-		r.detail, err = results.Create(r.res.Files.Detail)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) || i > 100 {
-			return r.res, err
-		}
-		ts = r.started.Format("20060102_150405") + "_" + strconv.Itoa(i)
-		r.res.RunID = ts
+	r.rec.start(ctx, r.o.Recorder, r.log)
+	if err := r.claimRunID(); err != nil {
+		return r.res, err
 	}
 	tmpParent := r.o.TempDir
 	if tmpParent == "" {
@@ -173,7 +162,6 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
 	r.log("detail CSV: %s", r.res.Files.Detail)
-	r.rec.begin(ctx, r.o.Recorder, r.res.RunID, r.started, r.log)
 	runErr := r.steps(ctx)
 	if runErr == nil {
 		r.profileRounds(ctx)
@@ -213,7 +201,42 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.res.Interrupted {
 		errs = append(errs, ErrInterrupted)
 	}
+	if err := r.rec.failed; err != nil {
+		errs = append(errs, fmt.Errorf("%w: %v; the detail CSV has every row: record it with %s",
+			ErrNotRecorded, err, r.rec.importCommand(r.res.Files.Detail)))
+	}
 	return r.res, errors.Join(errs...)
+}
+
+// claimRunID names the run and its files after its start time, made
+// unique: in the output directory (the detail CSV is created, never
+// overwritten) and in the history (a run of that id recorded by this host
+// already, by a run started in the same second elsewhere); the second
+// run gets the suffix _2, and so on.
+func (r *run) claimRunID() error {
+	base := r.started.Format("20060102_150405")
+	for i := 1; i <= 100; i++ {
+		id := base
+		if i > 1 {
+			id += "_" + strconv.Itoa(i)
+		}
+		files := newFiles(r.o.OutDir, r.o.Prefix, id, r.o.Chart)
+		detail, err := results.Create(files.Detail)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.rec.begin(id, r.started); errors.Is(err, results.ErrRunExists) {
+			detail.Close()
+			os.Remove(files.Detail)
+			continue
+		}
+		r.res.RunID, r.res.Files, r.detail = id, files, detail
+		return nil
+	}
+	return fmt.Errorf("no free run id for %s in %s: 100 runs started in that second", base, r.o.OutDir)
 }
 
 // writtenFiles lists the files that exist.
@@ -264,6 +287,10 @@ func (r *run) writeSeries(rows []results.SeriesRow) error {
 
 // log writes a line through the display.
 func (r *run) log(format string, args ...any) {
+	if r.disp == nil { // before the first attempt's display: a plain line
+		fmt.Fprintf(r.stderr, format+"\n", args...)
+		return
+	}
 	r.event(Event{Kind: EventLog, Msg: fmt.Sprintf(format, args...)})
 }
 
