@@ -240,46 +240,22 @@ func (r *run) point(ctx context.Context, cfg loadgen.Config, what string) (loadg
 	return res, err
 }
 
-// curve measures the curve and the capacity asked for and writes them.
+// curve measures the curve and the capacity asked for (curve.Run) and
+// writes them.
 func (r *run) curve(ctx context.Context) (*output.Curve, error) {
 	base := r.o.Config
 	base.Progress = nil
-	var span time.Duration // the closed-loop peak's length, once measured
-	measureAt := func(ctx context.Context, rate float64) (loadgen.Result, error) {
-		cfg := base
-		cfg.Rate = rate
-		if cfg.Duration == 0 && rate > 0 && span > 0 {
-			cfg.Requests = curve.PhaseRequests(cfg.Requests, rate, span)
-		}
-		what := fmt.Sprintf("open loop at %.0f req/s", rate)
-		if rate == 0 {
+	phase := func(ctx context.Context, cfg loadgen.Config) (loadgen.Result, error) {
+		what := fmt.Sprintf("open loop at %.0f req/s", cfg.Rate)
+		if cfg.Rate == 0 {
 			what = "closed loop (the peak)"
 		}
-		res, err := r.point(ctx, cfg, "curve: "+what)
-		if err == nil && rate == 0 {
-			span = res.Elapsed
-		}
-		return res, err
+		return r.point(ctx, cfg, "curve: "+what)
 	}
-	s := r.o.curve
-	doc := &output.Curve{}
-	if curve.AnyRelative(s.Rates) || len(s.SLO) > 0 {
-		peak, err := curve.Peak(ctx, measureAt)
-		if err != nil {
-			return nil, err
-		}
-		doc.Peak = &peak
-	}
-	peakQPS := 0.0
-	if doc.Peak != nil {
-		peakQPS = doc.Peak.QPS
-	}
-	points, err := curve.Sweep(ctx, s.Rates, peakQPS, measureAt)
-	doc.Points = points
-	if err == nil && len(s.SLO) > 0 {
-		var capa curve.Capacity
-		capa, err = curve.Search(ctx, s.SLO, peakQPS, measureAt, curve.SearchOptions{Precision: s.Precision})
-		doc.Capacity = &capa
+	c, err := curve.Run(ctx, r.o.curve, base, nil, phase)
+	doc := &output.Curve{Peak: c.Peak, Points: c.Points, Capacity: c.Capacity}
+	if err != nil && c.Peak == nil && (curve.AnyRelative(r.o.curve.Rates) || len(r.o.curve.SLO) > 0) {
+		return nil, err // the peak failed: nothing to write
 	}
 	if werr := output.WriteCurve(r.w, r.o.Output, *doc); werr != nil && err == nil {
 		err = werr

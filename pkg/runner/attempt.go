@@ -148,7 +148,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		return out, err
 	}
 	s.tel = s.loop.tel.finish(ctx, srv.info, sc.Desc.Password)
-	if !r.o.curve.enabled() {
+	if !r.o.curve.Enabled() {
 		return out, nil
 	}
 	t0 := time.Now()

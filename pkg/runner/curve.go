@@ -18,38 +18,15 @@ import (
 // Options.SLOPrecision is empty.
 var DefaultSLOPrecision = fmt.Sprintf("%g%%", curve.DefaultPrecision*100)
 
-// curveOptions are Options.Rates, SLO and SLOPrecision parsed.
-type curveOptions struct {
-	rates     []curve.Rate
-	slo       curve.SLO
-	precision float64
-}
-
-// enabled reports whether an attempt measures more than its closed loop.
-func (c *curveOptions) enabled() bool { return len(c.rates) > 0 || len(c.slo) > 0 }
-
 // parseCurve parses Rates, SLO and SLOPrecision into o.curve; its errors
 // name the flag.
 func (o *Options) parseCurve() error {
-	o.curve = curveOptions{precision: curve.DefaultPrecision}
 	var errs []error
 	var err error
-	if strings.TrimSpace(o.Rates) != "" {
-		if o.curve.rates, err = curve.ParseRates(o.Rates); err != nil {
-			errs = append(errs, fmt.Errorf("--rates: %w", err))
-		}
-	}
-	if strings.TrimSpace(o.SLO) != "" {
-		if o.curve.slo, err = curve.ParseSLO(o.SLO); err != nil {
-			errs = append(errs, fmt.Errorf("--slo: %w", err))
-		}
-	}
-	if strings.TrimSpace(o.SLOPrecision) != "" {
-		if o.curve.precision, err = curve.ParsePrecision(o.SLOPrecision); err != nil {
-			errs = append(errs, fmt.Errorf("--slo-precision: %w", err))
-		} else if strings.TrimSpace(o.SLO) == "" {
-			errs = append(errs, errors.New("--slo-precision: give --slo too"))
-		}
+	if o.curve, err = curve.ParseSpec(o.Rates, o.SLO, o.SLOPrecision); err != nil {
+		errs = append(errs, err)
+	} else if strings.TrimSpace(o.SLOPrecision) != "" && strings.TrimSpace(o.SLO) == "" {
+		errs = append(errs, errors.New("--slo-precision: give --slo too"))
 	}
 	if (strings.TrimSpace(o.Rates) != "" || strings.TrimSpace(o.SLO) != "") && len(o.Workloads) > 0 {
 		errs = append(errs, errors.New("--rates/--slo measure the modes (set, get, mixed), not workloads: run the workloads apart"))
@@ -62,25 +39,25 @@ func (o *Options) parseCurve() error {
 // in every open-loop phase, and each refused write would count as a
 // request.
 func checkCurve(o Options, d target.Desc, mode loadgen.Mode) error {
-	if !o.curve.enabled() || mode != loadgen.ModeSet || !loadgen.InsertOnly(d.SetCmd) {
+	if !o.curve.Enabled() || mode != loadgen.ModeSet || !loadgen.InsertOnly(d.SetCmd) {
 		return nil
 	}
 	return fmt.Errorf("--rates/--slo: target %s, mode set: %s only inserts, and every phase after the closed loop would write its keys again and count the refused writes: measure the curve with --modes get (after the prefill), or a write command that overwrites (--set-cmd SET)", d.Name, d.SetCmd)
 }
 
-// planLine is the plan's line about the phases after each closed loop;
-// "" without them.
-func (c *curveOptions) planLine() string {
+// curvePlanLine is the plan's line about the phases after each closed
+// loop; "" without them.
+func curvePlanLine(c curve.Spec) string {
 	var parts []string
-	if len(c.rates) > 0 {
-		rates := make([]string, len(c.rates))
-		for i, r := range c.rates {
+	if len(c.Rates) > 0 {
+		rates := make([]string, len(c.Rates))
+		for i, r := range c.Rates {
 			rates[i] = r.String()
 		}
 		parts = append(parts, "open-loop phases at "+strings.Join(rates, ", "))
 	}
-	if len(c.slo) > 0 {
-		parts = append(parts, fmt.Sprintf("the capacity at %s (to %g%%)", c.slo, c.precision*100))
+	if len(c.SLO) > 0 {
+		parts = append(parts, fmt.Sprintf("the capacity at %s (to %g%%)", c.SLO, c.Precision*100))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -99,7 +76,7 @@ func searchSteps(precision float64) int {
 // phases after a closed loop at qps.
 func (p *Plan) curveEstimate(qps float64) time.Duration {
 	c := &p.Options.curve
-	if !c.enabled() || !(qps > 0) {
+	if !c.Enabled() || !(qps > 0) {
 		return 0
 	}
 	requests := p.Options.Requests
@@ -108,11 +85,11 @@ func (p *Plan) curveEstimate(qps float64) time.Duration {
 		return seconds(float64(curve.PhaseRequests(requests, rate, span)) / rate)
 	}
 	var d time.Duration
-	for _, r := range c.rates {
+	for _, r := range c.Rates {
 		d += phase(r.Resolve(qps))
 	}
-	if len(c.slo) > 0 {
-		d += time.Duration(searchSteps(c.precision)) * phase(qps*0.75)
+	if len(c.SLO) > 0 {
+		d += time.Duration(searchSteps(c.Precision)) * phase(qps*0.75)
 	}
 	return d
 }
@@ -129,16 +106,12 @@ type loadCurve struct {
 }
 
 // measureCurve measures the attempt's load curve and capacity on its
-// server after the closed loop (closed): each phase an open loop of
-// cfg at a rate, as long as the closed loop lasted (curve.PhaseRequests).
+// server after the closed loop (closed), with curve.Run: each phase an
+// open loop of cfg at a rate, as long as the closed loop lasted.
 func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.Info, sc *Scenario, round int, closed loadgen.Result) (*loadCurve, error) {
-	c := &r.o.curve
 	cfg.Progress, cfg.Observe, cfg.Interval = nil, nil, 0 // the series and live metrics are the closed loop's
-	measureAt := func(ctx context.Context, rate float64) (loadgen.Result, error) {
-		pc := cfg
-		pc.Rate = rate
-		pc.Requests = curve.PhaseRequests(cfg.Requests, rate, closed.Elapsed)
-		r.log("%s round %d: open loop at %.0f req/s ...", sc.Name(), round, rate)
+	phase := func(ctx context.Context, pc loadgen.Config) (loadgen.Result, error) {
+		r.log("%s round %d: open loop at %.0f req/s ...", sc.Name(), round, pc.Rate)
 		res, _, err := r.measure(ctx, pc, info.TLSFiles, sc.Name(), round)
 		if err == nil {
 			err = checkResult(res)
@@ -146,33 +119,28 @@ func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.
 		if err != nil {
 			return res, err
 		}
-		r.log("%s round %d: open loop at %.0f req/s: %.0f req/s, p99 %.0f us", sc.Name(), round, rate, res.QPS, res.Latency.P99)
+		r.log("%s round %d: open loop at %.0f req/s: %.0f req/s, p99 %.0f us", sc.Name(), round, pc.Rate, res.QPS, res.Latency.P99)
 		return res, nil
 	}
-	points, err := curve.Sweep(ctx, c.rates, closed.QPS, measureAt)
+	c, err := curve.Run(ctx, r.o.curve, cfg, &closed, phase)
 	if err != nil {
-		return nil, fmt.Errorf("load curve: %w", err)
+		return nil, err
 	}
-	for _, p := range points {
+	for _, p := range c.Points {
 		if !p.Kept {
 			r.log("%s round %d: warning: at %.0f req/s the requests left late (send lag p99 %.0f us): the latencies include the client's queueing", sc.Name(), round, p.Rate, p.Result.SendLagLatency.P99)
 		}
 	}
-	lc := &loadCurve{points: points}
-	if len(c.slo) == 0 {
-		return lc, nil
-	}
-	capa, err := curve.Search(ctx, c.slo, closed.QPS, measureAt, curve.SearchOptions{Precision: c.precision})
-	if err != nil {
-		return nil, fmt.Errorf("capacity search: %w", err)
-	}
-	for _, w := range capa.Warnings {
-		r.log("%s round %d: capacity: %v", sc.Name(), round, w)
-	}
-	lc.slo = c.slo.String()
-	if capa.QPS > 0 {
-		q := capa.QPS
-		lc.capacity = &q
+	lc := &loadCurve{points: c.Points}
+	if capa := c.Capacity; capa != nil {
+		for _, w := range capa.Warnings {
+			r.log("%s round %d: capacity: %v", sc.Name(), round, w)
+		}
+		lc.slo = capa.SLO.String()
+		if capa.QPS > 0 {
+			q := capa.QPS
+			lc.capacity = &q
+		}
 	}
 	return lc, nil
 }
@@ -191,7 +159,7 @@ func (r *run) curveRows(before results.Row, c *loadCurve) []results.Row {
 		pr.Measured(&p.Result.Result)
 		rate := p.Rate
 		lag := p.Result.SendLagLatency.P99
-		pr.Rate, pr.RateSpec, pr.SendLagP99Us = &rate, r.o.curve.rates[i].String(), &lag
+		pr.Rate, pr.RateSpec, pr.SendLagP99Us = &rate, r.o.curve.Rates[i].String(), &lag
 		rows = append(rows, pr)
 	}
 	return rows

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/report"
@@ -276,7 +277,7 @@ type Options struct {
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload
 	// curve is Rates, SLO and SLOPrecision parsed, by normalize.
-	curve curveOptions
+	curve curve.Spec
 }
 
 // DefaultOptions returns the options of "kvbench run" without flags.

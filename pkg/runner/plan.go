@@ -393,7 +393,7 @@ func (p *Plan) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
 	fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
 		o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
-	if line := o.curve.planLine(); line != "" {
+	if line := curvePlanLine(o.curve); line != "" {
 		fmt.Fprintln(&b, line)
 	}
 	seen := make(map[string]bool)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -70,9 +71,9 @@ func (r *run) profileRounds(ctx context.Context) {
 	// A profile round is not measured: it feeds no live metric, its
 	// events stay out of the progress display, and it profiles the closed
 	// loop alone, without the load curve's phases.
-	meter, curve := r.o.Meter, r.o.curve
-	r.o.Meter, r.o.curve, r.quiet = nil, curveOptions{}, true
-	defer func() { r.o.Meter, r.o.curve, r.quiet = meter, curve, false }()
+	meter, spec := r.o.Meter, r.o.curve
+	r.o.Meter, r.o.curve, r.quiet = nil, curve.Spec{}, true
+	defer func() { r.o.Meter, r.o.curve, r.quiet = meter, spec, false }()
 	profiles := make(map[*Scenario]*flame.Profile)
 	var done []*Scenario
 	for _, sc := range r.plan.Scenarios {
