@@ -403,11 +403,6 @@ func (c Config) UsesPattern(p keyspace.Pattern) bool {
 	return false
 }
 
-// Keys is the spec of the run's key sequences.
-func (c *Config) Keys() keyspace.Spec {
-	return keyspace.Spec{Keyspace: c.Keyspace, Pattern: c.KeyPattern, Zipf: c.Zipf, Median: c.KeyMedian, Stddev: c.KeyStddev, Seed: c.Seed}
-}
-
 // MixSettings is what the run's command mix is compiled for.
 func (c *Config) MixSettings() mix.Settings {
 	return mix.Settings{

@@ -258,6 +258,13 @@ func (l Load) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Keys is the spec of the load's keys: how many, how they are numbered
+// and named, and the order they are drawn in (the key pattern as given:
+// Config.Normalize fills in the mode's default).
+func (l Load) Keys() keyspace.Spec {
+	return keyspace.Spec{Keyspace: l.Keyspace, Pattern: l.KeyPattern, Zipf: l.Zipf, Median: l.KeyMedian, Stddev: l.KeyStddev, Seed: l.Seed}
+}
+
 // withDefaults is l with the zero fields that mean a default filled in.
 func (l Load) withDefaults() Load {
 	if l.Threads == 0 {
