@@ -461,7 +461,7 @@ func agentBench(t *testing.T, c loadgen.Config, tlsOpts tlsconf.Options) (*bench
 // agents and a Kubernetes Job's pods get it) is the Config it was made
 // from, the password and the TLS material aside.
 func TestLoadJSONRoundTrip(t *testing.T) {
-	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, SetCmd: "SETX", GetCmd: "GETX", Cluster: true, ProgressInterval: time.Second, Load: loadgen.Load{Requests: 12345, WarmupRequests: 77, Rate: 1500.5, Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyPrefix: "p:", Zipf: 0.8, ValueSize: 0, SetRatio: 30, Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true, RESP3: true, ConnectTimeout: 2 * time.Second, Timeout: 3 * time.Second}}.Normalize()
+	want, err := loadgen.Config{Addr: "10.1.2.3:7001", Mode: loadgen.ModeMixed, SetCmd: "SETX", GetCmd: "GETX", Cluster: true, ProgressInterval: time.Second, Load: loadgen.Load{Requests: 12345, WarmupRequests: 77, Rate: 1500.5, Pipeline: 9, Connections: 5, Threads: 2, Keyspace: 999, KeyMinimum: 77, KeyPrefix: "p:", Zipf: 0.8, ValueSize: 0, SetRatio: 30, Seed: -4, VerifyGet: true, AllowMisses: true, ContinueOnError: true, RESP3: true, ConnectTimeout: 2 * time.Second, Timeout: 3 * time.Second}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

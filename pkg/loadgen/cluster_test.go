@@ -564,3 +564,32 @@ func afterReplies(cfg *Config, n int64) <-chan struct{} {
 	}
 	return ch
 }
+
+// TestClusterKeyRange: over a key range that does not start at 0, the
+// prefill and a verified get run send each key to its master (no MOVED
+// redirect) and the run reads every key the prefill wrote, numbered from
+// KeyMinimum.
+func TestClusterKeyRange(t *testing.T) {
+	info := startCluster(t, 3)
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Cluster, cfg.Keyspace, cfg.KeyMinimum, cfg.Pipeline = info.Addr, true, 3000, 123_456, 64
+	if _, err := Prefill(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Mode, cfg.Requests, cfg.VerifyGet, cfg.Connections = ModeGet, 10_000, true, 2
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Misses != 0 || res.VerifyFailures != 0 || res.Moved != 0 {
+		t.Errorf("get: %d misses, %d verify failures, %d MOVED", res.Misses, res.VerifyFailures, res.Moved)
+	}
+	keys := cfg.Keys()
+	for _, k := range []uint64{keys.Key(0), keys.Key(2999)} {
+		name := string(keys.AppendName(nil, cfg.KeyPrefix, k))
+		if name != fmt.Sprintf("%s%d", cfg.KeyPrefix, k) {
+			t.Errorf("key %d is named %q", k, name)
+		}
+	}
+}

@@ -221,7 +221,11 @@ func writeKeys(b *strings.Builder, c loadgen.Config) {
 	if len(c.ValueSizes) > 0 {
 		values = keyspace.FormatValueSizes(c.ValueSizes) + " (size:weight)"
 	}
-	fmt.Fprintf(b, "keys: %s over %d keys %s%s, values %s bytes", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", c.Keys().Width()), values)
+	fmt.Fprintf(b, "keys: %s over %d keys %s%s", c.KeyPattern, c.Keyspace, c.KeyPrefix, strings.Repeat("N", c.Keys().Width()))
+	if c.KeyMinimum > 0 {
+		fmt.Fprintf(b, " (%d to %d)", c.KeyMinimum, c.KeyMinimum+c.Keyspace-1)
+	}
+	fmt.Fprintf(b, ", values %s bytes", values)
 	if c.KeyPattern == keyspace.Zipf {
 		fmt.Fprintf(b, ", zipf %g", c.Zipf)
 	}

@@ -65,6 +65,10 @@ const MaxStddev = 100
 type Spec struct {
 	// Keyspace is the number of keys, at positions 0 to Keyspace-1.
 	Keyspace int64
+	// First is the number of the key at position 0: the keys are
+	// numbered First to First+Keyspace-1 (memtier_benchmark's
+	// --key-minimum to --key-maximum).
+	First uint64
 	// Pattern is the order of the keys.
 	Pattern Pattern
 	// Zipf is the exponent of Zipf and Latest.
@@ -77,11 +81,11 @@ type Spec struct {
 
 // Key is the number of the key at position i of the keyspace: the
 // number its name and its value are made of.
-func (s Spec) Key(i int64) uint64 { return uint64(i) }
+func (s Spec) Key(i int64) uint64 { return s.First + uint64(i) }
 
 // End is one past the largest key number of the keyspace; the keys of
 // the Insert pattern are numbered from it.
-func (s Spec) End() uint64 { return uint64(s.Keyspace) }
+func (s Spec) End() uint64 { return s.First + uint64(s.Keyspace) }
 
 // Width is the number of digits of a key number in its name: the
 // largest key number's (KeyWidth of End), at least 1.
@@ -100,6 +104,7 @@ func (s Spec) AppendName(dst []byte, prefix string, key uint64) []byte {
 // stream seeded by (seed, c).
 type Gen struct {
 	pattern Pattern
+	first   uint64 // the number of the key at position 0 (Spec.First)
 	n       uint64
 	pos     uint64 // next position, < n
 	stride  uint64 // connections mod n
@@ -120,6 +125,7 @@ func NewGen(s Spec, conn, conns int) *Gen {
 	n := uint64(s.Keyspace)
 	g := &Gen{
 		pattern: s.Pattern,
+		first:   s.First,
 		n:       n,
 		pos:     uint64(conn) % n,
 		stride:  uint64(conns) % n,
@@ -187,8 +193,11 @@ func (g *Gen) gaussian() uint64 {
 	}
 }
 
-// Next returns the next key index.
-func (g *Gen) Next() uint64 {
+// Next returns the next key's number.
+func (g *Gen) Next() uint64 { return g.first + g.next() }
+
+// next returns the position of the next key.
+func (g *Gen) next() uint64 {
 	switch g.pattern {
 	case Random:
 		return g.r.Below(g.n)

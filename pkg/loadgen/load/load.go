@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
@@ -65,8 +66,13 @@ type Load struct {
 	Connections int `json:"connections"`
 	Threads     int `json:"threads"`
 
-	// Keyspace is the number of distinct keys, 0 to Keyspace-1.
+	// Keyspace is the number of distinct keys, numbered KeyMinimum to
+	// KeyMinimum+Keyspace-1.
 	Keyspace int64 `json:"keyspace"`
+	// KeyMinimum is the number of the first key (memtier_benchmark's
+	// --key-minimum): a key range need not start at 0. The flags take
+	// the range's last key as --key-maximum, and Keyspace from it.
+	KeyMinimum int64 `json:"key_minimum,omitempty"`
 	// KeyPrefix starts every key.
 	KeyPrefix string `json:"key_prefix"`
 	// KeyPattern is the order of keys; empty means DefaultKeyPattern of
@@ -213,6 +219,9 @@ func (l Load) Validate() error {
 	if l.Keyspace < 1 {
 		bad("--keyspace %d: want >= 1", l.Keyspace)
 	}
+	if l.KeyMinimum < 0 || l.KeyMinimum > math.MaxInt64-max(l.Keyspace, 0) {
+		bad("--key-minimum %d: want >= 0, and the last key, --key-minimum + --keyspace - 1, at most %d", l.KeyMinimum, int64(math.MaxInt64))
+	}
 	if l.KeyPattern != "" && !l.KeyPattern.Known() {
 		bad("--key-pattern %q: want %s", l.KeyPattern, keyspace.PatternNames)
 	}
@@ -262,7 +271,7 @@ func (l Load) Validate() error {
 // and named, and the order they are drawn in (the key pattern as given:
 // Config.Normalize fills in the mode's default).
 func (l Load) Keys() keyspace.Spec {
-	return keyspace.Spec{Keyspace: l.Keyspace, Pattern: l.KeyPattern, Zipf: l.Zipf, Median: l.KeyMedian, Stddev: l.KeyStddev, Seed: l.Seed}
+	return keyspace.Spec{Keyspace: l.Keyspace, First: uint64(l.KeyMinimum), Pattern: l.KeyPattern, Zipf: l.Zipf, Median: l.KeyMedian, Stddev: l.KeyStddev, Seed: l.Seed}
 }
 
 // withDefaults is l with the zero fields that mean a default filled in.

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ func TestLoadValidate(t *testing.T) {
 		{func(l *Load) { l.Threads = 0 }, ""},
 		{func(l *Load) { l.Threads = -1 }, "--threads -1"},
 		{func(l *Load) { l.Keyspace = 0 }, "--keyspace 0: want >= 1"},
+		{func(l *Load) { l.KeyMinimum = -1 }, "--key-minimum -1: want >= 0"},
+		{func(l *Load) { l.KeyMinimum = math.MaxInt64 - l.Keyspace }, ""},
+		{func(l *Load) { l.KeyMinimum = math.MaxInt64 - l.Keyspace + 1 }, "the last key, --key-minimum + --keyspace - 1, at most"},
 		{func(l *Load) { l.KeyPattern = "spiral" }, `--key-pattern "spiral"`},
 		{func(l *Load) { l.Zipf = -1 }, "--zipf -1"},
 		{func(l *Load) { l.KeyMedian = float64(l.Keyspace) }, "--key-median 100000: want 0 to 99999"},
