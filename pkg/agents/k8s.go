@@ -38,8 +38,9 @@ type Job struct {
 	// PasswordEnv; empty: none.
 	PasswordSecret string
 	PasswordEnv    string
-	// BenchArgs are the bench flags every agent runs with; the Job adds
-	// --segment, --start-at and --output.
+	// BenchArgs are the bench flags every agent runs with ("kvbench k8s
+	// job" gives the load as --load-json and the flags that are not the
+	// load); the Job adds --segment, --start-at and --output.
 	BenchArgs []string
 }
 

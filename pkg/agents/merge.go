@@ -5,9 +5,11 @@
 // and its settings); Merge merges the measurements (measure.Result.Merge:
 // histograms added bucket by bucket, counters summed, per command and per
 // node, throughput over the union of the windows) and checks that the
-// agents were parts of one load that ran at once. RunLocal starts the
-// agents as local processes of the kvbench binary; Job builds the
-// Kubernetes Job that runs them in a cluster.
+// agents were parts of one load that ran at once. An agent is given the
+// load as its Config's JSON (LoadJSON, "kvbench bench --load-json"), one
+// description for all of them. RunLocal starts the agents as local
+// processes of the kvbench binary; Job builds the Kubernetes Job that
+// runs them in a cluster.
 package agents
 
 import (
