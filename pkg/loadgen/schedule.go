@@ -3,7 +3,6 @@ package loadgen
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kvbench/kvbench/pkg/measure"
 )
@@ -15,8 +14,8 @@ import (
 var ErrBehindSchedule = errors.New("behind schedule")
 
 // MaxSendLag is the send lag p99 above which an open-loop run warns that
-// the client did not keep its schedule.
-const MaxSendLag = time.Millisecond
+// the client did not keep its schedule (measure.MaxSendLag).
+const MaxSendLag = measure.MaxSendLag
 
 // behindSchedule returns the warning for a send lag summary (in µs), or nil.
 func behindSchedule(lag measure.Latency) error {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"gonum.org/v1/plot"
@@ -51,7 +51,7 @@ type CurvePoint struct {
 	TrimmedP99Us  Figure `json:"trimmed_p99_us"`
 	TrimmedP999Us Figure `json:"trimmed_p999_us"`
 	// LateRounds counts the rounds whose requests left late (send lag p99
-	// above loadgen.MaxSendLag: their latencies include the client's
+	// above measure.MaxSendLag: their latencies include the client's
 	// queueing) of the LagRounds that record the send lag.
 	LateRounds int `json:"late_rounds"`
 	LagRounds  int `json:"lag_rounds"`
@@ -240,7 +240,7 @@ func (b *builder) trimPoint(name string, p *CurvePoint) {
 	for _, r := range p.Rounds {
 		if r.SendLagP99Us.Valid() {
 			p.LagRounds++
-			if float64(r.SendLagP99Us) > float64(loadgen.MaxSendLag.Microseconds()) {
+			if float64(r.SendLagP99Us) > float64(measure.MaxSendLag.Microseconds()) {
 				p.LateRounds++
 			}
 		}
@@ -415,7 +415,7 @@ func (m *mdWriter) curves(r *Report) {
 			}
 			m.table([]string{l.strategy, cl.rate, cl.rateQPS, cl.qps, "p50 (us)", "p99 (us)", "p99.9 (us)", cl.late, cl.vs, l.rounds}, "llrrrrrrlr", rows)
 		}
-		m.printf("\n"+cl.legend+"\n", loadgen.MaxSendLag, alpha)
+		m.printf("\n"+cl.legend+"\n", measure.MaxSendLag, alpha)
 	}
 	for i, tab := range r.Capacities {
 		if i == 0 || tab.SLO != r.Capacities[i-1].SLO {

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -51,7 +51,7 @@ func telemetryOf(r *results.Row) roundTelemetry {
 		usedMemory: float64(r.ServerUsedMemoryBytes),
 		rss:        float64(r.ServerRSSBytes),
 	}
-	full := r.Workload == "" && (r.Mode == string(loadgen.ModeGet) || r.Mode == string(loadgen.ModeMixed))
+	full := r.Workload == "" && (r.Mode == string(measure.ModeGet) || r.Mode == string(measure.ModeMixed))
 	if full && r.Keyspace > 0 && t.usedMemory > 0 {
 		t.bytesPerKey = t.usedMemory / float64(r.Keyspace)
 	}
