@@ -300,7 +300,7 @@ func TestReportOrder(t *testing.T) {
 	var got []string
 	for _, r := range res.Rows {
 		if r.Metric == MetricQPS {
-			got = append(got, r.Scenario.String())
+			got = append(got, r.ScenarioKey.String())
 		}
 	}
 	want := []string{"kvstore/nopersist/set", "kvstore/nopersist/get", "kvstore/persist_no/get",

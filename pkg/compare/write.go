@@ -69,7 +69,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 			if row.Regression {
 				change += " !"
 			}
-			rows = append(rows, []string{row.Scenario.String(), stats.Format2(row.Old), stats.Format2(row.New), change, p, ci,
+			rows = append(rows, []string{row.ScenarioKey.String(), stats.Format2(row.Old), stats.Format2(row.New), change, p, ci,
 				strconv.Itoa(row.OldN) + "/" + strconv.Itoa(row.NewN)})
 		}
 		if len(rows) == 0 {

@@ -255,8 +255,13 @@ type Scenario struct {
 	requests  int64 // the most requests of an ok round
 }
 
+// Key is the scenario's key: its target, strategy and mode.
+func (s *Scenario) Key() results.ScenarioKey {
+	return results.ScenarioKey{Target: s.Target, Strategy: s.Strategy, Mode: s.Mode}
+}
+
 // Name is "target/strategy/mode".
-func (s *Scenario) Name() string { return s.Target + "/" + s.Strategy + "/" + s.Mode }
+func (s *Scenario) Name() string { return s.Key().String() }
 
 // Change returns the scenario's comparison for a metric, or nil.
 func (s *Scenario) Change(metric string) *Change {
@@ -362,10 +367,6 @@ func Build(rows []results.Row, opts Options) (*Report, error) {
 	return b.finish()
 }
 
-// Key names a scenario: a target, a strategy and a mode (a workload's
-// command as "ycsb-a READ", as the report's tables name it).
-type Key struct{ Target, Strategy, Mode string }
-
 // Order lists the scenarios of rows in the order the report's tables list
 // them (targets by name; the baseline first, then by persistence and
 // name; modes set, get, mixed, then the others), so that another table of
@@ -375,15 +376,15 @@ type Key struct{ Target, Strategy, Mode string }
 // matter here, and repeated rounds (two runs merged) are no error. The
 // error is one the report would give: the rows describe a strategy in two
 // ways.
-func Order(rows []results.Row) ([]Key, error) {
+func Order(rows []results.Row) ([]results.ScenarioKey, error) {
 	b, err := newBuilder(Options{})
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[Key]bool)
+	seen := make(map[results.ScenarioKey]bool)
 	for i := range rows {
 		r := rows[i]
-		k := Key{r.Target, r.Strategy, workloadMode(&r)}
+		k := r.ScenarioKey()
 		if seen[k] {
 			continue
 		}
@@ -395,10 +396,10 @@ func Order(rows []results.Row) ([]Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	var keys []Key
+	var keys []results.ScenarioKey
 	for _, t := range rep.Targets {
 		for _, sc := range t.Scenarios {
-			keys = append(keys, Key{sc.Target, sc.Strategy, sc.Mode})
+			keys = append(keys, sc.Key())
 		}
 		keys = append(keys, rep.curveKeys(t.Target)...) // curve.go
 	}
@@ -748,20 +749,20 @@ func orderModes(modes []string) []string {
 // and mode as the tables list them, then round and attempt; rows equal in
 // all of these keep their input order.
 func (b *builder) orderFailed() {
-	rank := make(map[[3]string]int)
+	rank := make(map[results.ScenarioKey]int)
 	off := 0
 	for _, t := range b.rep.Targets {
 		n := len(t.Strategies) * len(t.Modes)
 		for j, st := range t.Strategies {
 			for k, m := range t.Modes {
-				rank[[3]string{t.Target, st, m}] = off + j*len(t.Modes) + k
+				rank[results.ScenarioKey{Target: t.Target, Strategy: st, Mode: m}] = off + j*len(t.Modes) + k
 			}
 		}
 		off += n
 	}
 	slices.SortStableFunc(b.rep.Failed, func(x, y results.Row) int {
 		return cmp.Or(
-			cmp.Compare(rank[[3]string{x.Target, x.Strategy, workloadMode(&x)}], rank[[3]string{y.Target, y.Strategy, workloadMode(&y)}]),
+			cmp.Compare(rank[x.ScenarioKey()], rank[y.ScenarioKey()]),
 			cmp.Compare(x.Round, y.Round),
 			cmp.Compare(x.Attempt, y.Attempt))
 	})

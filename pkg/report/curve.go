@@ -329,12 +329,12 @@ func (b *builder) capacityTables(t *TargetReport) {
 
 // curveKeys are the keys of a target's load curve points, as Order
 // names them ("get at 50%"), in the tables' order.
-func (r *Report) curveKeys(target string) []Key {
-	var keys []Key
+func (r *Report) curveKeys(target string) []results.ScenarioKey {
+	var keys []results.ScenarioKey
 	for _, c := range r.LoadCurves {
 		if c.Target == target {
 			for _, p := range c.Points {
-				keys = append(keys, Key{target, p.Strategy, c.Mode + " at " + p.Rate})
+				keys = append(keys, results.ScenarioKey{Target: target, Strategy: p.Strategy, Mode: c.Mode + " at " + p.Rate})
 			}
 		}
 	}

@@ -39,22 +39,21 @@ type NodeSpread struct {
 // order. Within an attempt the rows are in slot order, as run writes them;
 // attempts whose nodes served no request are left out.
 func NodeSpreads(rows []results.NodeRow) []NodeSpread {
-	type scenario struct{ target, strategy, mode string }
 	type attempt struct {
-		scenario
+		results.ScenarioKey
 		run          string
 		round, tries int
 	}
 	var order []attempt
 	byAttempt := make(map[attempt][]results.NodeRow)
 	for _, r := range rows {
-		a := attempt{scenario{r.Target, r.Strategy, r.Mode}, r.RunID, r.Round, r.Attempt}
+		a := attempt{results.ScenarioKey{Target: r.Target, Strategy: r.Strategy, Mode: r.Mode}, r.RunID, r.Round, r.Attempt}
 		if _, ok := byAttempt[a]; !ok {
 			order = append(order, a)
 		}
 		byAttempt[a] = append(byAttempt[a], r)
 	}
-	pooled := make(map[scenario]*struct {
+	pooled := make(map[results.ScenarioKey]*struct {
 		shares, p99s [][]float64 // by shard, one per attempt
 		attempts     int
 	})
@@ -67,13 +66,13 @@ func NodeSpreads(rows []results.NodeRow) []NodeSpread {
 		if total == 0 {
 			continue
 		}
-		p := pooled[a.scenario]
+		p := pooled[a.ScenarioKey]
 		if p == nil {
 			p = &struct {
 				shares, p99s [][]float64
 				attempts     int
 			}{}
-			pooled[a.scenario] = p
+			pooled[a.ScenarioKey] = p
 		}
 		p.attempts++
 		for i, n := range nodes {
@@ -86,7 +85,7 @@ func NodeSpreads(rows []results.NodeRow) []NodeSpread {
 	}
 	var out []NodeSpread
 	for sc, p := range pooled {
-		s := NodeSpread{Target: sc.target, Strategy: sc.strategy, Mode: sc.mode, Shards: len(p.shares), Attempts: p.attempts}
+		s := NodeSpread{Target: sc.Target, Strategy: sc.Strategy, Mode: sc.Mode, Shards: len(p.shares), Attempts: p.attempts}
 		for i := range p.shares {
 			s.Share = append(s.Share, stats.Mean(p.shares[i]))
 			s.P99 = append(s.P99, stats.Median(p.p99s[i]))

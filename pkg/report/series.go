@@ -40,8 +40,9 @@ func refOf(r *results.Row) roundRef {
 
 // seriesKey names one attempt's intervals of one scenario.
 type seriesKey struct {
-	runID, target, strategy, mode string
-	round, attempt                int
+	runID string
+	results.ScenarioKey
+	round, attempt int
 }
 
 // seriesSet is a series CSV's whole rows (no node's), by attempt and
@@ -57,7 +58,7 @@ func (s seriesSet) add(rows []results.SeriesRow) {
 		if r.Workload != "" {
 			mode = r.Workload + " " + r.Command
 		}
-		k := seriesKey{r.RunID, r.Target, r.Strategy, mode, r.Round, r.Attempt}
+		k := seriesKey{r.RunID, results.ScenarioKey{Target: r.Target, Strategy: r.Strategy, Mode: mode}, r.Round, r.Attempt}
 		s[k] = append(s[k], r)
 	}
 }
@@ -95,7 +96,7 @@ func (r *Report) addSeriesBeside(details []string) error {
 // roundSeries is a kept round's intervals; nil when the series CSV has
 // none.
 func (r *Report) roundSeries(sc *Scenario, rd *Round) []results.SeriesRow {
-	return r.series[seriesKey{rd.ref.runID, sc.Target, sc.Strategy, sc.Mode, rd.Round, rd.ref.attempt}]
+	return r.series[seriesKey{rd.ref.runID, sc.Key(), rd.Round, rd.ref.attempt}]
 }
 
 // stallLabels are the stalls table's words, by language.
