@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gocarina/gocsv"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -57,7 +58,7 @@ func benchDetail(b *testing.B, targets, strategies, modes, rounds int) []byte {
 // writes the summary and trimmed CSVs (no chart), with tablewriter's width
 // cache off as the command has it.
 func BenchmarkReport100k(b *testing.B) {
-	DisableWidthCache()
+	render.DisableWidthCache()
 	for _, shape := range []struct {
 		name                               string
 		targets, strategies, modes, rounds int

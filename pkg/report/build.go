@@ -9,16 +9,9 @@ import (
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
-)
-
-// Languages of the markdown report.
-const (
-	// LangEN writes English headings.
-	LangEN = "en"
-	// LangZH writes the reference tables' Chinese headings (策略, 模式, …).
-	LangZH = "zh"
 )
 
 // Metric names of the overhead cells.
@@ -40,8 +33,8 @@ type Options struct {
 	// Confidence is the level of the median's confidence interval; 0 means
 	// stats.DefaultConfidence.
 	Confidence float64
-	// Lang is the language of the markdown: LangEN (the default when empty)
-	// or LangZH.
+	// Lang is the language of the markdown: render.LangEN (the default
+	// when empty) or render.LangZH.
 	Lang string
 	// ChartLink, when set, is the chart file the markdown links to.
 	ChartLink string
@@ -431,10 +424,10 @@ type strategyInfo struct {
 // newBuilder checks the options and fills in their defaults.
 func newBuilder(opts Options) (*builder, error) {
 	if opts.Lang == "" {
-		opts.Lang = LangEN
+		opts.Lang = render.LangEN
 	}
-	if opts.Lang != LangEN && opts.Lang != LangZH {
-		return nil, fmt.Errorf("%w: language %q (want %s or %s)", ErrFormat, opts.Lang, LangEN, LangZH)
+	if !render.KnownLang(opts.Lang) {
+		return nil, fmt.Errorf("%w: language %q (want %s or %s)", ErrFormat, opts.Lang, render.LangEN, render.LangZH)
 	}
 	if opts.Alpha <= 0 {
 		opts.Alpha = stats.DefaultAlpha

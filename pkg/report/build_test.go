@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -250,10 +251,10 @@ func TestFlushedNote(t *testing.T) {
 		lang string
 		want string // "" for no note
 	}{
-		{"none flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), rowsOf("remote", "as_configured", "none", "set", 1, 2, 3)), LangEN, ""},
-		{"one target flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), remote), LangEN,
+		{"none flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), rowsOf("remote", "as_configured", "none", "set", 1, 2, 3)), render.LangEN, ""},
+		{"one target flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), remote), render.LangEN,
 			"\nFlushed: remote held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.\n"},
-		{"zh", remote, LangZH, "\n已清空：remote 原有非 kvbench 写入的键"},
+		{"zh", remote, render.LangZH, "\n已清空：remote 原有非 kvbench 写入的键"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep, err := Build(tt.rows, Options{Lang: tt.lang})
@@ -327,23 +328,6 @@ func TestFigure(t *testing.T) {
 	c := &Change{Pct: -6.58, P: 0.0004, Significant: true}
 	if got := fmt.Sprint(c); got != "-6.58% (p<0.001)" {
 		t.Errorf("cell %s", got)
-	}
-}
-
-func TestCell(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain":            "plain",
-		"two words":        "two words",
-		"a|b":              `a\|b`,
-		" padded ":         "padded",
-		"double  space":    "double space",
-		"line\nbreak\tand": "line break and",
-		"":                 "",
-		"\x00ctl":          "\x00ctl",
-	} {
-		if got := cell(in); got != want {
-			t.Errorf("cell(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

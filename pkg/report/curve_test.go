@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -170,7 +171,7 @@ func TestLoadCurvePlotInBrowser(t *testing.T) {
 	if err := rep.WriteHTML(&page); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page.String(), html.EscapeString(pics[0].Title)) || !bytes.Contains(page.Bytes(), inlineSVG(svg)) {
+	if !strings.Contains(page.String(), html.EscapeString(pics[0].Title)) || !bytes.Contains(page.Bytes(), render.InlineSVG(svg)) {
 		t.Error("the HTML report lacks the latency-throughput plot")
 	}
 	chromium := testutil.RequireChromium(t)
@@ -189,7 +190,7 @@ func TestLoadCurvePlotInBrowser(t *testing.T) {
 	}
 	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
 		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
-			for i, c := range curveColors[:2] {
+			for i, c := range render.Palette[:2] {
 				if near(img.At(x, y), c) {
 					counts[i]++
 				}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
@@ -43,7 +44,7 @@ func ExampleBuild() {
 func ExampleRun() {
 	err := report.Run(context.Background(), report.RunOptions{
 		Inputs: []string{"../../testdata/report/seed000/redis_detail.csv"},
-		Format: report.FormatCSV,
+		Format: render.CSV,
 	}, &firstColumns{n: 10})
 	if err != nil {
 		fmt.Println(err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -47,11 +48,11 @@ func TestGolden(t *testing.T) {
 		lang   string
 		write  func(*Report, io.Writer) error
 	}{
-		{".en.md", LangEN, (*Report).WriteMarkdown},
-		{".zh.md", LangZH, (*Report).WriteMarkdown},
-		{".summary.csv", LangEN, (*Report).WriteSummaryCSV},
-		{".trimmed.csv", LangEN, (*Report).WriteTrimmedCSV},
-		{".json", LangEN, (*Report).WriteJSON},
+		{".en.md", render.LangEN, (*Report).WriteMarkdown},
+		{".zh.md", render.LangZH, (*Report).WriteMarkdown},
+		{".summary.csv", render.LangEN, (*Report).WriteSummaryCSV},
+		{".trimmed.csv", render.LangEN, (*Report).WriteTrimmedCSV},
+		{".json", render.LangEN, (*Report).WriteJSON},
 	}
 	for name, files := range inputs {
 		rows, err := results.ReadFiles(files)
@@ -77,11 +78,14 @@ func TestGolden(t *testing.T) {
 // TestRunMatchesGolden runs the whole "kvbench report" path (a glob over
 // several files, each format) and compares stdout with the golden files.
 func TestRunMatchesGolden(t *testing.T) {
-	for _, tt := range []struct{ format, lang, golden string }{
-		{FormatMarkdown, LangEN, "seed000.en.md"},
-		{"", LangZH, "seed000.zh.md"},
-		{FormatCSV, "", "seed000.trimmed.csv"},
-		{FormatJSON, "", "seed000.json"},
+	for _, tt := range []struct {
+		format       render.Format
+		lang, golden string
+	}{
+		{render.Markdown, render.LangEN, "seed000.en.md"},
+		{"", render.LangZH, "seed000.zh.md"},
+		{render.CSV, "", "seed000.trimmed.csv"},
+		{render.JSON, "", "seed000.json"},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			if *update {
@@ -142,7 +146,7 @@ func TestRunFiles(t *testing.T) {
 func TestWriteChartPNG(t *testing.T) {
 	rep := seedReport(t, Options{})
 	var buf bytes.Buffer
-	if err := rep.WriteChart(&buf, ChartPNG); err != nil {
+	if err := rep.WriteChart(&buf, render.ChartPNG); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(buf.Bytes(), []byte("\x89PNG")) {

@@ -6,11 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
@@ -19,66 +15,66 @@ import (
 // verdicts, the spread of the rounds and (when measured) latencies; then the
 // failed attempts and the warnings. Headings are in Options.Lang.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	m := r.mdWriter(w)
+	m := r.md(w)
 	r.mdHead(m, true)
 	r.mdBody(m)
-	return m.err
+	return m.Err()
 }
 
-// mdWriter is a markdown writer in the report's language.
-func (r *Report) mdWriter(w io.Writer) *mdWriter {
-	return &mdWriter{w: w, l: langs[r.lang()]}
+// md is a markdown writer in the report's language.
+func (r *Report) md(w io.Writer) *md {
+	return &md{Doc: render.NewDoc(w), l: render.LabelsOf(r.Options.Lang)}
 }
 
 // mdHead writes the markdown's head: the title, the settings, the
 // trimming rule, the chart's link (with link), the flushed note and the
 // side-by-side tables.
-func (r *Report) mdHead(m *mdWriter, link bool) {
+func (r *Report) mdHead(m *md, link bool) {
 	l := m.l
-	m.printf("# %s\n", l.title)
+	m.Printf("# %s\n", l.Title)
 	if lines := r.settingLines(l); len(lines) > 0 {
-		m.printf("\n%s\n\n", l.settings)
+		m.Printf("\n%s\n\n", l.Settings.Intro)
 		for _, line := range lines {
-			m.printf("- %s\n", line)
+			m.Printf("- %s\n", line)
 		}
 	}
-	m.printf("\n%s\n", l.rule)
+	m.Printf("\n%s\n", l.Rule)
 	if link && r.Options.ChartLink != "" {
-		m.printf("\n![%s](%s)\n", l.chart, r.Options.ChartLink)
+		m.Printf("\n![%s](%s)\n", l.Chart, r.Options.ChartLink)
 	}
 	if len(r.Flushed) > 0 {
-		m.printf("\n"+l.flushed+"\n", strings.Join(r.Flushed, ", "))
+		m.Printf("\n"+l.Flushed+"\n", strings.Join(r.Flushed, ", "))
 	}
 	if len(r.SideBySide) > 0 {
-		m.printf("\n## %s\n", l.sideTitle)
+		m.Printf("\n## %s\n", l.Side.Title)
 		cpu := false
 		for _, tab := range r.SideBySide {
 			m.sideBySide(tab)
 			cpu = cpu || tab.CPU
 		}
-		m.printf("\n"+l.sideLegend, r.SideBySide[0].Reference, r.Options.Alpha, r.Options.Alpha)
+		m.Printf("\n"+l.Side.Legend, r.SideBySide[0].Reference, r.Options.Alpha, r.Options.Alpha)
 		if cpu {
-			m.printf(" %s", l.sideLegendCPU)
+			m.Printf(" %s", l.Side.LegendCPU)
 		}
-		m.printf("\n")
+		m.Printf("\n")
 	}
 	m.workloadTables(r)
 }
 
 // mdBody writes the rest of the markdown: the targets' sections, the
 // failed attempts and the warnings.
-func (r *Report) mdBody(m *mdWriter) {
+func (r *Report) mdBody(m *md) {
 	l := m.l
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}
-	m.nodes(r.Nodes, r.lang())         // nodes.go
-	m.stalls(r)                        // series.go
-	m.curves(r)                        // curve.go
-	m.telemetry(r.Telemetry, r.lang()) // telemetry.go
-	m.recovery(r.Recovery, r.lang())   // recovery.go
+	m.nodes(r.Nodes)         // nodes.go
+	m.stalls(r)              // series.go
+	m.curves(r)              // curve.go
+	m.telemetry(r.Telemetry) // telemetry.go
+	m.recovery(r.Recovery)   // recovery.go
 	if len(r.Failed) > 0 {
-		m.printf("\n## %s (%d)\n\n", l.failedTitle, len(r.Failed))
+		m.Printf("\n## %s (%d)\n\n", l.FailedTitle, len(r.Failed))
 		rows := make([][]string, 0, len(r.Failed))
 		for _, f := range r.Failed {
 			mode := f.Mode
@@ -88,23 +84,23 @@ func (r *Report) mdBody(m *mdWriter) {
 			rows = append(rows, []string{f.Target, f.Strategy, mode, strconv.Itoa(f.Round),
 				strconv.Itoa(f.Attempt), f.Status + ": " + f.Error, f.Pos.String()})
 		}
-		m.table([]string{l.target, l.strategy, l.mode, l.roundCol, l.attempt, l.errorCol, l.source}, "lllrrll", rows)
+		m.Table([]string{l.Target, l.Strategy, l.Mode, l.RoundCol, l.Attempt, l.Error, l.Source}, "lllrrll", rows)
 	}
 	if len(r.Warnings) > 0 {
-		m.printf("\n## %s\n\n", l.warnings)
+		m.Printf("\n## %s\n\n", l.WarningsTitle)
 		for _, e := range r.Warnings {
 			text := e.Error()
 			if w, ok := e.(*Warning); ok {
 				text = w.Text(r.Options.Lang)
 			}
-			m.printf("- %s\n", cell(text))
+			m.Printf("- %s\n", render.Cell(text))
 		}
 	}
 }
 
 // settingLines are the lines of the settings block: one per setting the
 // rows record, the value, or "mixed (…)" when the rows differ.
-func (r *Report) settingLines(l *labels) []string {
+func (r *Report) settingLines(l *render.Labels) []string {
 	s := r.Settings
 	var lines []string
 	line := func(format, value string) {
@@ -112,31 +108,31 @@ func (r *Report) settingLines(l *labels) []string {
 			lines = append(lines, fmt.Sprintf(format, value))
 		}
 	}
-	line(l.setRequests, oneOf(l, s.Requests, itoa))
-	line(l.setRounds, oneOf(l, s.Rounds, itoa))
-	line(l.setPipeline, oneOf(l, s.Pipeline, itoa))
-	line(l.setConnections, oneOf(l, s.Connections, itoa))
-	line(l.setKeyspace, oneOf(l, s.Keyspace, itoa))
-	line(l.setValueSize, oneOf(l, s.ValueSize, itoa))
+	line(l.Settings.Requests, oneOf(l, s.Requests, itoa))
+	line(l.Settings.Rounds, oneOf(l, s.Rounds, itoa))
+	line(l.Settings.Pipeline, oneOf(l, s.Pipeline, itoa))
+	line(l.Settings.Connections, oneOf(l, s.Connections, itoa))
+	line(l.Settings.Keyspace, oneOf(l, s.Keyspace, itoa))
+	line(l.Settings.ValueSize, oneOf(l, s.ValueSize, itoa))
 	var servers []string
 	for _, t := range r.Targets {
 		if v := oneOf(l, t.ServerVersions, plain); v != "" {
 			servers = append(servers, t.Target+" "+v)
 		}
 	}
-	line(l.setServers, strings.Join(servers, l.partSep))
+	line(l.Settings.Servers, strings.Join(servers, l.Settings.PartSep))
 	var machine []string
 	for _, part := range []struct{ format, value string }{
 		{"%s", oneOf(l, s.ClientHost, plain)},
 		{"%s", oneOf(l, s.CPUModel, plain)},
-		{l.cores, oneOf(l, s.Cores, itoa)},
-		{l.kernel, oneOf(l, s.Kernel, plain)},
+		{l.Settings.Cores, oneOf(l, s.Cores, itoa)},
+		{l.Settings.Kernel, oneOf(l, s.Kernel, plain)},
 	} {
 		if part.value != "" {
 			machine = append(machine, fmt.Sprintf(part.format, part.value))
 		}
 	}
-	line(l.setMachine, strings.Join(machine, l.partSep))
+	line(l.Settings.Machine, strings.Join(machine, l.Settings.PartSep))
 	return lines
 }
 
@@ -145,7 +141,7 @@ const maxListed = 4
 
 // oneOf formats a setting's values: "" for none, the value, or
 // "mixed (a, b, …)".
-func oneOf[T any](l *labels, values []T, format func(T) string) string {
+func oneOf[T any](l *render.Labels, values []T, format func(T) string) string {
 	switch len(values) {
 	case 0:
 		return ""
@@ -160,101 +156,36 @@ func oneOf[T any](l *labels, values []T, format func(T) string) string {
 		}
 		parts = append(parts, format(v))
 	}
-	return fmt.Sprintf(l.mixed, strings.Join(parts, ", "))
+	return fmt.Sprintf(l.Settings.Mixed, strings.Join(parts, ", "))
 }
 
 func plain(s string) string { return s }
 
-// DisableWidthCache turns off tablewriter's process-wide cache of string
-// display widths. The cache, an LRU of 8,192 entries behind a mutex, only
-// thrashes on report tables, where nearly every cell is a number never seen
-// before: without it the markdown of a 100,000-row report renders about 40%
-// faster, and measuring a width directly costs less than the cache
-// bookkeeping. It changes state shared by the whole process, so programs
-// call it once from the command layer ("kvbench report" does), never from
-// library code.
-func DisableWidthCache() { twwidth.SetCacheCapacity(0) }
+// itoa formats a setting's value.
+func itoa[T int | int64](v T) string { return strconv.FormatInt(int64(v), 10) }
 
-// mdWriter writes markdown, keeping the first error.
-type mdWriter struct {
-	w   io.Writer
-	l   *labels
-	err error
-}
-
-func (m *mdWriter) printf(format string, args ...any) {
-	if m.err == nil {
-		_, m.err = fmt.Fprintf(m.w, format, args...)
-	}
-}
-
-// table renders one markdown table with tablewriter's markdown renderer.
-// Cells hold ASCII and CJK text only, never characters of ambiguous
-// width ("…", "∞"), so the padding does not depend on tablewriter's
-// locale-driven East Asian width setting.
-// align has one letter per column, 'l' for left (text) or 'r' for right
-// (figures); columns beyond it are right-aligned.
-func (m *mdWriter) table(header []string, align string, rows [][]string) {
-	if m.err != nil {
-		return
-	}
-	alignment := make(tw.Alignment, len(header))
-	for i := range alignment {
-		alignment[i] = tw.AlignRight
-		if i < len(align) && align[i] == 'l' {
-			alignment[i] = tw.AlignLeft
-		}
-	}
-	tb := tablewriter.NewTable(m.w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(alignment),
-	)
-	tb.Header(header)
-	for _, row := range rows {
-		for i := range row {
-			row[i] = cell(row[i])
-		}
-		if m.err = tb.Append(row); m.err != nil {
-			return
-		}
-	}
-	m.err = tb.Render()
-}
-
-// cell makes text safe inside a markdown table cell: pipes escaped,
-// whitespace runs (newlines included) folded into one space.
-func cell(s string) string {
-	clean := true
-	for i := 0; i < len(s) && clean; i++ {
-		c := s[i]
-		clean = c != '|' && (c > ' ' || c == ' ' && i > 0 && i < len(s)-1 && s[i-1] != ' ')
-	}
-	if clean {
-		return s
-	}
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.Join(strings.Fields(s), " ")
+// md writes the report's markdown: a document in the report's language.
+type md struct {
+	*render.Doc
+	l *render.Labels
 }
 
 // target writes the section of one target.
-func (m *mdWriter) target(t *TargetReport, opts Options) {
+func (m *md) target(t *TargetReport, opts Options) {
 	l := m.l
-	m.printf("\n## %s\n", t.Target)
+	m.Printf("\n## %s\n", t.Target)
 
 	// 1. Raw rounds.
 	if len(t.Rounds) > 0 {
-		m.printf("\n### "+l.rawN+"\n\n", t.Target, len(t.Rounds))
+		m.Printf("\n### "+l.RawN+"\n\n", t.Target, len(t.Rounds))
 	} else {
-		m.printf("\n### "+l.raw+"\n\n", t.Target)
+		m.Printf("\n### "+l.Raw+"\n\n", t.Target)
 	}
-	header := []string{l.strategy, l.mode}
+	header := []string{l.Strategy, l.Mode}
 	for _, n := range t.Rounds {
-		header = append(header, fmt.Sprintf(l.round, n))
+		header = append(header, fmt.Sprintf(l.Round, n))
 	}
-	header = append(header, l.meanQPS, l.meanUs)
+	header = append(header, l.MeanQPS, l.MeanUs)
 	var rows [][]string
 	for _, sc := range t.Scenarios {
 		row := []string{sc.Strategy, sc.Mode}
@@ -271,13 +202,13 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		}
 		rows = append(rows, append(row, sc.MeanQPS.String(), sc.MeanUsPerOp.String()))
 	}
-	m.table(header, "ll", rows)
+	m.Table(header, "ll", rows)
 
 	// 2. Trimmed.
 	if k := keptRounds(t); k > 0 {
-		m.printf("\n### "+l.trimmedN+"\n\n", t.Target, k)
+		m.Printf("\n### "+l.TrimmedN+"\n\n", t.Target, k)
 	} else {
-		m.printf("\n### "+l.trimmed+"\n\n", t.Target)
+		m.Printf("\n### "+l.Trimmed+"\n\n", t.Target)
 	}
 	rows = rows[:0]
 	var untrimmed []string
@@ -295,21 +226,21 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		}
 		rows = append(rows, row)
 	}
-	header = []string{l.strategy, l.mode, l.dropped, l.droppedQPS, l.trimmedQPS, l.trimmedUs}
+	header = []string{l.Strategy, l.Mode, l.Dropped, l.DroppedQPS, l.TrimmedQPS, l.TrimmedUs}
 	if t.CPU {
-		header = append(header, l.trimmedCPU)
+		header = append(header, l.TrimmedCPU)
 	}
-	m.table(header, "ll", rows)
+	m.Table(header, "ll", rows)
 	if len(untrimmed) > 0 {
-		m.printf("\n"+l.untrimmed+"\n", strings.Join(untrimmed, ", "))
+		m.Printf("\n"+l.Untrimmed+"\n", strings.Join(untrimmed, ", "))
 	}
 
 	// 3. Overhead against the baseline.
 	for _, a := range t.NoBaseline {
 		if t.MultiAlloc {
-			m.printf("\n"+l.noBaselineAlloc+"\n", t.Target, a, t.Target)
+			m.Printf("\n"+l.NoBaselineAlloc+"\n", t.Target, a, t.Target)
 		} else {
-			m.printf("\n"+l.noBaseline+"\n", t.Target, t.Target)
+			m.Printf("\n"+l.NoBaseline+"\n", t.Target, t.Target)
 		}
 	}
 	for _, o := range t.Overheads {
@@ -317,7 +248,7 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 	}
 
 	// 4. Spread.
-	m.printf("\n### "+l.spread+"\n\n", t.Target)
+	m.Printf("\n### "+l.Spread+"\n\n", t.Target)
 	rows = rows[:0]
 	below := false // an interval below the requested level
 	for _, sc := range t.Scenarios {
@@ -334,24 +265,24 @@ func (m *mdWriter) target(t *TargetReport, opts Options) {
 		rows = append(rows, []string{sc.Strategy, sc.Mode, strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
 			cv, sc.MinQPS.String(), sc.MaxQPS.String(), sc.MedianQPS.String(), ci, level})
 	}
-	m.table([]string{l.strategy, l.mode, l.rounds, l.failed, l.cv, l.minQPS, l.maxQPS, l.median, l.ci, l.ciLevel}, "ll", rows)
+	m.Table([]string{l.Strategy, l.Mode, l.Rounds, l.Failed, l.CV, l.MinQPS, l.MaxQPS, l.Median, l.CI, l.CILevel}, "ll", rows)
 	if below {
 		conf := opts.Confidence * 100
 		if need := stats.MedianCIRounds(opts.Confidence); need > 0 {
-			m.printf("\n"+l.ciLegend+"\n", conf, need, conf)
+			m.Printf("\n"+l.CILegend+"\n", conf, need, conf)
 		} else {
-			m.printf("\n"+l.ciLegendMany+"\n", conf, conf)
+			m.Printf("\n"+l.CILegendMany+"\n", conf, conf)
 		}
 	}
 
 	// 5. Latency.
 	if t.Latency {
-		m.printf("\n### "+l.latency+"\n\n", t.Target)
+		m.Printf("\n### "+l.Latency+"\n\n", t.Target)
 		rows = rows[:0]
 		for _, sc := range t.Scenarios {
 			rows = append(rows, []string{sc.Strategy, sc.Mode, sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String()})
 		}
-		m.table([]string{l.strategy, l.mode, l.p50, l.p99, l.p999}, "ll", rows)
+		m.Table([]string{l.Strategy, l.Mode, l.P50, l.P99, l.P999}, "ll", rows)
 	}
 }
 
@@ -373,21 +304,21 @@ func keptRounds(t *TargetReport) int {
 }
 
 // overhead writes one overhead table and its legend.
-func (m *mdWriter) overhead(t *TargetReport, o *OverheadTable, opts Options) {
+func (m *md) overhead(t *TargetReport, o *OverheadTable, opts Options) {
 	l := m.l
 	if t.MultiAlloc && o.Alloc != "" {
-		m.printf("\n### "+l.overheadAlloc+"\n\n", t.Target, o.Baseline, o.Alloc)
+		m.Printf("\n### "+l.OverheadAlloc+"\n\n", t.Target, o.Baseline, o.Alloc)
 	} else {
-		m.printf("\n### "+l.overhead+"\n\n", t.Target, o.Baseline)
+		m.Printf("\n### "+l.Overhead+"\n\n", t.Target, o.Baseline)
 	}
 	metrics := []string{MetricQPS, MetricUsPerOp}
 	if t.Latency {
 		metrics = append(metrics, MetricP99)
 	}
-	header := []string{l.strategy}
+	header := []string{l.Strategy}
 	for _, mode := range t.Modes {
 		for _, metric := range metrics {
-			header = append(header, fmt.Sprintf(l.change, mode, metric))
+			header = append(header, fmt.Sprintf(l.Change, mode, metric))
 		}
 	}
 	var rows [][]string
@@ -405,8 +336,8 @@ func (m *mdWriter) overhead(t *TargetReport, o *OverheadTable, opts Options) {
 		}
 		rows = append(rows, row)
 	}
-	m.table(header, "l", rows)
-	m.printf("\n"+l.legend+"\n", opts.Alpha, opts.Alpha)
+	m.Table(header, "l", rows)
+	m.Printf("\n"+l.Legend+"\n", opts.Alpha, opts.Alpha)
 }
 
 // String is the overhead cell: the change and its verdict,
@@ -430,37 +361,37 @@ func (c *Change) String() string {
 }
 
 // sideBySide writes the side-by-side table of one mode.
-func (m *mdWriter) sideBySide(tab *SideBySide) {
+func (m *md) sideBySide(tab *SideBySide) {
 	l := m.l
-	m.printf("\n### "+l.sideMode+"\n\n", tab.Mode, tab.Reference)
+	m.Printf("\n### "+l.Side.Mode+"\n\n", tab.Mode, tab.Reference)
 	switch tab.NoReference {
 	case NoRefNotRun:
-		m.printf(l.sideNotRun+"\n\n", tab.Reference, tab.Mode)
+		m.Printf(l.Side.NotRun+"\n\n", tab.Reference, tab.Mode)
 	case NoRefNoRounds:
-		m.printf(l.sideNoRounds+"\n\n", tab.Reference, tab.Mode)
+		m.Printf(l.Side.NoRounds+"\n\n", tab.Reference, tab.Mode)
 	}
-	header := []string{l.persistence}
+	header := []string{l.Persistence}
 	align := "l"
 	ref := tab.Reference
 	if tab.NoReference != "" {
 		ref = "" // no column is the reference's, and none has a ratio
 	}
 	for _, c := range tab.Columns {
-		header = append(header, fmt.Sprintf(l.sideStrategy, c.Name), fmt.Sprintf(l.sideQPS, c.Name))
+		header = append(header, fmt.Sprintf(l.Side.Strategy, c.Name), fmt.Sprintf(l.Side.QPS, c.Name))
 		align += "lr"
 		if tab.Latency {
-			header = append(header, fmt.Sprintf(l.sideP99, c.Name))
+			header = append(header, fmt.Sprintf(l.Side.P99, c.Name))
 			align += "r"
 		}
 		if tab.CPU {
-			header = append(header, fmt.Sprintf(l.sideCPU, c.Name))
+			header = append(header, fmt.Sprintf(l.Side.CPU, c.Name))
 			align += "r"
 		}
 		if c.Name != ref && ref != "" {
-			header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricQPS))
+			header = append(header, fmt.Sprintf(l.Side.Ratio, c.Name, ref, MetricQPS))
 			align += "r"
 			if tab.Latency {
-				header = append(header, fmt.Sprintf(l.sideRatio, c.Name, ref, MetricP99))
+				header = append(header, fmt.Sprintf(l.Side.Ratio, c.Name, ref, MetricP99))
 				align += "r"
 			}
 		}
@@ -493,5 +424,5 @@ func (m *mdWriter) sideBySide(tab *SideBySide) {
 		}
 		rows = append(rows, row)
 	}
-	m.table(header, align, rows)
+	m.Table(header, align, rows)
 }

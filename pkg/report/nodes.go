@@ -151,24 +151,14 @@ func (r *Report) addNodesBeside(details []string) error {
 	return nil
 }
 
-// nodeLabels are the spread table's words, by language.
-var nodeLabels = map[string]struct {
-	title, shards, share, p99, hottest, legend string
-}{
-	LangEN: {"Cluster nodes: spread of load and latency", "shards", "QPS share min / median / max", "p99 us min / median / max", "hottest shard",
-		"QPS share: a master's fraction of its attempt's requests (shard i is the i-th master in slot order, averaged over the attempts); p99: the median over the attempts of its p99 latency. The hottest shard's share is also given against an even share (1.00×)."},
-	LangZH: {"集群节点：负载与延迟的分布", "分片", "QPS 占比 最小 / 中位 / 最大", "p99 us 最小 / 中位 / 最大", "最热分片",
-		"QPS 占比：主节点占所在尝试请求数的比例（分片 i 为按槽顺序的第 i 个主节点，对各次尝试取平均）；p99：各次尝试 p99 延迟的中位数。最热分片的占比同时给出相对均匀占比（1.00×）的倍数。"},
-}
-
 // nodes writes the spread table of the cluster targets, if any.
-func (m *mdWriter) nodes(spreads []NodeSpread, lang string) {
+func (m *md) nodes(spreads []NodeSpread) {
 	if len(spreads) == 0 {
 		return
 	}
 	l := m.l
-	nl := nodeLabels[lang]
-	m.printf("\n## %s\n\n", nl.title)
+	nl := &m.l.Nodes
+	m.Printf("\n## %s\n\n", nl.Title)
 	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 	three := func(xs []float64, f func(float64) string) string {
 		return f(slices.Min(xs)) + " / " + f(stats.Median(xs)) + " / " + f(slices.Max(xs))
@@ -179,6 +169,6 @@ func (m *mdWriter) nodes(spreads []NodeSpread, lang string) {
 			three(s.Share, pct), three(s.P99, stats.Format2),
 			fmt.Sprintf("%d: %s (%.2f×)", s.Hot, pct(s.Share[s.Hot]), s.HotRatio)})
 	}
-	m.table([]string{l.target, l.strategy, l.mode, nl.shards, nl.share, nl.p99, nl.hottest}, "lllrrrl", rows)
-	m.printf("\n%s\n", nl.legend)
+	m.Table([]string{l.Target, l.Strategy, l.Mode, nl.Shards, nl.Share, nl.P99, nl.Hottest}, "lllrrrl", rows)
+	m.Printf("\n%s\n", nl.Legend)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -163,7 +164,7 @@ Trimming rule:`
 	}
 
 	// What the rows do not record is left out; nothing at all, no block.
-	rep, err = Build(rowsOf("k", "s", "", "set", 1), Options{Lang: LangZH})
+	rep, err = Build(rowsOf("k", "s", "", "set", 1), Options{Lang: render.LangZH})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestZHHasNoEnglish(t *testing.T) {
 	for i := range rows {
 		rows[i].Connections, rows[i].Cores, rows[i].Kernel, rows[i].ClientHost, rows[i].ServerVersion = 4, 2, "6.1", "h", "1.0"
 	}
-	rep, err := Build(rows, Options{Lang: LangZH})
+	rep, err := Build(rows, Options{Lang: render.LangZH})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,19 +228,20 @@ func TestZHHasNoEnglish(t *testing.T) {
 			}
 		}
 	}
-	en := reflect.ValueOf(*langs[LangEN])
-	for i := range en.NumField() {
-		if f := en.Field(i); f.Kind() == reflect.String {
-			add(f.String())
+	// The label sets of the parts this report has.
+	en := render.LabelsOf(render.LangEN)
+	for _, set := range []any{en.Tables, en.Settings, en.Side, en.Workloads, en.Warnings} {
+		v := reflect.ValueOf(set)
+		for i := range v.NumField() {
+			if f := v.Field(i); f.Kind() == reflect.String {
+				add(f.String())
+			}
 		}
-	}
-	for _, h := range langs[LangEN].warnHead {
-		add(h)
 	}
 	if len(phrases) < 20 {
 		t.Fatalf("only %d phrases: %q", len(phrases), phrases)
 	}
-	rep.Options.Lang = LangEN
+	rep.Options.Lang = render.LangEN
 	var enMD bytes.Buffer
 	if err := rep.WriteMarkdown(&enMD); err != nil {
 		t.Fatal(err)
@@ -257,8 +259,11 @@ func TestZHHasNoEnglish(t *testing.T) {
 		t.Errorf("only %d of %d phrases in the English report", inEN, len(phrases))
 	}
 	for _, k := range warnKinds {
-		if k != WarnOther && (langs[LangEN].warnHead[k] == "" || langs[LangZH].warnHead[k] == "") {
-			t.Errorf("warning kind %s lacks a head in some language", k)
+		for _, lang := range []string{render.LangEN, render.LangZH} {
+			w := &Warning{Kind: k, Where: []Subject{{Name: "x"}}}
+			if k != WarnOther && strings.HasPrefix(w.Text(lang), render.LabelsOf(lang).Warnings.Colon) {
+				t.Errorf("warning kind %s lacks a head in %s", k, lang)
+			}
 		}
 	}
 }

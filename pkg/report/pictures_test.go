@@ -17,6 +17,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -97,9 +98,9 @@ func TestLatencyCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := make(map[string]curve)
+	byName := make(map[string]render.LatencyCurve)
 	for _, c := range curves {
-		byName[c.name] = c
+		byName[c.Name] = c
 	}
 	if len(curves) != 6 {
 		t.Fatalf("%d curves, want 6", len(curves))
@@ -130,12 +131,12 @@ func TestLatencyCurves(t *testing.T) {
 		}
 	}
 	c := byName["kvstore/always"]
-	if !c.measured {
+	if !c.Measured {
 		t.Fatal("kvstore/always: not drawn from its histograms")
 	}
 	at := func(x float64) float64 { // the curve's value at the point nearest x
-		best := c.points[0]
-		for _, p := range c.points {
+		best := c.Points[0]
+		for _, p := range c.Points {
 			if math.Abs(p.X-x) < math.Abs(best.X-x) {
 				best = p
 			}
@@ -154,7 +155,7 @@ func TestLatencyCurves(t *testing.T) {
 			t.Errorf("p%v: %v us, want %v (the kept rounds' merged histogram)", q.pct, got, want)
 		}
 	}
-	if last := c.points[len(c.points)-1]; last.Y != float64(kept.Max())/1e3 || last.X != math.Log10(float64(kept.TotalCount())) {
+	if last := c.Points[len(c.Points)-1]; last.Y != float64(kept.Max())/1e3 || last.X != math.Log10(float64(kept.TotalCount())) {
 		t.Errorf("last point %v, want the max %v us at %v nines", last, float64(kept.Max())/1e3, math.Log10(float64(kept.TotalCount())))
 	}
 	// The dropped round, 10 times slower, would have moved p90 far up.
@@ -170,12 +171,12 @@ func TestLatencyCurves(t *testing.T) {
 		{math.Log10(2), float64(sc.TrimmedP50Us)}, {2, float64(sc.TrimmedP99Us)}, {3, float64(sc.TrimmedP999Us)},
 		{math.Log10(4 * 20000), float64(maxUs)},
 	}
-	if v.measured || len(v.points) != len(want) {
+	if v.Measured || len(v.Points) != len(want) {
 		t.Fatalf("valkey/always: %+v", v)
 	}
 	for i, w := range want {
-		if v.points[i].X != w.x || v.points[i].Y != w.y {
-			t.Errorf("valkey/always point %d: %v, want %v", i, v.points[i], w)
+		if v.Points[i].X != w.x || v.Points[i].Y != w.y {
+			t.Errorf("valkey/always point %d: %v, want %v", i, v.Points[i], w)
 		}
 	}
 
@@ -205,13 +206,13 @@ func TestHTMLSelfContained(t *testing.T) {
 		plots  bool // latency plots
 		tables []string
 	}{
-		{"histograms", []string{path}, LangEN, 1 + 2 + 2, true, []string{"kvstore/redis QPS", "trimmed mean QPS/CPU-s"}},
-		{"seed000", seedFiles, LangZH, 1 + 2, false, []string{"kvstore/redis QPS", "去异常均值QPS"}},
-		{"mixed", mixedFiles, LangEN, 1 + 2 + 1, true, []string{"valkey QPS"}},
+		{"histograms", []string{path}, render.LangEN, 1 + 2 + 2, true, []string{"kvstore/redis QPS", "trimmed mean QPS/CPU-s"}},
+		{"seed000", seedFiles, render.LangZH, 1 + 2, false, []string{"kvstore/redis QPS", "去异常均值QPS"}},
+		{"mixed", mixedFiles, render.LangEN, 1 + 2 + 1, true, []string{"valkey QPS"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			opts := RunOptions{Inputs: tt.files, Format: FormatHTML, Report: Options{Lang: tt.lang}}
+			opts := RunOptions{Inputs: tt.files, Format: render.HTML, Report: Options{Lang: tt.lang}}
 			if err := Run(context.Background(), opts, &out); err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +277,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	chromium := testutil.RequireChromium(t)
 	path, _ := latencyCSV(t)
 	var page bytes.Buffer
-	if err := Run(context.Background(), RunOptions{Inputs: []string{path}, Format: FormatHTML}, &page); err != nil {
+	if err := Run(context.Background(), RunOptions{Inputs: []string{path}, Format: render.HTML}, &page); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -331,7 +332,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
 			total++
 			for i := range counts {
-				if nearColor(img.At(x, y), curveColors[i]) {
+				if nearColor(img.At(x, y), render.Palette[i]) {
 					counts[i]++
 				}
 			}

@@ -9,32 +9,26 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
-// Output formats of Run.
-const (
-	// FormatMarkdown prints the markdown report (the default).
-	FormatMarkdown = "md"
-	// FormatCSV prints the trimmed CSV.
-	FormatCSV = "csv"
-	// FormatJSON prints the whole report as JSON.
-	FormatJSON = "json"
-	// FormatHTML prints one self-contained HTML page: the tables and the
-	// pictures, inline.
-	FormatHTML = "html"
-)
-
-// DefaultFormat is the output format when none is given.
-const DefaultFormat = FormatMarkdown
+// Writers are the formats "kvbench report" prints a report in, markdown
+// (the default), the trimmed CSV, the whole report as JSON, or one
+// self-contained HTML page: the tables and the pictures, inline.
+var Writers = render.Writers[*Report]{
+	{Format: render.Markdown, Write: (*Report).WriteMarkdown},
+	{Format: render.CSV, Write: (*Report).WriteTrimmedCSV},
+	{Format: render.JSON, Write: (*Report).WriteJSON},
+	{Format: render.HTML, Write: (*Report).WriteHTML},
+}
 
 // RunOptions is what "kvbench report" was asked to do.
 type RunOptions struct {
 	// Inputs are detail CSV files or glob patterns (see results.ExpandPatterns).
 	Inputs []string
-	// Format is FormatMarkdown, FormatCSV, FormatJSON or FormatHTML ("" means
-	// DefaultFormat).
-	Format string
+	// Format is one of Writers' ("" means its default, markdown).
+	Format render.Format
 	// Baselines is the --baseline value, "target=strategy,…" (see ParseBaselines).
 	Baselines string
 	// SummaryCSV and TrimmedCSV, when set, are files to write the summary
@@ -51,12 +45,9 @@ type RunOptions struct {
 // the requested format, plus the optional files. It is all of
 // "kvbench report" but the flag parsing.
 func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
-	format := opts.Format
-	if format == "" {
-		format = DefaultFormat
-	}
-	if format != FormatMarkdown && format != FormatCSV && format != FormatJSON && format != FormatHTML {
-		return fmt.Errorf("%w: format %q (want %s, %s, %s or %s)", ErrFormat, format, FormatMarkdown, FormatCSV, FormatJSON, FormatHTML)
+	format, err := Writers.Parse(string(opts.Format))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	chartFormat := ""
 	if opts.Chart != "" {
@@ -113,15 +104,7 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err := rep.WriteFiles(Files{Summary: opts.SummaryCSV, Trimmed: opts.TrimmedCSV, Chart: opts.Chart, ChartFormat: chartFormat}); err != nil {
 		return err
 	}
-	switch format {
-	case FormatCSV:
-		return rep.WriteTrimmedCSV(stdout)
-	case FormatJSON:
-		return rep.WriteJSON(stdout)
-	case FormatHTML:
-		return rep.WriteHTML(stdout)
-	}
-	return rep.WriteMarkdown(stdout)
+	return Writers.Write(stdout, format, rep)
 }
 
 // Files names the files a report is written to; an empty name is skipped.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -73,7 +74,7 @@ func seriesRun(t *testing.T) string {
 	return detail
 }
 
-func runReport(t *testing.T, format string, inputs ...string) string {
+func runReport(t *testing.T, format render.Format, inputs ...string) string {
 	t.Helper()
 	var out bytes.Buffer
 	if err := Run(context.Background(), RunOptions{Inputs: inputs, Format: format}, &out); err != nil {
@@ -87,7 +88,7 @@ func runReport(t *testing.T, format string, inputs ...string) string {
 // scenario.
 func TestSeriesReport(t *testing.T) {
 	detail := seriesRun(t)
-	md := runReport(t, FormatMarkdown, detail)
+	md := runReport(t, render.Markdown, detail)
 	for _, want := range []string{
 		"## Stalls", "### kvstore",
 		"| nopersist        | set  |       0.00 |       0.00 |      0 | -               |",
@@ -100,7 +101,7 @@ func TestSeriesReport(t *testing.T) {
 			t.Errorf("markdown without %q:\n%s", want, md)
 		}
 	}
-	page := runReport(t, FormatHTML, detail)
+	page := runReport(t, render.HTML, detail)
 	if n := strings.Count(page, "QPS and p99 latency per interval of the kept rounds"); n != 2 {
 		t.Errorf("%d series plots, want 2", n)
 	}
@@ -137,7 +138,7 @@ func TestReportWithoutSeries(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range []string{FormatMarkdown, FormatHTML} {
+	for _, format := range []render.Format{render.Markdown, render.HTML} {
 		got, want := runReport(t, format, detail), runReport(t, format, old)
 		if got != want {
 			t.Errorf("%s: the report of the detail CSV without its series CSV differs from the one without stall columns", format)
@@ -155,7 +156,7 @@ func TestSeriesPlotInBrowser(t *testing.T) {
 	detail := seriesRun(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(file, []byte(runReport(t, FormatHTML, detail)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(runReport(t, render.HTML, detail)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dom, _ := testutil.Headless(t, chromium, file, "--dump-dom")

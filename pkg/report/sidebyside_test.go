@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -68,7 +69,7 @@ func TestSideBySideRatios(t *testing.T) {
 			qps[k] = append(qps[k], r.QPS)
 		}
 	}
-	for _, lang := range []string{LangEN, LangZH} {
+	for _, lang := range []string{render.LangEN, render.LangZH} {
 		rep, err := Build(rows, Options{Lang: lang})
 		if err != nil {
 			t.Fatal(err)
@@ -80,12 +81,12 @@ func TestSideBySideRatios(t *testing.T) {
 		checked := 0
 		for _, mode := range []string{"set", "get"} {
 			heading := "### " + mode + ": targets side by side"
-			if lang == LangZH {
+			if lang == render.LangZH {
 				heading = "### " + mode + "：目标对比"
 			}
 			tab := tableAfter(t, md.String(), heading)
 			stK, stR := tab.col("kvstore strategy"), tab.col("redis strategy")
-			if lang == LangZH {
+			if lang == render.LangZH {
 				stK, stR = tab.col("kvstore 策略"), tab.col("redis 策略")
 			}
 			qK, qR, ratio := tab.col("kvstore QPS"), tab.col("redis QPS"), tab.col("kvstore/redis QPS")

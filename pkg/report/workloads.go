@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -218,41 +219,41 @@ func (t *TargetReport) match(sc *Scenario) *Scenario {
 }
 
 // workloadTables writes the workloads' section of the markdown.
-func (m *mdWriter) workloadTables(r *Report) {
+func (m *md) workloadTables(r *Report) {
 	if len(r.Workloads) == 0 {
 		return
 	}
 	l := m.l
-	m.printf("\n## %s\n", l.wlTitle)
+	m.Printf("\n## %s\n", l.Workloads.Title)
 	for _, tab := range r.Workloads {
 		if tab.Reference != "" {
-			m.printf("\n### "+l.wlTableRef+"\n", tab.Workload, tab.Reference)
+			m.Printf("\n### "+l.Workloads.TableRef+"\n", tab.Workload, tab.Reference)
 		} else {
-			m.printf("\n### "+l.wlTable+"\n", tab.Workload)
+			m.Printf("\n### "+l.Workloads.Table+"\n", tab.Workload)
 		}
 		ratios := tab.Reference != "" && tab.NoReference == ""
 		switch {
 		case len(tab.Rows) == 0:
 		case tab.NoReference == NoRefNotRun:
-			m.printf("\n"+l.sideNotRun+"\n", tab.Reference, tab.Workload)
+			m.Printf("\n"+l.Side.NotRun+"\n", tab.Reference, tab.Workload)
 		case tab.NoReference == NoRefNoRounds:
-			m.printf("\n"+l.sideNoRounds+"\n", tab.Reference, tab.Workload)
+			m.Printf("\n"+l.Side.NoRounds+"\n", tab.Reference, tab.Workload)
 		}
 		if len(tab.Rows) > 0 {
-			header := []string{l.command, l.target, l.strategy, "QPS"}
+			header := []string{l.Command, l.Target, l.Strategy, "QPS"}
 			align := "lllr"
 			if tab.Latency {
-				header, align = append(header, l.p99), align+"r"
+				header, align = append(header, l.P99), align+"r"
 			}
-			header, align = append(header, l.wlChange), align+"r"
+			header, align = append(header, l.Workloads.Change), align+"r"
 			if ratios {
-				header, align = append(header, fmt.Sprintf(l.wlRatio, tab.Reference)), align+"r"
+				header, align = append(header, fmt.Sprintf(l.Workloads.Ratio, tab.Reference)), align+"r"
 			}
 			var rows [][]string
 			for _, row := range tab.Rows {
 				cmd := row.Command
 				if cmd == results.CommandTotal {
-					cmd = l.wlTotal
+					cmd = l.Workloads.Total
 				}
 				cells := []string{cmd, row.Target, row.Strategy, row.QPS.String()}
 				if tab.Latency {
@@ -274,12 +275,12 @@ func (m *mdWriter) workloadTables(r *Report) {
 				}
 				rows = append(rows, cells)
 			}
-			m.printf("\n")
-			m.table(header, align, rows)
+			m.Printf("\n")
+			m.Table(header, align, rows)
 		}
 		for _, u := range tab.Unsupported {
-			m.printf("\n"+l.wlUnsupported+"\n", u.Target, cell(u.Error))
+			m.Printf("\n"+l.Workloads.Unsupported+"\n", u.Target, render.Cell(u.Error))
 		}
 	}
-	m.printf("\n"+l.wlLegend+"\n", r.Options.Alpha, r.Options.Alpha)
+	m.Printf("\n"+l.Workloads.Legend+"\n", r.Options.Alpha, r.Options.Alpha)
 }

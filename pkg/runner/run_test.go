@@ -19,6 +19,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -153,14 +154,14 @@ func TestRunEndToEnd(t *testing.T) {
 	// The report's figures are those of "kvbench report" on the same CSV.
 	dir := t.TempDir()
 	var trimmed, jsonOut bytes.Buffer
-	opts := report.RunOptions{Inputs: []string{f.Detail}, Format: report.FormatCSV, SummaryCSV: filepath.Join(dir, "summary.csv")}
+	opts := report.RunOptions{Inputs: []string{f.Detail}, Format: render.CSV, SummaryCSV: filepath.Join(dir, "summary.csv")}
 	if err := report.Run(context.Background(), opts, &trimmed); err != nil {
 		t.Fatal(err)
 	}
 	sameFile(t, f.Trimmed, trimmed.Bytes())
 	summary, _ := os.ReadFile(opts.SummaryCSV)
 	sameFile(t, f.Summary, summary)
-	opts.Format, opts.SummaryCSV = report.FormatJSON, ""
+	opts.Format, opts.SummaryCSV = render.JSON, ""
 	if err := report.Run(context.Background(), opts, &jsonOut); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Error("the run's report differs from kvbench report's JSON on the same CSV")
 	}
 	var page bytes.Buffer
-	opts.Format = report.FormatHTML
+	opts.Format = render.HTML
 	if err := report.Run(context.Background(), opts, &page); err != nil {
 		t.Fatal(err)
 	}

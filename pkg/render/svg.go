@@ -1,16 +1,32 @@
-package report
+package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
+
+// PlotSVG draws a gonum plot as an SVG whose letters are paths
+// (outlineText), w wide and h high: the same in every browser and viewer,
+// whatever fonts the machine has.
+func PlotSVG(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	c := &outlineText{Canvas: vgsvg.New(w, h)}
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
 
 // outlineText is a canvas that draws text as the outlines of its glyphs,
 // filled, instead of text elements: an SVG whose letters are paths shows
