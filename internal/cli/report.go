@@ -7,13 +7,14 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/spf13/cobra"
 )
 
 // reportOptions is what "kvbench report" was asked to do.
 type reportOptions struct {
-	report.RunOptions
+	output.RunOptions
 	format string
 	streams
 }
@@ -89,7 +90,7 @@ QPS and p99 per interval, stalls and the server's events marked.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", string(report.Writers.Default()), "output: md (markdown tables), csv (the trimmed CSV), json, or html (one self-contained page: the tables and the charts, inline)")
+	f.StringVar(&o.format, "format", string(output.Writers.Default()), "output: md (markdown tables), csv (the trimmed CSV), json, or html (one self-contained page: the tables and the charts, inline)")
 	f.StringVar(&o.Report.Lang, "lang", render.LangEN, "language of the markdown report (every line but the data): en or zh")
 	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
 	f.StringVar(&o.Report.Reference, "reference", "", "target the side-by-side tables compare the others with (default: redis when present, else the first target by name)")
@@ -105,7 +106,7 @@ QPS and p99 per interval, stalls and the server's events marked.`,
 // language, the baselines and the chart's file name.
 func (o *reportOptions) validate() error {
 	var err error
-	if o.Format, err = parseFormat(report.Writers, o.format); err != nil {
+	if o.Format, err = parseFormat(output.Writers, o.format); err != nil {
 		return err
 	}
 	if !render.KnownLang(o.Report.Lang) {
@@ -115,7 +116,7 @@ func (o *reportOptions) validate() error {
 		return err
 	}
 	if o.Chart != "" {
-		if _, err := report.ChartFormat(o.Chart); err != nil {
+		if _, err := output.ChartFormat(o.Chart); err != nil {
 			return err
 		}
 	}
@@ -125,7 +126,7 @@ func (o *reportOptions) validate() error {
 // runReport reads the CSVs and prints the report.
 func runReport(ctx context.Context, o *reportOptions) error {
 	render.DisableWidthCache() // a process-wide setting: it belongs here
-	err := report.Run(ctx, o.RunOptions, o.Out)
+	err := output.Run(ctx, o.RunOptions, o.Out)
 	if errors.Is(err, report.ErrFormat) {
 		return &usageError{err}
 	}

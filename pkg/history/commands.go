@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -239,7 +240,7 @@ func (sh *Shown) markdown() (head, body []byte, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("history: report of run %s: %w", r.RunID, err)
 		}
-		if err := built.WriteMarkdown(&rep); err != nil {
+		if err := output.Markdown(built, &rep); err != nil {
 			return nil, nil, err
 		}
 	}

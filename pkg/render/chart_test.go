@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -46,7 +47,7 @@ func chartCases(t *testing.T) map[string]*report.Report {
 // workload's panel), every bar carries its figure, and each legend lists
 // only what its panel draws: not the workload a target does not support.
 func TestChartWorkloads(t *testing.T) {
-	chart := chartCases(t)["workloads"].Chart()
+	chart := output.BarChart(chartCases(t)["workloads"])
 	d, err := render.DrawChart(chart, render.ChartSVG)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestChartTextAsPaths(t *testing.T) {
 	for name, rep := range chartCases(t) {
 		t.Run(name, func(t *testing.T) {
 			var svg bytes.Buffer
-			if err := rep.WriteChart(&svg, render.ChartSVG); err != nil {
+			if err := output.WriteChart(&svg, rep, render.ChartSVG); err != nil {
 				t.Fatal(err)
 			}
 			for _, bad := range []string{"<text", "font-family", "@font-face"} {
@@ -121,7 +122,7 @@ func TestChartTextAsPaths(t *testing.T) {
 					t.Errorf("the SVG holds %q", bad)
 				}
 			}
-			d, err := render.DrawChart(rep.Chart(), render.ChartSVG)
+			d, err := render.DrawChart(output.BarChart(rep), render.ChartSVG)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,6 +35,7 @@ type formatError struct {
 	want   string
 }
 
+// Error implements error.
 func (e *formatError) Error() string { return fmt.Sprintf("format %q (want %s)", e.format, e.want) }
 
 // Is makes the error match ErrFormat.

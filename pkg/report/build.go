@@ -33,10 +33,12 @@ type Options struct {
 	// Confidence is the level of the median's confidence interval; 0 means
 	// stats.DefaultConfidence.
 	Confidence float64
-	// Lang is the language of the markdown: render.LangEN (the default
-	// when empty) or render.LangZH.
+	// Lang is the language of the printed report (package output) and of
+	// the warnings' Text: render.LangEN (the default when empty) or
+	// render.LangZH.
 	Lang string
-	// ChartLink, when set, is the chart file the markdown links to.
+	// ChartLink, when set, is the chart file the printed markdown links
+	// to.
 	ChartLink string
 	// Reference is the target the side-by-side tables compare the others
 	// with; "" means DefaultReference when present, else the first target
@@ -44,6 +46,17 @@ type Options struct {
 	Reference string
 	// Profiles are the flame graphs the HTML page links to.
 	Profiles []Profile
+}
+
+// Profile is a scenario's CPU profile, as flame graphs beside the report.
+type Profile struct {
+	// Target, Strategy and Mode (a mode or a workload) name the scenario.
+	Target, Strategy, Mode string
+	// Flame is the flame graph's file, relative to the report.
+	Flame string
+	// Diff is the differential flame graph against the Baseline strategy
+	// of the same target and mode ("" when there is none).
+	Diff, Baseline string
 }
 
 // Report is the statistics of a set of detail rows, ready to be written as
@@ -640,7 +653,7 @@ func (b *builder) finish() (*Report, error) {
 	// every error is returned at once below.
 	slices.SortFunc(b.rep.Targets, func(x, y *TargetReport) int { return cmp.Compare(x.Target, y.Target) })
 	for _, t := range b.rep.Targets {
-		t.Modes = orderModes(t.Modes)
+		t.Modes = OrderModes(t.Modes)
 		t.ServerVersions = t.versions.values()
 		baselines, err := b.baselines(t)
 		if err != nil {
@@ -720,9 +733,9 @@ func byStrategyOrder(t *TargetReport, baselines map[string]string) func(x, y str
 // canonicalModes come first, in this order.
 var canonicalModes = []string{"set", "get", "mixed"}
 
-// orderModes puts set, get and mixed first, then the others by name (a
+// OrderModes puts set, get and mixed first, then the others by name (a
 // workload's total after its commands).
-func orderModes(modes []string) []string {
+func OrderModes(modes []string) []string {
 	var out, others []string
 	for _, m := range canonicalModes {
 		if slices.Contains(modes, m) {

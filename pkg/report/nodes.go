@@ -2,12 +2,10 @@ package report
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/results"
@@ -149,26 +147,4 @@ func (r *Report) addNodesBeside(details []string) error {
 		r.Nodes = NodeSpreads(rows)
 	}
 	return nil
-}
-
-// nodes writes the spread table of the cluster targets, if any.
-func (m *md) nodes(spreads []NodeSpread) {
-	if len(spreads) == 0 {
-		return
-	}
-	l := m.l
-	nl := &m.l.Nodes
-	m.Printf("\n## %s\n\n", nl.Title)
-	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
-	three := func(xs []float64, f func(float64) string) string {
-		return f(slices.Min(xs)) + " / " + f(stats.Median(xs)) + " / " + f(slices.Max(xs))
-	}
-	var rows [][]string
-	for _, s := range spreads {
-		rows = append(rows, []string{s.Target, s.Strategy, s.Mode, strconv.Itoa(s.Shards),
-			three(s.Share, pct), three(s.P99, stats.Format2),
-			fmt.Sprintf("%d: %s (%.2f×)", s.Hot, pct(s.Share[s.Hot]), s.HotRatio)})
-	}
-	m.Table([]string{l.Target, l.Strategy, l.Mode, nl.Shards, nl.Share, nl.P99, nl.Hottest}, "lllrrrl", rows)
-	m.Printf("\n%s\n", nl.Legend)
 }

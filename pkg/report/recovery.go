@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -230,39 +229,4 @@ func medianFigure(xs []float64) Figure {
 		return missing
 	}
 	return fig(stats.Median(xs))
-}
-
-// recovery writes the recovery tables, if any: one per target.
-func (m *md) recovery(tabs []*RecoveryTable) {
-	if len(tabs) == 0 {
-		return
-	}
-	l := m.l
-	rl := &m.l.Recovery
-	m.Printf("\n## %s\n", rl.Title)
-	for _, tab := range tabs {
-		m.Printf("\n### %s\n\n", tab.Target)
-		var rows [][]string
-		for _, r := range tab.Rows {
-			rec := r.RecoveryS.String()
-			if r.Empty > 0 {
-				rec = fmt.Sprintf("%s (%s: %d of %d)", rec, rl.Empty, r.Empty, r.Rounds)
-				if r.Empty == r.Rounds {
-					rec = rl.Empty
-				}
-			}
-			lost := strconv.FormatInt(r.AckedLost, 10)
-			if r.Broken {
-				lost += " (!)"
-			}
-			acked, lostCell := "-", "-"
-			if r.Rounds > 0 {
-				acked, lostCell = strconv.FormatInt(r.AckedWrites, 10), lost
-			}
-			rows = append(rows, []string{r.Strategy, r.Persistence, r.Crash, strconv.Itoa(r.Rounds), rec, r.KeysPerS.String(), r.MBPerS.String(),
-				acked, lostCell, r.LostWindowS.String(), r.Promise})
-		}
-		m.Table([]string{l.Strategy, l.Persistence, rl.Crash, rl.Rounds, rl.Recovery, rl.Keys, rl.MB, rl.Acked, rl.Lost, rl.Window, rl.Promise}, "lllrrrrrrrl", rows)
-	}
-	m.Printf("\n%s\n", rl.Legend)
 }

@@ -2,13 +2,9 @@ package report
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"math"
-	"strconv"
 
-	"github.com/kvbench/kvbench/pkg/measure"
-	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -86,9 +82,9 @@ func (r *Report) addSeriesBeside(details []string) error {
 	return nil
 }
 
-// roundSeries is a kept round's intervals; nil when the series CSV has
+// Intervals is a kept round's intervals; nil when the series CSV has
 // none.
-func (r *Report) roundSeries(sc *Scenario, rd *Round) []results.SeriesRow {
+func (r *Report) Intervals(sc *Scenario, rd *Round) []results.SeriesRow {
 	return r.series[seriesKey{rd.ref.runID, sc.Key(), rd.Round, rd.ref.attempt}]
 }
 
@@ -101,9 +97,37 @@ func (rd *Round) perMinute() float64 {
 	return float64(*rd.ref.stalls) / (float64(rd.ElapsedS) / 60)
 }
 
-// stallsRows are a target's rows of the stalls table: one per scenario
-// whose kept rounds have stall columns.
-func (r *Report) stallsRows(t *TargetReport) [][]string {
+// StallsTable is a target's stalls: one row per scenario whose kept
+// rounds have the stall columns (stalls, longest_stall_ms), which "kvbench
+// run" fills with a series CSV.
+type StallsTable struct {
+	Target string
+	Rows   []StallsRow
+}
+
+// StallsRow is one scenario's stalls over its kept rounds.
+type StallsRow struct {
+	Strategy, Mode string
+	// PerMinute is the kept rounds' mean of stalls per minute measured;
+	// missing when none records its elapsed time.
+	PerMinute Figure
+	// LongestMs is the longest stall of the kept rounds (0 for none);
+	// Count their stalls.
+	LongestMs Figure
+	Count     int64
+	// P is the Mann–Whitney U p-value of the ok rounds' stalls per minute
+	// against the baseline strategy's, NaN when not compared (the
+	// baseline itself, or a side without them); Significant is P <= α.
+	P           Prob
+	Significant bool
+}
+
+// Stalls are the stalls tables of the targets that have one; nil without
+// a series CSV.
+func (r *Report) Stalls() []StallsTable {
+	if r.series == nil {
+		return nil
+	}
 	alpha := r.Options.Alpha
 	if alpha <= 0 {
 		alpha = stats.DefaultAlpha
@@ -117,168 +141,44 @@ func (r *Report) stallsRows(t *TargetReport) [][]string {
 		}
 		return xs
 	}
-	var rows [][]string
-	for _, sc := range t.Scenarios {
-		var perMin []float64
-		longest, total, has := 0.0, int64(0), false
-		for i := range sc.Rounds {
-			rd := &sc.Rounds[i]
-			if rd.Dropped || rd.ref.stalls == nil {
-				continue
-			}
-			has = true
-			total += *rd.ref.stalls
-			if rd.ref.longestMs != nil {
-				longest = max(longest, *rd.ref.longestMs)
-			}
-			if x := rd.perMinute(); !math.IsNaN(x) {
-				perMin = append(perMin, x)
-			}
-		}
-		if !has {
-			continue
-		}
-		mean := missing
-		if len(perMin) > 0 {
-			mean = fig(stats.Mean(perMin))
-		}
-		vs := "-"
-		if base := t.Scenario(sc.Baseline, sc.Mode); base != nil && base != sc {
-			if a, b := all(sc), all(base); len(a) > 0 && len(b) > 0 {
-				c := stats.Compare(a, b, alpha)
-				vs = Prob(c.P).String()
-				if !c.Significant() {
-					vs = "~ (" + vs + ")"
+	var out []StallsTable
+	for _, t := range r.Targets {
+		tab := StallsTable{Target: t.Target}
+		for _, sc := range t.Scenarios {
+			var perMin []float64
+			longest, total, has := 0.0, int64(0), false
+			for i := range sc.Rounds {
+				rd := &sc.Rounds[i]
+				if rd.Dropped || rd.ref.stalls == nil {
+					continue
+				}
+				has = true
+				total += *rd.ref.stalls
+				if rd.ref.longestMs != nil {
+					longest = max(longest, *rd.ref.longestMs)
+				}
+				if x := rd.perMinute(); !math.IsNaN(x) {
+					perMin = append(perMin, x)
 				}
 			}
-		}
-		rows = append(rows, []string{sc.Strategy, sc.Mode, mean.String(), fig(longest).String(), strconv.FormatInt(total, 10), vs})
-	}
-	return rows
-}
-
-// stalls writes the stalls table of each target, with a series CSV.
-func (m *md) stalls(r *Report) {
-	if r.series == nil {
-		return
-	}
-	sl := &m.l.Stalls
-	l := m.l
-	title := false
-	for _, t := range r.Targets {
-		rows := r.stallsRows(t)
-		if len(rows) == 0 {
-			continue
-		}
-		if !title {
-			m.Printf("\n## %s\n", sl.Title)
-			title = true
-		}
-		m.Printf("\n### %s\n\n", t.Target)
-		m.Table([]string{l.Strategy, l.Mode, sl.PerMin, sl.Longest, sl.Total, sl.Vs}, "llrrrl", rows)
-	}
-	if title {
-		alpha := r.Options.Alpha
-		if alpha <= 0 {
-			alpha = stats.DefaultAlpha
-		}
-		m.Printf("\n"+sl.Legend+"\n", alpha)
-	}
-}
-
-// seriesPictures draws a plot per scenario whose kept rounds have
-// intervals in the series CSV.
-func (r *Report) seriesPictures() ([]render.Picture, error) {
-	if r.series == nil {
-		return nil, nil
-	}
-	var pics []render.Picture
-	for _, t := range r.Targets {
-		for _, sc := range t.Scenarios {
-			svg, ok, err := r.seriesPlot(sc).SVG()
-			if err != nil {
-				return nil, fmt.Errorf("series plot of %s: %w", sc.Name(), err)
+			if !has {
+				continue
 			}
-			if ok {
-				pics = append(pics, render.Picture{Title: fmt.Sprintf(render.LabelsOf(r.Options.Lang).SeriesPlot, sc.Target, sc.Strategy, sc.Mode,
-					100*measure.DefaultStallBelow, measure.DefaultStallLatency), SVG: svg})
+			row := StallsRow{Strategy: sc.Strategy, Mode: sc.Mode, PerMinute: missing, LongestMs: fig(longest), Count: total, P: Prob(math.NaN())}
+			if len(perMin) > 0 {
+				row.PerMinute = fig(stats.Mean(perMin))
 			}
-		}
-	}
-	return pics, nil
-}
-
-// intervalEnds are each row's end: the next row's start, the last one's
-// start plus the median length.
-func intervalEnds(rows []results.SeriesRow) []float64 {
-	var steps []float64
-	for i := 1; i < len(rows); i++ {
-		if d := rows[i].TS - rows[i-1].TS; d > 0 {
-			steps = append(steps, d)
-		}
-	}
-	step := 0.0
-	if len(steps) > 0 {
-		step = stats.Median(steps)
-	}
-	ends := make([]float64, len(rows))
-	for i := range rows {
-		ends[i] = rows[i].TS + step
-		if i+1 < len(rows) {
-			ends[i] = rows[i+1].TS
-		}
-	}
-	return ends
-}
-
-// stalled marks the intervals of a round that the default stall rule
-// finds (measure.DefaultStallBelow of the median QPS of the full
-// intervals, measure.DefaultStallLatency): the series CSV does not keep
-// the thresholds the run used.
-func stalled(rows []results.SeriesRow, ends []float64) []bool {
-	var rates []float64
-	for i, s := range rows {
-		if s.QPS != nil && i > 0 && i < len(rows)-1 {
-			rates = append(rates, *s.QPS)
-		}
-	}
-	if len(rates) == 0 {
-		for _, s := range rows {
-			if s.QPS != nil {
-				rates = append(rates, *s.QPS)
+			if base := t.Scenario(sc.Baseline, sc.Mode); base != nil && base != sc {
+				if a, b := all(sc), all(base); len(a) > 0 && len(b) > 0 {
+					c := stats.Compare(a, b, alpha)
+					row.P, row.Significant = Prob(c.P), c.Significant()
+				}
 			}
+			tab.Rows = append(tab.Rows, row)
 		}
-	}
-	out := make([]bool, len(rows))
-	if len(rates) == 0 {
-		return out
-	}
-	median := stats.Median(rates)
-	limitUs := float64(measure.DefaultStallLatency.Microseconds())
-	for i, s := range rows {
-		out[i] = s.QPS != nil && ends[i] > s.TS && (*s.QPS < measure.DefaultStallBelow*median || s.MaxUs != nil && *s.MaxUs > limitUs)
+		if len(tab.Rows) > 0 {
+			out = append(out, tab)
+		}
 	}
 	return out
-}
-
-// seriesPlot is one scenario's kept rounds over time (render.TimePlot),
-// each interval's stall by the default rule.
-func (r *Report) seriesPlot(sc *Scenario) render.TimePlot {
-	tp := render.TimePlot{Title: sc.Target + "/" + sc.Strategy + " " + sc.Mode + ": QPS and p99 per interval"}
-	for i := range sc.Rounds {
-		rd := &sc.Rounds[i]
-		rows := r.roundSeries(sc, rd)
-		if rd.Dropped || len(rows) == 0 {
-			continue
-		}
-		ends := intervalEnds(rows)
-		st := stalled(rows, ends)
-		tr := render.TimeRound{Name: "round " + strconv.Itoa(rd.Round)}
-		for j, s := range rows {
-			tr.Intervals = append(tr.Intervals, render.Interval{Start: s.TS, End: ends[j], QPS: s.QPS, P99Us: s.P99Us,
-				Stalled: st[j], Events: results.SplitEvents(s.Events)})
-		}
-		tp.Rounds = append(tp.Rounds, tr)
-	}
-	return tp
 }

@@ -102,29 +102,3 @@ func telemetryTables(targets []*TargetReport) []*TelemetryTable {
 	}
 	return out
 }
-
-// telemetry writes the server telemetry tables, if any: one per target.
-func (m *md) telemetry(tabs []*TelemetryTable) {
-	if len(tabs) == 0 {
-		return
-	}
-	l := m.l
-	tl := &m.l.Telemetry
-	m.Printf("\n## %s\n", tl.Title)
-	mib := func(f Figure) Figure {
-		if !f.Valid() {
-			return f
-		}
-		return fig(float64(f) / (1 << 20))
-	}
-	for _, tab := range tabs {
-		m.Printf("\n### %s\n\n", tab.Target)
-		var rows [][]string
-		for _, r := range tab.Rows {
-			rows = append(rows, []string{r.Strategy, r.Mode, r.ClientP50Us.csv(), r.ServerUsPerCall.csv(),
-				mib(r.UsedMemoryBytes).csv(), mib(r.RSSBytes).csv(), r.BytesPerKey.csv()})
-		}
-		m.Table([]string{l.Strategy, l.Mode, tl.ClientP50, tl.ServerUs, tl.Used, tl.RSS, tl.PerKey}, "llrrrrr", rows)
-	}
-	m.Printf("\n%s\n", tl.Legend)
-}

@@ -41,8 +41,8 @@ const (
 	WarnOther = "other"
 )
 
-// warnKinds is the order of the kinds.
-var warnKinds = []string{WarnNoRounds, WarnRefusedWrites, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
+// WarnKinds are the kinds, in the order the report lists them.
+var WarnKinds = []string{WarnNoRounds, WarnRefusedWrites, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
 	WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
 
 // Warning is one kind of doubt about the figures, with every scenario (or,
@@ -194,7 +194,7 @@ func (b *builder) warnings() {
 		ws = append(ws, w)
 	}
 	slices.SortFunc(ws, func(x, y *Warning) int {
-		return cmp.Or(cmp.Compare(slices.Index(warnKinds, x.Kind), slices.Index(warnKinds, y.Kind)), cmp.Compare(x.Msg, y.Msg))
+		return cmp.Or(cmp.Compare(slices.Index(WarnKinds, x.Kind), slices.Index(WarnKinds, y.Kind)), cmp.Compare(x.Msg, y.Msg))
 	})
 	b.rep.Warnings = b.rep.Warnings[:0]
 	for _, w := range ws {

@@ -2,11 +2,9 @@ package report
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -146,7 +144,7 @@ func (b *builder) workloads() {
 		var modes []string
 		for _, t := range b.rep.Targets {
 			for _, m := range t.Modes {
-				if sc := t.anyScenario(m); sc != nil && sc.Workload == w && !slices.Contains(modes, m) {
+				if sc := t.AnyScenario(m); sc != nil && sc.Workload == w && !slices.Contains(modes, m) {
 					modes = append(modes, m)
 				}
 			}
@@ -189,8 +187,8 @@ func (b *builder) workloads() {
 	}
 }
 
-// anyScenario returns a scenario of the mode, of any strategy.
-func (t *TargetReport) anyScenario(mode string) *Scenario {
+// AnyScenario returns a scenario of the mode, of any strategy.
+func (t *TargetReport) AnyScenario(mode string) *Scenario {
 	for _, st := range t.Strategies {
 		if sc := t.Scenario(st, mode); sc != nil {
 			return sc
@@ -216,71 +214,4 @@ func (t *TargetReport) match(sc *Scenario) *Scenario {
 		}
 	}
 	return t.Scenario(sc.Strategy, sc.Mode)
-}
-
-// workloadTables writes the workloads' section of the markdown.
-func (m *md) workloadTables(r *Report) {
-	if len(r.Workloads) == 0 {
-		return
-	}
-	l := m.l
-	m.Printf("\n## %s\n", l.Workloads.Title)
-	for _, tab := range r.Workloads {
-		if tab.Reference != "" {
-			m.Printf("\n### "+l.Workloads.TableRef+"\n", tab.Workload, tab.Reference)
-		} else {
-			m.Printf("\n### "+l.Workloads.Table+"\n", tab.Workload)
-		}
-		ratios := tab.Reference != "" && tab.NoReference == ""
-		switch {
-		case len(tab.Rows) == 0:
-		case tab.NoReference == NoRefNotRun:
-			m.Printf("\n"+l.Side.NotRun+"\n", tab.Reference, tab.Workload)
-		case tab.NoReference == NoRefNoRounds:
-			m.Printf("\n"+l.Side.NoRounds+"\n", tab.Reference, tab.Workload)
-		}
-		if len(tab.Rows) > 0 {
-			header := []string{l.Command, l.Target, l.Strategy, "QPS"}
-			align := "lllr"
-			if tab.Latency {
-				header, align = append(header, l.P99), align+"r"
-			}
-			header, align = append(header, l.Workloads.Change), align+"r"
-			if ratios {
-				header, align = append(header, fmt.Sprintf(l.Workloads.Ratio, tab.Reference)), align+"r"
-			}
-			var rows [][]string
-			for _, row := range tab.Rows {
-				cmd := row.Command
-				if cmd == results.CommandTotal {
-					cmd = l.Workloads.Total
-				}
-				cells := []string{cmd, row.Target, row.Strategy, row.QPS.String()}
-				if tab.Latency {
-					cells = append(cells, row.P99Us.String())
-				}
-				change := "-"
-				if row.Change != nil {
-					change = row.Change.String()
-				}
-				cells = append(cells, change)
-				if ratios {
-					ratio := "-"
-					if row.Target == tab.Reference && row.QPS.Valid() {
-						ratio = "1.00"
-					} else if row.Ratio != nil {
-						ratio = row.Ratio.String()
-					}
-					cells = append(cells, ratio)
-				}
-				rows = append(rows, cells)
-			}
-			m.Printf("\n")
-			m.Table(header, align, rows)
-		}
-		for _, u := range tab.Unsupported {
-			m.Printf("\n"+l.Workloads.Unsupported+"\n", u.Target, render.Cell(u.Error))
-		}
-	}
-	m.Printf("\n"+l.Workloads.Legend+"\n", r.Options.Alpha, r.Options.Alpha)
 }

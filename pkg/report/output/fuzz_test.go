@@ -1,10 +1,11 @@
-package report
+package output
 
 import (
 	"bytes"
 	"io"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -21,11 +22,11 @@ func FuzzReport(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rep, err := Build(rows, Options{})
+		rep, err := report.Build(rows, report.Options{})
 		if err != nil {
 			return
 		}
-		for _, write := range []func(io.Writer) error{rep.WriteMarkdown, rep.WriteSummaryCSV, rep.WriteTrimmedCSV, rep.WriteJSON} {
+		for _, write := range []func(io.Writer) error{func(w io.Writer) error { return Markdown(rep, w) }, func(w io.Writer) error { return SummaryCSV(rep, w) }, func(w io.Writer) error { return TrimmedCSV(rep, w) }, func(w io.Writer) error { return JSON(rep, w) }} {
 			if err := write(io.Discard); err != nil {
 				t.Fatalf("write: %v", err)
 			}

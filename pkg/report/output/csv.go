@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"encoding/csv"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -27,23 +28,23 @@ var TrimmedColumns = []string{
 	"trimmed_qps_per_server_cpu_s", "client_bound_rounds", "capacity_qps",
 }
 
-// WriteSummaryCSV writes the summary CSV (SummaryColumns): per scenario
+// SummaryCSV writes the summary CSV (SummaryColumns): per scenario
 // the number of ok rounds and failed attempts and the means over all ok
 // rounds, with the figures of the raw table.
-func (r *Report) WriteSummaryCSV(w io.Writer) error {
-	return r.writeCSV(w, SummaryColumns, func(sc *Scenario) []string {
+func SummaryCSV(r *report.Report, w io.Writer) error {
+	return writeCSV(r, w, SummaryColumns, func(sc *report.Scenario) []string {
 		return []string{sc.Target, sc.Alloc, sc.Strategy, sc.Persistence, sc.Mode,
 			strconv.Itoa(len(sc.Rounds)), strconv.Itoa(sc.FailedAttempts),
-			sc.MeanQPS.csv(), sc.MeanUsPerOp.csv(), sc.MeanElapsedS.csv(),
-			sc.MeanQPSPerCPU.csv(), strconv.Itoa(sc.ClientBoundRounds)}
+			sc.MeanQPS.CSV(), sc.MeanUsPerOp.CSV(), sc.MeanElapsedS.CSV(),
+			sc.MeanQPSPerCPU.CSV(), strconv.Itoa(sc.ClientBoundRounds)}
 	})
 }
 
-// WriteTrimmedCSV writes the trimmed CSV (TrimmedColumns): per scenario
+// TrimmedCSV writes the trimmed CSV (TrimmedColumns): per scenario
 // the trimming, the spread, and the comparison with the baseline, with the
 // figures of the markdown tables.
-func (r *Report) WriteTrimmedCSV(w io.Writer) error {
-	return r.writeCSV(w, TrimmedColumns, func(sc *Scenario) []string {
+func TrimmedCSV(r *report.Report, w io.Writer) error {
+	return writeCSV(r, w, TrimmedColumns, func(sc *report.Scenario) []string {
 		dropped := ""
 		if sc.DroppedRound > 0 {
 			dropped = strconv.Itoa(sc.DroppedRound)
@@ -53,23 +54,23 @@ func (r *Report) WriteTrimmedCSV(w io.Writer) error {
 			conf = strconv.FormatFloat(sc.CIConfidence, 'f', 4, 64)
 		}
 		row := []string{sc.Target, sc.Alloc, sc.Strategy, sc.Persistence, sc.Mode, strconv.Itoa(len(sc.Rounds)),
-			dropped, sc.DroppedQPS.csv(), sc.TrimmedQPS.csv(), sc.TrimmedUsPerOp.csv(),
-			sc.TrimmedP50Us.csv(), sc.TrimmedP99Us.csv(), sc.TrimmedP999Us.csv(),
-			sc.CV.csv(), sc.MinQPS.csv(), sc.MaxQPS.csv(), sc.MedianQPS.csv(), sc.MedianLo.csv(), sc.MedianHi.csv(), conf,
+			dropped, sc.DroppedQPS.CSV(), sc.TrimmedQPS.CSV(), sc.TrimmedUsPerOp.CSV(),
+			sc.TrimmedP50Us.CSV(), sc.TrimmedP99Us.CSV(), sc.TrimmedP999Us.CSV(),
+			sc.CV.CSV(), sc.MinQPS.CSV(), sc.MaxQPS.CSV(), sc.MedianQPS.CSV(), sc.MedianLo.CSV(), sc.MedianHi.CSV(), conf,
 			sc.Baseline}
-		for _, m := range []string{MetricQPS, MetricUsPerOp, MetricP99} {
+		for _, m := range []string{report.MetricQPS, report.MetricUsPerOp, report.MetricP99} {
 			if c := sc.Change(m); c != nil {
-				row = append(row, c.Pct.csv(), c.P.csv())
+				row = append(row, c.Pct.CSV(), c.P.CSV())
 			} else {
 				row = append(row, "", "")
 			}
 		}
-		return append(row, sc.TrimmedQPSPerCPU.csv(), strconv.Itoa(sc.ClientBoundRounds), r.capacityOf(sc).csv())
+		return append(row, sc.TrimmedQPSPerCPU.CSV(), strconv.Itoa(sc.ClientBoundRounds), r.Capacity(sc).CSV())
 	})
 }
 
 // writeCSV writes a header and one row per scenario.
-func (r *Report) writeCSV(w io.Writer, header []string, row func(*Scenario) []string) error {
+func writeCSV(r *report.Report, w io.Writer, header []string, row func(*report.Scenario) []string) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write csv: %w", err)
@@ -88,10 +89,10 @@ func (r *Report) writeCSV(w io.Writer, header []string, row func(*Scenario) []st
 	return nil
 }
 
-// WriteJSON writes the whole report as indented JSON: figures as numbers
+// JSON writes the whole report as indented JSON: figures as numbers
 // with their 2 decimals (null when missing), p-values at full precision,
 // warnings as strings.
-func (r *Report) WriteJSON(w io.Writer) error {
+func JSON(r *report.Report, w io.Writer) error {
 	warnings := make([]string, len(r.Warnings))
 	for i, e := range r.Warnings {
 		warnings[i] = e.Error()
@@ -101,7 +102,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		failed = []results.Row{}
 	}
 	v := struct {
-		*Report
+		*report.Report
 		Failed     []results.Row `json:"failed_attempts"`
 		Alpha      float64       `json:"alpha"`
 		Confidence float64       `json:"confidence"`

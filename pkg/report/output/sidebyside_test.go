@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/internal/fixture"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -70,12 +72,12 @@ func TestSideBySideRatios(t *testing.T) {
 		}
 	}
 	for _, lang := range []string{render.LangEN, render.LangZH} {
-		rep, err := Build(rows, Options{Lang: lang})
+		rep, err := report.Build(rows, report.Options{Lang: lang})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var md bytes.Buffer
-		if err := rep.WriteMarkdown(&md); err != nil {
+		if err := Markdown(rep, &md); err != nil {
 			t.Fatal(err)
 		}
 		checked := 0
@@ -137,9 +139,9 @@ func TestSideBySideMatching(t *testing.T) {
 		{"redis", "aof_everysec_rewrite", "everysec"}, {"redis", "rdb", "rdb"},
 		{"dragonfly", "default", ""},
 	} {
-		rows = append(rows, rowsOf(s.target, s.strategy, s.persistence, "set", five...)...)
+		rows = append(rows, fixture.Rows(s.target, s.strategy, s.persistence, "set", five...)...)
 	}
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestSideBySideMatching(t *testing.T) {
 		{rows, "kvstore", "kvstore"},
 		{slices.DeleteFunc(slices.Clone(rows), func(r results.Row) bool { return r.Target == "redis" }), "", "dragonfly"},
 	} {
-		rep, err := Build(tt.rows, Options{Reference: tt.reference})
+		rep, err := report.Build(tt.rows, report.Options{Reference: tt.reference})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,16 +200,16 @@ func TestSideBySideMatching(t *testing.T) {
 			t.Errorf("--reference %q: %q, want %q", tt.reference, rep.Reference, tt.want)
 		}
 	}
-	if _, err := Build(rows, Options{Reference: "valkey"}); !errors.Is(err, ErrFormat) ||
+	if _, err := report.Build(rows, report.Options{Reference: "valkey"}); !errors.Is(err, report.ErrFormat) ||
 		!strings.Contains(err.Error(), "dragonfly, kvstore, redis") {
 		t.Errorf("unknown reference: %v", err)
 	}
-	one, err := Build(rowsOf("redis", "none", "none", "set", five...), Options{})
+	one, err := report.Build(fixture.Rows("redis", "none", "none", "set", five...), report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := one.WriteMarkdown(&md); err != nil {
+	if err := Markdown(one, &md); err != nil {
 		t.Fatal(err)
 	}
 	if len(one.SideBySide) != 0 || strings.Contains(md.String(), "side by side") {
@@ -233,11 +235,11 @@ func TestNoReference(t *testing.T) {
 	}
 	five := []float64{100, 101, 102, 103, 104}
 	var rows []results.Row
-	rows = append(rows, rowsOf("kvstore", "nopersist", "none", "set", five...)...)
-	rows = append(rows, rowsOf("kvstore", "nopersist", "none", "get", five...)...)
-	rows = append(rows, rowsOf("kvstore", "nopersist", "none", "mixed", five...)...)
+	rows = append(rows, fixture.Rows("kvstore", "nopersist", "none", "set", five...)...)
+	rows = append(rows, fixture.Rows("kvstore", "nopersist", "none", "get", five...)...)
+	rows = append(rows, fixture.Rows("kvstore", "nopersist", "none", "mixed", five...)...)
 	rows = append(rows, failed("redis", "none", "none", "set"), failed("redis", "none", "none", "set"))
-	rows = append(rows, rowsOf("redis", "none", "none", "get", five...)...)
+	rows = append(rows, fixture.Rows("redis", "none", "none", "get", five...)...)
 	for i, q := range five {
 		rows = append(rows, results.Row{Target: "kvstore", Strategy: "nopersist", Persistence: "none", Mode: results.ModeWorkload,
 			Workload: "ycsb-a", Command: results.CommandTotal, Round: i + 1, Status: results.StatusOK, QPS: q})
@@ -245,19 +247,19 @@ func TestNoReference(t *testing.T) {
 	wl := failed("redis", "none", "none", results.ModeWorkload)
 	wl.Workload, wl.Command = "ycsb-a", results.CommandTotal
 	rows = append(rows, wl)
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := Markdown(rep, &md); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
 	for _, tt := range []struct{ heading, note, why string }{
-		{"### set: targets side by side", "No ratio to redis: it has no ok round of set, every attempt failed", NoRefNoRounds},
-		{"### mixed: targets side by side", "No ratio to redis: it did not run mixed.", NoRefNotRun},
-		{"### ycsb-a: commands", "No ratio to redis: it has no ok round of ycsb-a, every attempt failed", NoRefNoRounds},
+		{"### set: targets side by side", "No ratio to redis: it has no ok round of set, every attempt failed", report.NoRefNoRounds},
+		{"### mixed: targets side by side", "No ratio to redis: it did not run mixed.", report.NoRefNotRun},
+		{"### ycsb-a: commands", "No ratio to redis: it has no ok round of ycsb-a, every attempt failed", report.NoRefNoRounds},
 	} {
 		i := strings.Index(out, tt.heading)
 		if i < 0 || !strings.HasPrefix(out[i+len(tt.heading):][strings.Index(out[i+len(tt.heading):], "\n\n")+2:], tt.note) {
@@ -274,7 +276,7 @@ func TestNoReference(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]string{"set": NoRefNoRounds, "get": "", "mixed": NoRefNotRun}
+	want := map[string]string{"set": report.NoRefNoRounds, "get": "", "mixed": report.NoRefNotRun}
 	for _, tab := range rep.SideBySide {
 		if tab.NoReference != want[tab.Mode] {
 			t.Errorf("%s: no_reference %q, want %q", tab.Mode, tab.NoReference, want[tab.Mode])
@@ -283,7 +285,7 @@ func TestNoReference(t *testing.T) {
 	if tab := tableAfter(t, out, "### get: targets side by side"); tab.col("kvstore/redis QPS") < 0 {
 		t.Errorf("get, where redis has rounds, lost its ratio: %v", tab.header)
 	}
-	if len(rep.Workloads) != 1 || rep.Workloads[0].NoReference != NoRefNoRounds {
+	if len(rep.Workloads) != 1 || rep.Workloads[0].NoReference != report.NoRefNoRounds {
 		t.Errorf("workload tables %+v", rep.Workloads)
 	}
 }

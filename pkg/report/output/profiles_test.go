@@ -1,23 +1,27 @@
-package report
+package output
 
 import (
+	"github.com/kvbench/kvbench/pkg/report/internal/fixture"
+
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/pkg/report"
 )
 
 // TestProfilesHTML: the HTML page lists every flame graph by scenario,
 // its differential graph named by the baseline, the names escaped; and
 // has no Profiles section without profiles.
 func TestProfilesHTML(t *testing.T) {
-	rows := append(rowsOf("kv<s>", "none", "none", "set", 100, 110, 120), rowsOf("kv<s>", "aof", "everysec", "set", 90, 95, 99)...)
-	profiles := []Profile{
+	rows := append(fixture.Rows("kv<s>", "none", "none", "set", 100, 110, 120), fixture.Rows("kv<s>", "aof", "everysec", "set", 90, 95, 99)...)
+	profiles := []report.Profile{
 		{Target: "kv<s>", Strategy: "none", Mode: "set", Flame: "kvbench_flame_kv_s__none_set_T.svg"},
 		{Target: "kv<s>", Strategy: "aof", Mode: "set", Flame: "kvbench_flame_kv_s__aof_set_T.svg", Diff: "kvbench_flame_diff_kv_s__aof_set_T.svg", Baseline: "none"},
 	}
 	for _, tc := range []struct {
 		name     string
-		profiles []Profile
+		profiles []report.Profile
 		want     []string
 		not      []string
 	}{
@@ -29,12 +33,12 @@ func TestProfilesHTML(t *testing.T) {
 		{"without", nil, nil, []string{"<h2>Profiles</h2>", "_flame_"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := Build(rows, Options{Profiles: tc.profiles})
+			rep, err := report.Build(rows, report.Options{Profiles: tc.profiles})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var page bytes.Buffer
-			if err := rep.WriteHTML(&page); err != nil {
+			if err := HTML(rep, &page); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tc.want {

@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -26,10 +27,10 @@ func TestBuildBadInput(t *testing.T) {
 	}{
 		{"duplicate ok round in one file",
 			map[string]string{"a.csv": hdr + "kvstore,nopersist,set,1,ok,100\nkvstore,nopersist,set,2,ok,100\nkvstore,nopersist,set,1,ok,101\n"},
-			"a.csv:4: duplicate round: kvstore/nopersist/set round 1 already has an ok row at a.csv:2", ErrDuplicate},
+			"a.csv:4: duplicate round: kvstore/nopersist/set round 1 already has an ok row at a.csv:2", report.ErrDuplicate},
 		{"duplicate ok round across files",
 			map[string]string{"a.csv": hdr + "kvstore,nopersist,set,1,ok,100\n", "b.csv": hdr + "kvstore,nopersist,set,1,ok,100\n"},
-			"b.csv:2: duplicate round: kvstore/nopersist/set round 1 already has an ok row at a.csv:2", ErrDuplicate},
+			"b.csv:2: duplicate round: kvstore/nopersist/set round 1 already has an ok row at a.csv:2", report.ErrDuplicate},
 		{"ok row without QPS",
 			map[string]string{"a.csv": hdr + "kvstore,nopersist,set,1,ok,\n"},
 			"a.csv:2: column qps: bad value: an ok row needs a positive QPS, got 0", results.ErrBadValue},
@@ -41,7 +42,7 @@ func TestBuildBadInput(t *testing.T) {
 			"a.csv:2: column round: bad value: 0 (rounds count from 1)", results.ErrBadValue},
 		{"one strategy, two persistence settings",
 			map[string]string{"a.csv": "target,strategy,persistence,mode,round,status,qps\nkvstore,p,no,set,1,ok,100\nkvstore,p,always,set,2,ok,100\n"},
-			`a.csv:3: column persistence: conflicting strategy description: strategy p of kvstore is "always" here but "no" at a.csv:2`, ErrConflict},
+			`a.csv:3: column persistence: conflicting strategy description: strategy p of kvstore is "always" here but "no" at a.csv:2`, report.ErrConflict},
 		{"header only",
 			map[string]string{"a.csv": hdr},
 			"empty: no detail rows in a.csv", results.ErrEmpty},
@@ -94,15 +95,15 @@ func TestRunBadInvocation(t *testing.T) {
 		{"missing file", RunOptions{Inputs: []string{filepath.Join(dir, "nope.csv")}},
 			"read detail CSV: open " + filepath.Join(dir, "nope.csv") + ": no such file or directory", os.ErrNotExist},
 		{"bad format", RunOptions{Inputs: []string{good}, Format: "xml"},
-			`bad option: format "xml" (want md, csv, json or html)`, ErrFormat},
-		{"bad language", RunOptions{Inputs: []string{good}, Report: Options{Lang: "fr"}},
-			`bad option: language "fr" (want en or zh)`, ErrFormat},
+			`bad option: format "xml" (want md, csv, json or html)`, report.ErrFormat},
+		{"bad language", RunOptions{Inputs: []string{good}, Report: report.Options{Lang: "fr"}},
+			`bad option: language "fr" (want en or zh)`, report.ErrFormat},
 		{"bad chart name", RunOptions{Inputs: []string{good}, Chart: "chart.gif"},
-			`bad option: chart "chart.gif": the file name must end in .svg or .png`, ErrFormat},
+			`bad option: chart "chart.gif": the file name must end in .svg or .png`, report.ErrFormat},
 		{"bad baseline syntax", RunOptions{Inputs: []string{good}, Baselines: "kvstore"},
-			`bad option: baseline "kvstore": want target=strategy`, ErrFormat},
+			`bad option: baseline "kvstore": want target=strategy`, report.ErrFormat},
 		{"unknown baseline strategy", RunOptions{Inputs: []string{good}, Baselines: "kvstore=persist_no"},
-			`bad option: baseline kvstore=persist_no: target kvstore has no strategy "persist_no" (it has nopersist)`, ErrFormat},
+			`bad option: baseline kvstore=persist_no: target kvstore has no strategy "persist_no" (it has nopersist)`, report.ErrFormat},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // beside it reports the detail CSV alone, as when it is named.
 func TestReportSkipsCompanions(t *testing.T) {
 	dir := t.TempDir()
-	b, err := os.ReadFile("../../testdata/report/seed000/redis_detail.csv")
+	b, err := os.ReadFile("../../../testdata/report/seed000/redis_detail.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

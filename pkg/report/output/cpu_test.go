@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -49,18 +50,18 @@ func cpuCSV(t *testing.T) (string, map[string][]float64) {
 // side-by-side table and the CSVs' last columns; an old CSV has none of it.
 func TestClientBoundAndCPU(t *testing.T) {
 	path, perCPU := cpuCSV(t)
-	report := func(format render.Format, lang string, files ...string) string {
+	run := func(format render.Format, lang string, files ...string) string {
 		var out bytes.Buffer
-		if err := Run(context.Background(), RunOptions{Inputs: files, Format: format, Report: Options{Lang: lang}}, &out); err != nil {
+		if err := Run(context.Background(), RunOptions{Inputs: files, Format: format, Report: report.Options{Lang: lang}}, &out); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
 	}
-	md := report(render.Markdown, render.LangEN, path)
+	md := run(render.Markdown, render.LangEN, path)
 	if !strings.Contains(md, "\n- the load generator may be the bottleneck: add --threads or agents (rounds where it was busy for most of its threads' time): kvstore/none/set (1 round)\n") {
 		t.Errorf("no client-bound warning:\n%s", md)
 	}
-	if zh := report(render.Markdown, render.LangZH, path); !strings.Contains(zh, "压测程序可能是瓶颈：请增加 --threads 或使用 agents（压测线程大部分时间处于忙碌的轮次）：kvstore/none/set（1 轮）") {
+	if zh := run(render.Markdown, render.LangZH, path); !strings.Contains(zh, "压测程序可能是瓶颈：请增加 --threads 或使用 agents（压测线程大部分时间处于忙碌的轮次）：kvstore/none/set（1 轮）") {
 		t.Errorf("no client-bound warning in Chinese:\n%s", zh)
 	}
 	for _, target := range []string{"kvstore", "redis"} {
@@ -86,7 +87,7 @@ func TestClientBoundAndCPU(t *testing.T) {
 		header []string
 		value  string
 	}{
-		{report(render.CSV, render.LangEN, path), TrimmedColumns, "trimmed_qps_per_server_cpu_s"},
+		{run(render.CSV, render.LangEN, path), TrimmedColumns, "trimmed_qps_per_server_cpu_s"},
 	} {
 		recs, err := csv.NewReader(strings.NewReader(c.out)).ReadAll()
 		if err != nil {
@@ -105,11 +106,11 @@ func TestClientBoundAndCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteSummaryCSV(&sum); err != nil {
+	if err := SummaryCSV(rep, &sum); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&sum).ReadAll()
@@ -120,7 +121,7 @@ func TestClientBoundAndCPU(t *testing.T) {
 		t.Errorf("summary mean_qps_per_server_cpu_s %s, want %s", got, want)
 	}
 
-	old := report(render.Markdown, render.LangEN, seedFiles...)
+	old := run(render.Markdown, render.LangEN, seedFiles...)
 	if strings.Contains(old, "CPU-s") || strings.Contains(old, "bottleneck") {
 		t.Errorf("an old CSV shows CPU figures or a client-bound warning:\n%s", old)
 	}

@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -21,26 +22,26 @@ func ChartFormat(name string) (string, error) {
 	case ".png":
 		return render.ChartPNG, nil
 	default:
-		return "", fmt.Errorf("%w: chart %q: the file name must end in .svg or .png", ErrFormat, name)
+		return "", fmt.Errorf("%w: chart %q: the file name must end in .svg or .png", report.ErrFormat, name)
 	}
 }
 
 // baselineLabel is the second line of the baseline's label.
 const baselineLabel = "(baseline)"
 
-// WriteChart draws the chart (Chart) in format render.ChartSVG or
-// render.ChartPNG (render.WriteChart).
-func (r *Report) WriteChart(w io.Writer, format string) error {
+// WriteChart draws the report's chart (BarChart) in format
+// render.ChartSVG or render.ChartPNG (render.WriteChart).
+func WriteChart(w io.Writer, r *report.Report, format string) error {
 	if len(r.Targets) == 0 {
 		return fmt.Errorf("chart: %w: nothing to draw", results.ErrEmpty)
 	}
 	if format != render.ChartSVG && format != render.ChartPNG {
-		return fmt.Errorf("%w: chart format %q (want %s or %s)", ErrFormat, format, render.ChartSVG, render.ChartPNG)
+		return fmt.Errorf("%w: chart format %q (want %s or %s)", report.ErrFormat, format, render.ChartSVG, render.ChartPNG)
 	}
-	return render.WriteChart(w, r.Chart(), format)
+	return render.WriteChart(w, BarChart(r), format)
 }
 
-// Chart is what the chart draws: one panel per target, a group of bars
+// BarChart is what the report's chart draws: one panel per target, a group of bars
 // per strategy (a bar per mode, a workload's total among them, at its
 // trimmed mean QPS; the baseline's group labelled as such, and its bars'
 // heights drawn across the panel as dashed lines), every ok round as a
@@ -49,12 +50,12 @@ func (r *Report) WriteChart(w io.Writer, format string) error {
 // measured it, each its own colour. A mode has one colour in every
 // target's panel, a target's strategy one in every workload's; each
 // panel's legend lists only what the panel draws.
-func (r *Report) Chart() render.BarChart {
+func BarChart(r *report.Report) render.BarChart {
 	var all []string
 	for _, t := range r.Targets {
 		all = append(all, chartModes(t)...)
 	}
-	modes := orderModes(slices.Compact(slices.Sorted(slices.Values(all))))
+	modes := report.OrderModes(slices.Compact(slices.Sorted(slices.Values(all))))
 	c := render.BarChart{Series: len(modes)}
 	for _, t := range r.Targets {
 		c.Panels = append(c.Panels, targetPanel(t, modes))
@@ -71,10 +72,10 @@ func (r *Report) Chart() render.BarChart {
 // chartModes are the modes a target's panel draws: the modes, and each
 // workload's total; a workload's commands are drawn in the workload's
 // own panel.
-func chartModes(t *TargetReport) []string {
+func chartModes(t *report.TargetReport) []string {
 	var out []string
 	for _, m := range t.Modes {
-		if sc := t.anyScenario(m); sc != nil && sc.Workload != "" && sc.Command != results.CommandTotal {
+		if sc := t.AnyScenario(m); sc != nil && sc.Workload != "" && sc.Command != results.CommandTotal {
 			continue
 		}
 		out = append(out, m)
@@ -84,7 +85,7 @@ func chartModes(t *TargetReport) []string {
 
 // targetPanel is a target's panel; modes are every mode the targets'
 // panels draw, in order: a mode's colour is its place among them.
-func targetPanel(t *TargetReport, modes []string) render.BarPanel {
+func targetPanel(t *report.TargetReport, modes []string) render.BarPanel {
 	own := chartModes(t)
 	p := render.BarPanel{Title: t.Target + ": trimmed mean QPS per scenario", Slots: len(own)}
 	for i, st := range t.Strategies {
@@ -115,14 +116,14 @@ func targetPanel(t *TargetReport, modes []string) render.BarPanel {
 	// The legend: the colours of the modes it drew bars of, the marks of
 	// the rounds, and the baseline's line.
 	for i, m := range modes {
-		if slices.ContainsFunc(t.Scenarios, func(sc *Scenario) bool { return sc.Mode == m && sc.TrimmedQPS.Valid() }) {
+		if slices.ContainsFunc(t.Scenarios, func(sc *report.Scenario) bool { return sc.Mode == m && sc.TrimmedQPS.Valid() }) {
 			p.Legend = append(p.Legend, render.LegendEntry{Name: m, Mark: render.MarkBar, Series: i})
 		}
 	}
-	if slices.ContainsFunc(t.Scenarios, func(sc *Scenario) bool { return len(sc.Rounds) > 0 }) {
+	if slices.ContainsFunc(t.Scenarios, func(sc *report.Scenario) bool { return len(sc.Rounds) > 0 }) {
 		p.Legend = append(p.Legend, render.LegendEntry{Name: "round", Mark: render.MarkRound})
 	}
-	if slices.ContainsFunc(t.Scenarios, func(sc *Scenario) bool { return sc.DroppedRound > 0 }) {
+	if slices.ContainsFunc(t.Scenarios, func(sc *report.Scenario) bool { return sc.DroppedRound > 0 }) {
 		p.Legend = append(p.Legend, render.LegendEntry{Name: "dropped round", Mark: render.MarkDropped})
 	}
 	if len(t.Overheads) > 0 {
@@ -134,11 +135,11 @@ func targetPanel(t *TargetReport, modes []string) render.BarPanel {
 // workloadSeries are the series of the workloads' panels, each target's
 // strategies in the tables' order, so that a strategy has one colour in
 // every workload's panel.
-func workloadSeries(r *Report) []string {
+func workloadSeries(r *report.Report) []string {
 	var out []string
 	for _, t := range r.Targets {
 		for _, st := range t.Strategies {
-			if slices.ContainsFunc(t.Scenarios, func(sc *Scenario) bool { return sc.Strategy == st && sc.Workload != "" }) {
+			if slices.ContainsFunc(t.Scenarios, func(sc *report.Scenario) bool { return sc.Strategy == st && sc.Workload != "" }) {
 				out = append(out, t.Target+"/"+st)
 			}
 		}
@@ -147,7 +148,7 @@ func workloadSeries(r *Report) []string {
 }
 
 // groupLabel is the label under a strategy's bars.
-func groupLabel(t *TargetReport, strategy string) string {
+func groupLabel(t *report.TargetReport, strategy string) string {
 	if isBaseline(t, strategy) {
 		return strategy + "\n" + baselineLabel
 	}
@@ -155,15 +156,15 @@ func groupLabel(t *TargetReport, strategy string) string {
 }
 
 // isBaseline reports whether a strategy is a baseline of its target.
-func isBaseline(t *TargetReport, strategy string) bool {
-	return slices.ContainsFunc(t.Overheads, func(o *OverheadTable) bool { return o.Baseline == strategy })
+func isBaseline(t *report.TargetReport, strategy string) bool {
+	return slices.ContainsFunc(t.Overheads, func(o *report.OverheadTable) bool { return o.Baseline == strategy })
 }
 
 // workloadPanel is a workload's panel: a group per command (the total
 // last), a bar per target and strategy that measured it; false when no
 // target measured it (every attempt failed, or none supports it). all
 // are the series of every workload's panel (workloadSeries).
-func workloadPanel(tab *WorkloadTable, all []string) (render.BarPanel, bool) {
+func workloadPanel(tab *report.WorkloadTable, all []string) (render.BarPanel, bool) {
 	var commands, series []string
 	for _, row := range tab.Rows {
 		if !row.QPS.Valid() {

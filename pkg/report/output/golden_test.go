@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -10,10 +10,16 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+var update = flag.Bool("update", false, "rewrite the golden files in pkg/report/testdata/")
+
+// The golden tests run in the report's directory, pkg/report, where the
+// golden files are (testdata/) beside some of their inputs: a failed
+// attempt's source names its file as it was given.
+func inReportDir(t *testing.T) { t.Chdir("..") }
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
@@ -34,25 +40,37 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-var mixedFiles = []string{"../../testdata/report/synthetic/mixed.csv"}
+// goldenInputs are the detail CSVs of each golden file, from the report's
+// directory: seed 000; the synthetic mixed rows; a "run --workloads
+// rb-six,ycsb-a --modes set" of the kvstore (which lacks rb-six's SADD and
+// ZADD) and Redis, two strategies each, with a failed attempt retried;
+// load curves.
+var goldenInputs = map[string][]string{
+	"seed000":   {"../../testdata/report/seed000/kvstore_detail.csv", "../../testdata/report/seed000/redis_detail.csv"},
+	"mixed":     {"../../testdata/report/synthetic/mixed.csv"},
+	"workloads": {"testdata/workloads.csv"},
+	"curve":     {"testdata/curve.csv"},
+}
 
-// workloadFiles are a "run --workloads rb-six,ycsb-a --modes set" of the
-// kvstore (which lacks rb-six's SADD and ZADD) and Redis, two strategies
-// each, with a failed attempt retried.
-var workloadFiles = []string{"testdata/workloads.csv"}
+// mixedFiles and workloadFiles are the same inputs from this directory.
+var (
+	mixedFiles    = []string{"../../../testdata/report/synthetic/mixed.csv"}
+	workloadFiles = []string{"../testdata/workloads.csv"}
+)
 
 func TestGolden(t *testing.T) {
-	inputs := map[string][]string{"seed000": seedFiles, "mixed": mixedFiles, "workloads": workloadFiles, "curve": curveFiles}
+	inReportDir(t)
+	inputs := goldenInputs
 	writers := []struct {
 		suffix string
 		lang   string
-		write  func(*Report, io.Writer) error
+		write  func(*report.Report, io.Writer) error
 	}{
-		{".en.md", render.LangEN, (*Report).WriteMarkdown},
-		{".zh.md", render.LangZH, (*Report).WriteMarkdown},
-		{".summary.csv", render.LangEN, (*Report).WriteSummaryCSV},
-		{".trimmed.csv", render.LangEN, (*Report).WriteTrimmedCSV},
-		{".json", render.LangEN, (*Report).WriteJSON},
+		{".en.md", render.LangEN, Markdown},
+		{".zh.md", render.LangZH, Markdown},
+		{".summary.csv", render.LangEN, SummaryCSV},
+		{".trimmed.csv", render.LangEN, TrimmedCSV},
+		{".json", render.LangEN, JSON},
 	}
 	for name, files := range inputs {
 		rows, err := results.ReadFiles(files)
@@ -61,7 +79,7 @@ func TestGolden(t *testing.T) {
 		}
 		for _, w := range writers {
 			t.Run(name+w.suffix, func(t *testing.T) {
-				rep, err := Build(rows, Options{Lang: w.lang})
+				rep, err := report.Build(rows, report.Options{Lang: w.lang})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -78,6 +96,7 @@ func TestGolden(t *testing.T) {
 // TestRunMatchesGolden runs the whole "kvbench report" path (a glob over
 // several files, each format) and compares stdout with the golden files.
 func TestRunMatchesGolden(t *testing.T) {
+	inReportDir(t)
 	for _, tt := range []struct {
 		format       render.Format
 		lang, golden string
@@ -95,7 +114,7 @@ func TestRunMatchesGolden(t *testing.T) {
 			opts := RunOptions{
 				Inputs: []string{"../../testdata/report/seed000/*.csv"},
 				Format: tt.format,
-				Report: Options{Lang: tt.lang},
+				Report: report.Options{Lang: tt.lang},
 			}
 			if err := Run(context.Background(), opts, &out); err != nil {
 				t.Fatal(err)
@@ -114,8 +133,9 @@ func TestRunMatchesGolden(t *testing.T) {
 // TestRunFiles checks the files Run writes beside stdout.
 func TestRunFiles(t *testing.T) {
 	dir := t.TempDir()
+	inReportDir(t)
 	opts := RunOptions{
-		Inputs:     seedFiles,
+		Inputs:     goldenInputs["seed000"],
 		SummaryCSV: filepath.Join(dir, "summary.csv"),
 		TrimmedCSV: filepath.Join(dir, "trimmed.csv"),
 		Chart:      filepath.Join(dir, "chart.svg"),
@@ -144,15 +164,15 @@ func TestRunFiles(t *testing.T) {
 }
 
 func TestWriteChartPNG(t *testing.T) {
-	rep := seedReport(t, Options{})
+	rep := seedReport(t, report.Options{})
 	var buf bytes.Buffer
-	if err := rep.WriteChart(&buf, render.ChartPNG); err != nil {
+	if err := WriteChart(&buf, rep, render.ChartPNG); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(buf.Bytes(), []byte("\x89PNG")) {
 		t.Errorf("not a PNG: %.8q", buf.Bytes())
 	}
-	if err := rep.WriteChart(io.Discard, "gif"); err == nil {
+	if err := WriteChart(io.Discard, rep, "gif"); err == nil {
 		t.Error("gif: want an error")
 	}
 }

@@ -1,10 +1,11 @@
-package report
+package output
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -37,7 +38,7 @@ func TestRecoveryTable(t *testing.T) {
 		{Target: "kvstore", Strategy: "nopersist", Persistence: "none", Mode: "set", Round: 1, Attempt: 1, Status: results.StatusOK, QPS: 1000},
 	}
 	rows[5].LostWindowS = f(0.069) // aof_everysec's round 1
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestRecoveryTable(t *testing.T) {
 		t.Fatalf("recovery tables %+v: want one, kvstore's", rep.Recovery)
 	}
 	var order []string
-	by := map[string]*RecoveryRow{}
+	by := map[string]*report.RecoveryRow{}
 	for _, r := range rep.Recovery[0].Rows {
 		order = append(order, r.Strategy)
 		by[r.Strategy] = r
@@ -53,13 +54,13 @@ func TestRecoveryTable(t *testing.T) {
 	if got := strings.Join(order, " "); got != "nopersist persist_no aof_everysec persist_everysec persist_always" {
 		t.Errorf("order %s: want by persistence", got)
 	}
-	if r := by["persist_no"]; r.Rounds != 3 || r.RecoveryS != 0.5 || r.KeysPerS != 2000 || r.MBPerS != 4 || r.AckedWrites != 300 || r.AckedLost != 0 || r.Broken || r.Promise != PromiseNothing {
+	if r := by["persist_no"]; r.Rounds != 3 || r.RecoveryS != 0.5 || r.KeysPerS != 2000 || r.MBPerS != 4 || r.AckedWrites != 300 || r.AckedLost != 0 || r.Broken || r.Promise != report.PromiseNothing {
 		t.Errorf("persist_no %+v: want 3 rounds, median 0.5 s, 2000 keys/s, 4 MB/s, 0 of 300 lost", r)
 	}
-	if r := by["nopersist"]; r.Empty != 1 || r.RecoveryS.Valid() || r.AckedLost != 80 || r.Broken || r.Promise != PromiseAll {
+	if r := by["nopersist"]; r.Empty != 1 || r.RecoveryS.Valid() || r.AckedLost != 80 || r.Broken || r.Promise != report.PromiseAll {
 		t.Errorf("nopersist %+v: want came back empty, no recovery time, 80 lost as promised", r)
 	}
-	if r := by["aof_everysec"]; r.Broken || r.Promise != PromiseSlowFsync || r.LostWindowS.String() != "0.07" {
+	if r := by["aof_everysec"]; r.Broken || r.Promise != report.PromiseSlowFsync || r.LostWindowS.String() != "0.07" {
 		t.Errorf("aof_everysec %+v: want 3 lost in its last 0.07 s, as a slow fsync allows", r)
 	}
 	if r := by["persist_everysec"]; !r.Broken {
@@ -69,11 +70,11 @@ func TestRecoveryTable(t *testing.T) {
 		t.Errorf("persist_always %+v: want one failed attempt", r)
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := Markdown(rep, &md); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"## Recovery after kill -9", "| came back empty |", "3 (!)", "persist_everysec (process crash): 3 of 90", "did not come back", PromiseAll} {
+	for _, want := range []string{"## Recovery after kill -9", "| came back empty |", "3 (!)", "persist_everysec (process crash): 3 of 90", "did not come back", report.PromiseAll} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
@@ -97,21 +98,21 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 		}
 		return r
 	}
-	rep, err := Build([]results.Row{
+	rep, err := report.Build([]results.Row{
 		row("aof_always", "always", results.CrashPower, 100, 2, 0.01),
 		row("aof_always", "always", "", 100, 0, 0), // written before the crash column: a process crash
 		row("aof_everysec", "everysec", results.CrashPower, 100, 60, 1.2),
 		row("aof_everysec", "everysec", results.CrashPower, 100, 30, 0.6),
 		row("kvstore_everysec", "everysec", results.CrashPower, 100, 90, 2.5), // past its window
 		row("aof_no", "no", results.CrashPower, 100, 100, 2.9),
-	}, Options{})
+	}, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Recovery) != 1 || len(rep.Recovery[0].Rows) != 5 {
 		t.Fatalf("recovery tables %+v: want one of 5 rows", rep.Recovery)
 	}
-	by := map[[2]string]*RecoveryRow{}
+	by := map[[2]string]*report.RecoveryRow{}
 	for _, r := range rep.Recovery[0].Rows {
 		by[[2]string{r.Strategy, r.Crash}] = r
 	}
@@ -120,11 +121,11 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 		broken                   bool
 		window                   string // the widest of the rounds
 	}{
-		{"aof_always", results.CrashPower, PromiseNothingPower, true, "0.01"},
-		{"aof_always", results.CrashProcess, PromiseNothing, false, missing.String()},
-		{"aof_everysec", results.CrashPower, PromiseSecond, false, "1.20"},
-		{"kvstore_everysec", results.CrashPower, PromiseSecond, true, "2.50"},
-		{"aof_no", results.CrashPower, PromiseUnwritten, false, "2.90"},
+		{"aof_always", results.CrashPower, report.PromiseNothingPower, true, "0.01"},
+		{"aof_always", results.CrashProcess, report.PromiseNothing, false, "-"},
+		{"aof_everysec", results.CrashPower, report.PromiseSecond, false, "1.20"},
+		{"kvstore_everysec", results.CrashPower, report.PromiseSecond, true, "2.50"},
+		{"aof_no", results.CrashPower, report.PromiseUnwritten, false, "2.90"},
 	}
 	for _, c := range cases {
 		r := by[[2]string{c.strategy, c.crash}]
@@ -133,11 +134,11 @@ func TestRecoveryTablePowerLoss(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := Markdown(rep, &md); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"| aof_always       | always      | power ", "aof_always (power crash): 2 of 100", PromiseSecond,
+	for _, want := range []string{"| aof_always       | always      | power ", "aof_always (power crash): 2 of 100", report.PromiseSecond,
 		"lost window s", "kvstore_everysec (power crash): 90 of 100, acknowledged up to 2.50s before the crash, past its 2s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)

@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"fmt"
@@ -7,32 +7,35 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
-// WriteMarkdown writes the report as markdown: per target the raw rounds,
-// the trimmed figures, the overhead against the baseline with significance
-// verdicts, the spread of the rounds and (when measured) latencies; then the
-// failed attempts and the warnings. Headings are in Options.Lang.
-func (r *Report) WriteMarkdown(w io.Writer) error {
-	m := r.md(w)
-	r.mdHead(m, true)
-	r.mdBody(m)
+// Markdown writes the report as markdown: the settings, the targets side
+// by side and the workloads' tables; per target the raw rounds, the
+// trimmed figures, the overhead against the baseline with significance
+// verdicts, the spread of the rounds and (when measured) latencies; the
+// other tables the rows hold; then the failed attempts and the warnings.
+// Headings are in the report's language (Options.Lang).
+func Markdown(r *report.Report, w io.Writer) error {
+	m := newMD(r, w)
+	mdHead(r, m, true)
+	mdBody(r, m)
 	return m.Err()
 }
 
-// md is a markdown writer in the report's language.
-func (r *Report) md(w io.Writer) *md {
+// newMD is a markdown writer in the report's language.
+func newMD(r *report.Report, w io.Writer) *md {
 	return &md{Doc: render.NewDoc(w), l: render.LabelsOf(r.Options.Lang)}
 }
 
 // mdHead writes the markdown's head: the title, the settings, the
 // trimming rule, the chart's link (with link), the flushed note and the
 // side-by-side tables.
-func (r *Report) mdHead(m *md, link bool) {
+func mdHead(r *report.Report, m *md, link bool) {
 	l := m.l
 	m.Printf("# %s\n", l.Title)
-	if lines := r.settingLines(l); len(lines) > 0 {
+	if lines := settingLines(r, l); len(lines) > 0 {
 		m.Printf("\n%s\n\n", l.Settings.Intro)
 		for _, line := range lines {
 			m.Printf("- %s\n", line)
@@ -63,16 +66,16 @@ func (r *Report) mdHead(m *md, link bool) {
 
 // mdBody writes the rest of the markdown: the targets' sections, the
 // failed attempts and the warnings.
-func (r *Report) mdBody(m *md) {
+func mdBody(r *report.Report, m *md) {
 	l := m.l
 	for _, t := range r.Targets {
 		m.target(t, r.Options)
 	}
-	m.nodes(r.Nodes)         // nodes.go
+	m.nodes(r.Nodes)         // sections.go
 	m.stalls(r)              // series.go
 	m.curves(r)              // curve.go
-	m.telemetry(r.Telemetry) // telemetry.go
-	m.recovery(r.Recovery)   // recovery.go
+	m.telemetry(r.Telemetry) // sections.go
+	m.recovery(r.Recovery)   // sections.go
 	if len(r.Failed) > 0 {
 		m.Printf("\n## %s (%d)\n\n", l.FailedTitle, len(r.Failed))
 		rows := make([][]string, 0, len(r.Failed))
@@ -90,7 +93,7 @@ func (r *Report) mdBody(m *md) {
 		m.Printf("\n## %s\n\n", l.WarningsTitle)
 		for _, e := range r.Warnings {
 			text := e.Error()
-			if w, ok := e.(*Warning); ok {
+			if w, ok := e.(*report.Warning); ok {
 				text = w.Text(r.Options.Lang)
 			}
 			m.Printf("- %s\n", render.Cell(text))
@@ -100,7 +103,7 @@ func (r *Report) mdBody(m *md) {
 
 // settingLines are the lines of the settings block: one per setting the
 // rows record, the value, or "mixed (…)" when the rows differ.
-func (r *Report) settingLines(l *render.Labels) []string {
+func settingLines(r *report.Report, l *render.Labels) []string {
 	s := r.Settings
 	var lines []string
 	line := func(format, value string) {
@@ -171,7 +174,7 @@ type md struct {
 }
 
 // target writes the section of one target.
-func (m *md) target(t *TargetReport, opts Options) {
+func (m *md) target(t *report.TargetReport, opts report.Options) {
 	l := m.l
 	m.Printf("\n## %s\n", t.Target)
 
@@ -288,7 +291,7 @@ func (m *md) target(t *TargetReport, opts Options) {
 
 // keptRounds is the number of rounds every trimmed mean of the target
 // averages, or 0 if that differs between scenarios.
-func keptRounds(t *TargetReport) int {
+func keptRounds(t *report.TargetReport) int {
 	k := -1
 	for _, sc := range t.Scenarios {
 		n := len(sc.Rounds)
@@ -304,16 +307,16 @@ func keptRounds(t *TargetReport) int {
 }
 
 // overhead writes one overhead table and its legend.
-func (m *md) overhead(t *TargetReport, o *OverheadTable, opts Options) {
+func (m *md) overhead(t *report.TargetReport, o *report.OverheadTable, opts report.Options) {
 	l := m.l
 	if t.MultiAlloc && o.Alloc != "" {
 		m.Printf("\n### "+l.OverheadAlloc+"\n\n", t.Target, o.Baseline, o.Alloc)
 	} else {
 		m.Printf("\n### "+l.Overhead+"\n\n", t.Target, o.Baseline)
 	}
-	metrics := []string{MetricQPS, MetricUsPerOp}
+	metrics := []string{report.MetricQPS, report.MetricUsPerOp}
 	if t.Latency {
-		metrics = append(metrics, MetricP99)
+		metrics = append(metrics, report.MetricP99)
 	}
 	header := []string{l.Strategy}
 	for _, mode := range t.Modes {
@@ -327,7 +330,7 @@ func (m *md) overhead(t *TargetReport, o *OverheadTable, opts Options) {
 		for _, mode := range t.Modes {
 			sc := t.Scenario(st, mode)
 			for _, metric := range metrics {
-				var c *Change
+				var c *report.Change
 				if sc != nil {
 					c = sc.Change(metric)
 				}
@@ -340,34 +343,14 @@ func (m *md) overhead(t *TargetReport, o *OverheadTable, opts Options) {
 	m.Printf("\n"+l.Legend+"\n", opts.Alpha, opts.Alpha)
 }
 
-// String is the overhead cell: the change and its verdict,
-// "-6.58% (p=0.008)" or "+0.48% ~"; "-" when there is nothing to compare.
-func (c *Change) String() string {
-	switch {
-	case c != nil && c.Refused:
-		return refusedCell
-	case c == nil || !c.Pct.Valid():
-		return "-"
-	case c.P != c.P: // NaN: no test
-		return c.Pct.Change()
-	case c.Significant:
-		p := c.P.String()
-		if !strings.HasPrefix(p, "<") {
-			p = "=" + p
-		}
-		return c.Pct.Change() + " (p" + p + ")"
-	}
-	return c.Pct.Change() + " ~"
-}
-
 // sideBySide writes the side-by-side table of one mode.
-func (m *md) sideBySide(tab *SideBySide) {
+func (m *md) sideBySide(tab *report.SideBySide) {
 	l := m.l
 	m.Printf("\n### "+l.Side.Mode+"\n\n", tab.Mode, tab.Reference)
 	switch tab.NoReference {
-	case NoRefNotRun:
+	case report.NoRefNotRun:
 		m.Printf(l.Side.NotRun+"\n\n", tab.Reference, tab.Mode)
-	case NoRefNoRounds:
+	case report.NoRefNoRounds:
 		m.Printf(l.Side.NoRounds+"\n\n", tab.Reference, tab.Mode)
 	}
 	header := []string{l.Persistence}
@@ -388,10 +371,10 @@ func (m *md) sideBySide(tab *SideBySide) {
 			align += "r"
 		}
 		if c.Name != ref && ref != "" {
-			header = append(header, fmt.Sprintf(l.Side.Ratio, c.Name, ref, MetricQPS))
+			header = append(header, fmt.Sprintf(l.Side.Ratio, c.Name, ref, report.MetricQPS))
 			align += "r"
 			if tab.Latency {
-				header = append(header, fmt.Sprintf(l.Side.Ratio, c.Name, ref, MetricP99))
+				header = append(header, fmt.Sprintf(l.Side.Ratio, c.Name, ref, report.MetricP99))
 				align += "r"
 			}
 		}
@@ -426,3 +409,6 @@ func (m *md) sideBySide(tab *SideBySide) {
 	}
 	m.Table(header, align, rows)
 }
+
+// percent prints a fraction as a percentage with 2 decimals: "93.75%".
+func percent(x float64) string { return stats.Format2(x*100) + "%" }

@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -14,25 +14,18 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // curveFiles are a "run --targets kvstore,redis --modes get --rounds 3
 // --rates 25%,50%,100000 --slo p99<2ms" of two strategies each (the
 // latency histograms left out).
-var curveFiles = []string{"testdata/curve.csv"}
+var curveFiles = []string{"../testdata/curve.csv"}
 
-func curveReport(t *testing.T) *Report {
+func curveReport(t *testing.T) *report.Report {
 	t.Helper()
-	rows, err := results.ReadFiles(curveFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
+	return reportOf(t, report.Options{}, curveFiles...)
 }
 
 // TestLoadCurves: the rows with a rate make a latency–throughput table per
@@ -77,7 +70,7 @@ func TestLoadCurves(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := Markdown(rep, &md); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"## Latency–throughput", "### kvstore: get", "### redis: get", "| closed loop ", "| 25% ", "| 100000 ",
@@ -90,7 +83,7 @@ func TestLoadCurves(t *testing.T) {
 		t.Errorf("a rate is listed as a scenario:\n%s", md.String())
 	}
 	var trimmed bytes.Buffer
-	if err := rep.WriteTrimmedCSV(&trimmed); err != nil {
+	if err := TrimmedCSV(rep, &trimmed); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&trimmed).ReadAll()
@@ -112,19 +105,19 @@ func TestLoadCurvesOldCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.LoadCurves) > 0 || len(rep.Capacities) > 0 {
 		t.Errorf("curves %v capacities %v from a CSV without rates", rep.LoadCurves, rep.Capacities)
 	}
-	pics, err := rep.curvePictures()
+	pics, err := curvePictures(rep)
 	if err != nil || len(pics) > 0 {
 		t.Errorf("%d latency-throughput plots, %v", len(pics), err)
 	}
 	var trimmed bytes.Buffer
-	if err := rep.WriteTrimmedCSV(&trimmed); err != nil {
+	if err := TrimmedCSV(rep, &trimmed); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&trimmed).ReadAll()
@@ -148,8 +141,8 @@ func TestLoadCurveDuplicateRound(t *testing.T) {
 	i := slices.IndexFunc(rows, func(r results.Row) bool { return r.RateSpec == "50%" })
 	dup := rows[i]
 	dup.Pos.Line = 999
-	_, err = Build(append(rows, dup), Options{})
-	if !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), "at 50%") || !strings.Contains(err.Error(), ":999") {
+	_, err = report.Build(append(rows, dup), report.Options{})
+	if !errors.Is(err, report.ErrDuplicate) || !strings.Contains(err.Error(), "at 50%") || !strings.Contains(err.Error(), ":999") {
 		t.Errorf("error %v, want a duplicate round of the 50%% point at line 999", err)
 	}
 }
@@ -159,7 +152,7 @@ func TestLoadCurveDuplicateRound(t *testing.T) {
 // and the page embeds the plot.
 func TestLoadCurvePlotInBrowser(t *testing.T) {
 	rep := curveReport(t)
-	pics, err := rep.curvePictures()
+	pics, err := curvePictures(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +161,7 @@ func TestLoadCurvePlotInBrowser(t *testing.T) {
 	}
 	svg := pics[0].SVG
 	var page bytes.Buffer
-	if err := rep.WriteHTML(&page); err != nil {
+	if err := HTML(rep, &page); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(page.String(), html.EscapeString(pics[0].Title)) || !bytes.Contains(page.Bytes(), render.InlineSVG(svg)) {

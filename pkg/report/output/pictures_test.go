@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -18,7 +18,10 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/internal/fixture"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // latencyCSV writes a detail CSV of kvstore and redis, two strategies
@@ -90,17 +93,17 @@ func TestLatencyCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(read, Options{})
+	rep, err := report.Build(read, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	curves, err := rep.latencyCurves("set")
+	curves, err := rep.LatencyCurves("set")
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := make(map[string]render.LatencyCurve)
+	byName := make(map[string]report.LatencyCurve)
 	for _, c := range curves {
-		byName[c.Name] = c
+		byName[c.Target+"/"+c.Strategy] = c
 	}
 	if len(curves) != 6 {
 		t.Fatalf("%d curves, want 6", len(curves))
@@ -137,14 +140,14 @@ func TestLatencyCurves(t *testing.T) {
 	at := func(x float64) float64 { // the curve's value at the point nearest x
 		best := c.Points[0]
 		for _, p := range c.Points {
-			if math.Abs(p.X-x) < math.Abs(best.X-x) {
+			if math.Abs(p.Nines-x) < math.Abs(best.Nines-x) {
 				best = p
 			}
 		}
-		if math.Abs(best.X-x) > 1e-9 {
-			t.Fatalf("no point at x=%v (nearest %v)", x, best.X)
+		if math.Abs(best.Nines-x) > 1e-9 {
+			t.Fatalf("no point at x=%v (nearest %v)", x, best.Nines)
 		}
-		return best.Y
+		return best.Us
 	}
 	for _, q := range []struct {
 		x   float64
@@ -155,7 +158,7 @@ func TestLatencyCurves(t *testing.T) {
 			t.Errorf("p%v: %v us, want %v (the kept rounds' merged histogram)", q.pct, got, want)
 		}
 	}
-	if last := c.Points[len(c.Points)-1]; last.Y != float64(kept.Max())/1e3 || last.X != math.Log10(float64(kept.TotalCount())) {
+	if last := c.Points[len(c.Points)-1]; last.Us != float64(kept.Max())/1e3 || last.Nines != math.Log10(float64(kept.TotalCount())) {
 		t.Errorf("last point %v, want the max %v us at %v nines", last, float64(kept.Max())/1e3, math.Log10(float64(kept.TotalCount())))
 	}
 	// The dropped round, 10 times slower, would have moved p90 far up.
@@ -166,7 +169,13 @@ func TestLatencyCurves(t *testing.T) {
 	// valkey's rows have no histogram: the recorded percentiles.
 	v := byName["valkey/always"]
 	sc := scenario(t, rep, "valkey", "always", "set")
-	maxUs := meanOf(sc.Rounds, 4, func(r Round) Figure { return r.MaxUs })
+	var maxes []float64 // of the rounds the trimming keeps: all but the fifth
+	for i, r := range sc.Rounds {
+		if i != 4 && r.MaxUs.Valid() {
+			maxes = append(maxes, float64(r.MaxUs))
+		}
+	}
+	maxUs := stats.Round2(stats.Mean(maxes))
 	want := []struct{ x, y float64 }{
 		{math.Log10(2), float64(sc.TrimmedP50Us)}, {2, float64(sc.TrimmedP99Us)}, {3, float64(sc.TrimmedP999Us)},
 		{math.Log10(4 * 20000), float64(maxUs)},
@@ -175,7 +184,7 @@ func TestLatencyCurves(t *testing.T) {
 		t.Fatalf("valkey/always: %+v", v)
 	}
 	for i, w := range want {
-		if v.Points[i].X != w.x || v.Points[i].Y != w.y {
+		if v.Points[i].Nines != w.x || v.Points[i].Us != w.y {
 			t.Errorf("valkey/always point %d: %v, want %v", i, v.Points[i], w)
 		}
 	}
@@ -183,7 +192,7 @@ func TestLatencyCurves(t *testing.T) {
 	// A latency_hist that is no histogram is an error naming its place.
 	bad := slices.Clone(read)
 	bad[3].LatencyHist = "bm90IGEgaGlzdG9ncmFt"
-	if _, err := Build(bad, Options{}); err == nil || !strings.Contains(err.Error(), "latency_hist") ||
+	if _, err := report.Build(bad, report.Options{}); err == nil || !strings.Contains(err.Error(), "latency_hist") ||
 		!strings.Contains(err.Error(), bad[3].Pos.String()) {
 		t.Errorf("a bad histogram: %v", err)
 	}
@@ -212,7 +221,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			opts := RunOptions{Inputs: tt.files, Format: render.HTML, Report: Options{Lang: tt.lang}}
+			opts := RunOptions{Inputs: tt.files, Format: render.HTML, Report: report.Options{Lang: tt.lang}}
 			if err := Run(context.Background(), opts, &out); err != nil {
 				t.Fatal(err)
 			}
@@ -242,16 +251,16 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 
 	// The data is text: a failed attempt's error cannot become markup.
-	rows := append(rowsOf("a", "none", "none", "set", 1, 2, 3), rowsOf("b", "none", "none", "set", 1, 2, 3)...)
+	rows := append(fixture.Rows("a", "none", "none", "set", 1, 2, 3), fixture.Rows("b", "none", "none", "set", 1, 2, 3)...)
 	rows = append(rows, results.Row{Target: "a", Strategy: "none", Persistence: "none", Mode: "set", Round: 4,
 		Status: results.StatusFailed, Error: `<script>alert(1)</script> & <img src=x>`})
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "r.html")
-	if err := rep.WriteFiles(Files{HTML: file}); err != nil {
+	if err := WriteFiles(rep, Files{HTML: file}); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(file)

@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -45,12 +46,12 @@ func TestTelemetryTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(read, Options{})
+	rep, err := report.Build(read, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := Markdown(rep, &md); err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(md.String(), "## Server telemetry\n")
@@ -68,7 +69,7 @@ func TestTelemetryTable(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := JSON(rep, &js); err != nil {
 		t.Fatal(err)
 	}
 	var v struct {
@@ -94,7 +95,7 @@ func TestTelemetryTable(t *testing.T) {
 // TestTelemetryOldCSV: a detail CSV written before the server_… columns
 // reads and reports, without a telemetry section.
 func TestTelemetryOldCSV(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/report/seed000/*.csv")
+	files, err := filepath.Glob("../../../testdata/report/seed000/*.csv")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("seed000 CSVs: %v", err)
 	}
@@ -109,12 +110,12 @@ func TestTelemetryOldCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(rows, Options{})
+	rep, err := report.Build(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := Markdown(rep, &md); err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Telemetry) > 0 || strings.Contains(md.String(), "Server telemetry") {

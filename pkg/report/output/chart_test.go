@@ -1,4 +1,4 @@
-package report
+package output
 
 import (
 	"bytes"
@@ -19,42 +19,26 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/render"
-	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/report"
 )
 
 // longNamesReport has the strategy names no chart layout expects: long
 // ones, a one-letter one, seven of them and three modes, in two targets.
-func longNamesReport(t testing.TB) *Report {
+func longNamesReport(t testing.TB) *report.Report {
 	t.Helper()
-	rows, err := results.ReadFiles([]string{"testdata/long-names.csv"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
+	return reportOf(t, report.Options{}, "../testdata/long-names.csv")
 }
 
 // workloadsReport is the report of testdata/workloads.csv: two
 // workloads, one of which the kvstore does not support, beside a mode.
-func workloadsReport(t testing.TB) *Report {
+func workloadsReport(t testing.TB) *report.Report {
 	t.Helper()
-	rows, err := results.ReadFiles(workloadFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
+	return reportOf(t, report.Options{}, workloadFiles...)
 }
 
 // chartCases are the reports the chart tests draw.
-func chartCases(t *testing.T) map[string]*Report {
-	return map[string]*Report{"seed000": seedReport(t, Options{}), "long-names": longNamesReport(t), "workloads": workloadsReport(t)}
+func chartCases(t *testing.T) map[string]*report.Report {
+	return map[string]*report.Report{"seed000": seedReport(t, report.Options{}), "long-names": longNamesReport(t), "workloads": workloadsReport(t)}
 }
 
 // TestChartInBrowser renders the SVG in headless Chromium twice, once
@@ -73,7 +57,7 @@ func TestChartInBrowser(t *testing.T) {
 	for name, rep := range chartCases(t) {
 		t.Run(name, func(t *testing.T) {
 			var svg bytes.Buffer
-			if err := rep.WriteChart(&svg, render.ChartSVG); err != nil {
+			if err := WriteChart(&svg, rep, render.ChartSVG); err != nil {
 				t.Fatal(err)
 			}
 			file := filepath.Join(dir, name+".svg")

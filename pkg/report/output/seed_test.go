@@ -1,32 +1,39 @@
-package report
+package output
 
 import (
 	"strconv"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
 // seedFiles are seed 000's raw rounds, transcribed into detail CSVs.
 var seedFiles = []string{
-	"../../testdata/report/seed000/kvstore_detail.csv",
-	"../../testdata/report/seed000/redis_detail.csv",
+	"../../../testdata/report/seed000/kvstore_detail.csv",
+	"../../../testdata/report/seed000/redis_detail.csv",
 }
 
-func seedReport(t testing.TB, opts Options) *Report {
+// reportOf is the report of detail CSVs.
+func reportOf(t testing.TB, opts report.Options, files ...string) *report.Report {
 	t.Helper()
-	rows, err := results.ReadFiles(seedFiles)
+	rows, err := results.ReadFiles(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Build(rows, opts)
+	rep, err := report.Build(rows, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
 }
 
-func scenario(t *testing.T, rep *Report, target, strategy, mode string) *Scenario {
+func seedReport(t testing.TB, opts report.Options) *report.Report {
+	t.Helper()
+	return reportOf(t, opts, seedFiles...)
+}
+
+func scenario(t *testing.T, rep *report.Report, target, strategy, mode string) *report.Scenario {
 	t.Helper()
 	for _, tr := range rep.Targets {
 		if tr.Target == target {
@@ -41,7 +48,7 @@ func scenario(t *testing.T, rep *Report, target, strategy, mode string) *Scenari
 
 // TestSeed000Raw checks the raw table's means against seed 000.
 func TestSeed000Raw(t *testing.T) {
-	rep := seedReport(t, Options{})
+	rep := seedReport(t, report.Options{})
 	tests := []struct {
 		target, strategy, mode string
 		meanQPS, meanUs        string
@@ -77,7 +84,7 @@ func TestSeed000Raw(t *testing.T) {
 
 // TestSeed000Trimmed checks every figure of seed 000's trimmed tables.
 func TestSeed000Trimmed(t *testing.T) {
-	rep := seedReport(t, Options{})
+	rep := seedReport(t, report.Options{})
 	tests := []struct {
 		target, strategy, mode string
 		dropped                int
@@ -114,7 +121,7 @@ func TestSeed000Trimmed(t *testing.T) {
 // TestSeed000Overhead checks every figure of seed 000's overhead tables,
 // and the baselines the automatic rule picks.
 func TestSeed000Overhead(t *testing.T) {
-	rep := seedReport(t, Options{})
+	rep := seedReport(t, report.Options{})
 	tests := []struct {
 		target, strategy, baseline     string
 		setQPS, setUs, getQPS, getUs   string
@@ -133,14 +140,14 @@ func TestSeed000Overhead(t *testing.T) {
 				t.Errorf("baseline %q/%q, want %q", set.Baseline, get.Baseline, tt.baseline)
 			}
 			cells := []struct {
-				c           *Change
+				c           *report.Change
 				want        string
 				significant bool
 			}{
-				{set.Change(MetricQPS), tt.setQPS, tt.setSignificant},
-				{set.Change(MetricUsPerOp), tt.setUs, tt.setSignificant},
-				{get.Change(MetricQPS), tt.getQPS, tt.getSignificant},
-				{get.Change(MetricUsPerOp), tt.getUs, tt.getSignificant},
+				{set.Change(report.MetricQPS), tt.setQPS, tt.setSignificant},
+				{set.Change(report.MetricUsPerOp), tt.setUs, tt.setSignificant},
+				{get.Change(report.MetricQPS), tt.getQPS, tt.getSignificant},
+				{get.Change(report.MetricUsPerOp), tt.getUs, tt.getSignificant},
 			}
 			for i, c := range cells {
 				if c.c == nil {
