@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -275,6 +276,32 @@ func TestMergeChecks(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("kvbench %v: exit %d, %q; want exit 1 naming %q", tc.args, code, stderr, tc.want)
 		}
+	}
+	// Counts are checked: totals that overflow, and negative counts, fail
+	// naming the file; an empty file fails unless --skip-bad.
+	requestsField := regexp.MustCompile(`"requests": *[0-9]+`)
+	huge := writeFiles(t, []string{requestsField.ReplaceAllString(outs[1], `"requests": 9223372036854775807`)})[0]
+	negative := writeFiles(t, []string{requestsField.ReplaceAllString(outs[1], `"requests": -5`)})[0]
+	empty := writeFiles(t, []string{""})[0]
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", files[0], huge}, huge + ":1: "},
+		{[]string{"merge", files[0], negative}, negative + ":1: "},
+		{[]string{"merge", files[0], empty}, empty + ": empty"},
+		{[]string{"merge", "--skip-bad", empty, files[1] + ".missing"}, "no agent result"},
+	} {
+		code, stdout, stderr := execute(t, tc.args...)
+		if code != 1 || !strings.Contains(stderr, tc.want) || strings.Contains(stdout, "QPS") ||
+			tc.args[2] == huge && !strings.Contains(stderr, "9223372036854775807 does not fit in a 64-bit count") ||
+			tc.args[2] == negative && !strings.Contains(stderr, "is -5, a count cannot be negative") {
+			t.Errorf("kvbench %v: exit %d, %q; want exit 1 naming %q and no figures", tc.args, code, stderr, tc.want)
+		}
+	}
+	code, stdout, stderr = execute(t, "merge", "--skip-bad", "--agents", "2", files[0], empty, files[1])
+	if code != 0 || !strings.Contains(stderr, "note: skipped (--skip-bad): "+empty+": empty") || !strings.Contains(stdout, "requests: 3000\n") {
+		t.Errorf("--skip-bad with an empty file: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Agents measuring for the same time from the same start overlap.
 	start := time.Now().Add(500 * time.Millisecond).Format(time.RFC3339Nano)

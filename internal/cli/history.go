@@ -156,7 +156,8 @@ func exactArgs(n int) cobra.PositionalArgs {
 }
 
 func (h *historyCmd) importCmd() *cobra.Command {
-	return &cobra.Command{
+	var o history.ImportOptions
+	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Load detail CSVs into the history, those of earlier versions too",
 		Long: `import loads detail CSVs (quoted globs are expanded) into the history. Each
@@ -166,9 +167,12 @@ column, or its run id; rows without a run_id take the file's
 CSV (kvbench_series_<time>.csv) is imported with it; the CSVs run writes
 beside a detail CSV are skipped among the files. A run the history already
 holds (same run id, same load machine) is left as it is: importing a file
-twice adds nothing.`,
+twice adds nothing. --commit and --branch record the runs with the commit
+and branch of the server measured, as "run --commit" does: a run that
+could not be recorded as it ran says which import command records it.`,
 		Example: `  kvbench history import results/*_detail_*.csv
-  kvbench history import --history team.db 'old/*.csv'`,
+  kvbench history import --history team.db 'old/*.csv'
+  kvbench history import --commit abc1234 results/kvbench_detail_20261206_101500.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := results.ExpandPatterns(args)
 			if err != nil {
@@ -179,9 +183,13 @@ twice adds nothing.`,
 				return err
 			}
 			s := streamsOf(cmd)
-			return history.ImportFiles(cmd.Context(), history.ImportOptions{Location: loc, Files: files}, s.Out, s.ErrOut)
+			o.Location, o.Files = loc, files
+			return history.ImportFiles(cmd.Context(), o, s.Out, s.ErrOut)
 		},
 	}
+	cmd.Flags().StringVar(&o.Commit, "commit", "", "commit of the server measured, recorded with every run imported")
+	cmd.Flags().StringVar(&o.Branch, "branch", "", "branch of the server measured, recorded with every run imported")
+	return cmd
 }
 
 func (h *historyCmd) listCmd() *cobra.Command {

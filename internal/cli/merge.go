@@ -19,6 +19,9 @@ type mergeOptions struct {
 	Agents int
 	// Output is output.FormatText or output.FormatJSON.
 	Output string
+	// SkipBad skips, with a note, an input that is empty, unreadable or
+	// not a valid result, instead of failing.
+	SkipBad bool
 	streams
 }
 
@@ -43,6 +46,10 @@ JSON object) per agent.
 It warns when the agents' measured windows overlap less than 90% (their
 intersection over their union) or when their settings differ. With
 --agents N it fails when a segment of the N did not report, naming it.
+Every count is checked: a negative count, or totals that do not fit in
+64 bits, fail the merge naming the file. An input that is empty,
+unreadable or not a valid result fails it too, unless --skip-bad, which
+skips it with a note (and --agents still counts who is missing).
 
 Exit status: 0 on success, 1 when a result cannot be read or agents are
 missing, 2 for a usage error.`,
@@ -66,6 +73,7 @@ missing, 2 for a usage error.`,
 	f := cmd.Flags()
 	f.IntVar(&o.Agents, "agents", 0, "the number of agents expected: fail, naming them, when some did not report")
 	f.StringVar(&o.Output, "output", output.FormatText, "report format: text or json")
+	f.BoolVar(&o.SkipBad, "skip-bad", false, "skip an input that is empty, unreadable or not a valid result, with a note, instead of failing")
 	return cmd
 }
 
@@ -73,26 +81,16 @@ missing, 2 for a usage error.`,
 func runMerge(_ context.Context, o *mergeOptions) error {
 	var all []agents.Agent
 	for _, in := range o.Inputs {
-		var (
-			as    []agents.Agent
-			notes []error
-			err   error
-		)
-		if in == "-" {
-			as, notes, err = agents.Read(o.In, "stdin")
-		} else {
-			f, ferr := os.Open(in)
-			if ferr != nil {
-				return ferr
-			}
-			as, notes, err = agents.Read(f, in)
-			f.Close()
-		}
-		for _, n := range notes {
-			fmt.Fprintln(o.ErrOut, "note:", n)
+		as, err := readAgents(o, in)
+		if err == nil && len(as) == 0 {
+			err = fmt.Errorf("%s: empty: no agent result in it", inputName(in))
 		}
 		if err != nil {
-			return err
+			if !o.SkipBad {
+				return err
+			}
+			fmt.Fprintln(o.ErrOut, "note: skipped (--skip-bad):", err)
+			continue
 		}
 		all = append(all, as...)
 	}
@@ -107,4 +105,30 @@ func runMerge(_ context.Context, o *mergeOptions) error {
 		return agents.WriteJSON(o.Out, m)
 	}
 	return agents.WriteText(o.Out, m)
+}
+
+// readAgents reads the results of one input, printing its notes.
+func readAgents(o *mergeOptions, in string) ([]agents.Agent, error) {
+	r := o.In
+	if in != "-" {
+		f, err := os.Open(in)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	as, notes, err := agents.Read(r, inputName(in))
+	for _, n := range notes {
+		fmt.Fprintln(o.ErrOut, "note:", n)
+	}
+	return as, err
+}
+
+// inputName is how messages name an input.
+func inputName(in string) string {
+	if in == "-" {
+		return "stdin"
+	}
+	return in
 }

@@ -65,8 +65,10 @@ Ctrl-C stops the measurement and every server, keeps the detail CSV and
 prints the partial report; a second Ctrl-C kills the servers at once.
 
 Exit status: 0 when every scenario was measured, 1 when a scenario ran out
-of retries (the others are reported) or the run could not proceed, 2 for a
-usage error, 130 when interrupted.
+of retries (the others are reported), the run could not proceed, or it
+could not be recorded in the history (the message gives the "kvbench
+history import" command that records it), 2 for a usage error, 130 when
+interrupted.
 
 The manual: docs/run.md.`,
 		Example: `  # the main job: 5 rounds with the reference script's defaults, kvstore and Redis

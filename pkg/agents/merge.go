@@ -83,6 +83,9 @@ func Read(r io.Reader, name string) (agents []Agent, notes []error, err error) {
 		if err := dec.Decode(&res); err != nil {
 			return nil, notes, fmt.Errorf("%s: %w", pos, err)
 		}
+		if err := checkCounts(&res); err != nil {
+			return nil, notes, fmt.Errorf("%s: %w", pos, err)
+		}
 		agents = append(agents, Agent{Source: pos, Result: res})
 		n := int(dec.InputOffset())
 		line += bytes.Count(data[off:off+n], []byte("\n"))
@@ -94,6 +97,14 @@ func Read(r io.Reader, name string) (agents []Agent, notes []error, err error) {
 		}
 	}
 	return agents, notes, nil
+}
+
+// checkCounts refuses a result whose counts are negative (measure's
+// ErrBadCount): merging it into nothing checks every count Merge sums.
+func checkCounts(res *loadgen.Result) error {
+	var empty measure.Result
+	own := res.Result
+	return empty.Merge(&own)
 }
 
 // Merged is the merge of the agents' results.

@@ -34,13 +34,15 @@ type ImportOptions struct {
 	Location string
 	// Files are the detail CSVs.
 	Files []string
+	// Commit and Branch are recorded with every run imported.
+	Commit, Branch string
 }
 
 // ImportFiles imports the files and prints a line per run; warnings go to
 // stderr.
 func ImportFiles(ctx context.Context, o ImportOptions, w, stderr io.Writer) error {
 	return withStore(ctx, o.Location, func(s *Store) error {
-		res, err := s.Import(ctx, o.Files)
+		res, err := s.ImportWith(ctx, o.Files, RunInfo{Commit: o.Commit, Branch: o.Branch})
 		if res != nil {
 			for _, im := range res.Runs {
 				what := fmt.Sprintf("imported %d rows", im.Rows)

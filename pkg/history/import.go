@@ -56,6 +56,13 @@ type ImportResult struct {
 // companions kvbench writes beside the detail CSVs (results.Companion)
 // are skipped among the files. Each run is one transaction.
 func (s *Store) Import(ctx context.Context, files []string) (*ImportResult, error) {
+	return s.ImportWith(ctx, files, RunInfo{})
+}
+
+// ImportWith is Import recording each run with info's commit and branch,
+// which a detail CSV does not carry: "kvbench run --commit" names a run
+// by its commit, and a run recorded later by import keeps it.
+func (s *Store) ImportWith(ctx context.Context, files []string, info RunInfo) (*ImportResult, error) {
 	res := &ImportResult{}
 	envs := make(map[string]int64)
 	for _, file := range results.DetailFiles(files) {
@@ -72,7 +79,7 @@ func (s *Store) Import(ctx context.Context, files []string) (*ImportResult, erro
 			return res, err
 		}
 		for _, g := range runs {
-			im, err := s.importRun(ctx, g, file, envs)
+			im, err := s.importRun(ctx, g, file, envs, info)
 			if err != nil {
 				clear(envs)
 				return res, err
@@ -211,11 +218,11 @@ func idTime(runID, file string) time.Time {
 }
 
 // importRun stores one run of a file, unless the store has it.
-func (s *Store) importRun(ctx context.Context, g *fileRun, file string, envs map[string]int64) (Imported, error) {
+func (s *Store) importRun(ctx context.Context, g *fileRun, file string, envs map[string]int64, info RunInfo) (Imported, error) {
 	im := Imported{RunID: g.runID, Host: g.host, Label: g.label, File: file, Rows: len(g.rows), Series: len(g.series)}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		id, err := s.insertRun(ctx, tx, storedRun{RunID: g.runID, Host: g.host, Started: g.started, Status: StatusImported,
-			Label: g.label, Source: file})
+			Label: g.label, Commit: info.Commit, Branch: info.Branch, Source: file})
 		if errors.Is(err, ErrDuplicateRun) {
 			im.Existing = true
 			return nil

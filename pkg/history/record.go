@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,7 +64,30 @@ func (s *Store) NewRecorder(info RunInfo) *Recorder {
 
 // ErrDuplicateRun: a run of that id from the same host is in the store
 // already.
-var ErrDuplicateRun = errors.New("already in the history")
+var ErrDuplicateRun = results.ErrRunExists
+
+// ImportArgs are the flags of "kvbench history import" that record a run
+// with what this Recorder would have recorded: its commit and branch (the
+// label is a column of the detail CSV).
+func (r *Recorder) ImportArgs() []string {
+	var args []string
+	for _, f := range []struct{ flag, value string }{{"--commit", r.info.Commit}, {"--branch", r.info.Branch}} {
+		if f.value != "" {
+			args = append(args, f.flag, shellQuote(f.value))
+		}
+	}
+	return args
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // BeginRun records the run, as running, before its first attempt.
 func (r *Recorder) BeginRun(ctx context.Context, runID string, started time.Time) error {

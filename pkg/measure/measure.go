@@ -23,6 +23,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -94,6 +95,39 @@ func (c *Counts) Add(o *Counts) {
 		f := a.Field(i)
 		f.SetInt(f.Int() + b.Field(i).Int())
 	}
+}
+
+// ErrBadCount is wrapped by Merge's error when a count to add is negative
+// or the sum does not fit in an int64: a result read from a file that
+// was damaged or written by hand, never one a run produced.
+var ErrBadCount = errors.New("bad count")
+
+// addCount adds b to *a, refusing a negative b and a sum that overflows;
+// what names the count in the error (its JSON name).
+func addCount(a *int64, b int64, what string) error {
+	switch {
+	case b < 0:
+		return fmt.Errorf("%w: %s is %d, a count cannot be negative", ErrBadCount, what, b)
+	case *a > math.MaxInt64-b:
+		return fmt.Errorf("%w: %s: %d + %d does not fit in a 64-bit count", ErrBadCount, what, *a, b)
+	}
+	*a += b
+	return nil
+}
+
+// addChecked is Add with every count checked by addCount.
+func (c *Counts) addChecked(o *Counts) error {
+	a, b := reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem()
+	t := a.Type()
+	for _, i := range countFields {
+		f := a.Field(i)
+		sum := f.Int()
+		if err := addCount(&sum, b.Field(i).Int(), strings.Split(t.Field(i).Tag.Get("json"), ",")[0]); err != nil {
+			return err
+		}
+		f.SetInt(sum)
+	}
+	return nil
 }
 
 // Latency is a latency summary in microseconds, 2 decimals.
@@ -228,7 +262,9 @@ const MaxWarnings = 10
 // MaxWarnings. It fails when a histogram holds values out of the other's
 // range. Call Finish after the last merge.
 func (r *Result) Merge(o *Result) error {
-	r.Counts.Add(&o.Counts)
+	if err := r.Counts.addChecked(&o.Counts); err != nil {
+		return err
+	}
 	if r.Percentiles == nil {
 		r.Percentiles = o.Percentiles
 	}
@@ -236,7 +272,11 @@ func (r *Result) Merge(o *Result) error {
 		if r.Errors == nil {
 			r.Errors = make(map[string]int64)
 		}
-		r.Errors[k] += v
+		sum := r.Errors[k]
+		if err := addCount(&sum, v, "errors["+k+"]"); err != nil {
+			return err
+		}
+		r.Errors[k] = sum
 	}
 	r.Shards = max(r.Shards, o.Shards)
 	if !o.Start.IsZero() && (r.Start.IsZero() || o.Start.Before(r.Start)) {
@@ -264,8 +304,10 @@ func (r *Result) Merge(o *Result) error {
 			i = len(r.Commands) - 1
 		}
 		m := &r.Commands[i]
-		m.Requests += c.Requests
-		m.Errors += c.Errors
+		if err := errors.Join(addCount(&m.Requests, c.Requests, "command "+c.Name+" requests"),
+			addCount(&m.Errors, c.Errors, "command "+c.Name+" errors")); err != nil {
+			return err
+		}
 		if m.Histogram, err = addHist(m.Histogram, c.Histogram); err != nil {
 			return fmt.Errorf("command %s: %w", c.Name, err)
 		}
@@ -278,9 +320,11 @@ func (r *Result) Merge(o *Result) error {
 		}
 		m := &r.Nodes[i]
 		m.Slots = max(m.Slots, n.Slots)
-		m.Requests += n.Requests
-		m.Moved += n.Moved
-		m.Ask += n.Ask
+		if err := errors.Join(addCount(&m.Requests, n.Requests, "node "+n.Addr+" requests"),
+			addCount(&m.Moved, n.Moved, "node "+n.Addr+" moved"),
+			addCount(&m.Ask, n.Ask, "node "+n.Addr+" ask")); err != nil {
+			return err
+		}
 		if m.Histogram, err = addHist(m.Histogram, n.Histogram); err != nil {
 			return fmt.Errorf("node %s: %w", n.Addr, err)
 		}

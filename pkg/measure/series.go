@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -80,9 +81,10 @@ func (s *Series) Merge(o *Series) error {
 
 // add adds o to p.
 func (p *Point) add(o *Point) error {
-	p.Requests += o.Requests
-	p.Errors += o.Errors
-	var err error
+	err := errors.Join(addCount(&p.Requests, o.Requests, "requests"), addCount(&p.Errors, o.Errors, "errors"))
+	if err != nil {
+		return err
+	}
 	if p.Histogram, err = addHist(p.Histogram, o.Histogram); err != nil {
 		return err
 	}
@@ -100,9 +102,10 @@ func addParts(ps, os []PointPart) ([]PointPart, error) {
 			ps = append(ps, PointPart{Name: o.Name})
 			i = len(ps) - 1
 		}
-		ps[i].Requests += o.Requests
-		ps[i].Errors += o.Errors
-		var err error
+		err := errors.Join(addCount(&ps[i].Requests, o.Requests, o.Name+" requests"), addCount(&ps[i].Errors, o.Errors, o.Name+" errors"))
+		if err != nil {
+			return nil, err
+		}
 		if ps[i].Histogram, err = addHist(ps[i].Histogram, o.Histogram); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Name, err)
 		}
@@ -207,16 +210,32 @@ func findStalls(r *Result, below float64, longer time.Duration) *Stalls {
 	if len(rates)%2 == 0 {
 		median = (rates[len(rates)/2-1] + rates[len(rates)/2]) / 2
 	}
+	// A partial interval (the window's first or last) is too short to say
+	// a rate: a start-up interval of a few milliseconds, whose connections
+	// were still sending their first batch, is not a stall. Its rate
+	// counts only as the edge of a stall the full interval beside it
+	// shows; its latency counts alone (a request that waited is a fact).
+	full := func(v iv) bool { return v.length >= s.Interval*9/10 }
+	slow := func(v iv) bool { return v.qps < below*median }
+	stalled := make([]bool, len(ivs))
+	for i, v := range ivs {
+		stalled[i] = full(v) && slow(v) || longer > 0 && v.max > int64(longer)
+	}
+	for i, v := range ivs {
+		if !full(v) && slow(v) &&
+			(i > 0 && full(ivs[i-1]) && stalled[i-1] || i+1 < len(ivs) && full(ivs[i+1]) && stalled[i+1]) {
+			stalled[i] = true
+		}
+	}
 	in := false
 	var cur time.Duration
-	for _, v := range ivs {
-		stalled := v.qps < below*median || longer > 0 && v.max > int64(longer)
+	for i, v := range ivs {
 		switch {
-		case stalled && !in:
+		case stalled[i] && !in:
 			in, cur = true, v.length
 			out.Count++
 			out.At = append(out.At, v.off)
-		case stalled:
+		case stalled[i]:
 			cur += v.length
 		case in:
 			in = false

@@ -24,6 +24,9 @@ var (
 	ErrNotInteger = errors.New("is not an integer")
 	// ErrBadValue: a cell is empty where it must not be, or out of range.
 	ErrBadValue = errors.New("bad value")
+	// ErrRunExists: a run of that id is already recorded (in a history
+	// store, from the same load machine).
+	ErrRunExists = errors.New("already in the history")
 )
 
 // InputError is an error in the input, with its position:

@@ -10,7 +10,6 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/measure"
-	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -61,15 +60,13 @@ func TestClientBoundRule(t *testing.T) {
 		client time.Duration
 		bound  bool
 	}{{3300 * time.Millisecond, false}, {3400 * time.Millisecond, true}, {4 * time.Second, true}, {0, false}} {
-		row := results.Row{QPS: res.QPS, ElapsedS: res.Elapsed.Seconds()}
-		fillCPU(&row, res, tc.client, target.Sample{CPU: time.Second}, target.Sample{CPU: 1500 * time.Millisecond})
-		if row.ClientBound != tc.bound || row.ClientCPUS != tc.client.Seconds() || row.ServerCPUS != 0.5 || row.QPSPerServerCPUS != 400_000 {
-			t.Errorf("client %v of 2 threads x 2s: %+v", tc.client, row)
+		c := cpuOf(res, tc.client, target.Sample{CPU: time.Second}, target.Sample{CPU: 1500 * time.Millisecond})
+		if c.clientBound != tc.bound || c.clientS != tc.client.Seconds() || c.serverS != 0.5 || c.qpsPerCPU != 400_000 {
+			t.Errorf("client %v of 2 threads x 2s: %+v", tc.client, c)
 		}
 	}
-	row := results.Row{QPS: res.QPS, ElapsedS: 2}
-	fillCPU(&row, res, time.Second, target.Sample{CPU: -1}, target.Sample{CPU: -1})
-	if row.ServerCPUS != 0 || row.QPSPerServerCPUS != 0 {
-		t.Errorf("server CPU unknown: %+v", row)
+	c := cpuOf(res, time.Second, target.Sample{CPU: -1}, target.Sample{CPU: -1})
+	if c.serverS != 0 || c.qpsPerCPU != 0 {
+		t.Errorf("server CPU unknown: %+v", c)
 	}
 }

@@ -117,12 +117,21 @@ func (p *Plan) curveEstimate(qps float64) time.Duration {
 	return d
 }
 
+// loadCurve is what the phases after an attempt's closed loop measured:
+// a point per rate of Options.Rates, and the capacity at Options.SLO.
+type loadCurve struct {
+	points []curve.Point
+	// slo is the objective searched ("" without Options.SLO), and
+	// capacity the highest rate at which it held; nil when it held at no
+	// rate tried.
+	slo      string
+	capacity *float64
+}
+
 // measureCurve measures the attempt's load curve and capacity on its
 // server after the closed loop (closed): each phase an open loop of
 // cfg at a rate, as long as the closed loop lasted (curve.PhaseRequests).
-// It returns one row per rate, from base (the attempt's row before its
-// measurement), and fills row's capacity.
-func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.Info, sc *Scenario, round int, base, row *results.Row, closed loadgen.Result) ([]results.Row, error) {
+func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.Info, sc *Scenario, round int, closed loadgen.Result) (*loadCurve, error) {
 	c := &r.o.curve
 	cfg.Progress, cfg.Observe, cfg.Interval = nil, nil, 0 // the series and live metrics are the closed loop's
 	measureAt := func(ctx context.Context, rate float64) (loadgen.Result, error) {
@@ -144,21 +153,14 @@ func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.
 	if err != nil {
 		return nil, fmt.Errorf("load curve: %w", err)
 	}
-	var rows []results.Row
-	for i, p := range points {
-		pr := *base
-		pr.StartS, pr.PrefillS = 0, 0 // the attempt's, on its closed-loop row
-		pr.Measured(&p.Result.Result)
-		rate := p.Rate
-		lag := p.Result.SendLagLatency.P99
-		pr.Rate, pr.RateSpec, pr.SendLagP99Us = &rate, c.rates[i].String(), &lag
+	for _, p := range points {
 		if !p.Kept {
 			r.log("%s round %d: warning: at %.0f req/s the requests left late (send lag p99 %.0f us): the latencies include the client's queueing", sc.Name(), round, p.Rate, p.Result.SendLagLatency.P99)
 		}
-		rows = append(rows, pr)
 	}
+	lc := &loadCurve{points: points}
 	if len(c.slo) == 0 {
-		return rows, nil
+		return lc, nil
 	}
 	capa, err := curve.Search(ctx, c.slo, closed.QPS, measureAt, curve.SearchOptions{Precision: c.precision})
 	if err != nil {
@@ -167,10 +169,30 @@ func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.
 	for _, w := range capa.Warnings {
 		r.log("%s round %d: capacity: %v", sc.Name(), round, w)
 	}
-	row.SLO = c.slo.String()
+	lc.slo = c.slo.String()
 	if capa.QPS > 0 {
 		q := capa.QPS
-		row.CapacityQPS = &q
+		lc.capacity = &q
 	}
-	return rows, nil
+	return lc, nil
+}
+
+// curveRows are the detail rows of a load curve's points: each phase's
+// measurement on before, the attempt's row before its closed loop (its
+// settings and server; its start and prefill are the closed-loop row's).
+func (r *run) curveRows(before results.Row, c *loadCurve) []results.Row {
+	if c == nil {
+		return nil
+	}
+	var rows []results.Row
+	for i, p := range c.points {
+		pr := before
+		pr.StartS, pr.PrefillS = 0, 0
+		pr.Measured(&p.Result.Result)
+		rate := p.Rate
+		lag := p.Result.SendLagLatency.P99
+		pr.Rate, pr.RateSpec, pr.SendLagP99Us = &rate, r.o.curve.rates[i].String(), &lag
+		rows = append(rows, pr)
+	}
+	return rows
 }

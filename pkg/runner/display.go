@@ -176,7 +176,7 @@ func (d *display) endLine(e Event) string {
 	t := e.Timing
 	switch {
 	case e.Err == nil && r.Mode == results.ModeRecovery:
-		fmt.Fprintf(&b, ": ok %s; start %.2fs", recoveryLine(r), t.Start.Seconds()) // recovery.go
+		fmt.Fprintf(&b, ": ok %s; start %.2fs", recoveryLine(r), t.Start.Seconds())
 	case e.Err == nil:
 		fmt.Fprintf(&b, ": ok %s QPS, %.2f us/op, p99 %.1f us; start %.2fs", thousands(r.QPS), r.UsPerOp, r.LatP99Us, t.Start.Seconds())
 	}
@@ -206,6 +206,27 @@ func (d *display) endLine(e Event) string {
 			b.WriteString("\n   ") // after a quoted server output, not glued to its last line
 		}
 		fmt.Fprintf(&b, " [%s left]", formatDuration(left))
+	}
+	return b.String()
+}
+
+// recoveryLine describes a recovery row for the log: its recovery time,
+// or that the server came back empty, and its acknowledged writes lost.
+func recoveryLine(r results.Row) string {
+	var b strings.Builder
+	if r.Crash == results.CrashPower {
+		b.WriteString("after a power loss, ")
+	}
+	if r.RecoveryS != nil {
+		fmt.Fprintf(&b, "recovered in %.3fs", *r.RecoveryS)
+	} else {
+		b.WriteString("came back empty")
+	}
+	if r.AckedWrites != nil && r.AckedLost != nil {
+		fmt.Fprintf(&b, ", %s of %s acknowledged writes lost", thousands(float64(*r.AckedLost)), thousands(float64(*r.AckedWrites)))
+	}
+	if r.LostWindowS != nil {
+		fmt.Fprintf(&b, " (acknowledged in the last %.3fs)", *r.LostWindowS)
 	}
 	return b.String()
 }

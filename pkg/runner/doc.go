@@ -16,6 +16,12 @@
 // out of retries, or ctx was cancelled, the error wraps ErrScenariosFailed
 // or ErrInterrupted and the Result holds what was measured.
 //
+// Each attempt runs on a fresh server as steps that return what they
+// measured; its detail rows are built once, from those values, when it is
+// over (attempt.go). The recovery mode's crash, restart and read-back are
+// package recovery's; an attempt's intervals (the series CSV, its stalls,
+// the server's events) package series's.
+//
 // Progress goes to the stderr writer, redrawn in place when Options.Live is
 // set; Options.Observe sees every Event; Options.Tracker lets the caller
 // kill every server at once.

@@ -183,7 +183,7 @@ type Options struct {
 	// RedisBin is redis-server; looked up on PATH when empty.
 	RedisBin string
 	// ConfigFile, when set, is a YAML file listing the targets (see
-	// target.LoadFile); its targets run by default, and the built-in
+	// targetfile.Load); its targets run by default, and the built-in
 	// ones only when Targets names them.
 	ConfigFile string
 	// AllowFlush lets the attach targets of ConfigFile empty a server
@@ -192,18 +192,18 @@ type Options struct {
 	AllowFlush bool
 	// TLS is the TLS settings of the redis, redis-cluster, command and
 	// attach targets,
-	// which a target's tls: block overrides (target.Defaults.TLS); with
+	// which a target's tls: block overrides (targetfile.Defaults.TLS); with
 	// TLS enabled, a kvstore target is refused.
 	TLS tlsconf.Options
 	// User is the ACL user of the attach targets that set none
-	// (target.Defaults.User).
+	// (targetfile.Defaults.User).
 	User string
 	// DB is the database of the redis, command and single-server attach
-	// targets that set none (target.Defaults.DB); the kvstore and
+	// targets that set none (targetfile.Defaults.DB); the kvstore and
 	// clusters have only database 0.
 	DB int
 	// RESP3 switches the targets that set no resp3: to RESP3, the load's
-	// connections and kvbench's own alike (target.Defaults.RESP3); the
+	// connections and kvbench's own alike (targetfile.Defaults.RESP3); the
 	// kvstore speaks RESP2 only, and a kvstore target in the run is
 	// refused unless its --config entry says resp3: false.
 	RESP3 bool

@@ -11,7 +11,9 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/target/targetfile"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
 
@@ -103,7 +105,7 @@ func (p *Plan) targets() ([]target.Target, error) {
 	var file []target.Target
 	if o.ConfigFile != "" {
 		var err error
-		file, err = target.LoadFile(o.ConfigFile, target.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS, User: o.User, DB: o.DB, RESP3: o.RESP3})
+		file, err = targetfile.Load(o.ConfigFile, targetfile.Defaults{Kvstore: kv, Redis: rc, AllowFlush: o.AllowFlush, TLS: o.TLS, User: o.User, DB: o.DB, RESP3: o.RESP3})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
@@ -120,7 +122,7 @@ func (p *Plan) targets() ([]target.Target, error) {
 
 // checkEndpointDefaults refuses a --user, --db or --resp3 that reaches
 // no target of the run: the targets that set none and can take it
-// (target.Defaults) have it.
+// (targetfile.Defaults) have it.
 func checkEndpointDefaults(o Options, ts []target.Target) error {
 	if o.User != "" && !slices.ContainsFunc(ts, func(t target.Target) bool { d := t.Desc(); return d.Kind == target.KindAttach && d.User == o.User }) {
 		return fmt.Errorf("%w: --user %s: no target of the run takes it: an ACL user is for attach targets (%s)", ErrOptions, o.User, targetNames(ts))
@@ -241,7 +243,7 @@ func (p *Plan) scenarios(targets []target.Target) error {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}
 			if m == results.ModeRecovery {
-				if err := checkRecovery(d); err != nil { // recovery.go
+				if err := recovery.Check(d); err != nil {
 					return fmt.Errorf("%w: target %s: %w", ErrOptions, d.Name, err)
 				}
 			} else if err := checkCurve(o, d, c.Mode); err != nil {

@@ -1,26 +1,16 @@
 package runner
 
 import (
+	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/kvbench/kvbench/pkg/lazyfs"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/recovery"
+	"github.com/kvbench/kvbench/pkg/target"
 )
-
-// crashSite is where an attempt's server keeps its files and how a
-// recovery attempt's crash ends: a process crash, or, with
-// Options.PowerLoss, a power cut of the lazy file system its directory is
-// on.
-type crashSite struct {
-	// dir is the server's directory.
-	dir string
-	// fs is the lazy file system dir is on; nil for a process crash.
-	fs *lazyfs.FS
-}
 
 // powerCheck finds once whether this machine can mount the lazy file
 // system.
@@ -50,56 +40,23 @@ func checkPowerLoss(o Options) error {
 }
 
 // crashSite prepares the server directory of an attempt in the directory
-// dir kvbench made for it and marks a recovery row with its crash kind.
-// With Options.PowerLoss a recovery attempt's server gets the mount point
-// of a lazy file system backed by dir/data.
-func (r *run) crashSite(sc *Scenario, dir string, row *results.Row) (*crashSite, error) {
-	if sc.Mode != results.ModeRecovery {
-		return &crashSite{dir: dir}, nil
-	}
-	if !r.o.PowerLoss || !r.powerLoss() {
-		row.Crash = results.CrashProcess
-		return &crashSite{dir: dir}, nil
-	}
-	mnt, back := filepath.Join(dir, "mnt"), filepath.Join(dir, "data")
-	for _, d := range []string{mnt, back} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("power loss: %w", err)
+// dir kvbench made for it: a recovery attempt's crashes the process, or
+// with Options.PowerLoss is the mount point of a lazy file system backed
+// by dir/data.
+func (r *run) crashSite(sc *Scenario, dir string) (*recovery.Site, error) {
+	crash := ""
+	if sc.Mode == results.ModeRecovery {
+		crash = results.CrashProcess
+		if r.o.PowerLoss && r.powerLoss() {
+			crash = results.CrashPower
 		}
 	}
-	fs, err := lazyfs.Mount(mnt, back)
-	if err != nil {
-		return nil, fmt.Errorf("power loss: %w", err)
-	}
-	row.Crash = results.CrashPower
-	return &crashSite{dir: mnt, fs: fs}, nil
+	return recovery.NewSite(dir, crash)
 }
 
-// cut drops what the killed server had not synced, for a power loss;
-// nothing for a process crash.
-func (c *crashSite) cut() error {
-	if c.fs == nil {
-		return nil
-	}
-	if err := c.fs.PowerCut(); err != nil {
-		return fmt.Errorf("power cut: %w", err)
-	}
-	return nil
-}
-
-// close unmounts the lazy file system, if any; the server must be
-// stopped.
-func (c *crashSite) close() error {
-	if c.fs == nil {
-		return nil
-	}
-	return c.fs.Unmount()
-}
-
-// crashName is how the log names the crash of a recovery row.
-func crashName(row *results.Row) string {
-	if row.Crash == results.CrashPower {
-		return "power loss"
-	}
-	return "kill -9"
+// recovery is the recovery mode's measure: package recovery's Run on the
+// attempt's prefilled server.
+func (r *run) recovery(ctx context.Context, sc *Scenario, srv *server) (target.Instance, recovery.Figures, error) {
+	o := recovery.Config{Connections: r.o.Connections, Requests: r.o.Requests, Timeout: r.o.Timeout, ReadyTimeout: r.o.ReadyTimeout, Tracker: r.o.Tracker}
+	return recovery.Run(ctx, sc.Target, sc.Strategy, srv.inst, srv.site, o)
 }

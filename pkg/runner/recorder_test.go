@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +95,64 @@ func TestRunRecordsSeries(t *testing.T) {
 	}
 	if shown := recordedRun(t, loc, res.RunID); len(shown.Rows) != 1 || len(shown.Series) != 0 {
 		t.Errorf("a run without an interval recorded %d detail rows and %d series rows, want 1 and none", len(shown.Rows), len(shown.Series))
+	}
+}
+
+// TestRunIDsUniquePerStore: runs started in the same second, from other
+// output directories, each get a run id of their own in the history (and
+// the detail CSV's run_id with it); a run that could not be recorded
+// fails, naming the import command that records it, commit and all.
+func TestRunIDsUniquePerStore(t *testing.T) {
+	ctx := context.Background()
+	loc := filepath.Join(t.TempDir(), "history.db")
+	store, err := history.Open(ctx, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	// Another run holds the ids of the next few seconds.
+	now := time.Now()
+	for s := range 30 {
+		id := now.Add(time.Duration(s) * time.Second).Format("20060102_150405")
+		if err := store.NewRecorder(history.RunInfo{}).BeginRun(ctx, id, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := runOptions(t)
+	o.Rounds, o.Targets, o.Strategies, o.Modes = 1, []string{"kvstore"}, []string{"nopersist"}, []string{"set"}
+	o.Recorder = store.NewRecorder(history.RunInfo{Commit: "abc1234"})
+	res, _, stderr, err := runQuiet(t, ctx, o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.HasSuffix(res.RunID, "_2") || !strings.Contains(res.Files.Detail, res.RunID) {
+		t.Errorf("run id %s, detail %s: want the second id of its second", res.RunID, res.Files.Detail)
+	}
+	if shown := recordedRun(t, loc, res.RunID); len(shown.Rows) != 1 || shown.Rows[0].RunID != res.RunID || shown.Run.Commit != "abc1234" {
+		t.Errorf("recorded %d rows of run %q (commit %q), want 1 of %s", len(shown.Rows), shown.Run.RunID, shown.Run.Commit, res.RunID)
+	}
+
+	// A store that fails: the run is measured and reported, then fails
+	// with the command that records it.
+	broken, err := history.Open(ctx, filepath.Join(t.TempDir(), "broken.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := broken.NewRecorder(history.RunInfo{Commit: "abc1234", Branch: "main"})
+	broken.Close()
+	o = runOptions(t)
+	o.Rounds, o.Targets, o.Strategies, o.Modes = 1, []string{"kvstore"}, []string{"nopersist"}, []string{"set"}
+	o.Recorder = rec
+	res, stdout, _, err := runQuiet(t, ctx, o)
+	want := "kvbench history import --commit abc1234 --branch main " + res.Files.Detail
+	if !errors.Is(err, ErrNotRecorded) || !strings.Contains(err.Error(), want) || !strings.Contains(stdout, "QPS") {
+		t.Fatalf("a run whose history failed: %v; want ErrNotRecorded naming %q, and the report", err, want)
+	}
+	later := filepath.Join(t.TempDir(), "later.db")
+	if err := history.ImportFiles(ctx, history.ImportOptions{Location: later, Files: []string{res.Files.Detail}, Commit: "abc1234", Branch: "main"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if shown := recordedRun(t, later, res.RunID); len(shown.Rows) != 1 || shown.Run.Commit != "abc1234" || shown.Run.Branch != "main" {
+		t.Errorf("imported run: %d rows, commit %q, branch %q; want 1, abc1234, main", len(shown.Rows), shown.Run.Commit, shown.Run.Branch)
 	}
 }

@@ -116,7 +116,7 @@ func TestPlanRecoveryRefused(t *testing.T) {
 }
 
 // TestRunRecoveryPowerLoss cuts the power of each log strategy's server
-// amid a stream of acknowledged writes lasting PowerLossStream: a log
+// amid a stream of acknowledged writes lasting recovery.PowerLossStream: a log
 // fsynced before each acknowledgement loses none, one fsynced every
 // second at most the writes of the last EverysecWindow, and one never
 // fsynced reports what it lost.
@@ -138,7 +138,7 @@ func TestRunRecoveryPowerLoss(t *testing.T) {
 			}
 			o := runOptions(t)
 			o.Targets, o.Strategies, o.Modes = []string{c.target}, c.strategies, []string{results.ModeRecovery}
-			// Requests never reached: the stream lasts PowerLossStream.
+			// Requests never reached: the stream lasts recovery.PowerLossStream.
 			o.Rounds, o.Requests, o.Keyspace, o.Connections = 1, 1<<40, 1_000, 2
 			o.PowerLoss = true
 			res, stdout, _, err := runQuiet(t, context.Background(), o)

@@ -12,12 +12,10 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
-	"github.com/kvbench/kvbench/pkg/workload"
 	"golang.org/x/sys/unix"
 )
 
@@ -140,24 +138,13 @@ func newRun(plan *Plan, stderr io.Writer) *run {
 func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.started = time.Now()
 	r.machine = thisMachine()
-	ts := r.started.Format("20060102_150405")
-	r.res = &Result{RunID: ts, Plan: r.plan}
+	r.res = &Result{Plan: r.plan}
 	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
 		return r.res, fmt.Errorf("create the output directory: %w", err)
 	}
-	// Two runs started in the same second get distinct names.
-	for i := 2; ; i++ {
-		r.res.Files = newFiles(r.o.OutDir, r.o.Prefix, ts, r.o.Chart)
-		var err error
-		r.detail, err = results.Create(r.res.Files.Detail)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) || i > 100 {
-			return r.res, err
-		}
-		ts = r.started.Format("20060102_150405") + "_" + strconv.Itoa(i)
-		r.res.RunID = ts
+	r.rec.start(ctx, r.o.Recorder, r.log)
+	if err := r.claimRunID(); err != nil {
+		return r.res, err
 	}
 	tmpParent := r.o.TempDir
 	if tmpParent == "" {
@@ -175,7 +162,6 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
 	r.log("detail CSV: %s", r.res.Files.Detail)
-	r.rec.begin(ctx, r.o.Recorder, r.res.RunID, r.started, r.log)
 	runErr := r.steps(ctx)
 	if runErr == nil {
 		r.profileRounds(ctx)
@@ -215,7 +201,42 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.res.Interrupted {
 		errs = append(errs, ErrInterrupted)
 	}
+	if err := r.rec.failed; err != nil {
+		errs = append(errs, fmt.Errorf("%w: %v; the detail CSV has every row: record it with %s",
+			ErrNotRecorded, err, r.rec.importCommand(r.res.Files.Detail)))
+	}
 	return r.res, errors.Join(errs...)
+}
+
+// claimRunID names the run and its files after its start time, made
+// unique: in the output directory (the detail CSV is created, never
+// overwritten) and in the history (a run of that id recorded by this host
+// already, by a run started in the same second elsewhere); the second
+// run gets the suffix _2, and so on.
+func (r *run) claimRunID() error {
+	base := r.started.Format("20060102_150405")
+	for i := 1; i <= 100; i++ {
+		id := base
+		if i > 1 {
+			id += "_" + strconv.Itoa(i)
+		}
+		files := newFiles(r.o.OutDir, r.o.Prefix, id, r.o.Chart)
+		detail, err := results.Create(files.Detail)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.rec.begin(id, r.started); errors.Is(err, results.ErrRunExists) {
+			detail.Close()
+			os.Remove(files.Detail)
+			continue
+		}
+		r.res.RunID, r.res.Files, r.detail = id, files, detail
+		return nil
+	}
+	return fmt.Errorf("no free run id for %s in %s: 100 runs started in that second", base, r.o.OutDir)
 }
 
 // writtenFiles lists the files that exist.
@@ -247,8 +268,29 @@ func (r *run) writeNodes(rows []results.NodeRow) error {
 	return r.nodes.Write(rows)
 }
 
+// writeSeries appends an attempt's series rows to the series CSV,
+// creating it with the first.
+func (r *run) writeSeries(rows []results.SeriesRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if r.series == nil {
+		w, err := results.CreateSeries(r.res.Files.Series)
+		if err != nil {
+			return err
+		}
+		r.series = w
+		r.log("series CSV: %s", r.res.Files.Series)
+	}
+	return r.series.Write(rows)
+}
+
 // log writes a line through the display.
 func (r *run) log(format string, args ...any) {
+	if r.disp == nil { // before the first attempt's display: a plain line
+		fmt.Fprintf(r.stderr, format+"\n", args...)
+		return
+	}
 	r.event(Event{Kind: EventLog, Msg: fmt.Sprintf(format, args...)})
 }
 
@@ -283,15 +325,15 @@ func (r *run) steps(ctx context.Context) error {
 			if why, ok := r.unsupported[[2]string{sc.Desc.Name, sc.Workload.Name}]; ok {
 				// The target lacks the workload's commands whatever the
 				// strategy: its rows say so without a server started.
-				row := r.newRow(sc, st.Round, 1)
-				row.Status, row.Error = results.StatusUnsupported, why
-				rows := workloadRows(row, sc.Workload, workloadConfig(r.o, sc.Workload), nil)
-				if err := r.writeRows(rows); err != nil {
+				e := base
+				e.Attempt = 1
+				out := r.resultOf(e, &attemptSteps{at: time.Now(), load: workloadConfig(r.o, sc.Workload)}, results.StatusUnsupported, why)
+				if err := r.writeRows(out.rows); err != nil {
 					return err
 				}
-				r.rec.attempt(rows, nil)
-				e := base
-				e.Kind, e.Row = EventSkip, row
+				r.rec.attempt(out.rows, nil)
+				e = base
+				e.Kind, e.Row = EventSkip, out.row
 				r.event(e)
 				continue
 			}
@@ -300,9 +342,8 @@ func (r *run) steps(ctx context.Context) error {
 			e := base
 			e.Attempt = attempt
 			out, err := r.attempt(ctx, e)
-			row, timing := out.row, out.timing
+			row, timing, rows := out.row, out.timing, out.rows
 			r.res.Timing.add(timing)
-			rows := out.rows(st.Scenario.Workload)
 			if werr := r.writeRows(rows); werr != nil {
 				return werr // without a detail CSV there is no point going on
 			}
@@ -324,7 +365,7 @@ func (r *run) steps(ctx context.Context) error {
 			// the scenario: none of them is tried.
 			refused := errors.Is(err, target.ErrNotEmpty) || errors.Is(err, target.ErrRefused)
 			outOfRetries := err != nil && !interrupted && !unsupported && (attempt > r.o.Retries || refused || errors.Is(err, target.ErrConfigMismatch))
-			e.Kind, e.Row, e.Err, e.Timing = EventEnd, rows[len(rows)-1-len(out.curve)], err, timing
+			e.Kind, e.Row, e.Err, e.Timing = EventEnd, row, err, timing
 			e.Final = err == nil || interrupted || unsupported || outOfRetries
 			r.event(e)
 			if interrupted {
@@ -360,248 +401,6 @@ func (r *run) writeRows(rows []results.Row) error {
 	}
 	r.res.Rows = append(r.res.Rows, rows...)
 	return nil
-}
-
-// newRow is the detail row of an attempt before anything is measured.
-func (r *run) newRow(sc *Scenario, round, attempt int) results.Row {
-	o := r.o
-	row := results.Row{
-		RunID: r.res.RunID, StartedAt: time.Now().Format(time.RFC3339),
-		Target: sc.Desc.Name, Strategy: sc.Strategy.Name, Persistence: sc.Strategy.Persistence,
-		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: round, Attempt: attempt,
-		Status: results.StatusOK, Pipeline: o.Pipeline, Connections: o.Connections,
-		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: o.Seed + int64(round), Label: o.Label,
-		ClientHost: r.machine.host, CPUModel: r.machine.cpuModel, Cores: r.machine.cores, Kernel: r.machine.kernel,
-	}
-	if sc.Workload != nil {
-		cfg := workloadConfig(o, sc.Workload)
-		row.Workload, row.Keyspace, row.ValueSize = sc.Workload.Name, cfg.Keyspace, cfg.ValueSize
-	}
-	return row
-}
-
-// attemptResult is what one attempt produced.
-type attemptResult struct {
-	// row is the attempt's detail row: its status, settings, server and
-	// measurement (a workload's total row).
-	row results.Row
-	// cfg is the load as it ran (a workload's commands named), and
-	// commands each command's share of its mix.
-	cfg      loadgen.Config
-	commands []measure.Command
-	// nodes are the rows of the nodes CSV: one per master of a cluster.
-	nodes []results.NodeRow
-	// series are the rows of the series CSV (with Options.Interval).
-	series []results.SeriesRow
-	// curve are the rows of the load curve's phases (Options.Rates).
-	curve  []results.Row
-	timing Timing
-	// tel is what the server said about the measured phase.
-	tel *phaseTelemetry
-}
-
-// rows are the attempt's detail rows: its row, or for workload w one row
-// per command and the total row (workloadRows).
-func (a *attemptResult) rows(w *workload.Workload) []results.Row {
-	if w == nil {
-		return append([]results.Row{a.row}, a.curve...)
-	}
-	rows := workloadRows(a.row, w, a.cfg, a.commands)
-	fillWorkloadTelemetry(rows, a.tel, a.cfg)
-	return rows
-}
-
-// attempt starts a fresh server for the step, prefills it if the mode or
-// workload reads, measures, stops it, and returns what it measured, its
-// row's status saying how it ended.
-func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err error) {
-	sc := e.Scenario
-	o := r.o
-	seed := o.Seed + int64(e.Round)
-	out.row = r.newRow(sc, e.Round, e.Attempt)
-	row, t := &out.row, &out.timing
-	if sc.Workload != nil {
-		out.cfg = workloadConfig(o, sc.Workload)
-	}
-	defer func() {
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			row.Status, row.Error = results.StatusInterrupted, "interrupted: "+err.Error()
-		case errUnsupported(err):
-			row.Status, row.Error = results.StatusUnsupported, err.Error()
-		default:
-			row.Status, row.Error = results.StatusFailed, err.Error()
-		}
-	}()
-
-	e.Kind = EventStart
-	r.event(e)
-	dir, err := os.MkdirTemp(r.tmp, fmt.Sprintf("%s-%s-r%d-", safeName(sc.Desc.Name), safeName(sc.Strategy.Name), e.Round))
-	if err != nil {
-		return out, fmt.Errorf("create the instance directory: %w", err)
-	}
-	site, err := r.crashSite(sc, dir, row) // powerloss.go
-	if err != nil {
-		os.RemoveAll(dir)
-		return out, err
-	}
-	t0 := time.Now()
-	inst, err := sc.Target.Start(ctx, sc.Strategy, target.Env{Dir: site.dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
-	t.Start = time.Since(t0)
-	row.StartS = t.Start.Seconds()
-	if err != nil {
-		site.close()
-		os.RemoveAll(dir)
-		return out, fmt.Errorf("start: %w", err)
-	}
-	defer func() {
-		t1 := time.Now()
-		grace := o.StopGrace
-		if ctx.Err() != nil {
-			grace = InterruptStopGrace
-		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-		serr := inst.Stop(sctx)
-		cancel()
-		if cerr := site.close(); cerr != nil && serr == nil {
-			serr = cerr
-		}
-		if rerr := os.RemoveAll(dir); rerr != nil && serr == nil {
-			serr = fmt.Errorf("remove %s: %w", dir, rerr)
-		}
-		t.Stop = time.Since(t1)
-		row.StopS = t.Stop.Seconds()
-		if err == nil && serr != nil {
-			err = fmt.Errorf("stop: %w", serr)
-		}
-	}()
-	info := inst.Info()
-	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
-	row.Shards = len(info.Nodes)
-	row.TLS = info.TLS != nil
-	row.RESP3 = info.RESP3
-	e.Kind, e.Instance = EventReady, info
-	r.event(e)
-
-	cfg := loadConfig(o, sc, info, seed)
-	cfg.Progress = func(p loadgen.Progress) {
-		pe := e
-		pe.Kind, pe.Progress = EventProgress, p
-		r.event(pe)
-	}
-	var fills []fill
-	if sc.Workload != nil {
-		sc.Workload.Apply(&cfg, func(string) bool { return false })
-		cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
-		out.cfg = cfg
-		// Refused before the prefill: a target without the commands is
-		// not worth filling.
-		if err := checkWorkload(ctx, cfg); err != nil {
-			return out, err
-		}
-		fills = workloadFills(cfg)
-	}
-	if sc.Workload == nil && sc.Mode != loadgen.ModeSet || len(fills) > 0 {
-		pcfg := cfg
-		pcfg.Pipeline = o.PrefillPipeline
-		t1 := time.Now()
-		if sc.Workload != nil {
-			err = prefillWorkload(ctx, pcfg, fills)
-		} else {
-			err = r.prefill(ctx, pcfg, sc, e.Round)
-		}
-		t.Prefill = time.Since(t1)
-		row.PrefillS = t.Prefill.Seconds()
-		if err != nil {
-			return out, serverError(inst, err)
-		}
-		// The measurement starts once the compaction the prefill may have
-		// set off is done: the reads would share the machine with it.
-		busy, err := target.WaitQuietAll(ctx, info.Masters(), info.Control(sc.Desc.Password), QuietLimit)
-		t.Prefill = time.Since(t1)
-		row.PrefillS = t.Prefill.Seconds()
-		if err != nil {
-			return out, serverError(inst, fmt.Errorf("waiting for the server's background persistence work: %w", err))
-		}
-		if busy {
-			r.log("%s round %d: warning: a background rewrite or save was still running after %s; measuring anyway", sc.Name(), e.Round, QuietLimit)
-		}
-	}
-	if sc.Mode == results.ModeRecovery {
-		t1 := time.Now()
-		inst, err = r.recovery(ctx, sc, inst, site, row) // recovery.go; the deferred Stop stops the new instance
-		t.Measure = time.Since(t1)
-		return out, err
-	}
-	var meter AttemptMeter
-	if o.Meter != nil {
-		meter = o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
-		cfg.Observe = meter.Interval
-	}
-	out.tel = startTelemetry(ctx, info, sc.Desc.Password)
-	base := *row // the load curve's rows start from it
-	before, serr := target.SampleServer(ctx, info, sc.Desc.Password)
-	t1 := time.Now()
-	events := pollEvents(ctx, info, sc.Desc.Password, cfg.Interval)
-	stopProfile := r.startProfile(ctx, info)
-	res, clientCPU, err := r.measure(ctx, cfg, info.TLSFiles, sc.Name(), e.Round)
-	stopProfile()
-	if meter != nil {
-		meter.Done(&res.Result)
-	}
-	if perr := events.finish(); perr != nil {
-		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
-	}
-	t.Measure = time.Since(t1)
-	out.tel.stopRSS()
-	row.Measured(&res.Result)
-	setStalls(row, &res.Result)
-	out.series = seriesRows(row, cfg, &res.Result, events)
-	out.commands = res.Commands
-	out.nodes = results.NodeRows(row, &res.Result)
-	row.Agents = max(o.Agents, 1)
-	if err != nil {
-		if serr == nil { // a restart is the reason to give, if there was one
-			if rerr := restartReason(ctx, info, sc.Desc.Password, before); rerr != nil {
-				return out, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
-			}
-		}
-		return out, serverError(inst, err)
-	}
-	if err := checkResult(res); err != nil {
-		return out, err
-	}
-	if err := inst.Err(); err != nil {
-		return out, err
-	}
-	if serr == nil {
-		after, err := target.SampleServer(ctx, info, sc.Desc.Password)
-		if err != nil {
-			return out, serverError(inst, fmt.Errorf("after the measurement: %w", err))
-		}
-		if err := target.Restarted(before, after); err != nil {
-			return out, err
-		}
-		fillCPU(row, res, clientCPU, before, after)
-	} else {
-		r.log("%s round %d: warning: INFO server before the measurement: %v; a restart would go unnoticed", sc.Name(), e.Round, serr)
-		fillCPU(row, res, clientCPU, target.Sample{CPU: -1}, target.Sample{CPU: -1})
-	}
-	out.tel.finish(ctx, info, sc.Desc.Password)
-	out.tel.fill(row, measuredCommands(cfg))
-	if o.curve.enabled() {
-		t2 := time.Now()
-		out.curve, err = r.measureCurve(ctx, cfg, info, sc, e.Round, &base, row, res)
-		t.Measure += time.Since(t2)
-		if err != nil {
-			return out, serverError(inst, err)
-		}
-		if err := inst.Err(); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
 }
 
 // prefill writes the keyspace before a mode that reads.
@@ -683,49 +482,36 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// fillCPU records who used the CPU during the measurement: the client's
-// time, the server's (when both samples know it and it is enough to
-// measure: serverCPU), QPS per server CPU-second, and whether the
-// generator was busy enough to have set the pace.
-func fillCPU(row *results.Row, res loadgen.Result, client time.Duration, before, after target.Sample) {
-	row.ClientCPUS = client.Seconds()
+// cpuUse is who used the CPU during a measurement: the client's time, the
+// server's (when both samples know it and it is enough to measure:
+// serverCPU), QPS per server CPU-second, and whether the generator was
+// busy enough to have set the pace.
+type cpuUse struct {
+	clientS            float64
+	clientBound        bool
+	serverS, qpsPerCPU results.Opt
+}
+
+// cpuOf is who used the CPU during the measurement res: the client's
+// time client and the server's samples before and after it.
+func cpuOf(res loadgen.Result, client time.Duration, before, after target.Sample) cpuUse {
+	c := cpuUse{clientS: client.Seconds()}
 	if threads := res.Config.Threads; threads > 0 && res.Elapsed > 0 {
-		row.ClientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
+		c.clientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
 	}
 	if used, ok := serverCPU(before, after); ok {
-		row.ServerCPUS = results.Opt(used.Seconds())
-		if row.ElapsedS > 0 && row.QPS > 0 {
-			row.QPSPerServerCPUS = results.Opt(row.QPS / (used.Seconds() / row.ElapsedS))
+		c.serverS = results.Opt(used.Seconds())
+		if elapsed := res.Elapsed.Seconds(); elapsed > 0 && res.QPS > 0 {
+			c.qpsPerCPU = results.Opt(res.QPS / (used.Seconds() / elapsed))
 		}
 	}
+	return c
 }
 
 // serverError adds the server's exit, if it exited, to a load generator
-// error: a dead server shows as a lost connection first, its exit a
-// moment later.
+// error (target.WithExit): a wrong value is no lost connection.
 func serverError(inst target.Instance, err error) error {
-	if isConnError(err) {
-		select {
-		case <-inst.Exited():
-		case <-time.After(exitWait):
-		}
-	}
-	if serr := inst.Err(); serr != nil {
-		return fmt.Errorf("%w; %w", err, serr)
-	}
-	return err
-}
-
-// exitWait bounds how long a lost connection waits for the server's exit.
-const exitWait = 200 * time.Millisecond
-
-// isConnError reports whether err looks like a lost connection (worth
-// waiting a moment for the server's exit status).
-func isConnError(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, loadgen.ErrVerify) {
-		return false
-	}
-	return true
+	return target.WithExit(inst, err, loadgen.ErrVerify)
 }
 
 // checkResult fails a measurement that completed with counts that cannot

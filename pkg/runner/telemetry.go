@@ -63,48 +63,47 @@ func (p *phaseTelemetry) stopRSS() {
 	}
 }
 
-// finish stops the sampler if it runs and reads INFO after the phase.
-func (p *phaseTelemetry) finish(ctx context.Context, info target.Info, password string) {
+// finish stops the sampler if it runs and reads INFO after the phase: it
+// returns p, whose figures are now known.
+func (p *phaseTelemetry) finish(ctx context.Context, info target.Info, password string) *phaseTelemetry {
 	p.stopRSS()
 	p.done = true
 	if !p.ok {
-		return
+		return p
 	}
 	var err error
 	p.after, err = target.ReadTelemetry(ctx, info, password)
 	p.ok = err == nil
+	return p
 }
 
-// fill sets the row's telemetry columns: the attempt's memory, and the
-// server's time per call and calls of the commands names (lower case).
-// An attempt that failed before finish has none.
-func (p *phaseTelemetry) fill(row *results.Row, names []string) {
+// memory is the attempt's peak resident set size and the server's
+// used_memory after the phase; empty when not known. An attempt that
+// failed before finish has neither.
+func (p *phaseTelemetry) memory() (rss, used results.OptInt) {
 	if p == nil || !p.done {
-		return
+		return 0, 0
 	}
-	row.ServerRSSBytes = results.OptInt(p.peakRSS)
-	if !p.ok {
-		return
+	if p.ok {
+		if u, ok := p.after.UsedMemory(); ok {
+			used = results.OptInt(u)
+		}
 	}
-	if used, ok := p.after.UsedMemory(); ok {
-		row.ServerUsedMemoryBytes = results.OptInt(used)
-	}
-	p.fillCommands(row, names)
+	return results.OptInt(p.peakRSS), used
 }
 
-// fillCommands sets the row's server_usec_per_call and server_calls from
-// the commandstats delta of names; empty when not known or none called.
-func (p *phaseTelemetry) fillCommands(row *results.Row, names []string) {
-	row.ServerUsecPerCall, row.ServerCalls = 0, 0
+// commands is the server's time per call and calls of the commands names
+// (lower case), from the commandstats delta; empty when not known or none
+// called, and before finish.
+func (p *phaseTelemetry) commands(names []string) (usecPerCall results.Opt, calls results.OptInt) {
 	if p == nil || !p.done || !p.ok || len(names) == 0 {
-		return
+		return 0, 0
 	}
 	d, ok := target.CommandDelta(p.before, p.after, names...)
 	if !ok || d.Calls == 0 {
-		return
+		return 0, 0
 	}
-	row.ServerCalls = results.OptInt(d.Calls)
-	row.ServerUsecPerCall = results.Opt(float64(d.Usec) / float64(d.Calls))
+	return results.Opt(float64(d.Usec) / float64(d.Calls)), results.OptInt(d.Calls)
 }
 
 // measuredCommands are the commands cfg sends, as commandstats names
@@ -170,24 +169,4 @@ func commandNames(args, then []string) []string {
 		}
 	}
 	return out
-}
-
-// fillWorkloadTelemetry sets the telemetry columns of a workload's rows
-// (workloadRows: one per command of cfg, then the total): each command's
-// own commandstats; the attempt's memory on the total row only, as its
-// CPU figures.
-func fillWorkloadTelemetry(rows []results.Row, p *phaseTelemetry, cfg loadgen.Config) {
-	if p == nil || len(rows) == 0 {
-		return
-	}
-	each, all := workloadCommands(cfg)
-	for i := range rows[:len(rows)-1] {
-		rows[i].ServerRSSBytes, rows[i].ServerUsedMemoryBytes = 0, 0
-		if i < len(each) && rows[i].OK() {
-			p.fillCommands(&rows[i], each[i])
-		} else {
-			p.fillCommands(&rows[i], nil)
-		}
-	}
-	p.fill(&rows[len(rows)-1], all)
 }

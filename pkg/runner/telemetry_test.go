@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
+	"github.com/kvbench/kvbench/pkg/workload"
 )
 
 // TestServerTelemetry: a run of 20,000 requests against the kvstore and
@@ -122,7 +123,8 @@ func TestServerCPUTooShort(t *testing.T) {
 		{target.Sample{CPU: time.Second, CPUStep: time.Microsecond}, target.Sample{CPU: 900 * time.Millisecond, CPUStep: time.Microsecond}, 0},
 	} {
 		row := results.Row{Target: "kvstore", Strategy: "none", Mode: "set", Round: 1, Status: results.StatusOK, QPS: res.QPS, ElapsedS: res.Elapsed.Seconds()}
-		fillCPU(&row, res, time.Millisecond, tc.before, tc.after)
+		c := cpuOf(res, time.Millisecond, tc.before, tc.after)
+		row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.clientS, c.clientBound, c.serverS, c.qpsPerCPU
 		if float64(row.ServerCPUS) != tc.want || (tc.want == 0) != (row.QPSPerServerCPUS == 0) {
 			t.Errorf("server CPU %v to %v: server_cpu_s %v, qps_per_server_cpu_s %v, want %v", tc.before.CPU, tc.after.CPU, row.ServerCPUS, row.QPSPerServerCPUS, tc.want)
 		}
@@ -185,8 +187,10 @@ func TestWorkloadCommands(t *testing.T) {
 func TestTelemetryUnfinished(t *testing.T) {
 	p := &phaseTelemetry{ok: true, peakRSS: 1 << 20,
 		before: target.Telemetry{Nodes: []map[string]string{{"cmdstat_get": "calls=1,usec=1", "used_memory": "100"}}}}
-	rows := []results.Row{{Command: "READ", Status: results.StatusFailed}, {Command: results.CommandTotal, Status: results.StatusFailed}}
-	fillWorkloadTelemetry(rows, p, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}})
+	total := results.Row{Status: results.StatusFailed}
+	total.ServerRSSBytes, total.ServerUsedMemoryBytes = p.memory()
+	total.ServerUsecPerCall, total.ServerCalls = p.commands([]string{"get"})
+	rows := workloadRows(total, &workload.Workload{Name: "read"}, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}}, nil, p)
 	for _, r := range rows {
 		if r.ServerRSSBytes != 0 || r.ServerUsedMemoryBytes != 0 || r.ServerUsecPerCall != 0 || r.ServerCalls != 0 {
 			t.Errorf("%s: %+v", r.Command, r)

@@ -167,13 +167,15 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 }
 
 // workloadRows are the detail rows of a workload's attempt: one per
-// command, with the command's own requests, QPS, latencies and errors,
-// then the total row (results.CommandTotal), the whole mix, which is
-// total as the attempt measured it. Every row carries the attempt's
-// status and error. A failed attempt without per-command results gets
-// one row per command of the workload all the same, its figures empty.
-func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []measure.Command) []results.Row {
+// command, with the command's own requests, QPS, latencies, errors and
+// server time per call (tel's commandstats), then the total row
+// (results.CommandTotal), the whole mix, which is total as the attempt
+// measured it. Every row carries the attempt's status and error. A failed
+// attempt without per-command results gets one row per command of the
+// workload all the same, its figures empty.
+func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []measure.Command, tel *phaseTelemetry) []results.Row {
 	total.Mode, total.Workload, total.Command = results.ModeWorkload, w.Name, results.CommandTotal
+	each, _ := workloadCommands(cfg)
 	var out []results.Row
 	for i, c := range cfg.Commands {
 		row := total
@@ -183,12 +185,18 @@ func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, c
 			cmd = cmds[i]
 		}
 		row.MeasuredCommand(&cmd)
-		// The CPU figures are the attempt's: only the total row has them.
+		// The CPU and memory figures are the attempt's: only the total row
+		// has them.
 		row.ClientCPUS, row.ServerCPUS, row.QPSPerServerCPUS = 0, 0, 0
-		if row.OK() && !(row.QPS > 0) {
+		row.ServerRSSBytes, row.ServerUsedMemoryBytes = 0, 0
+		row.ServerUsecPerCall, row.ServerCalls = 0, 0
+		switch {
+		case row.OK() && !(row.QPS > 0):
 			// A command the mix never drew (a tiny ratio in a short run)
 			// measured nothing: its row says so rather than hold a QPS of 0.
 			row.Status, row.Error = results.StatusFailed, "the mix sent no "+c.Name
+		case row.OK():
+			row.ServerUsecPerCall, row.ServerCalls = tel.commands(each[i])
 		}
 		out = append(out, row)
 	}

@@ -22,6 +22,19 @@ const exactUPairs = 400
 // confidence; NaN bounds with confidence 0 when that is no interval (one
 // value on each side) or a side is empty. Neither slice is modified.
 func RatioCI(old, new []float64, confidence float64) (est, lo, hi, actual float64) {
+	est, lo, hi, actual = ratioCI(old, new, confidence)
+	pct := func(v float64) float64 {
+		if math.IsNaN(v) {
+			return v
+		}
+		return Round2((math.Exp(v) - 1) * 100)
+	}
+	return pct(est), pct(lo), pct(hi), actual
+}
+
+// ratioCI is RatioCI in log space: the Hodges–Lehmann estimate of
+// log(new) - log(old) and its interval's bounds, unrounded.
+func ratioCI(old, new []float64, confidence float64) (est, lo, hi, actual float64) {
 	n1, n2 := len(new), len(old)
 	if n1 == 0 || n2 == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), 0
@@ -33,13 +46,11 @@ func RatioCI(old, new []float64, confidence float64) (est, lo, hi, actual float6
 		}
 	}
 	slices.Sort(d)
-	pct := func(v float64) float64 { return Round2((math.Exp(v) - 1) * 100) }
 	mid := len(d) / 2
 	est = d[mid]
 	if len(d)%2 == 0 {
 		est = (d[mid-1] + d[mid]) / 2
 	}
-	est = pct(est)
 	// k is the largest count with P(U <= k-1) <= (1-confidence)/2: the
 	// interval runs from the k-th smallest difference to the k-th largest.
 	half := (1 - confidence) / 2
@@ -62,5 +73,5 @@ func RatioCI(old, new []float64, confidence float64) (est, lo, hi, actual float6
 	if actual = 1 - 2*cdf(float64(k-1)); actual <= 0 {
 		return est, math.NaN(), math.NaN(), 0 // 1 against 1: no interval
 	}
-	return est, pct(d[k-1]), pct(d[len(d)-k]), actual
+	return est, d[k-1], d[len(d)-k], actual
 }

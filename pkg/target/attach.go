@@ -128,6 +128,10 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 // Desc describes the target.
 func (a *Attach) Desc() Desc { return a.desc }
 
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (a *Attach) Config() AttachConfig { return a.cfg }
+
 func (a *Attach) creds() creds {
 	return creds{Options: control.Options{User: a.cfg.User, Password: a.cfg.Password, DB: a.cfg.DB, RESP3: a.cfg.RESP3, TLS: a.cfg.TLS}}
 }

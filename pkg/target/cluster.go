@@ -103,6 +103,10 @@ func NewRedisCluster(cfg RedisClusterConfig) (*RedisCluster, error) {
 // Desc describes the target.
 func (c *RedisCluster) Desc() Desc { return c.desc }
 
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (c *RedisCluster) Config() RedisClusterConfig { return c.cfg }
+
 // Shards is the number of masters the cluster is formed of.
 func (c *RedisCluster) Shards() int { return c.shards }
 

@@ -214,23 +214,19 @@ func TestRedisClusterSampled(t *testing.T) {
 	}
 }
 
-// TestKvstoreCluster starts a kvstore-cluster from its YAML entry: every
-// node answers on its own port with the strategy's configuration, serves
-// its even share of the slots (CLUSTER SLOTS lists all three), and Stop
-// takes every node down.
+// TestKvstoreCluster starts a kvstore-cluster (as its target file entry
+// makes it: targetfile's TestParseConfigCluster): every node answers on
+// its own port with the strategy's configuration, serves its even share of
+// the slots (CLUSTER SLOTS lists all three), and Stop takes every node
+// down.
 func TestKvstoreCluster(t *testing.T) {
-	y := "targets:\n  - kind: kvstore-cluster\n    bin: " + kvbenchBin + "\n    shards: 3\n    alloc: malloc\n    strategies: [persist_everysec]\n"
-	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{})
+	c, err := NewKvstoreCluster(KvstoreClusterConfig{KvstoreConfig: KvstoreConfig{Bin: kvbenchBin, Alloc: AllocMalloc, Defaults: []string{"persist_everysec"}}, Shards: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := targets[0].(*KvstoreCluster)
-	if !ok {
-		t.Fatalf("target %T, want *KvstoreCluster", targets[0])
-	}
 	d := c.Desc()
-	if d.Name != DefaultKvstoreClusterName || d.Kind != KindKvstoreCluster || c.shards != 3 || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
-		t.Fatalf("%+v: shards %d", d, c.shards)
+	if d.Name != DefaultKvstoreClusterName || d.Kind != KindKvstoreCluster || c.Shards() != 3 || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
+		t.Fatalf("%+v: shards %d", d, c.Shards())
 	}
 	s, _ := d.Strategy("persist_everysec")
 	tr := &Tracker{}

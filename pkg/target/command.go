@@ -1,6 +1,7 @@
 package target
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -99,7 +100,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 // describe builds a Desc, with SET and GET for empty commands, checking
 // the default strategies.
 func describe(name string, kind Kind, setCmd, getCmd, password string, strategies []Strategy, defaults []string) (Desc, error) {
-	d := Desc{Name: name, Kind: kind, SetCmd: or(setCmd, "SET"), GetCmd: or(getCmd, "GET"), Password: password, Strategies: strategies}
+	d := Desc{Name: name, Kind: kind, SetCmd: cmp.Or(setCmd, "SET"), GetCmd: cmp.Or(getCmd, "GET"), Password: password, Strategies: strategies}
 	if defaults == nil {
 		for _, s := range strategies {
 			d.Defaults = append(d.Defaults, s.Name)
@@ -192,6 +193,10 @@ func persistenceFromArgs(args []string) string {
 
 // Desc describes the target.
 func (c *Command) Desc() Desc { return c.desc }
+
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (c *Command) Config() CommandConfig { return c.cfg }
 
 // Start runs the command line for strategy s on a free port.
 func (c *Command) Start(ctx context.Context, s Strategy, env Env) (Instance, error) {

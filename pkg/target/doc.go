@@ -13,7 +13,7 @@
 //   - KvstoreCluster runs kvstore nodes ("serve --cluster-config") on free
 //     ports from a cluster file it writes, its nodes in Info.Nodes;
 //   - Command runs any server described by a command line with {port},
-//     {dir} and {strategy} placeholders (see LoadFile for the YAML form);
+//     {dir} and {strategy} placeholders (see package targetfile for the YAML form);
 //   - Attach measures a server kvbench does not start, at host:port or a
 //     Unix socket, and flushes its keyspace (FLUSHALL) before every
 //     instance; with Cluster, a Redis Cluster found from seed nodes, every

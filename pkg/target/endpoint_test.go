@@ -2,8 +2,6 @@ package target
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +13,7 @@ import (
 // TestRedisDB: a redis target with a database gives instances whose
 // connections select it: a key written through Info.Control lands there.
 func TestRedisDB(t *testing.T) {
-	requireRedisTargets(t)
+	testutil.RequireRedisServer(t)
 	r, err := NewRedis(RedisConfig{DB: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -39,15 +37,16 @@ func TestAttachUserDBSocket(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "redis.sock")
 	r := testutil.StartRedis(t, "--unixsocket", sock, "--unixsocketperm", "700", "--requirepass", "not-alice",
 		"--user", "alice", "on", ">alicepw", "~*", "&*", "+@all")
-	y := fmt.Sprintf("targets:\n  - name: tcp\n    kind: attach\n    addr: %s\n    user: alice\n    password: alicepw\n    db: 4\n"+
-		"  - name: sock\n    kind: attach\n    uri: unix://%s?db=6\n    user: alice\n    password: alicepw\n    allow_flush: true\n", r.Addr, sock)
-	path := filepath.Join(t.TempDir(), "t.yaml")
-	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	targets, err := LoadFile(path, Defaults{})
-	if err != nil {
-		t.Fatal(err)
+	var targets []Target
+	for _, c := range []AttachConfig{
+		{Name: "tcp", Addr: r.Addr, User: "alice", Password: "alicepw", DB: 4},
+		{Name: "sock", Addr: control.SocketPrefix + sock, User: "alice", Password: "alicepw", DB: 6, AllowFlush: true},
+	} {
+		a, err := NewAttach(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, a)
 	}
 	for i, want := range []string{"db4", "db6"} {
 		inst, env := start(t, targets[i], "default")

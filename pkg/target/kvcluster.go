@@ -70,6 +70,10 @@ func NewKvstoreCluster(cfg KvstoreClusterConfig) (*KvstoreCluster, error) {
 // Desc describes the target.
 func (c *KvstoreCluster) Desc() Desc { return c.desc }
 
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (c *KvstoreCluster) Config() KvstoreClusterConfig { return c.cfg }
+
 // Shards is the number of nodes the cluster is formed of.
 func (c *KvstoreCluster) Shards() int { return c.shards }
 

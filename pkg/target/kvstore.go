@@ -177,6 +177,10 @@ var kvstoreParams = []string{"save", "appendonly", "appendfsync", "kvstore-persi
 // Desc describes the target.
 func (k *Kvstore) Desc() Desc { return k.desc }
 
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (k *Kvstore) Config() KvstoreConfig { return k.cfg }
+
 // readyLine matches serve's log line once it listens, and captures the
 // address.
 var readyLine = regexp.MustCompile(`ready to accept connections"? addr=(\S+)`)

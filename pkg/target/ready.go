@@ -33,6 +33,31 @@ func (i *instance) Exited() <-chan struct{} {
 	return i.proc.exited
 }
 
+// ExitWait bounds how long WithExit waits for a server's exit.
+const ExitWait = 200 * time.Millisecond
+
+// WithExit adds inst's exit, if it has exited, to err, an error seen on a
+// connection to it. A dead server shows as a lost connection first and
+// its exit a moment later: unless err is the context's, or one of
+// notLost (errors that say the connection was not lost), WithExit waits
+// up to ExitWait for the exit.
+func WithExit(inst Instance, err error, notLost ...error) error {
+	lost := !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	for _, e := range notLost {
+		lost = lost && !errors.Is(err, e)
+	}
+	if lost {
+		select {
+		case <-inst.Exited():
+		case <-time.After(ExitWait):
+		}
+	}
+	if serr := inst.Err(); serr != nil {
+		return fmt.Errorf("%w; %w", err, serr)
+	}
+	return err
+}
+
 func (i *instance) Stop(ctx context.Context) error {
 	if i.proc == nil {
 		return nil

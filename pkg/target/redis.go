@@ -144,6 +144,10 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 // Desc describes the target.
 func (r *Redis) Desc() Desc { return r.desc }
 
+// Config is the configuration the target was made with, its defaults
+// filled in.
+func (r *Redis) Config() RedisConfig { return r.cfg }
+
 // Start writes redis.conf for strategy s into env.Dir and runs
 // redis-server with it on a free port.
 func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error) {

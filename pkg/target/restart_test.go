@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,5 +97,34 @@ func TestRestartRefused(t *testing.T) {
 	_, err = Restart(ctx, k, s, env)
 	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "kvstore") {
 		t.Errorf("restart on a damaged log: %v, want the kvstore's exit", err)
+	}
+}
+
+// TestWithExit: an error on a connection to a server that was killed
+// carries the server's exit; the context's error, or one said not to be a
+// lost connection, on a live server is returned as it is.
+func TestWithExit(t *testing.T) {
+	c, err := NewCommand(CommandConfig{Name: "fake", Command: fakeCommand("plain"), Strategies: []Strategy{{Name: "s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c.Desc().Strategy("s")
+	inst, err := c.Start(context.Background(), s, Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop(context.Background())
+	notLost := errors.New("wrong value")
+	for _, e := range []error{context.Canceled, fmt.Errorf("read: %w", notLost)} {
+		if got := WithExit(inst, e, notLost); got != e {
+			t.Errorf("live server, %v: %v", e, got)
+		}
+	}
+	if err := Kill(context.Background(), inst); err != nil {
+		t.Fatal(err)
+	}
+	lost := errors.New("connection reset")
+	if got := WithExit(inst, lost); !errors.Is(got, lost) || !errors.Is(got, ErrExited) {
+		t.Errorf("killed server: %v, want both the error and the exit", got)
 	}
 }

@@ -1,30 +1,33 @@
-package target
+package targetfile
 
 import (
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/target"
 )
 
 func TestLoadFileAllKinds(t *testing.T) {
-	requireRedisTargets(t)
-	targets, err := LoadFile("../../testdata/run/all-kinds.yaml", Defaults{Kvstore: KvstoreConfig{Bin: kvbenchBin, SetCmd: "HSET", GetCmd: "HGET"}})
+	testutil.RequireRedisServer(t) // the file's redis and command targets look it up
+	targets, err := Load("../../../testdata/run/all-kinds.yaml", Defaults{Kvstore: target.KvstoreConfig{Bin: "/bin/true", SetCmd: "HSET", GetCmd: "HGET"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	type want struct {
 		name     string
-		kind     Kind
+		kind     target.Kind
 		set      string
 		defaults []string
 		all      int
 	}
 	wants := []want{
-		{"kvstore", KindKvstore, "HSET", []string{"persist_mypool", "nopersist_mypool", "persist_malloc", "nopersist_malloc"}, 8},
-		{"redis", KindRedis, "SET", []string{"none", "aof_always"}, 5},
-		{"valkey", KindCommand, "SET", []string{"none", "aof_everysec"}, 3},
-		{"remote", KindAttach, "SET", []string{"off", "on"}, 2},
+		{"kvstore", target.KindKvstore, "HSET", []string{"persist_mypool", "nopersist_mypool", "persist_malloc", "nopersist_malloc"}, 8},
+		{"redis", target.KindRedis, "SET", []string{"none", "aof_always"}, 5},
+		{"valkey", target.KindCommand, "SET", []string{"none", "aof_everysec"}, 3},
+		{"remote", target.KindAttach, "SET", []string{"off", "on"}, 2},
 	}
 	if len(targets) != len(wants) {
 		t.Fatalf("%d targets, want %d", len(targets), len(wants))
@@ -51,32 +54,36 @@ func TestLoadFileAllKinds(t *testing.T) {
 	}
 }
 
-// requireRedisTargets skips without redis-server: the file's redis and
-// command targets look it up.
-func requireRedisTargets(t *testing.T) {
-	t.Helper()
-	if _, err := NewRedis(RedisConfig{}); err != nil {
-		t.Skip("redis-server not on PATH")
-	}
-}
-
 func TestParseConfigCluster(t *testing.T) {
 	y := "targets:\n  - kind: redis-cluster\n    bin: /bin/true\n    shards: 2\n    replicas: 1\n    strategies: [aof_always]\n"
-	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{})
+	targets, err := Parse(strings.NewReader(y), "t.yaml", Defaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := targets[0].(*RedisCluster)
+	c, ok := targets[0].(*target.RedisCluster)
 	if !ok {
 		t.Fatalf("target %T, want *RedisCluster", targets[0])
 	}
 	d := c.Desc()
-	if d.Name != DefaultRedisClusterName || d.Kind != KindRedisCluster || c.shards != 2 || c.replicas != 1 || !slices.Equal(d.Defaults, []string{"aof_always"}) {
-		t.Errorf("%+v: shards %d replicas %d", d, c.shards, c.replicas)
+	if d.Name != target.DefaultRedisClusterName || d.Kind != target.KindRedisCluster || c.Shards() != 2 || c.Config().Replicas != 1 || !slices.Equal(d.Defaults, []string{"aof_always"}) {
+		t.Errorf("%+v: shards %d replicas %d", d, c.Shards(), c.Config().Replicas)
 	}
 	s, _ := d.Strategy("aof_always")
 	if s.Expect["cluster-enabled"] != "yes" || s.Expect["appendfsync"] != "always" {
 		t.Errorf("aof_always expects %v", s.Expect)
+	}
+	y = "targets:\n  - kind: kvstore-cluster\n    bin: /bin/true\n    shards: 3\n    alloc: malloc\n    strategies: [persist_everysec]\n"
+	targets, err = Parse(strings.NewReader(y), "t.yaml", Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := targets[0].(*target.KvstoreCluster)
+	if !ok {
+		t.Fatalf("target %T, want *KvstoreCluster", targets[0])
+	}
+	d = k.Desc()
+	if d.Name != target.DefaultKvstoreClusterName || d.Kind != target.KindKvstoreCluster || k.Shards() != 3 || k.Config().Alloc != target.AllocMalloc || !slices.Equal(d.Defaults, []string{"persist_everysec"}) {
+		t.Errorf("%+v: shards %d alloc %s", d, k.Shards(), k.Config().Alloc)
 	}
 }
 
@@ -117,7 +124,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}})
+			_, err := Parse(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: target.KvstoreConfig{Bin: "/bin/true"}})
 			if !errors.Is(err, ErrConfig) {
 				t.Fatalf("err %v: want ErrConfig", err)
 			}
@@ -155,7 +162,7 @@ func TestParseConfigEndpoint(t *testing.T) {
     command: [sh, '{port}']
     strategies: {a: []}
 `
-	targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{User: "carol", DB: 7})
+	targets, err := Parse(strings.NewReader(y), "t.yaml", Defaults{User: "carol", DB: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +181,8 @@ func TestParseConfigEndpoint(t *testing.T) {
 		if d.User != w.user || d.Password != w.password || d.DB != w.db {
 			t.Errorf("%s: user %q password %q db %d; want %+v", d.Name, d.User, d.Password, d.DB, w)
 		}
-		if a, ok := targets[i].(*Attach); ok && w.addr != "" && a.cfg.Addr != w.addr {
-			t.Errorf("%s: addr %q, want %q", d.Name, a.cfg.Addr, w.addr)
+		if a, ok := targets[i].(*target.Attach); ok && w.addr != "" && a.Config().Addr != w.addr {
+			t.Errorf("%s: addr %q, want %q", d.Name, a.Config().Addr, w.addr)
 		}
 	}
 }
@@ -208,7 +215,7 @@ func TestParseConfigEndpointErrors(t *testing.T) {
 		{"uri and tls", attach + "    uri: redis://h:1\n    tls: {insecure: true}\n", "t.yaml:5: tls and uri say different things"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}})
+			_, err := Parse(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: target.KvstoreConfig{Bin: "/bin/true"}})
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v\nwant ErrConfig containing %q", err, tt.want)
 			}
@@ -253,7 +260,7 @@ func TestParseConfigRESP3(t *testing.T) {
 		{false, map[string]bool{"on": true, "off": false, "default": false, "r": false, "rc": true, "cmd": false, "kvstore": false}},
 		{true, map[string]bool{"on": true, "off": false, "default": true, "r": true, "rc": true, "cmd": true, "kvstore": false}},
 	} {
-		targets, err := ParseConfig(strings.NewReader(y), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}, RESP3: tt.def})
+		targets, err := Parse(strings.NewReader(y), "t.yaml", Defaults{Kvstore: target.KvstoreConfig{Bin: "/bin/true"}, RESP3: tt.def})
 		if err != nil {
 			t.Fatalf("default %v: %v", tt.def, err)
 		}
@@ -285,7 +292,7 @@ func TestParseConfigRESP3Errors(t *testing.T) {
 		{"kvstore in a RESP3 run", attach + "  - kind: kvstore\n", true, "t.yaml:5: target kvstore: the kvstore speaks RESP2 only and cannot be measured over RESP3: set resp3: false for it"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: KvstoreConfig{Bin: "/bin/true"}, RESP3: tt.def})
+			_, err := Parse(strings.NewReader(tt.yaml), "t.yaml", Defaults{Kvstore: target.KvstoreConfig{Bin: "/bin/true"}, RESP3: tt.def})
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v\nwant ErrConfig containing %q", err, tt.want)
 			}

@@ -1,4 +1,9 @@
-package target
+// Package targetfile reads the YAML file of "kvbench run --config" that
+// describes the targets to measure (Load, Parse): each entry a target of
+// package target, made by its kind's constructor from the entry's keys
+// over the command line's settings (Defaults). Every error in a file is an
+// *Error naming the file and line.
+package targetfile
 
 import (
 	"bytes"
@@ -11,16 +16,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"go.yaml.in/yaml/v3"
 )
 
-// ErrConfig is wrapped by every error in a target file (a *ConfigError).
+// ErrConfig is wrapped by every error in a target file (an *Error).
 var ErrConfig = errors.New("bad target configuration")
 
-// ConfigError is an error in a target file, with its position:
+// Error is an error in a target file, with its position:
 // "kvbench.yaml:12: strategy a: unknown key "argz"".
-type ConfigError struct {
+type Error struct {
 	// File is the file name as given.
 	File string
 	// Line is the 1-based line, 0 when the error concerns the whole file.
@@ -30,7 +36,7 @@ type ConfigError struct {
 }
 
 // Error formats the error as "file:line: message".
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
@@ -38,13 +44,13 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap returns ErrConfig.
-func (e *ConfigError) Unwrap() error { return ErrConfig }
+func (e *Error) Unwrap() error { return ErrConfig }
 
 // Defaults are what a --config file's kvstore and redis entries start from
 // (the command line's settings); the file's own keys override them.
 type Defaults struct {
-	Kvstore KvstoreConfig
-	Redis   RedisConfig
+	Kvstore target.KvstoreConfig
+	Redis   target.RedisConfig
 	// AllowFlush lets every attach target empty a server holding keys
 	// (run --allow-flush); a target's allow_flush: true does it for one.
 	AllowFlush bool
@@ -67,7 +73,7 @@ type Defaults struct {
 	RESP3 bool
 }
 
-// LoadFile reads the YAML file at path and returns its targets, in order.
+// Load reads the YAML file at path and returns its targets, in order.
 // The format:
 //
 //	targets:
@@ -114,24 +120,24 @@ type Defaults struct {
 // A relative executable path (command's first word with a slash, bin) is
 // taken from the file's directory. Command servers run in their instance
 // directory, {dir}.
-func LoadFile(path string, d Defaults) ([]Target, error) {
+func Load(path string, d Defaults) ([]target.Target, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Msg: err.Error()}
+		return nil, &Error{File: path, Msg: err.Error()}
 	}
 	defer f.Close()
-	return ParseConfig(f, path, d)
+	return Parse(f, path, d)
 }
 
-// ParseConfig reads a target file from r (see LoadFile); name is used in
+// Parse reads a target file from r (see Load); name is used in
 // error messages and relative paths are taken from its directory.
-func ParseConfig(r io.Reader, name string, d Defaults) ([]Target, error) {
+func Parse(r io.Reader, name string, d Defaults) ([]target.Target, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxConfigSize+1))
 	if err != nil {
-		return nil, &ConfigError{File: name, Msg: err.Error()}
+		return nil, &Error{File: name, Msg: err.Error()}
 	}
 	if len(data) > maxConfigSize {
-		return nil, &ConfigError{File: name, Msg: fmt.Sprintf("larger than %d MiB: not a target file", maxConfigSize>>20)}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d MiB: not a target file", maxConfigSize>>20)}
 	}
 	p := &configParser{name: name, dir: filepath.Dir(name), lines: lineCount(data)}
 	var root yaml.Node
@@ -143,7 +149,7 @@ func ParseConfig(r io.Reader, name string, d Defaults) ([]Target, error) {
 		doc = doc.Content[0]
 	}
 	if doc.Kind == 0 || doc.Kind == yaml.DocumentNode && len(doc.Content) == 0 || doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
-		return nil, &ConfigError{File: name, Msg: "empty file"}
+		return nil, &Error{File: name, Msg: "empty file"}
 	}
 	if err := p.keys(doc, "the file", "targets"); err != nil {
 		return nil, err
@@ -152,7 +158,7 @@ func ParseConfig(r io.Reader, name string, d Defaults) ([]Target, error) {
 	if list == nil || list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
 		return nil, p.at(doc, "want a non-empty list under targets:")
 	}
-	var targets []Target
+	var targets []target.Target
 	names := make(map[string]int)
 	for _, n := range list.Content {
 		t, err := p.target(n, d)
@@ -208,29 +214,29 @@ type strategyYAML struct {
 // The keys each kind accepts.
 var (
 	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies", "resp3"}
-	kindKeys   = map[Kind][]string{
-		KindKvstore:        {"bin", "alloc", "port", "args"},
-		KindRedis:          {"bin", "config", "db"},
-		KindRedisCluster:   {"bin", "config", "shards", "replicas"},
-		KindKvstoreCluster: {"bin", "alloc", "args", "shards"},
-		KindCommand:        {"command", "password", "db", "baseline", "defaults"},
-		KindAttach:         {"addr", "addrs", "cluster", "password", "user", "db", "socket", "uri", "baseline", "defaults", "allow_flush"},
+	kindKeys   = map[target.Kind][]string{
+		target.KindKvstore:        {"bin", "alloc", "port", "args"},
+		target.KindRedis:          {"bin", "config", "db"},
+		target.KindRedisCluster:   {"bin", "config", "shards", "replicas"},
+		target.KindKvstoreCluster: {"bin", "alloc", "args", "shards"},
+		target.KindCommand:        {"command", "password", "db", "baseline", "defaults"},
+		target.KindAttach:         {"addr", "addrs", "cluster", "password", "user", "db", "socket", "uri", "baseline", "defaults", "allow_flush"},
 	}
 	// refusedKeys say why a kind refuses a key that others take.
-	refusedKeys = map[string]func(Kind) string{
-		"user": func(Kind) string {
+	refusedKeys = map[string]func(target.Kind) string{
+		"user": func(target.Kind) string {
 			return "user: an ACL user is for attach targets: kvbench sets up no ACL user on the servers it starts"
 		},
-		"db": func(k Kind) string {
-			if k == KindKvstore {
+		"db": func(k target.Kind) string {
+			if k == target.KindKvstore {
 				return "db: the kvstore has only database 0"
 			}
 			return "db: a cluster has only database 0"
 		},
-		"socket": func(Kind) string {
+		"socket": func(target.Kind) string {
 			return "socket: a Unix socket is for attach targets: kvbench starts its servers on TCP ports of its choosing"
 		},
-		"uri": func(Kind) string {
+		"uri": func(target.Kind) string {
 			return "uri: a URI is for attach targets: kvbench chooses the address of the servers it starts"
 		},
 	}
@@ -259,7 +265,7 @@ func lineCount(b []byte) int {
 func (p *configParser) line(l int) int { return min(l, p.lines) }
 
 func (p *configParser) at(n *yaml.Node, format string, args ...any) error {
-	return &ConfigError{File: p.name, Line: p.line(n.Line), Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: p.name, Line: p.line(n.Line), Msg: fmt.Sprintf(format, args...)}
 }
 
 // yamlError turns the yaml package's "line N: msg" errors into
@@ -271,7 +277,7 @@ func (p *configParser) yamlError(err error) error {
 		msgs = te.Errors
 	}
 	// The first error's line is the error's; the others keep theirs.
-	e := &ConfigError{File: p.name}
+	e := &Error{File: p.name}
 	for i, m := range msgs {
 		var line int
 		if _, err := fmt.Sscanf(m, "line %d:", &line); err == nil {
@@ -312,7 +318,7 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 }
 
 // target builds one target from its entry.
-func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
+func (p *configParser) target(n *yaml.Node, d Defaults) (target.Target, error) {
 	var t targetYAML
 	if n.Kind != yaml.MappingNode {
 		return nil, p.at(n, "a target: want a mapping")
@@ -320,7 +326,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 	if err := n.Decode(&t); err != nil {
 		return nil, p.yamlError(err)
 	}
-	kind := Kind(t.Kind)
+	kind := target.Kind(t.Kind)
 	extra, ok := kindKeys[kind]
 	if !ok {
 		return nil, p.at(n, "kind %q: want kvstore, kvstore-cluster, redis, redis-cluster, command or attach", t.Kind)
@@ -359,9 +365,9 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 	}
 	strats := &t.Strats
 	switch kind {
-	case KindKvstore:
+	case target.KindKvstore:
 		c := d.Kvstore
-		c.Name = or(t.Name, DefaultKvstoreName)
+		c.Name = or(t.Name, target.DefaultKvstoreName)
 		c.Bin, c.Alloc = or(p.path(t.Bin), c.Bin), or(t.Alloc, c.Alloc)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		if t.Port != nil {
@@ -371,24 +377,24 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
-		k, err := NewKvstore(c)
+		k, err := target.NewKvstore(c)
 		return k, wrap(err)
-	case KindRedis:
+	case target.KindRedis:
 		c := d.Redis
-		c.Name = or(t.Name, DefaultRedisName)
+		c.Name = or(t.Name, target.DefaultRedisName)
 		c.Bin = or(p.path(t.Bin), c.Bin)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
-		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
+		c.TLS = target.RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
 		c.DB, c.RESP3 = db, resp3
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
-		r, err := NewRedis(c)
+		r, err := target.NewRedis(c)
 		return r, wrap(err)
-	case KindKvstoreCluster:
-		c := KvstoreClusterConfig{KvstoreConfig: d.Kvstore, Shards: t.Shards}
-		c.Name = or(t.Name, DefaultKvstoreClusterName)
+	case target.KindKvstoreCluster:
+		c := target.KvstoreClusterConfig{KvstoreConfig: d.Kvstore, Shards: t.Shards}
+		c.Name = or(t.Name, target.DefaultKvstoreClusterName)
 		c.Bin, c.Alloc = or(p.path(t.Bin), c.Bin), or(t.Alloc, c.Alloc)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Args = append(slices.Clone(c.Args), t.Args...)
@@ -398,15 +404,15 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if n := mapValue(n, "shards"); n != nil && t.Shards < 1 {
 			return nil, p.at(n, "shards: want at least 1")
 		}
-		k, err := NewKvstoreCluster(c)
+		k, err := target.NewKvstoreCluster(c)
 		return k, wrap(err)
-	case KindRedisCluster:
-		c := RedisClusterConfig{RedisConfig: d.Redis, Shards: t.Shards, Replicas: t.Replicas}
-		c.Name = or(t.Name, DefaultRedisClusterName)
+	case target.KindRedisCluster:
+		c := target.RedisClusterConfig{RedisConfig: d.Redis, Shards: t.Shards, Replicas: t.Replicas}
+		c.Name = or(t.Name, target.DefaultRedisClusterName)
 		c.Bin = or(p.path(t.Bin), c.Bin)
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
-		c.TLS = RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
+		c.TLS = target.RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
 		}
@@ -415,9 +421,9 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 		if n := mapValue(n, "shards"); n != nil && t.Shards < 1 {
 			return nil, p.at(n, "shards: want at least 1")
 		}
-		r, err := NewRedisCluster(c)
+		r, err := target.NewRedisCluster(c)
 		return r, wrap(err)
-	case KindCommand:
+	case target.KindCommand:
 		list, err := p.strategies(strats, true)
 		if err != nil {
 			return nil, err
@@ -427,27 +433,27 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			if strings.Contains(cmd[0], "/") {
 				cmd[0] = p.path(cmd[0])
 				if fi, err := os.Stat(cmd[0]); err != nil {
-					return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), ErrNotFound, err)
+					return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), target.ErrNotFound, err)
 				} else if fi.IsDir() || fi.Mode()&0o111 == 0 {
-					return nil, p.at(n, "%s: %v: %s is not an executable file", or(t.Name, "command"), ErrNotFound, cmd[0])
+					return nil, p.at(n, "%s: %v: %s is not an executable file", or(t.Name, "command"), target.ErrNotFound, cmd[0])
 				}
 			} else if _, err := exec.LookPath(cmd[0]); err != nil {
-				return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), ErrNotFound, err)
+				return nil, p.at(n, "%s: %v: %v", or(t.Name, "command"), target.ErrNotFound, err)
 			}
 		}
 		tc, err := p.clientTLS(n, tlsOpts)
 		if err != nil {
 			return nil, err
 		}
-		c, err := NewCommand(CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
+		c, err := target.NewCommand(target.CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
 			Password: t.Password, DB: db, RESP3: resp3, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
 		return c, wrap(err)
-	default: // KindAttach
+	default: // target.KindAttach
 		list, err := p.strategies(strats, false)
 		if err != nil {
 			return nil, err
 		}
-		c := AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, User: or(t.User, d.User), RESP3: resp3,
+		c := target.AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, User: or(t.User, d.User), RESP3: resp3,
 			SetCmd: t.SetCmd, GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush}
 		switch {
 		case t.DB != nil && db > 0 && t.Cluster:
@@ -462,7 +468,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 			return nil, err
 		}
 		c.TLSFiles = tlsOpts
-		a, err := NewAttach(c)
+		a, err := target.NewAttach(c)
 		return a, wrap(err)
 	}
 }
@@ -471,17 +477,17 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (Target, error) {
 // else the run's default. The kvstore speaks RESP2 only (HELLO 3 answers
 // NOPROTO): resp3: true is an error at the key, and so is the run's RESP3
 // on a kvstore entry that does not say resp3: false.
-func (p *configParser) resp3(n *yaml.Node, t targetYAML, kind Kind, def bool) (bool, error) {
+func (p *configParser) resp3(n *yaml.Node, t targetYAML, kind target.Kind, def bool) (bool, error) {
 	on := def
 	if t.RESP3 != nil {
 		on = *t.RESP3
 	}
-	if !on || kind != KindKvstore && kind != KindKvstoreCluster {
+	if !on || kind != target.KindKvstore && kind != target.KindKvstoreCluster {
 		return on, nil
 	}
-	name := or(t.Name, DefaultKvstoreName)
-	if kind == KindKvstoreCluster {
-		name = or(t.Name, DefaultKvstoreClusterName)
+	name := or(t.Name, target.DefaultKvstoreName)
+	if kind == target.KindKvstoreCluster {
+		name = or(t.Name, target.DefaultKvstoreClusterName)
 	}
 	if t.RESP3 != nil {
 		return false, p.at(mapValue(n, "resp3"), "target %s: resp3: the kvstore speaks RESP2 only", name)
@@ -515,7 +521,7 @@ func (p *configParser) names(n *yaml.Node) ([]string, error) {
 
 // strategies reads the strategies of a command or attach target: a list of
 // names (attach), or a mapping from name to arguments or to the long form.
-func (p *configParser) strategies(n *yaml.Node, needArgs bool) ([]Strategy, error) {
+func (p *configParser) strategies(n *yaml.Node, needArgs bool) ([]target.Strategy, error) {
 	switch n.Kind {
 	case 0:
 		return nil, nil
@@ -524,19 +530,19 @@ func (p *configParser) strategies(n *yaml.Node, needArgs bool) ([]Strategy, erro
 			return nil, p.at(n, "strategies: want a mapping from strategy name to its arguments")
 		}
 		names, err := p.names(n)
-		var out []Strategy
+		var out []target.Strategy
 		for _, name := range names {
-			out = append(out, Strategy{Name: name})
+			out = append(out, target.Strategy{Name: name})
 		}
 		return out, err
 	case yaml.MappingNode:
 	default:
 		return nil, p.at(n, "strategies: want a mapping from strategy name to its arguments")
 	}
-	var out []Strategy
+	var out []target.Strategy
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		s := Strategy{Name: k.Value}
+		s := target.Strategy{Name: k.Value}
 		switch {
 		case v.Kind == yaml.SequenceNode:
 			if err := v.Decode(&s.Args); err != nil {

@@ -1,9 +1,10 @@
-package target
+package targetfile
 
 import (
 	"path/filepath"
 
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"go.yaml.in/yaml/v3"
 )
@@ -14,7 +15,7 @@ import (
 // replaces addr, password, user and db; a key that says otherwise than
 // the URI is an error at its line, as is TLS over a Unix socket. What the
 // URI does not say (no password, no database) the keys and defaults may.
-func (p *configParser) endpoint(n *yaml.Node, t targetYAML, c *AttachConfig, tlsOpts tlsconf.Options) (tlsconf.Options, error) {
+func (p *configParser) endpoint(n *yaml.Node, t targetYAML, c *target.AttachConfig, tlsOpts tlsconf.Options) (tlsconf.Options, error) {
 	block := mapValue(n, "tls")
 	if t.Socket != "" {
 		at := mapValue(n, "socket")

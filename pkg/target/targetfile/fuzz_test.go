@@ -1,4 +1,4 @@
-package target
+package targetfile
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-// FuzzParseConfig: no target file, however malformed, makes ParseConfig
-// panic; every refusal is a ConfigError naming the file, with a line
+// FuzzParseConfig: no target file, however malformed, makes Parse
+// panic; every refusal is an *Error naming the file, with a line
 // within it when it names one.
 func FuzzParseConfig(f *testing.F) {
-	files, _ := filepath.Glob("../../testdata/run/*.yaml")
+	files, _ := filepath.Glob("../../../testdata/run/*.yaml")
 	for _, name := range files {
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
@@ -33,13 +33,13 @@ func FuzzParseConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, err := ParseConfig(bytes.NewReader(b), "fuzz.yaml", Defaults{})
+		_, err := Parse(bytes.NewReader(b), "fuzz.yaml", Defaults{})
 		if err == nil {
 			return
 		}
-		var ce *ConfigError
+		var ce *Error
 		if !errors.As(err, &ce) || ce.File != "fuzz.yaml" {
-			t.Fatalf("error %v (%T): want a ConfigError naming the file", err, err)
+			t.Fatalf("error %v (%T): want an *Error naming the file", err, err)
 		}
 		if lines := yamlLines(b); ce.Line < 0 || ce.Line > lines {
 			t.Fatalf("error at line %d of a %d-line file: %v", ce.Line, lines, err)

@@ -1,4 +1,11 @@
-package runner
+// Package recovery is the recovery mode of "kvbench run": on a prefilled
+// server, a stream of acknowledged writes, a crash amid it (kill -9; with
+// a power cut, what the server had not synced dropped too), a restart on
+// the same files, and what came back: how long the server took to answer
+// a read, the keys and bytes it loaded per second, and the acknowledged
+// writes it lost (Run). Site is where the server keeps its files and how
+// its crash ends.
+package recovery
 
 import (
 	"cmp"
@@ -20,12 +27,12 @@ import (
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
-// RecoveryStream bounds the acknowledged writes of a recovery attempt: the
-// server is killed once Options.Requests writes are acknowledged, or once
+// Stream bounds the acknowledged writes of a recovery attempt: the
+// server is killed once Config.Requests writes are acknowledged, or once
 // the stream has run this long, whichever comes first.
-const RecoveryStream = time.Second
+const Stream = time.Second
 
-// PowerLossStream is RecoveryStream for a power loss: long enough that a
+// PowerLossStream is Stream for a power loss: long enough that a
 // log fsynced every second loses only the end of it, so that the row's
 // lost window shows how much.
 const PowerLossStream = 3 * time.Second
@@ -41,9 +48,23 @@ const recoveryReadBatch = 256
 // killWait bounds the wait for a killed server's process to be reaped.
 const killWait = 10 * time.Second
 
-// checkRecovery refuses the recovery mode for a target whose server
-// kvbench cannot kill and start again on its files.
-func checkRecovery(d target.Desc) error {
+// Config is what a recovery takes of the run's settings.
+type Config struct {
+	// Connections is the number of writers of the stream, each on a
+	// connection of its own; Requests the acknowledged writes after which
+	// the server is killed (0: Stream's time only).
+	Connections int
+	Requests    int64
+	// Timeout bounds a request; ReadyTimeout the restarted server's start
+	// and its first answer (0: target.DefaultReadyTimeout).
+	Timeout, ReadyTimeout time.Duration
+	// Tracker, if set, records the restarted server's processes.
+	Tracker *target.Tracker
+}
+
+// Check refuses the recovery mode for a target whose server kvbench
+// cannot kill and start again on its files.
+func Check(d target.Desc) error {
 	if target.CanRestart(d) {
 		return nil
 	}
@@ -90,87 +111,97 @@ func recoveryCounter(conn int) string { return recoveryPrefix + "counter:" + str
 // tells that the restarted server has its dataset back.
 const recoveryProbe = recoveryPrefix + "probe"
 
-// recovery is the rest of a recovery attempt once inst is prefilled: it
-// writes a stream of acknowledged writes, kills the server amid it (and
-// cuts the power of a lazy file system site), starts it again on site's
-// directory and measures the recovery into row. It returns
-// the instance the caller stops: the new one, or inst when the restart
-// failed.
-func (r *run) recovery(ctx context.Context, sc *Scenario, inst target.Instance, site *crashSite, row *results.Row) (target.Instance, error) {
-	dir := site.dir
+// Figures are what a recovery measured: the recovery_s,
+// recovery_keys_per_s, recovery_mb_per_s, acked_writes, acked_lost and
+// lost_window_s columns, each nil until measured (see results.Row).
+type Figures struct {
+	AckedWrites, AckedLost                   *int64
+	LostWindowS, RecoveryS, KeysPerS, MBPerS *float64
+}
+
+// Run is the rest of a recovery attempt once inst, an instance of target
+// t under strategy s, is prefilled: it writes a stream of acknowledged
+// writes, kills the server amid it (and cuts the power of a lazy file
+// system site), starts it again on site's directory and measures the
+// recovery. It returns the instance the caller stops (the new one, or
+// inst when the restart failed) and the figures measured, those before an
+// error too.
+func Run(ctx context.Context, t target.Target, s target.Strategy, inst target.Instance, site *Site, o Config) (_ target.Instance, f Figures, _ error) {
+	d := t.Desc()
+	dir := site.Dir
 	info := inst.Info()
-	copts := info.Control(sc.Desc.Password)
-	copts.Timeout = r.o.Timeout
-	if err := r.setProbe(ctx, info.Addr, copts, sc.Desc.SetCmd, sc.Strategy.Persistence == snapshotPolicy); err != nil {
-		return inst, serverError(inst, err)
+	copts := info.Control(d.Password)
+	copts.Timeout = o.Timeout
+	if err := o.setProbe(ctx, info.Addr, copts, d.SetCmd, s.Persistence == snapshotPolicy); err != nil {
+		return inst, f, target.WithExit(inst, err)
 	}
-	length := RecoveryStream
+	length := Stream
 	if site.fs != nil {
 		length = PowerLossStream
 	}
-	stream, err := r.writeAndKill(ctx, sc, inst, copts, length)
+	stream, err := o.writeAndKill(ctx, d.SetCmd, inst, copts, length)
 	if err != nil {
-		return inst, err
+		return inst, f, err
 	}
 	if err := site.cut(); err != nil {
-		return inst, err
+		return inst, f, err
 	}
 	acked := stream.acked()
-	row.AckedWrites = &acked
+	f.AckedWrites = &acked
 	size, err := dataBytes(dir)
 	if err != nil {
-		return inst, fmt.Errorf("the data files: %w", err)
+		return inst, f, fmt.Errorf("the data files: %w", err)
 	}
 
 	t0 := time.Now()
-	inst2, err := target.Restart(ctx, sc.Target, sc.Strategy, target.Env{Dir: dir, Tracker: r.o.Tracker, ReadyTimeout: r.o.ReadyTimeout})
+	inst2, err := target.Restart(ctx, t, s, target.Env{Dir: dir, Tracker: o.Tracker, ReadyTimeout: o.ReadyTimeout})
 	if err != nil {
-		return inst, fmt.Errorf("restart after %s (the server did not come back): %w", crashName(row), err)
+		return inst, f, fmt.Errorf("restart after %s (the server did not come back): %w", site.name(), err)
 	}
 	info2 := inst2.Info()
 	copts.TLS = info2.TLS
-	c, err := r.readBack(ctx, info2.Addr, copts, t0, inst2)
+	c, err := o.readBack(ctx, info2.Addr, copts, t0, inst2)
 	if err != nil {
-		return inst2, serverError(inst2, err)
+		return inst2, f, target.WithExit(inst2, err)
 	}
 	secs := time.Since(t0).Seconds() // answered: what follows is reading back, not recovering
 	defer c.Close()
-	back, err := readProbe(ctx, c, sc.Desc.GetCmd)
+	back, err := readProbe(ctx, c, d.GetCmd)
 	if err != nil {
-		return inst2, serverError(inst2, err)
+		return inst2, f, target.WithExit(inst2, err)
 	}
-	lost, oldest, err := countLost(ctx, c, sc.Desc.GetCmd, stream)
+	lost, oldest, err := countLost(ctx, c, d.GetCmd, stream)
 	if err != nil {
-		return inst2, serverError(inst2, fmt.Errorf("reading the acknowledged writes back: %w", err))
+		return inst2, f, target.WithExit(inst2, fmt.Errorf("reading the acknowledged writes back: %w", err))
 	}
-	row.AckedLost = &lost
+	f.AckedLost = &lost
 	if lost > 0 {
 		w := stream.killed.Sub(oldest).Seconds()
-		row.LostWindowS = &w
+		f.LostWindowS = &w
 	}
 	keys, err := dbsize(ctx, c)
 	if err != nil {
-		return inst2, serverError(inst2, err)
+		return inst2, f, target.WithExit(inst2, err)
 	}
 	// Without the probe, the server may still have the keyspace: the probe
 	// went with the last writes (Redis's everysec holds its log back
 	// while an fsync is slow).
 	if !back && keys == 0 {
-		return inst2, nil // the dataset is gone: no recovery to time
+		return inst2, f, nil // the dataset is gone: no recovery to time
 	}
-	row.RecoveryS = &secs
+	f.RecoveryS = &secs
 	if keys > 0 {
 		v := float64(keys) / secs
-		row.RecoveryKeysPerS = &v
+		f.KeysPerS = &v
 	}
 	if loaded := loadedBytes(ctx, c); loaded > 0 {
 		size = loaded // the kvstore's own count: its files may hold space filled ahead
 	}
 	if size > 0 {
 		v := float64(size) / 1e6 / secs
-		row.RecoveryMBPerS = &v
+		f.MBPerS = &v
 	}
-	return inst2, nil
+	return inst2, f, nil
 }
 
 // snapshotTimeout bounds the SAVE of a recovery attempt's prefilled
@@ -187,9 +218,9 @@ const snapshotPolicy = "rdb"
 // that follows as the policy allows. Without it the restart would find no
 // snapshot and time nothing. Writing the snapshot (and syncing it) takes
 // longer than loading it: it gets snapshotTimeout.
-func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string, snapshot bool) error {
+func (o Config) setProbe(ctx context.Context, addr string, copts control.Options, setCmd string, snapshot bool) error {
 	if snapshot {
-		copts.Timeout = max(copts.Timeout, r.o.ReadyTimeout, snapshotTimeout)
+		copts.Timeout = max(copts.Timeout, o.ReadyTimeout, snapshotTimeout)
 	}
 	c, err := control.Dial(ctx, addr, copts)
 	if err != nil {
@@ -207,13 +238,13 @@ func (r *run) setProbe(ctx context.Context, addr string, copts control.Options, 
 	return nil
 }
 
-// writeAndKill runs one writer per connection, each writing its keys and
-// incrementing its counter in turn, one request at a time, and kills the
-// server once Options.Requests writes are acknowledged or RecoveryStream
-// (or stream, when given) has passed. The writers then stop on their lost
+// writeAndKill runs one writer per connection, each writing its keys
+// (with setCmd) and incrementing its counter in turn, one request at a
+// time, and kills the server once Config.Requests writes are acknowledged
+// or Stream (or stream, when given) has passed. The writers then stop on their lost
 // connections.
-func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instance, copts control.Options, stream time.Duration) (*recoveryStream, error) {
-	n := max(r.o.Connections, 1)
+func (o Config) writeAndKill(ctx context.Context, setCmd string, inst target.Instance, copts control.Options, stream time.Duration) (*recoveryStream, error) {
+	n := max(o.Connections, 1)
 	addr := inst.Info().Addr
 	conns := make([]*control.Conn, n)
 	defer func() {
@@ -226,7 +257,7 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 	for i := range conns {
 		c, err := control.Dial(ctx, addr, copts)
 		if err != nil {
-			return nil, serverError(inst, fmt.Errorf("recovery: connection %d: %w", i, err))
+			return nil, target.WithExit(inst, fmt.Errorf("recovery: connection %d: %w", i, err))
 		}
 		conns[i] = c
 	}
@@ -248,7 +279,7 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 			defer wg.Done()
 			c := conns[i]
 			for seq := int64(0); wctx.Err() == nil; seq++ {
-				if _, err := c.Do(wctx, sc.Desc.SetCmd, recoveryKey(i, seq), recoveryValue(i, seq)); err != nil {
+				if _, err := c.Do(wctx, setCmd, recoveryKey(i, seq), recoveryValue(i, seq)); err != nil {
 					errs[i] = err
 					return
 				}
@@ -264,13 +295,13 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 				}
 				s.incrAt[i] = append(s.incrAt[i], time.Now())
 				incrs[i]++
-				if t := total.Add(2); r.o.Requests > 0 && t >= r.o.Requests {
+				if t := total.Add(2); o.Requests > 0 && t >= o.Requests {
 					once.Do(func() { close(enough) })
 				}
 			}
 		}()
 	}
-	timer := time.NewTimer(cmp.Or(stream, RecoveryStream))
+	timer := time.NewTimer(cmp.Or(stream, Stream))
 	defer timer.Stop()
 	writersDone := make(chan struct{})
 	go func() { wg.Wait(); close(writersDone) }()
@@ -317,8 +348,8 @@ func (r *run) writeAndKill(ctx context.Context, sc *Scenario, inst target.Instan
 // answers with an error (Redis's LOADING) and is asked again. Reads are
 // sent from t0 until the ready timeout has passed since then, at most
 // recoveryPoll apart: the recovery time is known to within it.
-func (r *run) readBack(ctx context.Context, addr string, copts control.Options, t0 time.Time, inst target.Instance) (*control.Conn, error) {
-	timeout := r.o.ReadyTimeout
+func (o Config) readBack(ctx context.Context, addr string, copts control.Options, t0 time.Time, inst target.Instance) (*control.Conn, error) {
+	timeout := o.ReadyTimeout
 	if timeout <= 0 {
 		timeout = target.DefaultReadyTimeout
 	}
@@ -489,25 +520,4 @@ func notData(name string) bool {
 		}
 	}
 	return false
-}
-
-// recoveryLine describes a recovery row for the log: its recovery time,
-// or that the server came back empty, and its acknowledged writes lost.
-func recoveryLine(r results.Row) string {
-	var b strings.Builder
-	if r.Crash == results.CrashPower {
-		b.WriteString("after a power loss, ")
-	}
-	if r.RecoveryS != nil {
-		fmt.Fprintf(&b, "recovered in %.3fs", *r.RecoveryS)
-	} else {
-		b.WriteString("came back empty")
-	}
-	if r.AckedWrites != nil && r.AckedLost != nil {
-		fmt.Fprintf(&b, ", %s of %s acknowledged writes lost", thousands(float64(*r.AckedLost)), thousands(float64(*r.AckedWrites)))
-	}
-	if r.LostWindowS != nil {
-		fmt.Fprintf(&b, " (acknowledged in the last %.3fs)", *r.LostWindowS)
-	}
-	return b.String()
 }

@@ -1,4 +1,8 @@
-package runner
+// Package series is an attempt's measured phase per interval ("kvbench
+// run --interval"): its rows of the series CSV (Rows), its stalls for the
+// detail row (Stalls), and the server's persistence events polled once
+// per interval beside it (Poll).
+package series
 
 import (
 	"context"
@@ -18,38 +22,15 @@ import (
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
-// The series of a run (Options.Interval): every attempt's measured phase
-// per interval, written to the series CSV as the attempt ends, its stalls
-// in the detail row, and the server's persistence events polled once per
-// interval beside it.
-
-// writeSeries appends an attempt's series rows to the series CSV,
-// creating it with the first.
-func (r *run) writeSeries(rows []results.SeriesRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	if r.series == nil {
-		w, err := results.CreateSeries(r.res.Files.Series)
-		if err != nil {
-			return err
-		}
-		r.series = w
-		r.log("series CSV: %s", r.res.Files.Series)
-	}
-	return r.series.Write(rows)
-}
-
-// setStalls fills the row's stall columns from m's stalls; they stay
-// empty when no series was recorded.
-func setStalls(row *results.Row, m *measure.Result) {
-	row.Stalls, row.LongestStallMs = nil, nil
+// Stalls is the stall columns of m: how many stalls, and the longest in
+// ms; nil when no series was recorded.
+func Stalls(m *measure.Result) (count *int64, longestMs *float64) {
 	if m.Stalls == nil {
-		return
+		return nil, nil
 	}
 	n := int64(m.Stalls.Count)
 	ms := float64(m.Stalls.Longest) / float64(time.Millisecond)
-	row.Stalls, row.LongestStallMs = &n, &ms
+	return &n, &ms
 }
 
 // seriesCommand is the command the series rows of a mode name: the one
@@ -66,11 +47,12 @@ func seriesCommand(cfg loadgen.Config) string {
 	return results.CommandTotal
 }
 
-// seriesRows are the series CSV's rows of an attempt (row its detail row)
-// whose measurement m ran with cfg: per interval of the measured phase,
-// empty ones too, a row of the whole, one per command of a mix and one
-// per master of a cluster, each with the events seen in its interval.
-func seriesRows(row *results.Row, cfg loadgen.Config, m *measure.Result, ev *eventLog) []results.SeriesRow {
+// Rows are the series CSV's rows of an attempt (row its detail row, which
+// keys them) whose measurement m ran with cfg: per interval of the
+// measured phase, empty ones too, a row of the whole, one per command of a
+// mix and one per master of a cluster, each with the events ev saw in its
+// interval (ev may be nil).
+func Rows(row results.Row, cfg loadgen.Config, m *measure.Result, ev *Events) []results.SeriesRow {
 	s := m.Series
 	if s == nil || s.Interval <= 0 || m.Start.IsZero() {
 		return nil
@@ -159,9 +141,9 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// eventLog is what a server did per interval of an attempt, from its INFO
-// persistence polled once per interval (pollEvents).
-type eventLog struct {
+// Events are what a server did per interval of an attempt, from its INFO
+// persistence polled once per interval (Poll).
+type Events struct {
 	interval time.Duration
 	mu       sync.Mutex
 	events   map[int64][]string // by interval index since the Unix epoch
@@ -171,7 +153,7 @@ type eventLog struct {
 }
 
 // at is the events cell of interval k.
-func (l *eventLog) at(k int64) string {
+func (l *Events) at(k int64) string {
 	if l == nil {
 		return ""
 	}
@@ -181,7 +163,7 @@ func (l *eventLog) at(k int64) string {
 }
 
 // mark records event e in interval k, once.
-func (l *eventLog) mark(k int64, e string) {
+func (l *Events) mark(k int64, e string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !slices.Contains(l.events[k], e) {
@@ -189,18 +171,18 @@ func (l *eventLog) mark(k int64, e string) {
 	}
 }
 
-// pollEvents polls the INFO persistence of every master of info once per
+// Poll polls the INFO persistence of every master of info once per
 // interval, in the middle of each interval of the wall clock, until
-// finish is called, over one control connection per master. An interval
+// Finish is called, over one control connection per master. An interval
 // is marked EventAOFRewrite or EventRDBSave when a poll in it found the
 // rewrite or save in progress, EventDelayedFsync when aof_delayed_fsync
 // grew since the poll before. Nil when interval is not positive.
-func pollEvents(ctx context.Context, info target.Info, password string, interval time.Duration) *eventLog {
+func Poll(ctx context.Context, info target.Info, password string, interval time.Duration) *Events {
 	if interval <= 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	l := &eventLog{interval: interval, events: make(map[int64][]string), stop: cancel, done: make(chan struct{})}
+	l := &Events{interval: interval, events: make(map[int64][]string), stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		if err := l.poll(ctx, info.Masters(), info.Control(password)); err != nil && ctx.Err() == nil {
@@ -210,8 +192,8 @@ func pollEvents(ctx context.Context, info target.Info, password string, interval
 	return l
 }
 
-// finish stops the polling and returns why it stopped early, if it did.
-func (l *eventLog) finish() error {
+// Finish stops the polling and returns why it stopped early, if it did.
+func (l *Events) Finish() error {
 	if l == nil {
 		return nil
 	}
@@ -220,7 +202,7 @@ func (l *eventLog) finish() error {
 	return l.err
 }
 
-func (l *eventLog) poll(ctx context.Context, addrs []string, o control.Options) error {
+func (l *Events) poll(ctx context.Context, addrs []string, o control.Options) error {
 	var conns []*control.Conn
 	defer func() {
 		for _, c := range conns {

@@ -1,10 +1,11 @@
-package target
+package targetfile
 
 import (
 	"crypto/tls"
 	"path/filepath"
 	"slices"
 
+	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"go.yaml.in/yaml/v3"
 )
@@ -34,10 +35,10 @@ var (
 // defaults d. kind's allowed keys are checked; for the kvstore and its
 // cluster, which speak plaintext only, TLS from the block or from d is
 // refused.
-func (p *configParser) tlsBlock(n *yaml.Node, kind Kind, d tlsconf.Options) (tlsconf.Options, bool, error) {
+func (p *configParser) tlsBlock(n *yaml.Node, kind target.Kind, d tlsconf.Options) (tlsconf.Options, bool, error) {
 	o, mutual := d, true // redis-server's default: tls-auth-clients yes
 	b := mapValue(n, "tls")
-	if kind == KindKvstore || kind == KindKvstoreCluster {
+	if kind == target.KindKvstore || kind == target.KindKvstoreCluster {
 		at := n
 		if b != nil {
 			at = b
@@ -51,7 +52,7 @@ func (p *configParser) tlsBlock(n *yaml.Node, kind Kind, d tlsconf.Options) (tls
 		return o, mutual, nil
 	}
 	allowed := tlsClientKeys
-	if kind == KindRedis || kind == KindRedisCluster {
+	if kind == target.KindRedis || kind == target.KindRedisCluster {
 		allowed = tlsRedisKeys
 	}
 	if err := p.keys(b, "tls", allowed...); err != nil {
@@ -102,6 +103,6 @@ func (p *configParser) clientTLS(n *yaml.Node, o tlsconf.Options) (*tls.Config, 
 }
 
 // hasTLSKey reports whether kind's entries may have a tls: block.
-func hasTLSKey(kind Kind) bool {
-	return slices.Contains([]Kind{KindRedis, KindRedisCluster, KindCommand, KindAttach}, kind)
+func hasTLSKey(kind target.Kind) bool {
+	return slices.Contains([]target.Kind{target.KindRedis, target.KindRedisCluster, target.KindCommand, target.KindAttach}, kind)
 }
