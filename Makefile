@@ -67,7 +67,7 @@ test-fuse: deps
 # SVG with the machine's fonts and with none, and the test requires the same
 # pixels, not blank (make test runs it too).
 chart-check: deps
-	KVBENCH_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run 'TestChart' -v ./pkg/report
+	KVBENCH_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run 'TestChart' -v ./pkg/render ./pkg/report/output
 
 # The command reference, docs/cli, from the commands themselves.
 docs:

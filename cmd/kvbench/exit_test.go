@@ -144,3 +144,34 @@ func TestReportListsEveryError(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant exit 1 and\n%s", code, stdout, stderr, want)
 	}
 }
+
+// TestVersionOfPlainBuild: a binary built by "go build" in the checkout,
+// without make's link flags, reports the commit the toolchain recorded;
+// one built with VCS stamping off says so and how to get it, instead of
+// a bare "unknown".
+func TestVersionOfPlainBuild(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		vcs, want string
+	}{{"true", "(commit "}, {"false", "note: this binary carries no commit"}} {
+		bin := filepath.Join(dir, "kvbench-vcs-"+c.vcs)
+		build := exec.Command("go", "build", "-buildvcs="+c.vcs, "-o", bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build -buildvcs=%s: %v\n%s", c.vcs, err, out)
+		}
+		if info, _ := exec.Command("go", "version", "-m", bin).Output(); c.vcs == "true" && !strings.Contains(string(info), "vcs.revision") {
+			t.Logf("the toolchain recorded no commit here (a git worktree?): %s", "go version -m shows no vcs.revision")
+			continue
+		}
+		out, err := exec.Command(bin, "version").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("-buildvcs=%s: kvbench version = %q, %v; want %q", c.vcs, out, err, c.want)
+		}
+		if c.vcs == "true" && strings.Contains(string(out), "unknown") {
+			t.Errorf("-buildvcs=true: kvbench version = %q, want the commit", out)
+		}
+	}
+}

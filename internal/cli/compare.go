@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvbench/kvbench/pkg/compare"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
@@ -19,7 +20,8 @@ const ExitRegression = 3
 type compareOptions struct {
 	compare.Options
 	by     string
-	Format string
+	format string
+	Format render.Format
 	streams
 }
 
@@ -70,7 +72,7 @@ cannot be compared; 2 for a usage error.`,
 	f.Float64Var(&o.Threshold, "threshold", 0, "gate: exit 3 when a significant change of --metric is worse than this many percent (0: no gate)")
 	f.Float64Var(&o.Alpha, "alpha", stats.DefaultAlpha, "significance level")
 	f.BoolVar(&o.IgnoreSettings, "ignore-settings", false, "compare scenarios even when their settings differ")
-	f.StringVar(&o.Format, "format", compare.FormatMarkdown, "output: md, csv, json or html")
+	f.StringVar(&o.format, "format", string(compare.Writers.Default()), "output: "+compare.Writers.String())
 	return cmd
 }
 
@@ -90,10 +92,9 @@ func (o *compareOptions) validate(args []string) error {
 	default:
 		return fmt.Errorf("--by %q: want label", o.by)
 	}
-	switch o.Format {
-	case compare.FormatMarkdown, compare.FormatCSV, compare.FormatJSON, compare.FormatHTML:
-	default:
-		return fmt.Errorf("--format %q: want md, csv, json or html", o.Format)
+	var err error
+	if o.Format, err = parseFormat(compare.Writers, o.format); err != nil {
+		return err
 	}
 	switch o.Metric {
 	case compare.MetricQPS, compare.MetricUsPerOp, compare.MetricP99:

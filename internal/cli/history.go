@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -156,16 +155,6 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-// checkFormat fails a --format outside the allowed ones (a usage error).
-func checkFormat(format string, allowed ...string) error {
-	for _, a := range allowed {
-		if format == a {
-			return nil
-		}
-	}
-	return &usageError{fmt.Errorf("--format %q: want %s", format, strings.Join(allowed, ", "))}
-}
-
 func (h *historyCmd) importCmd() *cobra.Command {
 	var o history.ImportOptions
 	cmd := &cobra.Command{
@@ -204,7 +193,8 @@ could not be recorded as it ran says which import command records it.`,
 }
 
 func (h *historyCmd) listCmd() *cobra.Command {
-	o := history.ListOptions{Format: history.FormatMarkdown}
+	var o history.ListOptions
+	format := string(history.ListWriters.Default())
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the runs, newest first, each with its run id",
@@ -216,7 +206,8 @@ load machine, kvbench version and row counts.`,
   kvbench history list --format json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(o.Format, "md", "csv", "json"); err != nil {
+			var err error
+			if o.Format, err = parseFormat(history.ListWriters, format); err != nil {
 				return err
 			}
 			if o.Limit < 0 {
@@ -231,12 +222,13 @@ load machine, kvbench version and row counts.`,
 		},
 	}
 	cmd.Flags().IntVar(&o.Limit, "limit", 0, "list the newest N runs (0: all)")
-	cmd.Flags().StringVar(&o.Format, "format", o.Format, "output: md, csv or json")
+	cmd.Flags().StringVar(&format, "format", format, "output: "+history.ListWriters.String())
 	return cmd
 }
 
 func (h *historyCmd) showCmd() *cobra.Command {
-	o := history.ShowOptions{Format: history.FormatMarkdown}
+	var o history.ShowOptions
+	format := string(history.ShowWriters.Default())
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show one run: how it was recorded, its environments and its report",
@@ -248,7 +240,8 @@ newest), or RUN@HOST when two load machines have a run of that id.`,
   kvbench history show latest --format json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(o.Format, "md", "json", "html"); err != nil {
+			var err error
+			if o.Format, err = parseFormat(history.ShowWriters, format); err != nil {
 				return err
 			}
 			loc, err := h.store(cmd)
@@ -259,7 +252,7 @@ newest), or RUN@HOST when two load machines have a run of that id.`,
 			return history.Show(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&o.Format, "format", o.Format, "output: md, json or html")
+	cmd.Flags().StringVar(&format, "format", format, "output: "+history.ShowWriters.String())
 	return cmd
 }
 
@@ -284,7 +277,8 @@ func validAnalyze(o history.AnalyzeOptions) error {
 }
 
 func (h *historyCmd) trendCmd() *cobra.Command {
-	o := history.TrendOptions{Format: history.FormatMarkdown}
+	var o history.TrendOptions
+	format := string(history.TrendWriters.Default())
 	cmd := &cobra.Command{
 		Use:   "trend",
 		Short: "A metric of every scenario over its runs, change points marked",
@@ -299,7 +293,8 @@ means, the level between change points and each change point marked.`,
   kvbench history trend --format html > trend.html`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(o.Format, "md", "csv", "json", "html"); err != nil {
+			var err error
+			if o.Format, err = parseFormat(history.TrendWriters, format); err != nil {
 				return err
 			}
 			if err := validAnalyze(o.AnalyzeOptions); err != nil {
@@ -314,12 +309,13 @@ means, the level between change points and each change point marked.`,
 		},
 	}
 	addAnalyzeFlags(cmd.Flags(), &o.AnalyzeOptions)
-	cmd.Flags().StringVar(&o.Format, "format", o.Format, "output: md, csv, json or html")
+	cmd.Flags().StringVar(&format, "format", format, "output: "+history.TrendWriters.String())
 	return cmd
 }
 
 func (h *historyCmd) checkCmd() *cobra.Command {
-	o := history.CheckOptions{Format: history.FormatText}
+	var o history.CheckOptions
+	format := string(history.CheckWriters.Default())
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Find the change points of every series; with --threshold, a CI gate",
@@ -345,7 +341,8 @@ cannot be read; 2 for a usage error.`,
   kvbench history check --metric p99 --last 50`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(o.Format, "text", "md", "csv", "json"); err != nil {
+			var err error
+			if o.Format, err = parseFormat(history.CheckWriters, format); err != nil {
 				return err
 			}
 			if err := validAnalyze(o.AnalyzeOptions); err != nil {
@@ -369,7 +366,7 @@ cannot be read; 2 for a usage error.`,
 	}
 	addAnalyzeFlags(cmd.Flags(), &o.AnalyzeOptions)
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", 0, "gate: exit 3 when the newest runs of a series sit in a regression of more than this many percent (0: no gate)")
-	cmd.Flags().StringVar(&o.Format, "format", o.Format, "output: text, md, csv or json")
+	cmd.Flags().StringVar(&format, "format", format, "output: "+history.CheckWriters.String())
 	return cmd
 }
 

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/spf13/cobra"
 )
 
 // reportOptions is what "kvbench report" was asked to do.
 type reportOptions struct {
-	report.RunOptions
+	output.RunOptions
+	format string
 	streams
 }
 
@@ -87,8 +90,8 @@ QPS and p99 per interval, stalls and the server's events marked.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Format, "format", report.DefaultFormat, "output: md (markdown tables), csv (the trimmed CSV), json, or html (one self-contained page: the tables and the charts, inline)")
-	f.StringVar(&o.Report.Lang, "lang", report.LangEN, "language of the markdown report (every line but the data): en or zh")
+	f.StringVar(&o.format, "format", string(output.Writers.Default()), "output: md (markdown tables), csv (the trimmed CSV), json, or html (one self-contained page: the tables and the charts, inline)")
+	f.StringVar(&o.Report.Lang, "lang", render.LangEN, "language of the markdown report (every line but the data): en or zh")
 	f.StringVar(&o.Baselines, "baseline", "", "baseline strategy per target, e.g. kvstore=nopersist,redis=none")
 	f.StringVar(&o.Report.Reference, "reference", "", "target the side-by-side tables compare the others with (default: redis when present, else the first target by name)")
 	f.StringVar(&o.SummaryCSV, "summary-csv", "", "also write the summary CSV (per scenario: rounds, means) to this file")
@@ -102,19 +105,18 @@ QPS and p99 per interval, stalls and the server's events marked.`,
 // validate checks the options that need no input: the output format, the
 // language, the baselines and the chart's file name.
 func (o *reportOptions) validate() error {
-	switch o.Format {
-	case report.FormatMarkdown, report.FormatCSV, report.FormatJSON, report.FormatHTML:
-	default:
-		return fmt.Errorf("--format %q: want %s, %s, %s or %s", o.Format, report.FormatMarkdown, report.FormatCSV, report.FormatJSON, report.FormatHTML)
+	var err error
+	if o.Format, err = parseFormat(output.Writers, o.format); err != nil {
+		return err
 	}
-	if o.Report.Lang != report.LangEN && o.Report.Lang != report.LangZH {
-		return fmt.Errorf("--lang %q: want %s or %s", o.Report.Lang, report.LangEN, report.LangZH)
+	if !render.KnownLang(o.Report.Lang) {
+		return fmt.Errorf("--lang %q: want %s or %s", o.Report.Lang, render.LangEN, render.LangZH)
 	}
 	if _, err := report.ParseBaselines(o.Baselines); err != nil {
 		return err
 	}
 	if o.Chart != "" {
-		if _, err := report.ChartFormat(o.Chart); err != nil {
+		if _, err := output.ChartFormat(o.Chart); err != nil {
 			return err
 		}
 	}
@@ -123,8 +125,8 @@ func (o *reportOptions) validate() error {
 
 // runReport reads the CSVs and prints the report.
 func runReport(ctx context.Context, o *reportOptions) error {
-	report.DisableWidthCache() // a process-wide setting: it belongs here
-	err := report.Run(ctx, o.RunOptions, o.Out)
+	render.DisableWidthCache() // a process-wide setting: it belongs here
+	err := output.Run(ctx, o.RunOptions, o.Out)
 	if errors.Is(err, report.ErrFormat) {
 		return &usageError{err}
 	}

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/runner"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
@@ -191,7 +191,7 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	o.Tracker = &target.Tracker{}
 	stop := killOnSecondSignal(o.Tracker, o.ErrOut)
 	defer stop()
-	report.DisableWidthCache() // a process-wide setting: it belongs here
+	render.DisableWidthCache() // a process-wide setting: it belongs here
 	if o.metricsAddr != "" {
 		load, stopMetrics, err := startLoadMetrics(ctx, o.metricsAddr, o.ErrOut)
 		if err != nil {

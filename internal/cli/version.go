@@ -87,6 +87,10 @@ the Go version and the platform.`,
 			commit := buildCommit()
 			if commit == "" {
 				commit = "unknown"
+				// The toolchain records the commit unless told not to
+				// (GOFLAGS=-buildvcs=false, or a build outside a checkout).
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: this binary carries no commit: it was built without version control information "+
+					"(GOFLAGS=-buildvcs=false, or outside a git checkout); \"make build\" or \"go build -buildvcs=true ./cmd/kvbench\" records it")
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "kvbench %s (commit %s) %s %s/%s\n",
 				buildVersion(), commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -66,19 +66,9 @@ type Options struct {
 	IgnoreSettings bool
 }
 
-// Scenario names one measured thing: target, strategy and mode.
-type Scenario struct {
-	Target   string `json:"target"`
-	Strategy string `json:"strategy"`
-	Mode     string `json:"mode"`
-}
-
-// String is "target/strategy/mode".
-func (s Scenario) String() string { return s.Target + "/" + s.Strategy + "/" + s.Mode }
-
 // Row is one scenario's change in one metric.
 type Row struct {
-	Scenario
+	results.ScenarioKey
 	// Metric is MetricQPS, MetricUsPerOp or MetricP99.
 	Metric string `json:"metric"`
 	// OldN and NewN are the ok rounds on each side.
@@ -287,11 +277,11 @@ func readSide(args []string) ([]results.Row, error) {
 
 // group collects the rows of each scenario, by round, and the scenarios in
 // order of first appearance.
-func group(rows []results.Row) (map[Scenario][]results.Row, []Scenario) {
-	m := make(map[Scenario][]results.Row)
-	var order []Scenario
+func group(rows []results.Row) (map[results.ScenarioKey][]results.Row, []results.ScenarioKey) {
+	m := make(map[results.ScenarioKey][]results.Row)
+	var order []results.ScenarioKey
 	for _, r := range rows {
-		sc := Scenario{r.Target, r.Strategy, r.Scenario()} // a workload's commands apart
+		sc := r.ScenarioKey() // a workload's commands apart
 		if _, seen := m[sc]; !seen {
 			order = append(order, sc)
 		}
@@ -308,22 +298,18 @@ func group(rows []results.Row) (map[Scenario][]results.Row, []Scenario) {
 // order as the reports of both runs. Rows the report would refuse to
 // order (a strategy described two ways) keep their order of appearance:
 // the comparison does not depend on it.
-func reportOrder(rows []results.Row, order []Scenario) []Scenario {
+func reportOrder(rows []results.Row, order []results.ScenarioKey) []results.ScenarioKey {
 	keys, err := report.Order(rows)
 	if err != nil {
 		return order
 	}
-	out := make([]Scenario, 0, len(order))
-	for _, k := range keys {
-		out = append(out, Scenario{k.Target, k.Strategy, k.Mode})
-	}
-	return out
+	return keys
 }
 
 // sameSettings checks that every row of both sides was measured with the
 // same load: requests, pipeline, keyspace, value size and connections,
 // against the same number of cluster shards, over TLS or not alike.
-func sameSettings(sc Scenario, old, new []results.Row) error {
+func sameSettings(sc results.ScenarioKey, old, new []results.Row) error {
 	settings := []struct {
 		name string
 		get  func(*results.Row) int64
@@ -402,12 +388,12 @@ func trimmedMean(xs []float64) float64 {
 
 // compareMetric compares one metric of a scenario; false when a side does
 // not record it.
-func compareMetric(sc Scenario, metric string, old, new []results.Row, alpha float64) (Row, bool) {
+func compareMetric(sc results.ScenarioKey, metric string, old, new []results.Row, alpha float64) (Row, bool) {
 	x, y := values(old, metric), values(new, metric)
 	if x == nil || y == nil {
 		return Row{}, false
 	}
-	row := Row{Scenario: sc, Metric: metric, OldN: len(x), NewN: len(y), Old: trimmedMean(x), New: trimmedMean(y)}
+	row := Row{ScenarioKey: sc, Metric: metric, OldN: len(x), NewN: len(y), Old: trimmedMean(x), New: trimmedMean(y)}
 	row.Pct = stats.ChangePct(row.New, row.Old)
 	c := stats.Compare(x, y, alpha)
 	row.P, row.Significant = c.P, c.Significant()

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -183,7 +184,7 @@ func TestTooFewRounds(t *testing.T) {
 	}
 	noInf(t, one, "")
 	var buf bytes.Buffer
-	if err := one.Write(&buf, FormatJSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
+	if err := one.Write(&buf, render.JSON); err != nil || !json.Valid(buf.Bytes()) || !strings.Contains(buf.String(), `"ci_lo_pct": null`) {
 		t.Errorf("JSON (%v):\n%s", err, buf.String())
 	}
 }
@@ -192,7 +193,7 @@ func TestTooFewRounds(t *testing.T) {
 // markdown holds want.
 func noInf(t *testing.T, res *Result, want string) {
 	t.Helper()
-	for _, f := range []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML} {
+	for _, f := range []render.Format{render.Markdown, render.CSV, render.JSON, render.HTML} {
 		var buf bytes.Buffer
 		if err := res.Write(&buf, f); err != nil {
 			t.Fatal(err)
@@ -200,7 +201,7 @@ func noInf(t *testing.T, res *Result, want string) {
 		if low := strings.ToLower(buf.String()); strings.Contains(low, "inf") || strings.Contains(low, "nan") {
 			t.Errorf("%s prints inf or NaN:\n%s", f, buf.String())
 		}
-		if f == FormatMarkdown && !strings.Contains(buf.String(), want) {
+		if f == render.Markdown && !strings.Contains(buf.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
 		}
 	}
@@ -218,7 +219,7 @@ func TestHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	if err := res.Write(&page, FormatHTML); err != nil {
+	if err := res.Write(&page, render.HTML); err != nil {
 		t.Fatal(err)
 	}
 	html := page.String()
@@ -300,7 +301,7 @@ func TestReportOrder(t *testing.T) {
 	var got []string
 	for _, r := range res.Rows {
 		if r.Metric == MetricQPS {
-			got = append(got, r.Scenario.String())
+			got = append(got, r.ScenarioKey.String())
 		}
 	}
 	want := []string{"kvstore/nopersist/set", "kvstore/nopersist/get", "kvstore/persist_no/get",

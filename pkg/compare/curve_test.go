@@ -25,7 +25,7 @@ func TestCurveRates(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, r := range res.Rows {
-		seen[r.Scenario.String()] = true
+		seen[r.ScenarioKey.String()] = true
 	}
 	for _, want := range []string{"kvstore/persist_everysec/get", "kvstore/persist_everysec/get at 50%"} {
 		if !seen[want] {

@@ -4,42 +4,49 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
-// The output formats, as "kvbench report" names them.
-const (
-	FormatMarkdown = "md"
-	FormatCSV      = "csv"
-	FormatJSON     = "json"
-	FormatHTML     = "html"
-)
+// Writers are the formats a comparison is written in: markdown (the
+// default), CSV, JSON, or the markdown as one HTML page.
+var Writers = render.Writers[*Result]{
+	{Format: render.Markdown, Write: (*Result).WriteMarkdown},
+	{Format: render.CSV, Write: (*Result).WriteCSV},
+	{Format: render.JSON, Write: (*Result).WriteJSON},
+	{Format: render.HTML, Write: (*Result).WriteHTML},
+}
 
-// Write writes the comparison in a format.
-func (r *Result) Write(w io.Writer, format string) error {
-	switch format {
-	case FormatMarkdown, "":
-		return r.WriteMarkdown(w)
-	case FormatCSV:
-		return r.WriteCSV(w)
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(jsonResult(r))
-	case FormatHTML:
-		var md bytes.Buffer
-		if err := r.WriteMarkdown(&md); err != nil {
-			return err
-		}
-		return report.WriteMarkdownHTML(w, "en", "kvbench compare", md.Bytes())
+// Write writes the comparison in a format of Writers ("": markdown).
+func (r *Result) Write(w io.Writer, format render.Format) error {
+	err := Writers.Write(w, format, r)
+	if errors.Is(err, render.ErrFormat) {
+		return fmt.Errorf("%w: %w", ErrOption, err)
 	}
-	return fmt.Errorf("%w: format %q: want md, csv, json or html", ErrOption, format)
+	return err
+}
+
+// WriteJSON writes the comparison as indented JSON, missing bounds as
+// null.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(jsonResult(r))
+}
+
+// WriteHTML writes the markdown as one self-contained HTML page.
+func (r *Result) WriteHTML(w io.Writer) error {
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	return render.WritePage(w, render.LangEN, "kvbench compare", render.Section{Markdown: md.Bytes()})
 }
 
 // cells are a row's figures as every format prints them.
@@ -69,7 +76,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 			if row.Regression {
 				change += " !"
 			}
-			rows = append(rows, []string{row.Scenario.String(), stats.Format2(row.Old), stats.Format2(row.New), change, p, ci,
+			rows = append(rows, []string{row.ScenarioKey.String(), stats.Format2(row.Old), stats.Format2(row.New), change, p, ci,
 				strconv.Itoa(row.OldN) + "/" + strconv.Itoa(row.NewN)})
 		}
 		if len(rows) == 0 {
@@ -81,7 +88,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		if _, err := fmt.Fprintf(w, "\n## %s\n\n", m); err != nil {
 			return err
 		}
-		if err := report.WriteTable(w, []string{"scenario", "old", "new", "change", "p", "95% CI", "rounds"}, "l", rows); err != nil {
+		if err := render.WriteTable(w, []string{"scenario", "old", "new", "change", "p", "95% CI", "rounds"}, "l", rows); err != nil {
 			return err
 		}
 	}

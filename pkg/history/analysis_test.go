@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -90,7 +91,7 @@ func TestCheckAndTrend(t *testing.T) {
 			t.Errorf("a 15%% gate fails on a 10%% drop: %v", err)
 		}
 		var text bytes.Buffer
-		if err := res.Write(&text, FormatText); err != nil {
+		if err := res.Write(&text, render.Text); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"kvstore/persist_everysec/set: qps -", "from build14 c0014 (20261101_140000) to build15 c0015 (20261101_150000)",
@@ -99,13 +100,13 @@ func TestCheckAndTrend(t *testing.T) {
 				t.Errorf("check's text lacks %q:\n%s", want, text.String())
 			}
 		}
-		for _, format := range []string{FormatMarkdown, FormatCSV, FormatJSON} {
+		for _, format := range []render.Format{render.Markdown, render.CSV, render.JSON} {
 			var b bytes.Buffer
 			if err := res.Write(&b, format); err != nil || !strings.Contains(b.String(), "build15") {
 				t.Errorf("check --format %s: %v\n%s", format, err, b.String())
 			}
 		}
-		for _, format := range []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML} {
+		for _, format := range []render.Format{render.Markdown, render.CSV, render.JSON, render.HTML} {
 			var b bytes.Buffer
 			if err := a.WriteTrend(&b, format); err != nil {
 				t.Fatalf("trend --format %s: %v", format, err)
@@ -113,7 +114,7 @@ func TestCheckAndTrend(t *testing.T) {
 			if !strings.Contains(b.String(), "build15") {
 				t.Errorf("trend --format %s lacks the runs", format)
 			}
-			if format == FormatHTML && strings.Count(b.String(), "<svg") != 4 {
+			if format == render.HTML && strings.Count(b.String(), "<svg") != 4 {
 				t.Errorf("trend html: %d plots, want one per series", strings.Count(b.String(), "<svg"))
 			}
 		}

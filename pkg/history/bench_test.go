@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -115,7 +116,7 @@ func BenchmarkTrend(b *testing.B) {
 			b.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := a.WriteTrend(&out, FormatMarkdown); err != nil {
+		if err := a.WriteTrend(&out, render.Markdown); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -132,7 +133,7 @@ func BenchmarkCheck(b *testing.B) {
 		}
 		res, _ := a.Check(5)
 		var out bytes.Buffer
-		if err := res.Write(&out, FormatText); err != nil {
+		if err := res.Write(&out, render.Text); err != nil {
 			b.Fatal(err)
 		}
 		cps = len(res.Findings)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/compare"
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
@@ -137,72 +137,92 @@ func (c *CheckResult) verdict() string {
 	return fmt.Sprintf("Gate: the newest runs of %d series sit in a %s regression beyond %s%% (marked !).", n, c.Metric, stats.Format2(c.Threshold))
 }
 
-// Write writes the result: text (a line per change point and per change
-// of environment), md (a table, compact enough for a pull-request
-// comment), csv or json.
-func (c *CheckResult) Write(w io.Writer, format string) error {
+// CheckWriters are the formats of "history check": text (a line per
+// change point and per change of environment, the default), md (a table,
+// compact enough for a pull-request comment), csv or json.
+var CheckWriters = render.Writers[*CheckResult]{
+	{Format: render.Text, Write: (*CheckResult).writeText},
+	{Format: render.Markdown, Write: (*CheckResult).writeMarkdown},
+	{Format: render.CSV, Write: (*CheckResult).writeCSV},
+	{Format: render.JSON, Write: func(c *CheckResult, w io.Writer) error { return writeJSON(w, c) }},
+}
+
+// Write writes the result in a format of CheckWriters.
+func (c *CheckResult) Write(w io.Writer, format render.Format) error {
+	return optionError(CheckWriters.Write(w, format, c))
+}
+
+// writeText writes a line per change point and per change of
+// environment, then the gate's verdict.
+func (c *CheckResult) writeText(w io.Writer) error {
 	var b bytes.Buffer
-	switch format {
-	case FormatText, "":
+	for _, f := range c.Findings {
+		b.WriteString(f.line(c.Metric) + "\n")
+	}
+	for _, br := range c.Breaks {
+		b.WriteString(br.line() + "\n")
+	}
+	if len(c.Findings) == 0 {
+		fmt.Fprintf(&b, "no change point in %d series over %d runs\n", c.Series, c.Runs)
+	}
+	if v := c.verdict(); v != "" {
+		b.WriteString(v + "\n")
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeMarkdown writes a table of the change points, the changes of
+// environment and the gate's verdict.
+func (c *CheckResult) writeMarkdown(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### kvbench history check: %s\n\n", c.Metric)
+	if len(c.Findings) == 0 {
+		fmt.Fprintf(&b, "No change point in %d series over %d runs.\n", c.Series, c.Runs)
+	} else {
+		var rows [][]string
 		for _, f := range c.Findings {
-			b.WriteString(f.line(c.Metric) + "\n")
-		}
-		for _, br := range c.Breaks {
-			b.WriteString(br.line() + "\n")
-		}
-		if len(c.Findings) == 0 {
-			fmt.Fprintf(&b, "no change point in %d series over %d runs\n", c.Series, c.Runs)
-		}
-		if v := c.verdict(); v != "" {
-			b.WriteString(v + "\n")
-		}
-	case FormatMarkdown:
-		fmt.Fprintf(&b, "### kvbench history check: %s\n\n", c.Metric)
-		if len(c.Findings) == 0 {
-			fmt.Fprintf(&b, "No change point in %d series over %d runs.\n", c.Series, c.Runs)
-		} else {
-			var rows [][]string
-			for _, f := range c.Findings {
-				change, ci, p := f.changeCells()
-				if f.Gate {
-					change += " !"
-				}
-				after := runCell(f.After)
-				if f.Newest {
-					after += " (newest alone)"
-				}
-				rows = append(rows, []string{f.Scenario, runCell(f.Before), after, change, ci, p})
+			change, ci, p := f.changeCells()
+			if f.Gate {
+				change += " !"
 			}
-			if err := report.WriteTable(&b, []string{"scenario", "last before", "first after", "change", "95% CI", "p"}, "lllrrr", rows); err != nil {
-				return err
+			after := runCell(f.After)
+			if f.Newest {
+				after += " (newest alone)"
 			}
+			rows = append(rows, []string{f.Scenario, runCell(f.Before), after, change, ci, p})
 		}
-		if len(c.Breaks) > 0 {
-			b.WriteString("\n")
-			for _, br := range c.Breaks {
-				b.WriteString("- " + br.line() + "\n")
-			}
-		}
-		if v := c.verdict(); v != "" {
-			b.WriteString("\n" + v + "\n")
-		}
-	case FormatCSV:
-		cw := csv.NewWriter(&b)
-		cw.Write([]string{"scenario", "environment", "before_run_id", "before", "after_run_id", "after", "metric", "change_pct", "ci_lo_pct", "ci_hi_pct", "p",
-			"before_runs", "after_runs", "regression", "newest_only", "gate"})
-		for _, f := range c.Findings {
-			cw.Write([]string{f.Scenario, f.Environment, f.Before.RunID, f.Before.Name(), f.After.RunID, f.After.Name(), c.Metric,
-				stats.Format2(f.Pct), finite(f.Lo), finite(f.Hi), compare.FormatP(f.P), strconv.Itoa(f.BeforeRuns), strconv.Itoa(f.AfterRuns),
-				strconv.FormatBool(f.Regression), strconv.FormatBool(f.Newest), strconv.FormatBool(f.Gate)})
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+		if err := render.WriteTable(&b, []string{"scenario", "last before", "first after", "change", "95% CI", "p"}, "lllrrr", rows); err != nil {
 			return err
 		}
-	case FormatJSON:
-		return writeJSON(w, c)
-	default:
-		return fmt.Errorf("%w: format %q: want text, md, csv or json", ErrOption, format)
+	}
+	if len(c.Breaks) > 0 {
+		b.WriteString("\n")
+		for _, br := range c.Breaks {
+			b.WriteString("- " + br.line() + "\n")
+		}
+	}
+	if v := c.verdict(); v != "" {
+		b.WriteString("\n" + v + "\n")
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeCSV writes a line per change point, figures unscaled.
+func (c *CheckResult) writeCSV(w io.Writer) error {
+	var b bytes.Buffer
+	cw := csv.NewWriter(&b)
+	cw.Write([]string{"scenario", "environment", "before_run_id", "before", "after_run_id", "after", "metric", "change_pct", "ci_lo_pct", "ci_hi_pct", "p",
+		"before_runs", "after_runs", "regression", "newest_only", "gate"})
+	for _, f := range c.Findings {
+		cw.Write([]string{f.Scenario, f.Environment, f.Before.RunID, f.Before.Name(), f.After.RunID, f.After.Name(), c.Metric,
+			stats.Format2(f.Pct), finite(f.Lo), finite(f.Hi), compare.FormatP(f.P), strconv.Itoa(f.BeforeRuns), strconv.Itoa(f.AfterRuns),
+			strconv.FormatBool(f.Regression), strconv.FormatBool(f.Newest), strconv.FormatBool(f.Gate)})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
 	}
 	_, err := w.Write(b.Bytes())
 	return err

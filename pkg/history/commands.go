@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -69,42 +71,68 @@ type ListOptions struct {
 	Location string
 	// Limit, when positive, lists the newest Limit runs.
 	Limit int
-	// Format is md, csv or json.
-	Format string
+	// Format is one of ListWriters' ("": md).
+	Format render.Format
+}
+
+// Listing is what "history list" prints: the runs of the store at
+// Location, newest first.
+type Listing struct {
+	Location string
+	Runs     []*Run
+}
+
+// ListWriters are the formats of "history list": md (a table, the
+// default), csv or json.
+var ListWriters = render.Writers[Listing]{
+	{Format: render.Markdown, Write: Listing.writeMarkdown},
+	{Format: render.CSV, Write: Listing.writeCSV},
+	{Format: render.JSON, Write: Listing.writeJSON},
 }
 
 // List prints the runs, newest first.
 func List(ctx context.Context, o ListOptions, w io.Writer) error {
+	if _, err := ListWriters.Parse(string(o.Format)); err != nil {
+		return optionError(err)
+	}
 	return withStore(ctx, o.Location, func(s *Store) error {
 		runs, err := s.Runs(ctx, o.Limit)
 		if err != nil {
 			return err
 		}
-		switch o.Format {
-		case FormatJSON:
-			if runs == nil {
-				runs = []*Run{}
-			}
-			return writeJSON(w, runs)
-		case FormatCSV:
-			var rows [][]string
-			for _, r := range runs {
-				rows = append(rows, runRecord(r, true))
-			}
-			return writeCSV(w, runHeader, rows)
-		case FormatMarkdown, "":
-			if len(runs) == 0 {
-				_, err := fmt.Fprintf(w, "no run in %s\n", s.Location)
-				return err
-			}
-			var rows [][]string
-			for _, r := range runs {
-				rows = append(rows, runRecord(r, false))
-			}
-			return report.WriteTable(w, runHeader, "llllllllrr", rows)
-		}
-		return fmt.Errorf("%w: format %q: want md, csv or json", ErrOption, o.Format)
+		return ListWriters.Write(w, o.Format, Listing{Location: s.Location, Runs: runs})
 	})
+}
+
+// writeMarkdown writes a table of the runs.
+func (l Listing) writeMarkdown(w io.Writer) error {
+	if len(l.Runs) == 0 {
+		_, err := fmt.Fprintf(w, "no run in %s\n", l.Location)
+		return err
+	}
+	var rows [][]string
+	for _, r := range l.Runs {
+		rows = append(rows, runRecord(r, false))
+	}
+	return render.WriteTable(w, runHeader, "llllllllrr", rows)
+}
+
+// writeCSV writes a line per run, times in full.
+func (l Listing) writeCSV(w io.Writer) error {
+	var rows [][]string
+	for _, r := range l.Runs {
+		rows = append(rows, runRecord(r, true))
+	}
+	return writeCSV(w, runHeader, rows)
+}
+
+// writeJSON writes the runs as an array, empty when there are none.
+func (l Listing) writeJSON(w io.Writer) error {
+	runs := l.Runs
+	if runs == nil {
+		runs = []*Run{}
+	}
+	return writeJSON(w, runs)
 }
 
 // runHeader are the columns of list.
@@ -124,8 +152,8 @@ type ShowOptions struct {
 	Location string
 	// Run is the run id (RUN@HOST when two hosts have it, or latest).
 	Run string
-	// Format is md, json or html.
-	Format string
+	// Format is one of ShowWriters' ("": md).
+	Format render.Format
 }
 
 // Shown is a run with its rows, as show prints it.
@@ -140,6 +168,9 @@ type Shown struct {
 // the report of its rows (kvbench report's, from the rows the store
 // holds).
 func Show(ctx context.Context, o ShowOptions, w io.Writer) error {
+	if _, err := ShowWriters.Parse(string(o.Format)); err != nil {
+		return optionError(err)
+	}
 	return withStore(ctx, o.Location, func(s *Store) error {
 		r, err := s.findRun(ctx, o.Run)
 		if err != nil {
@@ -169,64 +200,89 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) error {
 				envs[e.Fingerprint()] = e
 			}
 		}
-		switch o.Format {
-		case FormatJSON:
-			return writeJSON(w, Shown{Run: r, Environments: envs, Rows: rows, Series: series})
-		case FormatMarkdown, FormatHTML, "":
-		default:
-			return fmt.Errorf("%w: format %q: want md, json or html", ErrOption, o.Format)
-		}
-		var md bytes.Buffer
-		fmt.Fprintf(&md, "# Run %s\n\n", r.RunID)
-		fields := [][]string{{"started", r.Started.Local().Format("2006-01-02 15:04:05 MST")}, {"status", r.Status},
-			{"label", r.Label}, {"commit", r.Commit}, {"branch", r.Branch}, {"host", r.Host}, {"kvbench", r.KvbenchVersion},
-			{"source", r.Source}, {"rows", fmt.Sprintf("%d (%d ok)", r.Rows, r.OKRows)}, {"series rows", strconv.Itoa(len(series))}}
-		if !r.Finished.IsZero() {
-			fields = slices.Insert(fields, 1, []string{"finished", r.Finished.Local().Format("2006-01-02 15:04:05 MST")})
-		}
-		var kept [][]string
-		for _, f := range fields {
-			if f[1] != "" {
-				kept = append(kept, f)
-			}
-		}
-		if err := report.WriteTable(&md, []string{"", ""}, "ll", kept); err != nil {
-			return err
-		}
-		for _, fp := range slices.Sorted(maps.Keys(envs)) {
-			fmt.Fprintf(&md, "\nEnvironment %s: %s.\n", fp, envs[fp].String())
-		}
-		var body bytes.Buffer
-		if len(rows) > 0 {
-			rep, err := report.Build(rows, report.Options{})
-			if err != nil {
-				return fmt.Errorf("history: report of run %s: %w", r.RunID, err)
-			}
-			if err := rep.WriteMarkdown(&body); err != nil {
-				return err
-			}
-		}
-		if o.Format == FormatHTML {
-			return report.WriteSectionsHTML(w, "en", "kvbench run "+r.RunID, []report.Section{{Markdown: md.Bytes()}, {Markdown: body.Bytes()}})
-		}
-		md.WriteString("\n")
-		md.Write(body.Bytes())
-		_, err = w.Write(md.Bytes())
-		return err
+		return ShowWriters.Write(w, o.Format, &Shown{Run: r, Environments: envs, Rows: rows, Series: series})
 	})
+}
+
+// ShowWriters are the formats of "history show": md (the default), json
+// or html.
+var ShowWriters = render.Writers[*Shown]{
+	{Format: render.Markdown, Write: (*Shown).writeMarkdown},
+	{Format: render.JSON, Write: func(sh *Shown, w io.Writer) error { return writeJSON(w, sh) }},
+	{Format: render.HTML, Write: (*Shown).writeHTML},
+}
+
+// markdown is the run's markdown: head, what it was recorded with and
+// its environments; body, the report of its rows.
+func (sh *Shown) markdown() (head, body []byte, err error) {
+	r := sh.Run
+	var md bytes.Buffer
+	fmt.Fprintf(&md, "# Run %s\n\n", r.RunID)
+	fields := [][]string{{"started", r.Started.Local().Format("2006-01-02 15:04:05 MST")}, {"status", r.Status},
+		{"label", r.Label}, {"commit", r.Commit}, {"branch", r.Branch}, {"host", r.Host}, {"kvbench", r.KvbenchVersion},
+		{"source", r.Source}, {"rows", fmt.Sprintf("%d (%d ok)", r.Rows, r.OKRows)}, {"series rows", strconv.Itoa(len(sh.Series))}}
+	if !r.Finished.IsZero() {
+		fields = slices.Insert(fields, 1, []string{"finished", r.Finished.Local().Format("2006-01-02 15:04:05 MST")})
+	}
+	var kept [][]string
+	for _, f := range fields {
+		if f[1] != "" {
+			kept = append(kept, f)
+		}
+	}
+	if err := render.WriteTable(&md, []string{"", ""}, "ll", kept); err != nil {
+		return nil, nil, err
+	}
+	for _, fp := range slices.Sorted(maps.Keys(sh.Environments)) {
+		fmt.Fprintf(&md, "\nEnvironment %s: %s.\n", fp, sh.Environments[fp].String())
+	}
+	var rep bytes.Buffer
+	if len(sh.Rows) > 0 {
+		built, err := report.Build(sh.Rows, report.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("history: report of run %s: %w", r.RunID, err)
+		}
+		if err := output.Markdown(built, &rep); err != nil {
+			return nil, nil, err
+		}
+	}
+	return md.Bytes(), rep.Bytes(), nil
+}
+
+// writeMarkdown writes the run's markdown, head then report.
+func (sh *Shown) writeMarkdown(w io.Writer) error {
+	head, body, err := sh.markdown()
+	if err != nil {
+		return err
+	}
+	md := append(append(head, '\n'), body...)
+	_, err = w.Write(md)
+	return err
+}
+
+// writeHTML writes the run's markdown as one page.
+func (sh *Shown) writeHTML(w io.Writer) error {
+	head, body, err := sh.markdown()
+	if err != nil {
+		return err
+	}
+	return render.WritePage(w, render.LangEN, "kvbench run "+sh.Run.RunID, render.Section{Markdown: head}, render.Section{Markdown: body})
 }
 
 // TrendOptions is "history trend".
 type TrendOptions struct {
 	Location string
 	AnalyzeOptions
-	// Format is md, csv, json or html.
-	Format string
+	// Format is one of TrendWriters' ("": md).
+	Format render.Format
 }
 
 // Trend prints the metric of every series over its runs, change points
 // marked.
 func Trend(ctx context.Context, o TrendOptions, w io.Writer) error {
+	if _, err := TrendWriters.Parse(string(o.Format)); err != nil {
+		return optionError(err)
+	}
 	return withStore(ctx, o.Location, func(s *Store) error {
 		a, err := s.Analyze(ctx, o.AnalyzeOptions)
 		if err != nil {
@@ -244,13 +300,16 @@ type CheckOptions struct {
 	// ErrRegression when a series' newest runs sit in a regression of
 	// more than Threshold percent.
 	Threshold float64
-	// Format is text, md, csv or json.
-	Format string
+	// Format is one of CheckWriters' ("": text).
+	Format render.Format
 }
 
 // Check prints the change points of every series and applies the gate.
 // The output is written before the gate's error is returned.
 func Check(ctx context.Context, o CheckOptions, w io.Writer) error {
+	if _, err := CheckWriters.Parse(string(o.Format)); err != nil {
+		return optionError(err)
+	}
 	return withStore(ctx, o.Location, func(s *Store) error {
 		a, err := s.Analyze(ctx, o.AnalyzeOptions)
 		if err != nil {

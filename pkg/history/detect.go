@@ -264,11 +264,11 @@ FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
 	}
 	defer rows.Close()
 	type key struct {
-		scenario string
+		scenario results.ScenarioKey
 		env      int64
 	}
 	samples := map[key]map[int64][]sample{}
-	matched := map[string]bool{}
+	matched := map[results.ScenarioKey]bool{}
 	for rows.Next() {
 		var run, env int64
 		var r results.Row
@@ -286,16 +286,16 @@ FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
 		if !(v > 0) {
 			continue
 		}
-		name := r.Target + "/" + r.Strategy + "/" + r.Scenario()
-		ok, seen := matched[name]
+		sc := r.ScenarioKey()
+		ok, seen := matched[sc]
 		if !seen {
-			ok = o.matches(name)
-			matched[name] = ok
+			ok = o.matches(sc.String())
+			matched[sc] = ok
 		}
 		if !ok {
 			continue
 		}
-		k := key{name, env}
+		k := key{sc, env}
 		if samples[k] == nil {
 			samples[k] = map[int64][]sample{}
 		}
@@ -307,7 +307,7 @@ FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
 	var out []*Series
 	for k, byRun := range samples {
 		env := envs[k.env]
-		sr := &Series{Scenario: k.scenario, Env: env, Fingerprint: env.Fingerprint()}
+		sr := &Series{Scenario: k.scenario.String(), Env: env, Fingerprint: env.Fingerprint()}
 		for run, ss := range byRun {
 			slices.SortStableFunc(ss, func(a, b sample) int { return cmp.Compare(a.round, b.round) })
 			xs := make([]float64, len(ss))

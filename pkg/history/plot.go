@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
@@ -114,7 +114,7 @@ func plotSeries(sr *Series, metric string) ([]byte, error) {
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.X.Min, p.X.Max = 0.5, float64(len(sr.Points))+0.5
 	p.Y.Min, p.Y.Max = 0, top*1.15
-	svg, err := report.PlotSVG(p, 16*vg.Centimeter, 8*vg.Centimeter)
+	svg, err := render.PlotSVG(p, 16*vg.Centimeter, 8*vg.Centimeter)
 	if err != nil {
 		return nil, fmt.Errorf("plot %s: %w", sr.Scenario, err)
 	}

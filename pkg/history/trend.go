@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,17 +12,8 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/compare"
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/stats"
-)
-
-// The output formats: compare's, and the plain text of "history check".
-const (
-	FormatMarkdown = compare.FormatMarkdown
-	FormatCSV      = compare.FormatCSV
-	FormatJSON     = compare.FormatJSON
-	FormatHTML     = compare.FormatHTML
-	FormatText     = "text"
 )
 
 // method says in one paragraph how change points are found.
@@ -78,44 +70,60 @@ func (sr *Series) envLine() string {
 	return s
 }
 
-// WriteTrend writes the analysis in a format: md (a table per series),
-// csv (a line per series and run), json, or html (the markdown with a plot
-// per series).
-func (a *Analysis) WriteTrend(w io.Writer, format string) error {
-	switch format {
-	case FormatMarkdown, "":
-		var b bytes.Buffer
-		a.trendHead(&b)
-		for _, sr := range a.Series {
-			if err := a.trendSeries(&b, sr); err != nil {
-				return err
-			}
-		}
-		_, err := w.Write(b.Bytes())
-		return err
-	case FormatCSV:
-		return a.trendCSV(w)
-	case FormatJSON:
-		return writeJSON(w, a)
-	case FormatHTML:
-		var head bytes.Buffer
-		a.trendHead(&head)
-		sections := []report.Section{{Markdown: head.Bytes()}}
-		for _, sr := range a.Series {
-			var md bytes.Buffer
-			if err := a.trendSeries(&md, sr); err != nil {
-				return err
-			}
-			svg, err := plotSeries(sr, a.Metric)
-			if err != nil {
-				return err
-			}
-			sections = append(sections, report.Section{Markdown: md.Bytes(),
-				Pictures: []report.Picture{{Title: sr.Scenario + ": " + metricLabel(a.Metric) + " per run", SVG: svg}}})
-		}
-		return report.WriteSectionsHTML(w, "en", "kvbench history trend", sections)
+// TrendWriters are the formats of "history trend": md (a table per
+// series, the default), csv (a line per series and run), json, or html
+// (the markdown with a plot per series).
+var TrendWriters = render.Writers[*Analysis]{
+	{Format: render.Markdown, Write: (*Analysis).trendMarkdown},
+	{Format: render.CSV, Write: (*Analysis).trendCSV},
+	{Format: render.JSON, Write: func(a *Analysis, w io.Writer) error { return writeJSON(w, a) }},
+	{Format: render.HTML, Write: (*Analysis).trendHTML},
+}
+
+// WriteTrend writes the analysis in a format of TrendWriters.
+func (a *Analysis) WriteTrend(w io.Writer, format render.Format) error {
+	return optionError(TrendWriters.Write(w, format, a))
+}
+
+// optionError marks an unknown format as a bad option.
+func optionError(err error) error {
+	if errors.Is(err, render.ErrFormat) {
+		return fmt.Errorf("%w: %w", ErrOption, err)
 	}
-	return fmt.Errorf("%w: format %q: want md, csv, json or html", ErrOption, format)
+	return err
+}
+
+// trendMarkdown writes the title and method, then a table per series.
+func (a *Analysis) trendMarkdown(w io.Writer) error {
+	var b bytes.Buffer
+	a.trendHead(&b)
+	for _, sr := range a.Series {
+		if err := a.trendSeries(&b, sr); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// trendHTML writes the markdown as a page, each series with its plot.
+func (a *Analysis) trendHTML(w io.Writer) error {
+	var head bytes.Buffer
+	a.trendHead(&head)
+	sections := []render.Section{{Markdown: head.Bytes()}}
+	for _, sr := range a.Series {
+		var md bytes.Buffer
+		if err := a.trendSeries(&md, sr); err != nil {
+			return err
+		}
+		svg, err := plotSeries(sr, a.Metric)
+		if err != nil {
+			return err
+		}
+		sections = append(sections, render.Section{Markdown: md.Bytes(),
+			Pictures: []render.Picture{{Title: sr.Scenario + ": " + metricLabel(a.Metric) + " per run", SVG: svg}}})
+	}
+	return render.WritePage(w, render.LangEN, "kvbench history trend", sections...)
 }
 
 // trendHead is the markdown's title and method.
@@ -143,7 +151,7 @@ func (a *Analysis) trendSeries(b *bytes.Buffer, sr *Series) error {
 		rows = append(rows, []string{pt.Run.RunID, pt.Run.Started.Local().Format("2006-01-02 15:04"), pt.Run.Name(),
 			stats.Format2(pt.Value), strconv.Itoa(len(pt.Rounds)), change})
 	}
-	return report.WriteTable(b, []string{"run", "started", "label / commit", a.Metric, "rounds", "change"}, "lllrrl", rows)
+	return render.WriteTable(b, []string{"run", "started", "label / commit", a.Metric, "rounds", "change"}, "lllrrl", rows)
 }
 
 // trendCSV writes a line per series and run, figures unscaled.

@@ -9,16 +9,9 @@ import (
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
-)
-
-// Languages of the markdown report.
-const (
-	// LangEN writes English headings.
-	LangEN = "en"
-	// LangZH writes the reference tables' Chinese headings (策略, 模式, …).
-	LangZH = "zh"
 )
 
 // Metric names of the overhead cells.
@@ -40,10 +33,12 @@ type Options struct {
 	// Confidence is the level of the median's confidence interval; 0 means
 	// stats.DefaultConfidence.
 	Confidence float64
-	// Lang is the language of the markdown: LangEN (the default when empty)
-	// or LangZH.
+	// Lang is the language of the printed report (package output) and of
+	// the warnings' Text: render.LangEN (the default when empty) or
+	// render.LangZH.
 	Lang string
-	// ChartLink, when set, is the chart file the markdown links to.
+	// ChartLink, when set, is the chart file the printed markdown links
+	// to.
 	ChartLink string
 	// Reference is the target the side-by-side tables compare the others
 	// with; "" means DefaultReference when present, else the first target
@@ -51,6 +46,17 @@ type Options struct {
 	Reference string
 	// Profiles are the flame graphs the HTML page links to.
 	Profiles []Profile
+}
+
+// Profile is a scenario's CPU profile, as flame graphs beside the report.
+type Profile struct {
+	// Target, Strategy and Mode (a mode or a workload) name the scenario.
+	Target, Strategy, Mode string
+	// Flame is the flame graph's file, relative to the report.
+	Flame string
+	// Diff is the differential flame graph against the Baseline strategy
+	// of the same target and mode ("" when there is none).
+	Diff, Baseline string
 }
 
 // Report is the statistics of a set of detail rows, ready to be written as
@@ -255,8 +261,13 @@ type Scenario struct {
 	requests  int64 // the most requests of an ok round
 }
 
+// Key is the scenario's key: its target, strategy and mode.
+func (s *Scenario) Key() results.ScenarioKey {
+	return results.ScenarioKey{Target: s.Target, Strategy: s.Strategy, Mode: s.Mode}
+}
+
 // Name is "target/strategy/mode".
-func (s *Scenario) Name() string { return s.Target + "/" + s.Strategy + "/" + s.Mode }
+func (s *Scenario) Name() string { return s.Key().String() }
 
 // Change returns the scenario's comparison for a metric, or nil.
 func (s *Scenario) Change(metric string) *Change {
@@ -362,10 +373,6 @@ func Build(rows []results.Row, opts Options) (*Report, error) {
 	return b.finish()
 }
 
-// Key names a scenario: a target, a strategy and a mode (a workload's
-// command as "ycsb-a READ", as the report's tables name it).
-type Key struct{ Target, Strategy, Mode string }
-
 // Order lists the scenarios of rows in the order the report's tables list
 // them (targets by name; the baseline first, then by persistence and
 // name; modes set, get, mixed, then the others), so that another table of
@@ -375,15 +382,15 @@ type Key struct{ Target, Strategy, Mode string }
 // matter here, and repeated rounds (two runs merged) are no error. The
 // error is one the report would give: the rows describe a strategy in two
 // ways.
-func Order(rows []results.Row) ([]Key, error) {
+func Order(rows []results.Row) ([]results.ScenarioKey, error) {
 	b, err := newBuilder(Options{})
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[Key]bool)
+	seen := make(map[results.ScenarioKey]bool)
 	for i := range rows {
 		r := rows[i]
-		k := Key{r.Target, r.Strategy, workloadMode(&r)}
+		k := r.ScenarioKey()
 		if seen[k] {
 			continue
 		}
@@ -395,10 +402,10 @@ func Order(rows []results.Row) ([]Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	var keys []Key
+	var keys []results.ScenarioKey
 	for _, t := range rep.Targets {
 		for _, sc := range t.Scenarios {
-			keys = append(keys, Key{sc.Target, sc.Strategy, sc.Mode})
+			keys = append(keys, sc.Key())
 		}
 		keys = append(keys, rep.curveKeys(t.Target)...) // curve.go
 	}
@@ -430,10 +437,10 @@ type strategyInfo struct {
 // newBuilder checks the options and fills in their defaults.
 func newBuilder(opts Options) (*builder, error) {
 	if opts.Lang == "" {
-		opts.Lang = LangEN
+		opts.Lang = render.LangEN
 	}
-	if opts.Lang != LangEN && opts.Lang != LangZH {
-		return nil, fmt.Errorf("%w: language %q (want %s or %s)", ErrFormat, opts.Lang, LangEN, LangZH)
+	if !render.KnownLang(opts.Lang) {
+		return nil, fmt.Errorf("%w: language %q (want %s or %s)", ErrFormat, opts.Lang, render.LangEN, render.LangZH)
 	}
 	if opts.Alpha <= 0 {
 		opts.Alpha = stats.DefaultAlpha
@@ -646,7 +653,7 @@ func (b *builder) finish() (*Report, error) {
 	// every error is returned at once below.
 	slices.SortFunc(b.rep.Targets, func(x, y *TargetReport) int { return cmp.Compare(x.Target, y.Target) })
 	for _, t := range b.rep.Targets {
-		t.Modes = orderModes(t.Modes)
+		t.Modes = OrderModes(t.Modes)
 		t.ServerVersions = t.versions.values()
 		baselines, err := b.baselines(t)
 		if err != nil {
@@ -726,9 +733,9 @@ func byStrategyOrder(t *TargetReport, baselines map[string]string) func(x, y str
 // canonicalModes come first, in this order.
 var canonicalModes = []string{"set", "get", "mixed"}
 
-// orderModes puts set, get and mixed first, then the others by name (a
+// OrderModes puts set, get and mixed first, then the others by name (a
 // workload's total after its commands).
-func orderModes(modes []string) []string {
+func OrderModes(modes []string) []string {
 	var out, others []string
 	for _, m := range canonicalModes {
 		if slices.Contains(modes, m) {
@@ -748,20 +755,20 @@ func orderModes(modes []string) []string {
 // and mode as the tables list them, then round and attempt; rows equal in
 // all of these keep their input order.
 func (b *builder) orderFailed() {
-	rank := make(map[[3]string]int)
+	rank := make(map[results.ScenarioKey]int)
 	off := 0
 	for _, t := range b.rep.Targets {
 		n := len(t.Strategies) * len(t.Modes)
 		for j, st := range t.Strategies {
 			for k, m := range t.Modes {
-				rank[[3]string{t.Target, st, m}] = off + j*len(t.Modes) + k
+				rank[results.ScenarioKey{Target: t.Target, Strategy: st, Mode: m}] = off + j*len(t.Modes) + k
 			}
 		}
 		off += n
 	}
 	slices.SortStableFunc(b.rep.Failed, func(x, y results.Row) int {
 		return cmp.Or(
-			cmp.Compare(rank[[3]string{x.Target, x.Strategy, workloadMode(&x)}], rank[[3]string{y.Target, y.Strategy, workloadMode(&y)}]),
+			cmp.Compare(rank[x.ScenarioKey()], rank[y.ScenarioKey()]),
 			cmp.Compare(x.Round, y.Round),
 			cmp.Compare(x.Attempt, y.Attempt))
 	})

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -10,71 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/pkg/report/internal/fixture"
 	"github.com/kvbench/kvbench/pkg/results"
 )
-
-// rowsOf makes in-memory ok rows: one per QPS figure, rounds from 1.
-func rowsOf(target, strategy, persistence, mode string, qps ...float64) []results.Row {
-	var rows []results.Row
-	for i, q := range qps {
-		rows = append(rows, results.Row{Target: target, Strategy: strategy, Persistence: persistence,
-			Mode: mode, Round: i + 1, Status: results.StatusOK, QPS: q})
-	}
-	return rows
-}
-
-func TestBaselineRule(t *testing.T) {
-	five := []float64{100, 101, 102, 103, 104}
-	tests := []struct {
-		name       string
-		rows       [][]results.Row
-		baselines  map[string]string
-		want       []string // baseline per overhead table
-		noBaseline []string
-		warn       string
-	}{
-		{"persistence none",
-			[][]results.Row{rowsOf("redis", "aof", "everysec", "set", five...), rowsOf("redis", "plain", "none", "set", five...)},
-			nil, []string{"plain"}, nil, ""},
-		{"no persistence column: named nopersist",
-			[][]results.Row{rowsOf("kvstore", "persist_no", "", "set", five...), rowsOf("kvstore", "nopersist", "", "set", five...)},
-			nil, []string{"nopersist"}, nil, ""},
-		{"no persistence column: named none",
-			[][]results.Row{rowsOf("redis", "none", "", "set", five...), rowsOf("redis", "aof_no", "", "set", five...)},
-			nil, []string{"none"}, nil, ""},
-		{"a persistence column overrides the names",
-			[][]results.Row{rowsOf("x", "none", "always", "set", five...), rowsOf("x", "fast", "none", "set", five...)},
-			nil, []string{"fast"}, nil, ""},
-		{"--baseline overrides the rule",
-			[][]results.Row{rowsOf("redis", "none", "none", "set", five...), rowsOf("redis", "aof_no", "no", "set", five...)},
-			map[string]string{"redis": "aof_no"}, []string{"aof_no"}, nil, ""},
-		{"no baseline",
-			[][]results.Row{rowsOf("valkey", "aof", "everysec", "set", five...), rowsOf("valkey", "rdb", "rdb", "set", five...)},
-			nil, nil, []string{""}, ""},
-		{"two candidates: the first by name, with a warning",
-			[][]results.Row{rowsOf("x", "b", "none", "set", five...), rowsOf("x", "a", "none", "set", five...)},
-			nil, []string{"a"}, nil, "several strategies have persistence none: the first by name is the baseline (choose one with --baseline TARGET=STRATEGY): x (a, b; using a)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Build(slices.Concat(tt.rows...), Options{Baselines: tt.baselines})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := rep.Targets[0]
-			var got []string
-			for _, o := range tr.Overheads {
-				got = append(got, o.Baseline)
-			}
-			if !slices.Equal(got, tt.want) || !slices.Equal(tr.NoBaseline, tt.noBaseline) {
-				t.Errorf("baselines %q, none for %q; want %q, %q", got, tr.NoBaseline, tt.want, tt.noBaseline)
-			}
-			if tt.warn != "" && !hasWarning(rep, tt.warn) {
-				t.Errorf("no warning %q in %v", tt.warn, rep.Warnings)
-			}
-		})
-	}
-}
 
 func hasWarning(rep *Report, msg string) bool {
 	return slices.ContainsFunc(rep.Warnings, func(e error) bool { return e.Error() == msg })
@@ -82,10 +19,10 @@ func hasWarning(rep *Report, msg string) bool {
 
 func TestAllocBaselines(t *testing.T) {
 	rows := slices.Concat(
-		rowsOf("kvstore", "nopersist_mypool", "none", "set", 200, 201, 202),
-		rowsOf("kvstore", "persist_mypool", "everysec", "set", 100, 101, 102),
-		rowsOf("kvstore", "nopersist_malloc", "none", "set", 150, 151, 152),
-		rowsOf("kvstore", "persist_malloc", "everysec", "set", 75, 76, 77),
+		fixture.Rows("kvstore", "nopersist_mypool", "none", "set", 200, 201, 202),
+		fixture.Rows("kvstore", "persist_mypool", "everysec", "set", 100, 101, 102),
+		fixture.Rows("kvstore", "nopersist_malloc", "none", "set", 150, 151, 152),
+		fixture.Rows("kvstore", "persist_malloc", "everysec", "set", 75, 76, 77),
 	)
 	for i := range rows {
 		rows[i].Alloc = strings.TrimPrefix(rows[i].Strategy[strings.LastIndex(rows[i].Strategy, "_"):], "_")
@@ -109,39 +46,10 @@ func TestAllocBaselines(t *testing.T) {
 	}
 }
 
-func TestTrimmingEdges(t *testing.T) {
-	tests := []struct {
-		name    string
-		qps     []float64
-		dropped int
-		trimmed string
-	}{
-		{"a tie drops the earliest round", []float64{100, 200, 300}, 1, "250.00"},
-		{"three rounds", []float64{100, 101, 150}, 3, "100.50"},
-		{"two rounds: nothing dropped", []float64{100, 200}, 0, "150.00"},
-		{"one round", []float64{100}, 0, "100.00"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Build(rowsOf("k", "s", "", "set", tt.qps...), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc := rep.Targets[0].Scenarios[0]
-			if sc.DroppedRound != tt.dropped || sc.TrimmedQPS.String() != tt.trimmed {
-				t.Errorf("dropped %d trimmed %s; want %d %s", sc.DroppedRound, sc.TrimmedQPS, tt.dropped, tt.trimmed)
-			}
-			if tt.dropped == 0 && !math.IsNaN(float64(sc.DroppedQPS)) {
-				t.Errorf("dropped QPS %v with nothing dropped", sc.DroppedQPS)
-			}
-		})
-	}
-}
-
 // TestRoundOrder: rounds arrive in any order (the orchestrator interleaves
 // them); the raw table and the trimming go by round number.
 func TestRoundOrder(t *testing.T) {
-	rows := rowsOf("k", "s", "", "set", 139895, 138768, 138867, 143296, 144388)
+	rows := fixture.Rows("k", "s", "", "set", 139895, 138768, 138867, 143296, 144388)
 	slices.Reverse(rows)
 	rep, err := Build(rows, Options{})
 	if err != nil {
@@ -158,7 +66,7 @@ func TestRoundOrder(t *testing.T) {
 
 // TestBuildKeepsRows: Build neither sorts nor changes the caller's rows.
 func TestBuildKeepsRows(t *testing.T) {
-	rows := rowsOf("k", "s", "", "set", 5, 3, 4, 1, 2)
+	rows := fixture.Rows("k", "s", "", "set", 5, 3, 4, 1, 2)
 	slices.Reverse(rows)
 	orig := slices.Clone(rows)
 	if _, err := Build(rows, Options{}); err != nil {
@@ -171,7 +79,7 @@ func TestBuildKeepsRows(t *testing.T) {
 
 // TestBuildInMemoryErrors: rows built in memory are named by index.
 func TestBuildInMemoryErrors(t *testing.T) {
-	rows := slices.Concat(rowsOf("k", "s", "", "set", 1, 2), rowsOf("k", "s", "", "set", 3))
+	rows := slices.Concat(fixture.Rows("k", "s", "", "set", 1, 2), fixture.Rows("k", "s", "", "set", 3))
 	_, err := Build(rows, Options{})
 	want := "row 3: duplicate round: k/s/set round 1 already has an ok row at row 1"
 	if err == nil || err.Error() != want || !errors.Is(err, ErrDuplicate) {
@@ -196,7 +104,7 @@ func TestBuildManyErrors(t *testing.T) {
 }
 
 func TestUsPerOp(t *testing.T) {
-	rows := rowsOf("k", "s", "", "set", 139895, 200000)
+	rows := fixture.Rows("k", "s", "", "set", 139895, 200000)
 	rows[1].UsPerOp = 5.123 // the load generator's own figure wins
 	rep, err := Build(rows, Options{})
 	if err != nil {
@@ -205,88 +113,6 @@ func TestUsPerOp(t *testing.T) {
 	got := []string{rep.Targets[0].Scenarios[0].Rounds[0].UsPerOp.String(), rep.Targets[0].Scenarios[0].Rounds[1].UsPerOp.String()}
 	if !slices.Equal(got, []string{"7.15", "5.12"}) {
 		t.Errorf("us/op %v", got)
-	}
-}
-
-func TestWarnings(t *testing.T) {
-	rows := slices.Concat(
-		rowsOf("k", "noisy", "", "set", 100, 150, 100, 150, 100),
-		rowsOf("k", "short", "", "set", 100, 101, 102),
-		[]results.Row{{Target: "k", Strategy: "dead", Mode: "set", Round: 1, Status: "failed", Error: "boom"}},
-	)
-	rep, err := Build(rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"no ok round, nothing to report: k/dead/set (1 failed attempt)",
-		"fewer than 5 ok rounds: one disturbed round still sways the means, and the significance test has little power: k/short/set (3 rounds)",
-		"CV above 5%: the rounds disagree (a busy machine or an unstable server), so differences smaller than the spread are noise: k/noisy/set (22.82%)",
-	}
-	var got []string
-	for _, w := range rep.Warnings {
-		got = append(got, w.Error())
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), "| dead     | set  |      - |") {
-		t.Errorf("the scenario without ok rounds is not listed:\n%s", md.String())
-	}
-}
-
-// TestFlushedNote: one line says which targets were flushed, only when a
-// row was.
-func TestFlushedNote(t *testing.T) {
-	remote := rowsOf("remote", "as_configured", "none", "set", 100, 101, 102)
-	remote[0].Flushed = true
-	for _, tt := range []struct {
-		name string
-		rows []results.Row
-		lang string
-		want string // "" for no note
-	}{
-		{"none flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), rowsOf("remote", "as_configured", "none", "set", 1, 2, 3)), LangEN, ""},
-		{"one target flushed", slices.Concat(rowsOf("k", "nopersist", "none", "set", 1, 2, 3), remote), LangEN,
-			"\nFlushed: remote held keys kvbench had not written; they were deleted (FLUSHALL, allowed with --allow-flush or allow_flush) before the first attempt, as the flushed column shows.\n"},
-		{"zh", remote, LangZH, "\n已清空：remote 原有非 kvbench 写入的键"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Build(tt.rows, Options{Lang: tt.lang})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var md bytes.Buffer
-			if err := rep.WriteMarkdown(&md); err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Count(md.String(), "FLUSHALL")
-			switch {
-			case tt.want == "" && got != 0:
-				t.Errorf("a flushed note without a flushed row:\n%s", md.String())
-			case tt.want != "" && (got != 1 || !strings.Contains(md.String(), tt.want)):
-				t.Errorf("want one note %q in:\n%s", tt.want, md.String())
-			}
-		})
-	}
-}
-
-// TestMarkdownEscapes: a pipe in a name cannot break a table.
-func TestMarkdownEscapes(t *testing.T) {
-	rep, err := Build(rowsOf("k", "a|b", "", "set", 1, 2, 3), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), `| a\|b     |`) {
-		t.Errorf("unescaped:\n%s", md.String())
 	}
 }
 
@@ -330,23 +156,6 @@ func TestFigure(t *testing.T) {
 	}
 }
 
-func TestCell(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain":            "plain",
-		"two words":        "two words",
-		"a|b":              `a\|b`,
-		" padded ":         "padded",
-		"double  space":    "double space",
-		"line\nbreak\tand": "line break and",
-		"":                 "",
-		"\x00ctl":          "\x00ctl",
-	} {
-		if got := cell(in); got != want {
-			t.Errorf("cell(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestReadRetry: a failed attempt then an ok retry of the same round is
 // fine, and the failure is counted and listed.
 func TestReadRetry(t *testing.T) {
@@ -379,8 +188,8 @@ func TestReadRetry(t *testing.T) {
 // TestWarningsGrouped: one line per kind of doubt, "every scenario" when
 // it concerns all of them alike, the scenarios named otherwise.
 func TestWarningsGrouped(t *testing.T) {
-	rows := slices.Concat(rowsOf("b", "base", "none", "set", 100, 101), rowsOf("b", "x", "no", "set", 90, 91),
-		rowsOf("a", "y", "", "get", 80, 81))
+	rows := slices.Concat(fixture.Rows("b", "base", "none", "set", 100, 101), fixture.Rows("b", "x", "no", "set", 90, 91),
+		fixture.Rows("a", "y", "", "get", 80, 81))
 	rep, err := Build(rows, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -412,7 +221,7 @@ func TestWarningNamesAtMost(t *testing.T) {
 	var rows []results.Row
 	for i := range 30 {
 		n := 3 + i%2 // 3 or 4 rounds: not "every scenario" alike
-		rows = append(rows, rowsOf("k", fmt.Sprintf("s%02d", i), "", "set", slices.Repeat([]float64{100}, n)...)...)
+		rows = append(rows, fixture.Rows("k", fmt.Sprintf("s%02d", i), "", "set", slices.Repeat([]float64{100}, n)...)...)
 	}
 	rep, err := Build(rows, Options{})
 	if err != nil {
@@ -421,38 +230,5 @@ func TestWarningNamesAtMost(t *testing.T) {
 	got := rep.Warnings[0].Error()
 	if !strings.HasSuffix(got, "k/s19/set (4 rounds), and 10 more") || strings.Contains(got, "s20") {
 		t.Errorf("warning %q", got)
-	}
-}
-
-// TestRefusedWrites: a scenario whose rounds had writes refused (an
-// insert-only command meeting existing keys) is compared with nothing:
-// its overhead cells and its side-by-side ratio say so, and the report
-// warns, naming it.
-func TestRefusedWrites(t *testing.T) {
-	five := []float64{300, 301, 302, 303, 304}
-	kv := rowsOf("kvstore", "persist_always", "always", "set", five...)
-	for i := range kv {
-		kv[i].Conflicts = 80_000
-	}
-	rows := slices.Concat(kv, rowsOf("kvstore", "nopersist", "none", "set", five...),
-		rowsOf("redis", "aof_always", "always", "set", 90, 91, 92, 93, 94), rowsOf("redis", "none", "none", "set", five...))
-	rep, err := Build(rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	out := md.String()
-	if n := strings.Count(out, "refused writes |"); n < 3 {
-		t.Errorf("%d cells say refused writes, want the overhead's QPS, us/op and the side-by-side ratio:\n%s", n, out)
-	}
-	if !strings.Contains(out, "writes were refused") || !strings.Contains(out, "kvstore/persist_always/set (5 rounds)") {
-		t.Errorf("no warning naming the scenario:\n%s", out)
-	}
-	sc := rep.Targets[0].Scenario("persist_always", "set")
-	if sc == nil || sc.RefusedRounds != 5 || sc.Change(MetricQPS) == nil || !sc.Change(MetricQPS).Refused {
-		t.Errorf("scenario %+v", sc)
 	}
 }

@@ -3,20 +3,12 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"image/color"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // MetricCapacity is the capacity's Change: the percentage of the
@@ -51,7 +43,7 @@ type CurvePoint struct {
 	TrimmedP99Us  Figure `json:"trimmed_p99_us"`
 	TrimmedP999Us Figure `json:"trimmed_p999_us"`
 	// LateRounds counts the rounds whose requests left late (send lag p99
-	// above loadgen.MaxSendLag: their latencies include the client's
+	// above measure.MaxSendLag: their latencies include the client's
 	// queueing) of the LagRounds that record the send lag.
 	LateRounds int `json:"late_rounds"`
 	LagRounds  int `json:"lag_rounds"`
@@ -240,7 +232,7 @@ func (b *builder) trimPoint(name string, p *CurvePoint) {
 	for _, r := range p.Rounds {
 		if r.SendLagP99Us.Valid() {
 			p.LagRounds++
-			if float64(r.SendLagP99Us) > float64(loadgen.MaxSendLag.Microseconds()) {
+			if float64(r.SendLagP99Us) > float64(measure.MaxSendLag.Microseconds()) {
 				p.LateRounds++
 			}
 		}
@@ -329,21 +321,21 @@ func (b *builder) capacityTables(t *TargetReport) {
 
 // curveKeys are the keys of a target's load curve points, as Order
 // names them ("get at 50%"), in the tables' order.
-func (r *Report) curveKeys(target string) []Key {
-	var keys []Key
+func (r *Report) curveKeys(target string) []results.ScenarioKey {
+	var keys []results.ScenarioKey
 	for _, c := range r.LoadCurves {
 		if c.Target == target {
 			for _, p := range c.Points {
-				keys = append(keys, Key{target, p.Strategy, c.Mode + " at " + p.Rate})
+				keys = append(keys, results.ScenarioKey{Target: target, Strategy: p.Strategy, Mode: c.Mode + " at " + p.Rate})
 			}
 		}
 	}
 	return keys
 }
 
-// capacityOf is a scenario's trimmed capacity (of the last objective by
+// Capacity is a scenario's trimmed capacity (of the last objective by
 // name when its rows searched several); missing without one.
-func (r *Report) capacityOf(sc *Scenario) Figure {
+func (r *Report) Capacity(sc *Scenario) Figure {
 	c := missing
 	for _, tab := range r.Capacities {
 		for _, row := range tab.Rows {
@@ -353,217 +345,4 @@ func (r *Report) capacityOf(sc *Scenario) Figure {
 		}
 	}
 	return c
-}
-
-// curveLabels are the load curves' headings and legends, by language.
-var curveLabels = map[string]struct {
-	title, capacity, capCol, rate, rateQPS, qps, closed, vs, late, lost, held, legend, capLegend, plot string
-}{
-	LangEN: {
-		title: "Latency–throughput", capacity: "Capacity at %s", capCol: "capacity (req/s)", rate: "rate", rateQPS: "rate (req/s)", qps: "QPS",
-		closed: "closed loop", vs: "p99 vs baseline", late: "late", lost: "capacity lost vs baseline", held: "held in rounds",
-		legend:    "Each rate is an open-loop phase after the attempt's closed loop, on the same server (run --rates; a percentage is of that closed loop's QPS): latencies in us from each request's intended send time, trimmed means over rounds (the round whose p99 is farthest from the median dropped). The closed loop's row is the scenario's own measurement. late: the rounds whose requests left late (send lag p99 above %v) of those that record it: their latencies include the client's queueing, not only the server's. p99 vs baseline: the change against the baseline strategy at the same rate, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
-		capLegend: "Capacity: the highest rate at which the objective held (run --slo), the mean over the rounds the QPS trimming keeps; held in rounds: the rounds whose search found one. Capacity lost: the percentage of the baseline strategy's capacity lost, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
-		plot:      "%s: %s against throughput at each rate of the load curve (trimmed means over rounds), one curve per target and strategy; dashed line: the objective; crosses: each scenario's capacity",
-	},
-	LangZH: {
-		title: "延迟–吞吐", capacity: "%s 下的容量", capCol: "容量（请求/秒）", rate: "速率", rateQPS: "速率（请求/秒）", qps: "QPS",
-		closed: "闭环", vs: "p99 对比基线", late: "发送滞后", lost: "相对基线损失的容量", held: "达标轮次",
-		legend:    "每个速率是该次尝试闭环测量之后、在同一服务器上的开环阶段（run --rates；百分比相对于该闭环的 QPS）：延迟单位 us，从每个请求的预定发送时刻算起，为各轮去异常后的均值（p99 离中位数最远的一轮被剔除）。闭环一行是该场景本身的测量。发送滞后：请求发送滞后（send lag p99 超过 %v）的轮次/记录了滞后的轮次：其延迟含客户端排队，不只是服务器的。p99 对比基线：与同一速率下基线策略相比的变化及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
-		capLegend: "容量：目标仍满足的最高速率（run --slo），取 QPS 去异常后保留轮次的均值；达标轮次：搜索找到容量的轮次。损失的容量：相对基线策略容量损失的百分比及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
-		plot:      "%s：负载曲线各速率下的 %s 与吞吐（各轮去异常均值），每个目标与策略一条曲线；虚线：目标；叉号：各场景的容量",
-	},
-}
-
-// curves writes the latency–throughput tables and the capacity tables.
-func (m *mdWriter) curves(r *Report) {
-	if len(r.LoadCurves) == 0 && len(r.Capacities) == 0 {
-		return
-	}
-	cl := curveLabels[r.lang()]
-	l := m.l
-	alpha := r.Options.Alpha
-	if alpha <= 0 {
-		alpha = stats.DefaultAlpha
-	}
-	if len(r.LoadCurves) > 0 {
-		m.printf("\n## %s\n", cl.title)
-		for _, c := range r.LoadCurves {
-			m.printf("\n### %s: %s\n\n", c.Target, c.Mode)
-			var t *TargetReport
-			for _, x := range r.Targets {
-				if x.Target == c.Target {
-					t = x
-				}
-			}
-			var rows [][]string
-			for _, st := range t.Strategies {
-				for _, p := range c.Points {
-					if p.Strategy == st {
-						late := ""
-						if p.LagRounds > 0 {
-							late = fmt.Sprintf("%d/%d", p.LateRounds, p.LagRounds)
-						}
-						rows = append(rows, []string{st, p.Rate, p.TrimmedRate.String(), p.TrimmedQPS.String(),
-							p.TrimmedP50Us.String(), p.TrimmedP99Us.String(), p.TrimmedP999Us.String(), late, p.P99.String(), strconv.Itoa(len(p.Rounds))})
-					}
-				}
-				if sc := t.Scenario(st, c.Mode); sc != nil {
-					rows = append(rows, []string{st, cl.closed, "", sc.TrimmedQPS.String(),
-						sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String(), "", "", strconv.Itoa(len(sc.Rounds))})
-				}
-			}
-			m.table([]string{l.strategy, cl.rate, cl.rateQPS, cl.qps, "p50 (us)", "p99 (us)", "p99.9 (us)", cl.late, cl.vs, l.rounds}, "llrrrrrrlr", rows)
-		}
-		m.printf("\n"+cl.legend+"\n", loadgen.MaxSendLag, alpha)
-	}
-	for i, tab := range r.Capacities {
-		if i == 0 || tab.SLO != r.Capacities[i-1].SLO {
-			m.printf("\n## "+cl.capacity+"\n", tab.SLO)
-		}
-		m.printf("\n### %s\n\n", tab.Target)
-		var rows [][]string
-		for _, row := range tab.Rows {
-			lost := "-"
-			if row.Lost != nil {
-				lost = row.Lost.String()
-			}
-			rows = append(rows, []string{row.Strategy, row.Mode, row.Capacity.String(), fmt.Sprintf("%d/%d", row.Held, row.Searched), lost})
-		}
-		m.table([]string{l.strategy, l.mode, cl.capCol, cl.held, cl.lost}, "llrrl", rows)
-		if i == len(r.Capacities)-1 {
-			m.printf("\n"+cl.capLegend+"\n", alpha)
-		}
-	}
-}
-
-// curvePictures draws a latency–throughput plot per mode with a load
-// curve.
-func (r *Report) curvePictures() ([]Picture, error) {
-	var pics []Picture
-	for _, mode := range r.modes() {
-		svg, stat, ok, err := r.curvePlot(mode)
-		if err != nil {
-			return nil, fmt.Errorf("latency-throughput plot of %s: %w", mode, err)
-		}
-		if ok {
-			pics = append(pics, Picture{Title: fmt.Sprintf(curveLabels[r.lang()].plot, mode, stat), SVG: svg})
-		}
-	}
-	return pics, nil
-}
-
-// plotStat is the latency statistic a mode's plot draws: the objective's
-// when it names p50, p99 or p99.9, else p99.
-func (r *Report) plotStat() (string, time.Duration) {
-	for _, tab := range r.Capacities {
-		for _, o := range strings.Split(tab.SLO, ",") {
-			stat, limit, _ := strings.Cut(o, "<")
-			d, err := time.ParseDuration(limit)
-			if err == nil && (stat == "p50" || stat == "p99" || stat == "p999") {
-				return stat, d
-			}
-		}
-	}
-	return "p99", 0
-}
-
-// curvePlot draws one mode's load curves: the latency (log scale)
-// against the measured QPS, a line per target and strategy through its
-// rates, the objective as a horizontal line and each scenario's capacity
-// marked on it. ok is false without a curve of the mode.
-func (r *Report) curvePlot(mode string) (svg []byte, stat string, ok bool, err error) {
-	stat, limit := r.plotStat()
-	get := map[string]func(*CurvePoint) Figure{
-		"p50":  func(p *CurvePoint) Figure { return p.TrimmedP50Us },
-		"p99":  func(p *CurvePoint) Figure { return p.TrimmedP99Us },
-		"p999": func(p *CurvePoint) Figure { return p.TrimmedP999Us },
-	}[stat]
-	p := plot.New()
-	p.Title.Text = mode + ": " + stat + " latency against throughput"
-	p.X.Label.Text = "throughput (req/s)"
-	p.Y.Label.Text = stat + " latency (us)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.X.Tick.Marker = wholeTicks{}
-	p.Add(plotter.NewGrid())
-	var targets, strategies []string
-	for _, c := range r.LoadCurves {
-		if c.Mode != mode {
-			continue
-		}
-		targets = append(targets, c.Target)
-		for _, pt := range c.Points {
-			if !slices.Contains(strategies, pt.Strategy) {
-				strategies = append(strategies, pt.Strategy)
-			}
-		}
-	}
-	lo, hi, right := math.Inf(1), 0.0, 0.0
-	lineOf := func(target, strategy string) draw.LineStyle {
-		return draw.LineStyle{Color: curveColors[slices.Index(strategies, strategy)%len(curveColors)], Width: vg.Points(1.5),
-			Dashes: curveDashes[slices.Index(targets, target)%len(curveDashes)]}
-	}
-	for _, c := range r.LoadCurves {
-		if c.Mode != mode {
-			continue
-		}
-		for _, st := range strategies {
-			var xys plotter.XYs
-			for _, pt := range c.Points {
-				if y := get(pt); pt.Strategy == st && pt.TrimmedQPS.Valid() && y.Valid() && y > 0 {
-					xys = append(xys, plotter.XY{X: float64(pt.TrimmedQPS), Y: float64(y)})
-				}
-			}
-			if len(xys) == 0 {
-				continue
-			}
-			slices.SortFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
-			l, s, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				return nil, stat, false, err
-			}
-			l.LineStyle = lineOf(c.Target, st)
-			s.GlyphStyle = draw.GlyphStyle{Shape: draw.CircleGlyph{}, Radius: vg.Points(2), Color: l.LineStyle.Color}
-			p.Add(l, s)
-			p.Legend.Add(c.Target+"/"+st, l)
-			for _, xy := range xys {
-				lo, hi, right = min(lo, xy.Y), max(hi, xy.Y), max(right, xy.X)
-			}
-		}
-	}
-	if hi == 0 {
-		return nil, stat, false, nil
-	}
-	if limit > 0 {
-		y := float64(limit) / float64(time.Microsecond)
-		lo, hi = min(lo, y), max(hi, y)
-		for _, tab := range r.Capacities {
-			for _, row := range tab.Rows {
-				if row.Mode != mode || !row.Capacity.Valid() || !slices.Contains(targets, tab.Target) {
-					continue
-				}
-				s, err := plotter.NewScatter(plotter.XYs{{X: float64(row.Capacity), Y: y}})
-				if err != nil {
-					return nil, stat, false, err
-				}
-				s.GlyphStyle = draw.GlyphStyle{Shape: draw.CrossGlyph{}, Radius: vg.Points(5), Color: lineOf(tab.Target, row.Strategy).Color}
-				p.Add(s)
-				right = max(right, float64(row.Capacity))
-			}
-		}
-		obj, err := plotter.NewLine(plotter.XYs{{X: 0, Y: y}, {X: right * 1.05, Y: y}})
-		if err != nil {
-			return nil, stat, false, err
-		}
-		obj.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(4)}}
-		p.Add(obj)
-		p.Legend.Add(fmt.Sprintf("objective %s < %v", stat, limit), obj)
-	}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.X.Min, p.X.Max = 0, right*1.05
-	p.Y.Min, p.Y.Max = lo/1.2, hi*1.5
-	svg, err = svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
-	return svg, stat, err == nil, err
 }

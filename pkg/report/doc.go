@@ -1,25 +1,24 @@
-// Package report turns kvbench's detail rows into the tables people read:
-// the settings the rows record, then per target the raw rounds, the
-// trimmed figures (one outlying round dropped per scenario), the overhead
-// of each persistence strategy against the baseline with a significance
-// verdict, the spread of the rounds and the latencies, then the failed
-// attempts and the warnings, one line per kind; with two targets or more,
-// first the targets side by side per mode, with ratios to a reference
-// target. As markdown (in English or Chinese, with the reference tables'
-// headings), CSV, JSON, a chart, and one self-contained HTML page with
-// the tables and the pictures (the chart, the side-by-side bars, latency
-// by percentile from the rows' HdrHistograms; with the series CSV beside
-// the detail CSV, a stalls table per target and each scenario's QPS and
-// p99 over time).
+// Package report is the statistics of kvbench's detail rows, as plain
+// values: Build (or ReadFiles, streaming the detail CSVs) groups the rows
+// into scenarios (target, strategy, mode), trims one outlying round per
+// scenario, compares each strategy with its target's baseline (the change
+// and a Mann–Whitney U verdict), sets the targets side by side with
+// ratios to a reference target, and adds what the rows hold beyond that:
+// workloads' commands, load curves and the capacity at a latency
+// objective, recovery after a crash, server telemetry, the spread over a
+// cluster's nodes, stalls. Every Figure is rounded to 2 decimals exactly
+// as printed, so no writer rounds again; what makes a figure doubtful
+// travels as Warnings beside it, one *Warning per kind, as values.
 //
 // The rows come from package results, which owns the detail CSV; the
-// arithmetic (trimming, medians, confidence intervals, the U test) lives in
-// package stats. Build computes a Report, whose Figures are already rounded
-// as printed; its Write methods write each format, and WriteFiles the set
-// "kvbench run" leaves behind. Run is the whole of "kvbench report". Both
-// commands go through Build, so they print the same numbers, in the same
-// order: Build orders targets, strategies and modes by what the rows say,
-// never by the order they come in.
+// arithmetic (trimming, medians, confidence intervals, the U test) lives
+// in package stats. Printing is package output's (the markdown, HTML,
+// chart, CSV and JSON of a Report, and "kvbench report" itself), with
+// package render's tables, page, plots and words. "kvbench run" and
+// "kvbench report" both go through Build, so they print the same numbers,
+// in the same order: Build orders targets, strategies and modes by what
+// the rows say, never by the order they come in (Order gives that order
+// to other tables, kvbench compare's).
 //
 // What the tables hold, the trimming rule, the number conventions and the
 // CSV and JSON formats are documented for users in docs/report.md.

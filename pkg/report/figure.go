@@ -40,11 +40,8 @@ func (f Figure) Change() string {
 	return stats.FormatChange(float64(f))
 }
 
-// percent prints a fraction as a percentage with 2 decimals: "93.75%".
-func percent(x float64) string { return stats.Format2(x*100) + "%" }
-
-// csv prints the figure for a CSV cell: 2 decimals, empty when not finite.
-func (f Figure) csv() string {
+// CSV prints the figure for a CSV cell: 2 decimals, empty when not finite.
+func (f Figure) CSV() string {
 	if !f.Valid() {
 		return ""
 	}
@@ -75,9 +72,9 @@ func (p Prob) String() string {
 	return strconv.FormatFloat(x, 'f', 3, 64)
 }
 
-// csv prints the p-value for a CSV cell: 3 significant digits, so that
+// CSV prints the p-value for a CSV cell: 3 significant digits, so that
 // small values stay numbers ("0.00794"), empty when missing.
-func (p Prob) csv() string {
+func (p Prob) CSV() string {
 	if math.IsNaN(float64(p)) {
 		return ""
 	}
@@ -90,4 +87,16 @@ func (p Prob) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return strconv.AppendFloat(nil, float64(p), 'g', -1, 64), nil
+}
+
+// String is the overhead cell: the change and its verdict,
+// "-6.58% (p=0.008)" or "+0.48% ~"; "-" when there is nothing to compare.
+func (c *Change) String() string {
+	switch {
+	case c != nil && c.Refused:
+		return refusedCell
+	case c == nil || !c.Pct.Valid():
+		return "-"
+	}
+	return c.Pct.Change() + verdict(c.P, c.Significant)
 }

@@ -2,12 +2,10 @@ package report
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/results"
@@ -39,22 +37,21 @@ type NodeSpread struct {
 // order. Within an attempt the rows are in slot order, as run writes them;
 // attempts whose nodes served no request are left out.
 func NodeSpreads(rows []results.NodeRow) []NodeSpread {
-	type scenario struct{ target, strategy, mode string }
 	type attempt struct {
-		scenario
+		results.ScenarioKey
 		run          string
 		round, tries int
 	}
 	var order []attempt
 	byAttempt := make(map[attempt][]results.NodeRow)
 	for _, r := range rows {
-		a := attempt{scenario{r.Target, r.Strategy, r.Mode}, r.RunID, r.Round, r.Attempt}
+		a := attempt{results.ScenarioKey{Target: r.Target, Strategy: r.Strategy, Mode: r.Mode}, r.RunID, r.Round, r.Attempt}
 		if _, ok := byAttempt[a]; !ok {
 			order = append(order, a)
 		}
 		byAttempt[a] = append(byAttempt[a], r)
 	}
-	pooled := make(map[scenario]*struct {
+	pooled := make(map[results.ScenarioKey]*struct {
 		shares, p99s [][]float64 // by shard, one per attempt
 		attempts     int
 	})
@@ -67,13 +64,13 @@ func NodeSpreads(rows []results.NodeRow) []NodeSpread {
 		if total == 0 {
 			continue
 		}
-		p := pooled[a.scenario]
+		p := pooled[a.ScenarioKey]
 		if p == nil {
 			p = &struct {
 				shares, p99s [][]float64
 				attempts     int
 			}{}
-			pooled[a.scenario] = p
+			pooled[a.ScenarioKey] = p
 		}
 		p.attempts++
 		for i, n := range nodes {
@@ -86,7 +83,7 @@ func NodeSpreads(rows []results.NodeRow) []NodeSpread {
 	}
 	var out []NodeSpread
 	for sc, p := range pooled {
-		s := NodeSpread{Target: sc.target, Strategy: sc.strategy, Mode: sc.mode, Shards: len(p.shares), Attempts: p.attempts}
+		s := NodeSpread{Target: sc.Target, Strategy: sc.Strategy, Mode: sc.Mode, Shards: len(p.shares), Attempts: p.attempts}
 		for i := range p.shares {
 			s.Share = append(s.Share, stats.Mean(p.shares[i]))
 			s.P99 = append(s.P99, stats.Median(p.p99s[i]))
@@ -150,36 +147,4 @@ func (r *Report) addNodesBeside(details []string) error {
 		r.Nodes = NodeSpreads(rows)
 	}
 	return nil
-}
-
-// nodeLabels are the spread table's words, by language.
-var nodeLabels = map[string]struct {
-	title, shards, share, p99, hottest, legend string
-}{
-	LangEN: {"Cluster nodes: spread of load and latency", "shards", "QPS share min / median / max", "p99 us min / median / max", "hottest shard",
-		"QPS share: a master's fraction of its attempt's requests (shard i is the i-th master in slot order, averaged over the attempts); p99: the median over the attempts of its p99 latency. The hottest shard's share is also given against an even share (1.00×)."},
-	LangZH: {"集群节点：负载与延迟的分布", "分片", "QPS 占比 最小 / 中位 / 最大", "p99 us 最小 / 中位 / 最大", "最热分片",
-		"QPS 占比：主节点占所在尝试请求数的比例（分片 i 为按槽顺序的第 i 个主节点，对各次尝试取平均）；p99：各次尝试 p99 延迟的中位数。最热分片的占比同时给出相对均匀占比（1.00×）的倍数。"},
-}
-
-// nodes writes the spread table of the cluster targets, if any.
-func (m *mdWriter) nodes(spreads []NodeSpread, lang string) {
-	if len(spreads) == 0 {
-		return
-	}
-	l := m.l
-	nl := nodeLabels[lang]
-	m.printf("\n## %s\n\n", nl.title)
-	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
-	three := func(xs []float64, f func(float64) string) string {
-		return f(slices.Min(xs)) + " / " + f(stats.Median(xs)) + " / " + f(slices.Max(xs))
-	}
-	var rows [][]string
-	for _, s := range spreads {
-		rows = append(rows, []string{s.Target, s.Strategy, s.Mode, strconv.Itoa(s.Shards),
-			three(s.Share, pct), three(s.P99, stats.Format2),
-			fmt.Sprintf("%d: %s (%.2f×)", s.Hot, pct(s.Share[s.Hot]), s.HotRatio)})
-	}
-	m.table([]string{l.target, l.strategy, l.mode, nl.shards, nl.share, nl.p99, nl.hottest}, "lllrrrl", rows)
-	m.printf("\n%s\n", nl.legend)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
@@ -230,51 +229,4 @@ func medianFigure(xs []float64) Figure {
 		return missing
 	}
 	return fig(stats.Median(xs))
-}
-
-// recoveryLabels are the words of the recovery section, by language.
-var recoveryLabels = map[string]struct {
-	title, crash, rounds, recovery, keys, mb, acked, lost, window, promise, empty, legend string
-}{
-	LangEN: {"Recovery after kill -9", "crash", "rounds", "recovery s", "keys/s", "MB/s", "acked writes", "acked lost", "lost window s", "promise",
-		"came back empty",
-		"Each round fills the keyspace, writes a stream of acknowledged writes (a key per write, and a counter per connection), kills the server's process group with SIGKILL amid the stream and starts it again on its files. recovery s: from the start of the new process to its answer to a read of a key it had (median over the rounds that have it); keys/s and MB/s: the keys it holds and the size of its log or snapshot over that time; acked writes: the writes acknowledged before the kill, summed over the rounds; acked lost: those missing or older after the restart; lost window s: how long before the crash the oldest lost write was acknowledged (the widest of the rounds). came back empty: the server answered without the dataset, so there is no recovery to time. crash: process, the OS kept what the server had written; power (run --power-loss), its directory was on a file system that then dropped what the server had not fsynced, as a power loss does."},
-	LangZH: {"kill -9 后的恢复", "崩溃", "轮次", "恢复 s", "键/s", "MB/s", "已确认写入", "丢失的已确认写入", "丢失窗口 s", "承诺",
-		"重启后为空",
-		"每轮先填充键空间，再写入一串已确认的写入（每次写一个键，每个连接一个计数器），在写入过程中以 SIGKILL 杀死服务端进程组，然后在其原有文件上重新启动。恢复 s：从新进程启动到它对一个已有键的读取作出应答（有该值的轮次的中位数）；键/s 与 MB/s：它持有的键数与日志或快照文件大小除以该时间；已确认写入：kill 之前已确认的写入（各轮之和）；丢失的已确认写入：重启后缺失或变旧的写入；丢失窗口 s：丢失的写入中最早的一个在崩溃前多久被确认（各轮中最宽者）。重启后为空：服务端应答时已没有数据集，无恢复时间可言。崩溃：process 为进程崩溃，操作系统保留了服务端已写入的内容；power（run --power-loss）为断电，其目录所在的文件系统随后丢弃了服务端未 fsync 的内容。"},
-}
-
-// recovery writes the recovery tables, if any: one per target.
-func (m *mdWriter) recovery(tabs []*RecoveryTable, lang string) {
-	if len(tabs) == 0 {
-		return
-	}
-	l := m.l
-	rl := recoveryLabels[lang]
-	m.printf("\n## %s\n", rl.title)
-	for _, tab := range tabs {
-		m.printf("\n### %s\n\n", tab.Target)
-		var rows [][]string
-		for _, r := range tab.Rows {
-			rec := r.RecoveryS.String()
-			if r.Empty > 0 {
-				rec = fmt.Sprintf("%s (%s: %d of %d)", rec, rl.empty, r.Empty, r.Rounds)
-				if r.Empty == r.Rounds {
-					rec = rl.empty
-				}
-			}
-			lost := strconv.FormatInt(r.AckedLost, 10)
-			if r.Broken {
-				lost += " (!)"
-			}
-			acked, lostCell := "-", "-"
-			if r.Rounds > 0 {
-				acked, lostCell = strconv.FormatInt(r.AckedWrites, 10), lost
-			}
-			rows = append(rows, []string{r.Strategy, r.Persistence, r.Crash, strconv.Itoa(r.Rounds), rec, r.KeysPerS.String(), r.MBPerS.String(),
-				acked, lostCell, r.LostWindowS.String(), r.Promise})
-		}
-		m.table([]string{l.strategy, l.persistence, rl.crash, rl.rounds, rl.recovery, rl.keys, rl.mb, rl.acked, rl.lost, rl.window, rl.promise}, "lllrrrrrrrl", rows)
-	}
-	m.printf("\n%s\n", rl.legend)
 }

@@ -205,7 +205,7 @@ func (b *builder) sideBySide() error {
 		})
 	}
 
-	for _, mode := range orderModes(slices.Compact(slices.Sorted(slices.Values(all)))) {
+	for _, mode := range OrderModes(slices.Compact(slices.Sorted(slices.Values(all)))) {
 		// The columns of the mode: the reference's, and those with a
 		// scenario of the mode.
 		tab := &SideBySide{Mode: mode, Reference: refName}

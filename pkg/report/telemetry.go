@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -51,7 +51,7 @@ func telemetryOf(r *results.Row) roundTelemetry {
 		usedMemory: float64(r.ServerUsedMemoryBytes),
 		rss:        float64(r.ServerRSSBytes),
 	}
-	full := r.Workload == "" && (r.Mode == string(loadgen.ModeGet) || r.Mode == string(loadgen.ModeMixed))
+	full := r.Workload == "" && (r.Mode == string(measure.ModeGet) || r.Mode == string(measure.ModeMixed))
 	if full && r.Keyspace > 0 && t.usedMemory > 0 {
 		t.bytesPerKey = t.usedMemory / float64(r.Keyspace)
 	}
@@ -101,40 +101,4 @@ func telemetryTables(targets []*TargetReport) []*TelemetryTable {
 		}
 	}
 	return out
-}
-
-// telemetryLabels are the words of the telemetry section, by language.
-var telemetryLabels = map[string]struct {
-	title, clientP50, serverUs, used, rss, perKey, legend string
-}{
-	LangEN: {"Server telemetry", "client p50 us", "server us/call", "used_memory MiB", "peak RSS MiB", "bytes/key",
-		"Medians over the ok rounds. client p50: the load generator's median latency; server us/call: the server's own time per call of the measured commands (INFO commandstats over the phase); used_memory: INFO memory after the phase; peak RSS: the resident set size of the processes kvbench started, sampled every 100 ms during the phase; bytes/key: used_memory over the keyspace, the server's fixed overhead included, where the phase found it prefilled (get, mixed). Empty: not measured."},
-	LangZH: {"服务端遥测", "客户端 p50 us", "服务端 us/调用", "used_memory MiB", "RSS 峰值 MiB", "字节/键",
-		"各 ok 轮次的中位数。客户端 p50：负载生成器的延迟中位数；服务端 us/调用：服务端执行所测命令每次调用的耗时（测量阶段前后 INFO commandstats 之差）；used_memory：测量阶段后的 INFO memory；RSS 峰值：kvbench 启动的进程在测量阶段中每 100 ms 采样的常驻内存；字节/键：used_memory 除以键空间（含服务端固定开销），仅在测量阶段前已预填充的模式（get、mixed）给出。空格：未测量。"},
-}
-
-// telemetry writes the server telemetry tables, if any: one per target.
-func (m *mdWriter) telemetry(tabs []*TelemetryTable, lang string) {
-	if len(tabs) == 0 {
-		return
-	}
-	l := m.l
-	tl := telemetryLabels[lang]
-	m.printf("\n## %s\n", tl.title)
-	mib := func(f Figure) Figure {
-		if !f.Valid() {
-			return f
-		}
-		return fig(float64(f) / (1 << 20))
-	}
-	for _, tab := range tabs {
-		m.printf("\n### %s\n\n", tab.Target)
-		var rows [][]string
-		for _, r := range tab.Rows {
-			rows = append(rows, []string{r.Strategy, r.Mode, r.ClientP50Us.csv(), r.ServerUsPerCall.csv(),
-				mib(r.UsedMemoryBytes).csv(), mib(r.RSSBytes).csv(), r.BytesPerKey.csv()})
-		}
-		m.table([]string{l.strategy, l.mode, tl.clientP50, tl.serverUs, tl.used, tl.rss, tl.perKey}, "llrrrrr", rows)
-	}
-	m.printf("\n%s\n", tl.legend)
 }

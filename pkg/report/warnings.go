@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kvbench/kvbench/pkg/render"
 )
 
 // The kinds of Warning, in the order the report lists them.
@@ -39,8 +41,8 @@ const (
 	WarnOther = "other"
 )
 
-// warnKinds is the order of the kinds.
-var warnKinds = []string{WarnNoRounds, WarnRefusedWrites, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
+// WarnKinds are the kinds, in the order the report lists them.
+var WarnKinds = []string{WarnNoRounds, WarnRefusedWrites, WarnClientBound, WarnUntrimmed, WarnFewRounds, WarnNoisy,
 	WarnTestPower, WarnTestTies, WarnBaselines, WarnOther}
 
 // Warning is one kind of doubt about the figures, with every scenario (or,
@@ -83,39 +85,79 @@ type Subject struct {
 const maxNamed = 20
 
 // Error is the warning in English.
-func (w *Warning) Error() string { return w.Text(LangEN) }
+func (w *Warning) Error() string { return w.Text(render.LangEN) }
 
-// Text is the warning in a language (LangEN or LangZH): what the doubt
+// Text is the warning in a language (render.LangEN or render.LangZH):
+// what the doubt
 // is, then whom it concerns.
 func (w *Warning) Text(lang string) string {
-	l := langs[lang]
-	if l == nil {
-		l = langs[LangEN]
-	}
+	l := &render.LabelsOf(lang).Warnings
 	var head string
 	switch w.Kind {
 	case WarnTestPower:
-		head = fmt.Sprintf(l.warnHead[w.Kind], w.Need, w.Level)
-	case WarnUntrimmed, WarnFewRounds:
-		head = fmt.Sprintf(l.warnHead[w.Kind], w.Need)
+		head = fmt.Sprintf(l.TestPower, w.Need, w.Level)
+	case WarnUntrimmed:
+		head = fmt.Sprintf(l.Untrimmed, w.Need)
+	case WarnFewRounds:
+		head = fmt.Sprintf(l.FewRounds, w.Need)
 	case WarnNoisy:
-		head = fmt.Sprintf(l.warnHead[w.Kind], w.Level)
+		head = fmt.Sprintf(l.Noisy, w.Level)
 	case WarnOther:
 		head = w.Msg
 	default:
-		head = l.warnHead[w.Kind]
+		head = warnHead(l, w.Kind)
 	}
 	if w.Every && len(w.Where) > 1 {
-		return head + l.colon + l.subject(w.Kind, Subject{Name: l.every, N: w.Where[0].N})
+		return head + l.Colon + subject(l, w.Kind, Subject{Name: l.Every, N: w.Where[0].N})
 	}
 	var items []string
 	for i, s := range w.Where {
 		if i == maxNamed && len(w.Where) > maxNamed+1 {
-			return head + l.colon + strings.Join(items, l.listSep) + fmt.Sprintf(l.more, len(w.Where)-i)
+			return head + l.Colon + strings.Join(items, l.ListSep) + fmt.Sprintf(l.More, len(w.Where)-i)
 		}
-		items = append(items, l.subject(w.Kind, s))
+		items = append(items, subject(l, w.Kind, s))
 	}
-	return head + l.colon + strings.Join(items, l.listSep)
+	return head + l.Colon + strings.Join(items, l.ListSep)
+}
+
+// warnHead is the head of a kind of warning whose head has no verb; ""
+// for WarnOther, whose head is its message.
+func warnHead(l *render.WarningLabels, kind string) string {
+	switch kind {
+	case WarnNoRounds:
+		return l.NoRounds
+	case WarnClientBound:
+		return l.ClientBound
+	case WarnRefusedWrites:
+		return l.RefusedWrites
+	case WarnTestTies:
+		return l.TestTies
+	case WarnBaselines:
+		return l.Baselines
+	}
+	return ""
+}
+
+// subject formats one subject of a warning of the given kind.
+func subject(l *render.WarningLabels, kind string, s Subject) string {
+	paren := func(v string) string { return fmt.Sprintf(l.Parens, v) }
+	switch kind {
+	case WarnNoRounds:
+		if s.N == 1 {
+			return s.Name + l.Failed1
+		}
+		return s.Name + fmt.Sprintf(l.FailedN, s.N)
+	case WarnUntrimmed, WarnFewRounds, WarnClientBound, WarnRefusedWrites:
+		if s.N == 1 {
+			return s.Name + l.Rounds1
+		}
+		return s.Name + fmt.Sprintf(l.RoundsN, s.N)
+	case WarnNoisy, WarnTestTies:
+		return s.Name + paren(s.Value)
+	case WarnBaselines:
+		return s.Name + paren(s.Value+"; "+fmt.Sprintf(l.Using, s.Chosen))
+	}
+	return s.Name
 }
 
 // warnings puts the warnings in order: by kind, the scenarios of each in
@@ -152,7 +194,7 @@ func (b *builder) warnings() {
 		ws = append(ws, w)
 	}
 	slices.SortFunc(ws, func(x, y *Warning) int {
-		return cmp.Or(cmp.Compare(slices.Index(warnKinds, x.Kind), slices.Index(warnKinds, y.Kind)), cmp.Compare(x.Msg, y.Msg))
+		return cmp.Or(cmp.Compare(slices.Index(WarnKinds, x.Kind), slices.Index(WarnKinds, y.Kind)), cmp.Compare(x.Msg, y.Msg))
 	})
 	b.rep.Warnings = b.rep.Warnings[:0]
 	for _, w := range ws {

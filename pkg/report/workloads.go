@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -145,7 +144,7 @@ func (b *builder) workloads() {
 		var modes []string
 		for _, t := range b.rep.Targets {
 			for _, m := range t.Modes {
-				if sc := t.anyScenario(m); sc != nil && sc.Workload == w && !slices.Contains(modes, m) {
+				if sc := t.AnyScenario(m); sc != nil && sc.Workload == w && !slices.Contains(modes, m) {
 					modes = append(modes, m)
 				}
 			}
@@ -188,8 +187,8 @@ func (b *builder) workloads() {
 	}
 }
 
-// anyScenario returns a scenario of the mode, of any strategy.
-func (t *TargetReport) anyScenario(mode string) *Scenario {
+// AnyScenario returns a scenario of the mode, of any strategy.
+func (t *TargetReport) AnyScenario(mode string) *Scenario {
 	for _, st := range t.Strategies {
 		if sc := t.Scenario(st, mode); sc != nil {
 			return sc
@@ -215,71 +214,4 @@ func (t *TargetReport) match(sc *Scenario) *Scenario {
 		}
 	}
 	return t.Scenario(sc.Strategy, sc.Mode)
-}
-
-// workloadTables writes the workloads' section of the markdown.
-func (m *mdWriter) workloadTables(r *Report) {
-	if len(r.Workloads) == 0 {
-		return
-	}
-	l := m.l
-	m.printf("\n## %s\n", l.wlTitle)
-	for _, tab := range r.Workloads {
-		if tab.Reference != "" {
-			m.printf("\n### "+l.wlTableRef+"\n", tab.Workload, tab.Reference)
-		} else {
-			m.printf("\n### "+l.wlTable+"\n", tab.Workload)
-		}
-		ratios := tab.Reference != "" && tab.NoReference == ""
-		switch {
-		case len(tab.Rows) == 0:
-		case tab.NoReference == NoRefNotRun:
-			m.printf("\n"+l.sideNotRun+"\n", tab.Reference, tab.Workload)
-		case tab.NoReference == NoRefNoRounds:
-			m.printf("\n"+l.sideNoRounds+"\n", tab.Reference, tab.Workload)
-		}
-		if len(tab.Rows) > 0 {
-			header := []string{l.command, l.target, l.strategy, "QPS"}
-			align := "lllr"
-			if tab.Latency {
-				header, align = append(header, l.p99), align+"r"
-			}
-			header, align = append(header, l.wlChange), align+"r"
-			if ratios {
-				header, align = append(header, fmt.Sprintf(l.wlRatio, tab.Reference)), align+"r"
-			}
-			var rows [][]string
-			for _, row := range tab.Rows {
-				cmd := row.Command
-				if cmd == results.CommandTotal {
-					cmd = l.wlTotal
-				}
-				cells := []string{cmd, row.Target, row.Strategy, row.QPS.String()}
-				if tab.Latency {
-					cells = append(cells, row.P99Us.String())
-				}
-				change := "-"
-				if row.Change != nil {
-					change = row.Change.String()
-				}
-				cells = append(cells, change)
-				if ratios {
-					ratio := "-"
-					if row.Target == tab.Reference && row.QPS.Valid() {
-						ratio = "1.00"
-					} else if row.Ratio != nil {
-						ratio = row.Ratio.String()
-					}
-					cells = append(cells, ratio)
-				}
-				rows = append(rows, cells)
-			}
-			m.printf("\n")
-			m.table(header, align, rows)
-		}
-		for _, u := range tab.Unsupported {
-			m.printf("\n"+l.wlUnsupported+"\n", u.Target, cell(u.Error))
-		}
-	}
-	m.printf("\n"+l.wlLegend+"\n", r.Options.Alpha, r.Options.Alpha)
 }

@@ -215,7 +215,7 @@ type Row struct {
 	SLO         string   `csv:"slo" json:"slo,omitempty"`
 	// SendLagP99Us is, on a load curve's row, the p99 of how late the
 	// requests left against their intended send times, in µs: above
-	// loadgen.MaxSendLag the phase's latencies include the client's
+	// measure.MaxSendLag the phase's latencies include the client's
 	// queueing. Empty on the closed-loop row and in files written before.
 	SendLagP99Us *float64 `csv:"send_lag_p99_us" json:"send_lag_p99_us,omitempty"`
 	// Crash is how a recovery row's server went down: CrashProcess (kill
@@ -254,7 +254,8 @@ const (
 )
 
 // ModeWorkload is the mode column of a workload's rows: their Workload
-// and Command columns say what was measured.
+// and Command columns say what was measured. The column's other values
+// are measure's modes (set, get, mixed) and ModeRecovery.
 const ModeWorkload = "workload"
 
 // ModeRecovery is the mode column of a recovery row: the server killed

@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/measure"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -298,7 +299,7 @@ func DefaultOptions() Options {
 		GetCmd:           target.DefaultKvstoreGetCmd,
 		OutDir:           DefaultOutDir,
 		Prefix:           DefaultPrefix,
-		Lang:             report.LangEN,
+		Lang:             render.LangEN,
 		Chart:            "svg",
 		Estimate:         EstimateAuto,
 		ReadyTimeout:     target.DefaultReadyTimeout,
@@ -413,8 +414,8 @@ func (o Options) normalize() (Options, error) {
 	} else {
 		o.Alloc = a
 	}
-	if o.Lang != report.LangEN && o.Lang != report.LangZH {
-		bad("lang %q: want %s or %s", o.Lang, report.LangEN, report.LangZH)
+	if o.Lang != render.LangEN && o.Lang != render.LangZH {
+		bad("lang %q: want %s or %s", o.Lang, render.LangEN, render.LangZH)
 	}
 	if _, err := report.ParseBaselines(o.Baselines); err != nil {
 		errs = append(errs, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/history"
+	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -20,7 +21,7 @@ import (
 func recordedRun(t *testing.T, loc, runID string) history.Shown {
 	t.Helper()
 	var out bytes.Buffer
-	if err := history.Show(context.Background(), history.ShowOptions{Location: loc, Run: runID, Format: history.FormatJSON}, &out); err != nil {
+	if err := history.Show(context.Background(), history.ShowOptions{Location: loc, Run: runID, Format: render.JSON}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var shown history.Shown

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
 )
 
@@ -54,8 +55,8 @@ func newFiles(dir, prefix, ts, chart string) Files {
 
 // writeReport builds the report of rows, writes the markdown, HTML,
 // summary, trimmed and chart files, and prints the markdown to stdout. It is the
-// code "kvbench report" runs on the detail CSV: report.Build, then the
-// Report's writers, so both give the same figures. The markdown file links
+// code "kvbench report" runs on the detail CSV: report.Build, then
+// package output's writers, so both give the same figures. The markdown file links
 // to the chart beside it; the printed markdown does not (the link is
 // relative to the results' directory, not to wherever stdout goes), so it
 // is what "kvbench report" prints on the detail CSV, byte for byte.
@@ -78,11 +79,11 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 	if err := rep.AddSeriesFile(files.Series); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	err = rep.WriteFiles(report.Files{
+	err = output.WriteFiles(rep, output.Files{
 		Markdown: files.Report, HTML: files.HTML, Summary: files.Summary, Trimmed: files.Trimmed,
 		Chart: files.Chart, ChartFormat: o.Chart,
 	})
 	printed := *rep
 	printed.Options.ChartLink = ""
-	return rep, errors.Join(err, printed.WriteMarkdown(stdout))
+	return rep, errors.Join(err, output.Markdown(&printed, stdout))
 }

@@ -19,7 +19,8 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
-	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -153,27 +154,27 @@ func TestRunEndToEnd(t *testing.T) {
 	// The report's figures are those of "kvbench report" on the same CSV.
 	dir := t.TempDir()
 	var trimmed, jsonOut bytes.Buffer
-	opts := report.RunOptions{Inputs: []string{f.Detail}, Format: report.FormatCSV, SummaryCSV: filepath.Join(dir, "summary.csv")}
-	if err := report.Run(context.Background(), opts, &trimmed); err != nil {
+	opts := output.RunOptions{Inputs: []string{f.Detail}, Format: render.CSV, SummaryCSV: filepath.Join(dir, "summary.csv")}
+	if err := output.Run(context.Background(), opts, &trimmed); err != nil {
 		t.Fatal(err)
 	}
 	sameFile(t, f.Trimmed, trimmed.Bytes())
 	summary, _ := os.ReadFile(opts.SummaryCSV)
 	sameFile(t, f.Summary, summary)
-	opts.Format, opts.SummaryCSV = report.FormatJSON, ""
-	if err := report.Run(context.Background(), opts, &jsonOut); err != nil {
+	opts.Format, opts.SummaryCSV = render.JSON, ""
+	if err := output.Run(context.Background(), opts, &jsonOut); err != nil {
 		t.Fatal(err)
 	}
 	var mine bytes.Buffer
-	if err := res.Report.WriteJSON(&mine); err != nil {
+	if err := output.JSON(res.Report, &mine); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(mine.Bytes(), jsonOut.Bytes()) {
 		t.Error("the run's report differs from kvbench report's JSON on the same CSV")
 	}
 	var page bytes.Buffer
-	opts.Format = report.FormatHTML
-	if err := report.Run(context.Background(), opts, &page); err != nil {
+	opts.Format = render.HTML
+	if err := output.Run(context.Background(), opts, &page); err != nil {
 		t.Fatal(err)
 	}
 	sameFile(t, f.HTML, page.Bytes())
@@ -190,7 +191,7 @@ func TestRunEndToEnd(t *testing.T) {
 	// CSV, byte for byte, though the rows came in the run's shuffled
 	// order: the report orders targets and strategies by what the CSV says.
 	var fromCSV bytes.Buffer
-	if err := report.Run(context.Background(), report.RunOptions{Inputs: []string{f.Detail}}, &fromCSV); err != nil {
+	if err := output.Run(context.Background(), output.RunOptions{Inputs: []string{f.Detail}}, &fromCSV); err != nil {
 		t.Fatal(err)
 	}
 	if fromCSV.String() != stdout {

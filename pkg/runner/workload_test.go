@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/report"
+	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -140,7 +141,7 @@ func TestRunWorkloadYCSB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var md strings.Builder
-	if err := rep2.WriteMarkdown(&md); err != nil {
+	if err := output.Markdown(rep2, &md); err != nil {
 		t.Fatal(err)
 	}
 	if md.String() != stdout {

@@ -17,18 +17,19 @@ import (
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
-// Mode is the request mix of a run.
-type Mode string
+// Mode is the request mix of a run: measure.Mode, which the report reads
+// back without importing the engine.
+type Mode = measure.Mode
 
-// The modes.
+// The modes (measure's).
 const (
 	// ModeSet sends only the write command (Config.SetCmd).
-	ModeSet Mode = "set"
+	ModeSet = measure.ModeSet
 	// ModeGet sends only the read command (Config.GetCmd).
-	ModeGet Mode = "get"
+	ModeGet = measure.ModeGet
 	// ModeMixed sends writes with probability Config.SetRatio percent and
 	// reads otherwise.
-	ModeMixed Mode = "mixed"
+	ModeMixed = measure.ModeMixed
 )
 
 // Defaults, shared with the command line so help text cannot drift.

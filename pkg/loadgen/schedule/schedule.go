@@ -21,8 +21,8 @@ import (
 var ErrBehindSchedule = errors.New("behind schedule")
 
 // MaxSendLag is the send lag p99 above which an open-loop run warns that
-// the client did not keep its schedule.
-const MaxSendLag = time.Millisecond
+// the client did not keep its schedule (measure.MaxSendLag).
+const MaxSendLag = measure.MaxSendLag
 
 // BehindSchedule returns the warning wrapping ErrBehindSchedule for an
 // open loop's send lag summary (µs), or nil.
