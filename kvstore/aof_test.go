@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -167,6 +168,9 @@ func TestLogTruncatedTail(t *testing.T) {
 		if err := os.Truncate(filepath.Join(dir, filepath.Base(path)), cut); err != nil {
 			t.Fatal(err)
 		}
+		// The manifest as a crash leaves it: it says the records before
+		// the last one were fsynced.
+		crashManifest(t, dir, last)
 		srv, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
@@ -192,6 +196,157 @@ func TestLogTruncatedTail(t *testing.T) {
 			t.Fatalf("cut at %d, restart: %d keys, want 5", cut, n)
 		}
 		srv.Close()
+	}
+}
+
+// crashManifest writes the manifest of a log of one incremental file as a
+// crash leaves it: synced bytes of it known fsynced (0: the manifest does
+// not say, as those of earlier versions).
+func crashManifest(t testing.TB, dir string, synced int64) {
+	t.Helper()
+	m := manifest{incrs: []int{1}}.withSynced(1, synced)
+	if err := writeManifest(osFS{}, dir, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A log cut short before what the manifest says was fsynced is damage, not
+// a torn tail, wherever the cut is: at a record boundary in the middle of
+// the file, or inside a record. The start is refused with the offset where
+// the records end; repair keeps them and says so in the manifest.
+func TestLogCutBeforeSynced(t *testing.T) {
+	src := t.TempDir()
+	path, offs := buildLog(t, src, 8)
+	if m, _, _ := readManifest(src); m.synced[1] != offs[8] {
+		t.Fatalf("after a clean stop the manifest says %d bytes synced, want the file's %d", m.synced[1], offs[8])
+	}
+	for _, cut := range []int64{offs[4], offs[4] + 5, offs[7] + 3} {
+		dir := copyDir(t, src)
+		p := filepath.Join(dir, filepath.Base(path))
+		if err := os.Truncate(p, cut); err != nil {
+			t.Fatal(err)
+		}
+		valid := offs[slices.IndexFunc(offs, func(o int64) bool { return o > cut })-1]
+		_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistEverysec, Dir: dir})
+		var le *LogError
+		if !errors.As(err, &le) || le.Truncated || le.Offset != valid || !strings.Contains(err.Error(), "synced") {
+			t.Fatalf("cut at %d: err = %v, want damage where the records end, %d", cut, err, valid)
+		}
+		if st, _ := os.Stat(p); st.Size() != cut {
+			t.Fatalf("cut at %d: the refused start changed the file to %d bytes", cut, st.Size())
+		}
+		var report bytes.Buffer
+		if err := Repair(dir, resp.Limits{}, func(string) bool { return true }, &report); err != nil {
+			t.Fatalf("cut at %d: repair: %v", cut, err)
+		}
+		srv := startPersistent(t, dir, PersistEverysec)
+		want := int64(slices.Index(offs, valid))
+		if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != want {
+			t.Fatalf("cut at %d, repaired: %d keys, want %d", cut, n, want)
+		}
+		srv.Close()
+	}
+}
+
+// A manifest lost beside its log: the start is refused, naming the files,
+// and nothing is changed; repair rebuilds the manifest from the files, and
+// every key comes back. The same for files a rewrite left (the base, the
+// increment after it, and the older files it replaced).
+func TestLogMissingManifest(t *testing.T) {
+	for _, rewritten := range []bool{false, true} {
+		t.Run(fmt.Sprint("rewritten=", rewritten), func(t *testing.T) {
+			dir := t.TempDir()
+			srv := startPersistent(t, dir, PersistEverysec)
+			rdb := newClient(t, srv)
+			for i := range 50 {
+				must(rdb.Set(ctx(t), fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+				if rewritten && i == 25 {
+					must(rdb.Do(ctx(t), "SAVE").Result())(t, "SAVE")
+				}
+			}
+			srv.Close()
+			if rewritten {
+				// An older file left beside them, as a crash after the
+				// manifest named the base leaves it.
+				os.WriteFile(filepath.Join(dir, incrName(1)), appendRecord(nil, resp.Command{Args: [][]byte{[]byte("SET"), []byte("old"), []byte("x")}}), 0o644)
+			}
+			os.Remove(filepath.Join(dir, manifestName))
+			before := dirSizes(t, dir)
+			_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistEverysec, Dir: dir})
+			var le *LogError
+			if !errors.As(err, &le) || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), incrName(int(2-b2i(!rewritten)))) || le.Fix == "" {
+				t.Fatalf("start without a manifest: err = %v", err)
+			}
+			if after := dirSizes(t, dir); !maps.Equal(before, after) {
+				t.Fatalf("the refused start changed the directory: %v, then %v", before, after)
+			}
+			var question string
+			if err := Repair(dir, resp.Limits{}, func(q string) bool { question += q; return true }, io.Discard); err != nil {
+				t.Fatalf("repair: %v (asked %q)", err, question)
+			}
+			srv = startPersistent(t, dir, PersistEverysec)
+			rdb = newClient(t, srv)
+			if n := rdb.DBSize(ctx(t)).Val(); n != 50 {
+				t.Fatalf("after rebuilding the manifest: %d keys, want 50 (asked %q)", n, question)
+			}
+		})
+	}
+}
+
+// dirSizes maps each file of dir to its size.
+func dirSizes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := make(map[string]int64)
+	for _, e := range entries {
+		info, _ := e.Info()
+		sizes[e.Name()] = info.Size()
+	}
+	return sizes
+}
+
+// A manifest naming an incremental file that is missing refuses the start,
+// naming it; repair drops it (and the files after it) from the manifest,
+// and the files before it load.
+func TestLogMissingIncr(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistEverysec, func(c *Config) { c.AutoRewritePercentage = -1 })
+	rdb := newClient(t, srv)
+	for i := range 10 {
+		must(rdb.Set(ctx(t), fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+	}
+	// A rewrite whose base could not be written leaves the log in a
+	// second incremental file.
+	must(0, srv.aof.claimRewrite())(t, "claim")
+	next := must(srv.prepareRewrite())(t, "prepare")
+	srv.db.mu.Lock()
+	snap := must(srv.switchLog(next))(t, "switch")
+	snap.release()
+	srv.db.mu.Unlock()
+	srv.endRewrite(errors.New("no base (test)"))
+	for i := 10; i < 20; i++ {
+		must(rdb.Set(ctx(t), fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+	}
+	srv.Close()
+	os.Remove(filepath.Join(dir, incrName(2)))
+	before := dirSizes(t, dir)
+	_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistEverysec, Dir: dir})
+	var le *LogError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), incrName(2)+", and the log cannot be replayed") {
+		t.Fatalf("start with a file missing: err = %v", err)
+	}
+	if after := dirSizes(t, dir); !maps.Equal(before, after) {
+		t.Fatalf("the refused start changed the directory: %v, then %v", before, after)
+	}
+	if err := Repair(dir, resp.Limits{}, func(string) bool { return true }, io.Discard); err != nil {
+		t.Fatalf("repair: %v", err)
+	}
+	rdb = newClient(t, startPersistent(t, dir, PersistEverysec))
+	if n := rdb.DBSize(ctx(t)).Val(); n != 10 {
+		t.Fatalf("after dropping the missing file: %d keys, want the first file's 10", n)
 	}
 }
 
@@ -297,6 +452,14 @@ func TestRewriteRacingWrites(t *testing.T) {
 	}
 }
 
+// openFS is the operating system's files, opened through open.
+type openFS struct {
+	osFS
+	open func(name string, flag int) (logFile, error)
+}
+
+func (f openFS) OpenFile(name string, flag int) (logFile, error) { return f.open(name, flag) }
+
 // faultyFile fails writes (or fsyncs) while its switch is on.
 type faultyFile struct {
 	logFile
@@ -339,7 +502,7 @@ func TestLogWriteFailure(t *testing.T) {
 				}
 				return &faultyFile{logFile: f, failWrite: &failWrite, failSync: &failSync}, nil
 			}
-			srv := startPersistent(t, dir, PersistAlways, func(c *Config) { c.openFile = open })
+			srv := startPersistent(t, dir, PersistAlways, func(c *Config) { c.fs = openFS{open: open} })
 			rdb := newClient(t, srv)
 			c := ctx(t)
 			for i := range 10 {
@@ -425,7 +588,7 @@ func TestSwitchSyncsOldFileFirst(t *testing.T) {
 				}
 				return &ioRecorder{logFile: f, name: filepath.Base(name), events: &events, mu: &mu}, nil
 			}
-			srv := startPersistent(t, t.TempDir(), policy, func(c *Config) { c.openFile = open })
+			srv := startPersistent(t, t.TempDir(), policy, func(c *Config) { c.fs = openFS{open: open} })
 			rdb := newClient(t, srv)
 			c := ctx(t)
 			for i := range 20 {
@@ -483,7 +646,7 @@ func TestSwitchSyncFailure(t *testing.T) {
 		return &faultyFile{logFile: f, failWrite: &failWrite, failSync: &failSync}, nil
 	}
 	// Under no, the rewrite's are the only fsyncs there are.
-	srv := startPersistent(t, dir, PersistNo, func(c *Config) { c.openFile = open })
+	srv := startPersistent(t, dir, PersistNo, func(c *Config) { c.fs = openFS{open: open} })
 	rdb := newClient(t, srv)
 	c := ctx(t)
 	for i := range 10 {
@@ -645,6 +808,7 @@ func TestLogPreallocatedTail(t *testing.T) {
 		if err := os.WriteFile(path, torn, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		crashManifest(t, dir, 0) // before the log said how much was fsynced
 		srv := startPersistent(t, dir, PersistAlways)
 		rdb := newClient(t, srv)
 		want := int64(4)
@@ -761,13 +925,13 @@ func TestAlwaysSyncsBeforeReply(t *testing.T) {
 	var hold atomic.Bool
 	var syncs atomic.Int64
 	srv := startPersistent(t, t.TempDir(), PersistAlways, func(c *Config) {
-		c.openFile = func(name string, flag int) (logFile, error) {
+		c.fs = openFS{open: func(name string, flag int) (logFile, error) {
 			f, err := openLogFile(name, flag)
 			if err != nil {
 				return nil, err
 			}
 			return &gatedFile{logFile: f, hold: &hold, gate: gate, syncs: &syncs}, nil
-		}
+		}}
 		c.Loops = 1
 	})
 	const clients = 20

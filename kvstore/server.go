@@ -57,8 +57,9 @@ type Config struct {
 	AutoRewritePercentage int
 	AutoRewriteMinSize    int64
 
-	// openFile opens the log's files; tests put faults under it.
-	openFile func(name string, flag int) (logFile, error)
+	// fs is what the log changes its files through; tests put faults
+	// or a recorder under it.
+	fs logFS
 	// Loops is the number of event loops serving connections; 0 means
 	// DefaultLoops().
 	Loops int
@@ -101,8 +102,8 @@ func (c Config) withDefaults() Config {
 	if c.AutoRewriteMinSize <= 0 {
 		c.AutoRewriteMinSize = DefaultAutoRewriteMinSize
 	}
-	if c.openFile == nil {
-		c.openFile = openLogFile
+	if c.fs == nil {
+		c.fs = osFS{}
 	}
 	if c.OutputBufferLimit <= 0 {
 		c.OutputBufferLimit = DefaultOutputBufferLimit

@@ -256,7 +256,12 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 		AutoRewriteMinSize:    opts.rewriteMin,
 	})
 	var le *kvstore.LogError
-	if errors.As(err, &le) {
+	switch {
+	case errors.As(err, &le) && le.NoRepair:
+		return err
+	case errors.As(err, &le) && le.Fix != "":
+		return fmt.Errorf("%w\nto %s, run:\n  kvbench serve --repair --dir %s", err, le.Fix, opts.dir)
+	case errors.As(err, &le):
 		return fmt.Errorf("%w\nthe operation log is damaged there and nothing after it can be trusted; to cut the log where its valid records end (losing what follows), run:\n  kvbench serve --repair --dir %s", err, opts.dir)
 	}
 	if err != nil {
