@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -1045,5 +1046,166 @@ func TestReplayLargeRecords(t *testing.T) {
 		if v := rdb.Get(ctx(t), kv[0]).Val(); v != kv[1] {
 			t.Fatalf("%s = %q after the replay, want %q", kv[0], v, kv[1])
 		}
+	}
+}
+
+// budgetFS is a file system of limited size: a write past the budget
+// writes what fits and fails with ENOSPC, as a full disk does.
+type budgetFS struct {
+	osFS
+	mu     sync.Mutex
+	budget int64
+	sizes  map[string]int64
+}
+
+func newBudgetFS(budget int64) *budgetFS {
+	return &budgetFS{budget: budget, sizes: make(map[string]int64)}
+}
+
+func (b *budgetFS) used() int64 {
+	var n int64
+	for _, s := range b.sizes {
+		n += s
+	}
+	return n
+}
+
+// grow raises the budget by n bytes: space freed.
+func (b *budgetFS) grow(n int64) {
+	b.mu.Lock()
+	b.budget += n
+	b.mu.Unlock()
+}
+
+func (b *budgetFS) OpenFile(name string, flag int) (logFile, error) {
+	f, err := openLogFile(name, flag)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	b.mu.Lock()
+	b.sizes[name] = st.Size()
+	b.mu.Unlock()
+	return &budgetFile{logFile: f, fs: b, name: name}, nil
+}
+
+func (b *budgetFS) Rename(from, to string) error {
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.sizes[to] = b.sizes[from]
+	delete(b.sizes, from)
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *budgetFS) Remove(name string) error {
+	b.mu.Lock()
+	delete(b.sizes, name)
+	b.mu.Unlock()
+	return os.Remove(name)
+}
+
+type budgetFile struct {
+	logFile
+	fs   *budgetFS
+	name string
+	off  int64 // for Write
+}
+
+func (f *budgetFile) WriteAt(p []byte, off int64) (int, error) {
+	b := f.fs
+	b.mu.Lock()
+	size := b.sizes[f.name]
+	room := b.budget - b.used()
+	n, full := len(p), false
+	if grow := off + int64(len(p)) - size; grow > room {
+		n, full = max(0, int(int64(len(p))-(grow-room))), true
+	}
+	if end := off + int64(n); end > size {
+		b.sizes[f.name] = end
+	}
+	b.mu.Unlock()
+	w, err := f.logFile.WriteAt(p[:n], off)
+	if err == nil && full {
+		err = unix.ENOSPC
+	}
+	return w, err
+}
+
+func (f *budgetFile) Write(p []byte) (int, error) {
+	n, err := f.WriteAt(p, f.off)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *budgetFile) Truncate(size int64) error {
+	if err := f.logFile.Truncate(size); err != nil {
+		return err
+	}
+	f.fs.mu.Lock()
+	f.fs.sizes[f.name] = size
+	f.fs.mu.Unlock()
+	return nil
+}
+
+// A full disk refuses writes with MISCONF; once a tenth of the log's size
+// is free again, the records the disk refused are written and writes are
+// accepted, without a rewrite (which would need room for the whole
+// dataset: INFO says how much). Nothing acknowledged is lost.
+func TestLogFullDiskResumes(t *testing.T) {
+	for _, policy := range []string{PersistEverysec, PersistAlways} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			// Under always, the zeros filled ahead of the records take
+			// the room first, and the records fill them.
+			fsys := newBudgetFS(64 << 10)
+			srv := startPersistent(t, dir, policy, func(c *Config) { c.fs = fsys })
+			rdb := newClient(t, srv)
+			c := ctx(t)
+			val := strings.Repeat("v", 100)
+			acked := 0
+			var err error
+			for ; acked < 100000; acked++ {
+				if err = rdb.Set(c, fmt.Sprint("k", acked), val, 0).Err(); err != nil {
+					break
+				}
+			}
+			wantErr(t, "SET on a full disk", err, "MISCONF")
+			wantErr(t, "next SET", rdb.Set(c, "refused", val, 0).Err(), "MISCONF")
+			info := rdb.Info(c, "persistence").Val()
+			for _, want := range []string{"aof_last_write_status:err", "aof_rewrite_needs_bytes:", "aof_rewrites:0\r\n"} {
+				if !strings.Contains(info, want) {
+					t.Fatalf("INFO persistence lacks %q:\n%s", want, info)
+				}
+			}
+			fsys.mu.Lock()
+			used := fsys.used()
+			fsys.mu.Unlock()
+			fsys.grow(used / 10)
+			waitFor(t, "writes accepted again", func() bool { return rdb.Set(c, "after", "y", 0).Err() == nil })
+			info = rdb.Info(c, "persistence").Val()
+			if !strings.Contains(info, "aof_rewrites:0\r\n") || !strings.Contains(info, "aof_last_write_status:ok") {
+				t.Fatalf("writes resumed through a rewrite, or the log still fails:\n%s", info)
+			}
+			srv.Close()
+			rdb = newClient(t, startPersistent(t, dir, policy))
+			for i := range acked {
+				if got := rdb.Get(c, fmt.Sprint("k", i)).Val(); got != val {
+					t.Fatalf("acknowledged k%d = %q after restart", i, got)
+				}
+			}
+			if got := rdb.Get(c, "after").Val(); got != "y" {
+				t.Fatalf("the write after the disk had room is lost: %q", got)
+			}
+			if rdb.Exists(c, "refused").Val() != 0 {
+				t.Fatal("a write refused before it was applied exists")
+			}
+		})
 	}
 }

@@ -391,7 +391,9 @@ func logFilesIn(dir string) ([]logFileInfo, error) {
 		}
 		found = append(found, logFileInfo{name: e.Name(), seq: seq, base: kind == "base.aof", size: info.Size()})
 	}
-	slices.SortFunc(found, func(x, y logFileInfo) int { return cmp.Or(cmp.Compare(x.seq, y.seq), cmp.Compare(b2i(!x.base), b2i(!y.base))) })
+	slices.SortFunc(found, func(x, y logFileInfo) int {
+		return cmp.Or(cmp.Compare(x.seq, y.seq), cmp.Compare(b2i(!x.base), b2i(!y.base)))
+	})
 	return found, nil
 }
 

@@ -160,6 +160,8 @@ func infoPersistence(s *Server, b *infoBuilder) {
 	}
 	b.field("aof_current_size", a.baseSize+a.incrSize)
 	b.field("aof_base_size", a.baseSize)
+	b.field("aof_rewrite_needs_bytes", a.rewriteNeeds())
+	b.field("aof_rewrites", a.rewrites)
 	b.field("aof_buffer_length", len(a.buf))
 	b.field("aof_delayed_fsync", a.delayedFsyncs.Load())
 	b.field("aof_load_time_ms", a.loadTime.Milliseconds())
