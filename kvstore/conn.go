@@ -45,6 +45,8 @@ type conn struct {
 	discard bool     // over the output buffer limit: replies are dropped
 
 	authed    bool
+	active    int64    // Server.now at the last read or write: see Server.stale
+	done      int64    // ... at the last complete request, while not authenticated
 	replaying bool     // executes log records at start-up; has no socket
 	dirty     bool     // the command being executed changed the dataset
 	logBuf    []byte   // records of this batch's writes
@@ -86,6 +88,9 @@ func newConn(s *Server, fd int, addr string) *conn {
 	}
 	c.src.fd = fd
 	c.rd = resp.NewReader(&c.src, s.cfg.Limits)
+	c.rd.Unauthenticated(!c.authed)
+	c.active = s.now.Load()
+	c.done = c.active
 	c.info.Store(&clientInfo{})
 	c.rd.Detach(detachMin, c.bigArg)
 	return c
@@ -164,24 +169,39 @@ func (c *conn) readable() bool {
 		}
 		return false // EOF, reset
 	}
-	c.batch = c.batch[:0]
-	var perr error
-	for {
-		req, ok, err := c.rd.Next()
-		if err != nil {
-			perr = err
+	c.active = c.s.now.Load()
+	for more := true; more; {
+		more = false
+		c.batch = c.batch[:0]
+		var perr error
+		for {
+			req, ok, err := c.rd.Next()
+			if err != nil {
+				perr = err
+				break
+			}
+			if !ok {
+				break
+			}
+			c.batch = append(c.batch, call{req: req})
+			if !c.authed {
+				// One request at a time until the client authenticates:
+				// the next is parsed under the limits that AUTH lifts.
+				more = true
+				break
+			}
+		}
+		if len(c.batch) > 0 {
+			c.exec()
+			c.done = c.active
+		}
+		if perr != nil {
+			c.protocolError(perr)
 			break
 		}
-		if !ok {
+		if c.quit || c.shutdown {
 			break
 		}
-		c.batch = append(c.batch, call{req: req})
-	}
-	if len(c.batch) > 0 {
-		c.exec()
-	}
-	if perr != nil {
-		c.protocolError(perr)
 	}
 	c.l.queue(c)
 	return true
@@ -202,6 +222,7 @@ func (c *conn) protocolError(err error) {
 // or the connection has had its share of this round, it keeps the rest and
 // marks the connection blocked.
 func (c *conn) flush() bool {
+	c.active = c.s.now.Load() // see Server.stale
 	done, err := c.writeOut()
 	if err != nil {
 		return false

@@ -189,6 +189,8 @@ func infoStats(s *Server, b *infoBuilder) {
 	b.field("keyspace_misses", st.misses.Load())
 	b.field("total_protocol_errors", st.protoErrors.Load())
 	b.field("client_output_buffer_limit_disconnections", st.outputLimitClosed.Load())
+	b.field("client_timeout_disconnections", st.timedOut.Load())
+	b.field("protected_mode_denied_connections", st.denied.Load())
 }
 
 func infoReplication(s *Server, b *infoBuilder) {

@@ -31,8 +31,18 @@ type Config struct {
 	// Addr is the TCP address to listen on; port 0 picks a free port.
 	Addr string
 	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
-	// answer -NOAUTH until the client authenticates.
+	// answer -NOAUTH until the client authenticates. Until it does, a
+	// request may declare at most resp.UnauthMaxArgs arguments of at most
+	// resp.UnauthMaxBulkLen bytes, and a client that sends no complete
+	// request for DefaultAuthTimeout is closed.
 	RequirePass string
+	// ProtectedModeOff serves clients of every address when no password
+	// is set; by default (Redis's protected mode) only those of the
+	// loopback interface are, the others are told why and closed.
+	ProtectedModeOff bool
+	// Timeout closes a client idle for that long (Redis's timeout; 0,
+	// the default, never).
+	Timeout time.Duration
 	// MaxClients is the most connections served at once; the next one is
 	// told so and closed.
 	MaxClients int
@@ -68,6 +78,8 @@ type Config struct {
 	IO string
 	// uring holds the io_uring loop's settings that tests change.
 	uring uringOptions
+	// authTimeout is DefaultAuthTimeout unless a test changes it.
+	authTimeout time.Duration
 	// Version is reported by INFO as kvstore_version.
 	Version string
 	// Cluster, when set, makes the server the node ClusterID of that
@@ -117,6 +129,9 @@ func (c Config) withDefaults() Config {
 	if c.Version == "" {
 		c.Version = "(devel)"
 	}
+	if c.authTimeout <= 0 {
+		c.authTimeout = DefaultAuthTimeout
+	}
 	return c
 }
 
@@ -153,8 +168,15 @@ type Server struct {
 
 	nextID   atomic.Int64
 	nclients atomic.Int64
-	stats    stats
-	cmdStats cmdStats
+	// now is the time since start, kept by the cron (tick): what a
+	// connection reads to note when it was last active.
+	now atomic.Int64
+	// Settings CONFIG SET changes: the idle timeout (nanoseconds) and
+	// protected mode.
+	timeout   atomic.Int64
+	protected atomic.Bool
+	stats     stats
+	cmdStats  cmdStats
 }
 
 // stats are the counters INFO reports.
@@ -167,8 +189,12 @@ type stats struct {
 	protoErrors atomic.Int64
 	// outputLimitClosed counts clients closed over the output buffer limit.
 	outputLimitClosed atomic.Int64
-	netOut            atomic.Int64
-	ops               opsMeter
+	// timedOut counts clients closed idle (see Server.stale); denied
+	// those refused by protected mode.
+	timedOut atomic.Int64
+	denied   atomic.Int64
+	netOut   atomic.Int64
+	ops      opsMeter
 }
 
 // New returns a Server for cfg that is not yet listening.
@@ -205,6 +231,8 @@ func New(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 	}
 	s.cmdStats = newCmdStats()
+	s.timeout.Store(int64(cfg.Timeout))
+	s.protected.Store(!cfg.ProtectedModeOff)
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
 			return nil, err
@@ -258,6 +286,7 @@ func (s *Server) startLoops(ln net.Listener) error {
 	if s.aof != nil && s.cfg.Persist == PersistEverysec {
 		go s.aof.everysec(s.done)
 	}
+	s.warnExposed(ln.Addr().String())
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
 	return nil
 }
@@ -372,10 +401,17 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	addr := nc.RemoteAddr().String()
+	if s.denied(addr) {
+		s.stats.denied.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		nc.Write(resp.AppendError(nil, errDenied))
+		nc.Close()
+		return
+	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	addr := nc.RemoteAddr().String()
 	fd, err := socketFD(nc)
 	if err != nil {
 		s.log.Warn("cannot serve client", "client", addr, "err", err)
@@ -487,11 +523,22 @@ func (s *Server) cron() {
 	t := time.NewTicker(opsSampleEvery)
 	defer t.Stop()
 	var last int64
+	var swept time.Time
 	for {
 		select {
 		case <-s.done:
 			return
 		case now := <-t.C:
+			s.tick()
+			if now.Sub(swept) >= sweepEvery && (s.timeout.Load() > 0 || s.cfg.RequirePass != "") {
+				swept = now
+				s.mu.Lock()
+				for _, l := range s.loops {
+					l.sweepDue.Store(true)
+					l.wake()
+				}
+				s.mu.Unlock()
+			}
 			n := s.stats.commands.Load()
 			s.stats.ops.sample(now, n)
 			if n == last {

@@ -25,6 +25,8 @@ type serveOptions struct {
 	bind        string
 	port        int
 	requirePass string
+	protected   string
+	timeout     int
 	maxClients  int
 	limits      resp.Limits
 	outputLimit int64
@@ -121,6 +123,8 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.bind, "bind", "127.0.0.1", "address to listen on")
 	f.IntVar(&opts.port, "port", 8888, "TCP port (0 picks a free one)")
 	f.StringVar(&opts.requirePass, "requirepass", "", "password clients must AUTH with")
+	f.StringVar(&opts.protected, "protected-mode", "yes", "yes: without --requirepass, refuse clients of addresses other than 127.0.0.1 and ::1 (Redis's protected mode); no: serve everyone")
+	f.IntVar(&opts.timeout, "timeout", 0, "close a client idle for this many seconds (0: never)")
 	f.IntVar(&opts.maxClients, "maxclients", kvstore.DefaultMaxClients, "most clients connected at once")
 	f.Int64Var(&opts.limits.MaxBulkLen, "proto-max-bulk-len", resp.DefaultMaxBulkLen, "largest bulk string argument, in bytes")
 	f.IntVar(&opts.limits.MaxInlineLen, "max-inline-len", resp.DefaultMaxInlineLen, "longest inline request, in bytes")
@@ -155,6 +159,12 @@ var serveAllocs = map[string]string{
 func (o *serveOptions) validate() error {
 	if err := o.level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if o.protected != "yes" && o.protected != "no" {
+		return fmt.Errorf("--protected-mode %q: want yes or no", o.protected)
+	}
+	if o.timeout < 0 {
+		return fmt.Errorf("--timeout %d: want 0 (never) or a number of seconds", o.timeout)
 	}
 	if o.port < 0 || o.port > 65535 {
 		return fmt.Errorf("--port %d: want 0 to 65535", o.port)
@@ -239,6 +249,8 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 	srv, err := kvstore.Start(kvstore.Config{
 		Addr:              net.JoinHostPort(opts.bind, strconv.Itoa(opts.port)),
 		RequirePass:       opts.requirePass,
+		ProtectedModeOff:  opts.protected == "no",
+		Timeout:           time.Duration(opts.timeout) * time.Second,
 		MaxClients:        opts.maxClients,
 		Limits:            opts.limits,
 		Logger:            logger,

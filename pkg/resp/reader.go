@@ -23,6 +23,15 @@ const (
 	DefaultMaxQueryBuffer = 1 << 30
 )
 
+// Limits on a request of a client that has not authenticated, Redis's:
+// at most UnauthMaxArgs arguments of at most UnauthMaxBulkLen bytes each,
+// so that a client without the password cannot make the server reserve
+// memory for a large request or hold one open (see Reader.Unauthenticated).
+const (
+	UnauthMaxArgs    = 10
+	UnauthMaxBulkLen = 16 << 10
+)
+
 // Limits bound what one client can make a server hold. A zero field means
 // the default.
 type Limits struct {
@@ -110,13 +119,14 @@ const (
 // Next returns every complete request already buffered without reading, so a
 // pipelined batch is executed in one pass and answered with one write.
 type Reader struct {
-	src io.Reader
-	lim Limits
-	buf []byte
-	r   int // unread bytes are buf[r:w]
-	w   int
-	off int64 // stream offset of buf[0]
-	err error // sticky read error, returned once the buffer is drained
+	src    io.Reader
+	lim    Limits
+	unauth bool // the UnauthMax* limits apply
+	buf    []byte
+	r      int // unread bytes are buf[r:w]
+	w      int
+	off    int64 // stream offset of buf[0]
+	err    error // sticky read error, returned once the buffer is drained
 
 	argv [][]byte // arguments of the requests parsed since the last Fill
 
@@ -167,6 +177,12 @@ type Reader struct {
 func (r *Reader) Detach(min int, alloc func(args [][]byte, n int) []byte) {
 	r.detachMin, r.alloc = min, alloc
 }
+
+// Unauthenticated applies (on) or lifts the limits on a client that has
+// not authenticated: a larger count or length fails the request with
+// Redis's "unauthenticated multibulk length" or "unauthenticated bulk
+// length". It applies to the requests Next parses from then on.
+func (r *Reader) Unauthenticated(on bool) { r.unauth = on }
 
 // detachMax is the largest argument Detach reads into memory of its own.
 const detachMax = keepBigBuf
@@ -405,6 +421,9 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		if !ok || v > int64(r.lim.MaxArgs) {
 			return Command{}, false, protoErr("invalid multibulk length")
 		}
+		if r.unauth && v > UnauthMaxArgs {
+			return Command{}, false, protoErr("unauthenticated multibulk length")
+		}
 		p = cr + 2
 		if v <= 0 {
 			r.r = p
@@ -429,6 +448,9 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		l, ok := parseInt(r.buf[p+1 : cr])
 		if !ok || l < 0 || l > r.lim.MaxBulkLen {
 			return Command{}, false, protoErr("invalid bulk length")
+		}
+		if r.unauth && l > UnauthMaxBulkLen {
+			return Command{}, false, protoErr("unauthenticated bulk length")
 		}
 		data := cr + 2
 		end := int64(data) + l + 2

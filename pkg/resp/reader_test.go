@@ -251,6 +251,54 @@ func TestReaderErrors(t *testing.T) {
 	}
 }
 
+// Before authentication a request may declare UnauthMaxArgs arguments of
+// UnauthMaxBulkLen bytes at most; the limits go once lifted.
+func TestReaderUnauthenticated(t *testing.T) {
+	at16K := "*1\r\n$16384\r\n" + strings.Repeat("a", 16384) + "\r\n"
+	over16K := "*1\r\n$16385\r\n" + strings.Repeat("a", 16385) + "\r\n"
+	ten := "*10\r\n" + strings.Repeat("$1\r\na\r\n", 10)
+	eleven := "*11\r\n" + strings.Repeat("$1\r\na\r\n", 11)
+	for _, tt := range []struct{ src, want string }{
+		{at16K, ""}, {ten, ""},
+		{over16K, "Protocol error: unauthenticated bulk length"},
+		{"*1\r\n$400000000\r\n", "Protocol error: unauthenticated bulk length"},
+		{eleven, "Protocol error: unauthenticated multibulk length"},
+	} {
+		rd := NewReader(strings.NewReader(tt.src), Limits{})
+		rd.Unauthenticated(true)
+		var err error
+		for err == nil {
+			if _, ok, nerr := rd.Next(); nerr != nil || ok {
+				err = nerr
+				break
+			}
+			err = rd.Fill()
+		}
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want || !IsProtocolError(err)) {
+			t.Errorf("%.20q: err = %v, want %q", tt.src, err, tt.want)
+		}
+	}
+	rd := NewReader(strings.NewReader(over16K+eleven), Limits{})
+	rd.Unauthenticated(true)
+	rd.Unauthenticated(false)
+	for n := 0; n < 2; {
+		cmd, ok, err := rd.Next()
+		switch {
+		case err != nil:
+			t.Fatalf("after the limits are lifted: %v", err)
+		case ok:
+			if len(cmd.Args) != []int{1, 11}[n] {
+				t.Fatalf("request %d has %d arguments", n, len(cmd.Args))
+			}
+			n++
+		default:
+			if err := rd.Fill(); err != nil {
+				t.Fatalf("after the limits are lifted: %v", err)
+			}
+		}
+	}
+}
+
 // A declared length is never allocated: a header promising 500 MiB with
 // a few bytes behind it leaves the buffer at its minimum size.
 func TestReaderDoesNotTrustDeclaredLengths(t *testing.T) {
