@@ -30,7 +30,8 @@ var configParams = []configParam{
 	{"proto-max-bulk-len", func(s *Server) string { return strconv.FormatInt(s.limits().MaxBulkLen, 10) }, nil},
 	{"client-query-buffer-limit", func(s *Server) string { return strconv.FormatInt(s.limits().MaxQueryBuffer, 10) }, nil},
 	{"databases", func(*Server) string { return "1" }, nil},
-	{"maxmemory", func(*Server) string { return "0" }, nil},
+	{"maxmemory", func(s *Server) string { return strconv.FormatInt(s.mem.max.Load(), 10) }, setMaxMemory},
+	{"maxmemory-policy", func(s *Server) string { return s.cfg.MaxMemoryPolicy }, setMaxMemoryPolicy},
 	{"save", func(*Server) string { return "" }, nil},
 	{"appendonly", func(s *Server) string { return yesNo(s.cfg.Persist != PersistNone) }, nil},
 	{"appendfsync", appendfsync, nil},
@@ -138,6 +139,22 @@ func setTimeout(s *Server, v string) error {
 		return errors.New("argument must be a whole number of seconds, 0 for none")
 	}
 	s.timeout.Store(n * int64(time.Second))
+	return nil
+}
+
+func setMaxMemory(s *Server, v string) error {
+	n, err := ParseMemory(v)
+	if err != nil {
+		return err
+	}
+	s.mem.setMax(n)
+	return nil
+}
+
+func setMaxMemoryPolicy(s *Server, v string) error {
+	if strings.ToLower(v) != PolicyNoEviction {
+		return errors.New("the only policy is " + PolicyNoEviction + ": writes past maxmemory are refused")
+	}
 	return nil
 }
 

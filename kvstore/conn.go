@@ -45,6 +45,7 @@ type conn struct {
 	discard bool     // over the output buffer limit: replies are dropped
 
 	authed    bool
+	reserved  int64    // memory promised to the request arriving (admit)
 	active    int64    // Server.now at the last read or write: see Server.stale
 	done      int64    // ... at the last complete request, while not authenticated
 	replaying bool     // executes log records at start-up; has no socket
@@ -89,12 +90,17 @@ func newConn(s *Server, fd int, addr string) *conn {
 	c.src.fd = fd
 	c.rd = resp.NewReader(&c.src, s.cfg.Limits)
 	c.rd.Unauthenticated(!c.authed)
+	c.rd.Admit(admitMin, c.admit)
 	c.active = s.now.Load()
 	c.done = c.active
 	c.info.Store(&clientInfo{})
 	c.rd.Detach(detachMin, c.bigArg)
 	return c
 }
+
+// admitMin is the smallest request whose memory is asked for before it is
+// read (see conn.admit).
+const admitMin = 64 << 10
 
 // detachMin is the smallest argument read into memory of its own rather
 // than into the connection's read buffer (Redis's PROTO_MBULK_BIG_ARG).
@@ -107,6 +113,7 @@ const detachMin = 32 << 10
 // adopts it rather than copying the value: that copy, into memory no
 // cache held, was two thirds of a 256 KB SET's time.
 func (c *conn) bigArg(args [][]byte, n int) []byte {
+	noteHeap(n + 2)
 	if len(args) != 2 || !largeRecord(args[1], n) {
 		return make([]byte, n+2)
 	}
@@ -199,6 +206,9 @@ func (c *conn) readable() bool {
 			c.protocolError(perr)
 			break
 		}
+		if c.reserved != 0 && c.rd.Buffered() == 0 {
+			c.releaseReserved() // the large request is complete
+		}
 		if c.quit || c.shutdown {
 			break
 		}
@@ -210,6 +220,14 @@ func (c *conn) readable() bool {
 // protocolError answers a malformed request and gives up on the connection,
 // as Redis does: the stream cannot be resynchronised.
 func (c *conn) protocolError(err error) {
+	if errors.Is(err, errOOMRequest) {
+		// Its bytes are not read: the stream cannot go on either.
+		c.s.log.Warn("closing client: its request would pass the memory limit", "client", c.addr, "id", c.id)
+		c.out = resp.AppendError(c.out, errOOM)
+		c.quit = true
+		c.l.queue(c)
+		return
+	}
 	c.s.stats.protoErrors.Add(1)
 	c.s.log.Warn("closing client after a protocol error", "client", c.addr, "id", c.id, "err", err)
 	c.out = resp.AppendError(c.out, "ERR "+err.Error())
@@ -340,6 +358,8 @@ func (c *conn) call(cl *call) {
 		c.out = resp.AppendError(c.out, wrongArity(cmd.name))
 	case cmd.flags&flagWrite != 0 && c.s.aof != nil && c.s.aof.failing.Load():
 		c.out = resp.AppendError(c.out, errMisconf+c.s.aof.errText())
+	case cmd.flags&flagDenyOOM != 0 && c.s.oom():
+		c.out = resp.AppendError(c.out, errOOM)
 	case c.s.cluster != nil && c.route(cmd, args):
 	case cl.req.Detached == 2 && cmd.flags&flagWrite != 0 && largeRecord(args[1], len(args[2])):
 		// The value was read into a record of its own (see bigArg).

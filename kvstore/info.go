@@ -111,16 +111,24 @@ func infoClients(s *Server, b *infoBuilder) {
 }
 
 func infoMemory(s *Server, b *infoBuilder) {
+	s.mem.refresh(time.Now())
 	m := readMemMetrics()
-	used := m.heapObjects + uint64(s.db.arenaBytes())
+	used := uint64(s.mem.used())
 	rss := readRSS()
+	maxm := uint64(s.mem.max.Load())
 	b.field("used_memory", used)
 	b.field("used_memory_human", humanBytes(used))
 	b.field("used_memory_rss", rss)
 	b.field("used_memory_rss_human", humanBytes(rss))
-	b.field("maxmemory", 0)
+	b.field("maxmemory", maxm)
+	b.field("maxmemory_human", humanBytes(maxm))
+	b.field("maxmemory_policy", s.cfg.MaxMemoryPolicy)
+	// What writes are checked against: maxmemory, or what the machine
+	// has left (less a reserve) when there is none.
+	b.field("memory_limit", s.mem.limit.Load())
 	b.field("mem_allocator", s.cfg.Alloc)
 	b.field("go_heap_objects_bytes", m.heapObjects)
+	b.field("off_heap_bytes", offHeapBytes.Load())
 	b.field("pool_arena_bytes", s.db.arenaBytes())
 	b.field("pool_ready_chunk_bytes", readyChunkBytes())
 	b.field("gc_cycles", m.gcCycles)

@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -92,10 +94,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 	db := s.db
 	db.mu.RLock()
-	arena := db.arenaBytes()
 	keys := [...]int{db.strs.len(), len(db.hashes), db.hash.len(), db.tree.len()}
 	db.mu.RUnlock()
-	emit(mUsedMemory, float64(readMemMetrics().heapObjects+uint64(arena)))
+	s.mem.refresh(time.Now())
+	emit(mUsedMemory, float64(s.mem.used()))
 	emit(mRSS, float64(readRSS()))
 	for i, name := range [...]string{"strings", "redis_hashes", "hash_engine", "ordered_engine"} {
 		emit(mKeys, float64(keys[i]), name)

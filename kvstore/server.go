@@ -43,6 +43,15 @@ type Config struct {
 	// Timeout closes a client idle for that long (Redis's timeout; 0,
 	// the default, never).
 	Timeout time.Duration
+	// MaxMemory is the most memory the data may take (Redis's maxmemory,
+	// in bytes; see memory.go for what counts): past it, writes are
+	// refused with -OOM and reads go on. 0, the default, is no limit
+	// but what the machine has: writes are refused when they would leave
+	// it less than a reserve.
+	MaxMemory int64
+	// MaxMemoryPolicy is what happens past MaxMemory: PolicyNoEviction
+	// (the default and only one) refuses writes.
+	MaxMemoryPolicy string
 	// MaxClients is the most connections served at once; the next one is
 	// told so and closed.
 	MaxClients int
@@ -132,6 +141,9 @@ func (c Config) withDefaults() Config {
 	if c.authTimeout <= 0 {
 		c.authTimeout = DefaultAuthTimeout
 	}
+	if c.MaxMemoryPolicy == "" {
+		c.MaxMemoryPolicy = PolicyNoEviction
+	}
 	return c
 }
 
@@ -177,6 +189,7 @@ type Server struct {
 	protected atomic.Bool
 	stats     stats
 	cmdStats  cmdStats
+	mem       mem
 }
 
 // stats are the counters INFO reports.
@@ -213,6 +226,12 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("event loop %q: want auto, epoll or uring", cfg.IO)
 	}
+	if cfg.MaxMemoryPolicy != PolicyNoEviction {
+		return nil, fmt.Errorf("maxmemory policy %q: want %s (writes past maxmemory are refused)", cfg.MaxMemoryPolicy, PolicyNoEviction)
+	}
+	if cfg.MaxMemory < 0 {
+		return nil, fmt.Errorf("maxmemory %d: want 0 (none) or a number of bytes", cfg.MaxMemory)
+	}
 	var cl *cluster
 	if cfg.Cluster != nil {
 		var err error
@@ -233,6 +252,8 @@ func New(cfg Config) (*Server, error) {
 	s.cmdStats = newCmdStats()
 	s.timeout.Store(int64(cfg.Timeout))
 	s.protected.Store(!cfg.ProtectedModeOff)
+	s.mem.setMax(cfg.MaxMemory)
+	s.mem.refresh(time.Now())
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
 			return nil, err
@@ -433,6 +454,7 @@ func (s *Server) accept(nc net.Conn) {
 
 // forget drops a closed connection from the server's books.
 func (s *Server) forget(c *conn) {
+	c.releaseReserved()
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -477,6 +499,7 @@ func (s *Server) shutdown(stop <-chan struct{}, why func() error) error {
 		err = cerr
 	}
 	s.stopped.Do(func() {
+		s.mem.setMax(0) // the collector's soft limit goes with the server
 		s.log.Info("server stopped", "commands", s.stats.commands.Load())
 		purgeRetired()
 		close(s.done)
@@ -530,6 +553,7 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.tick()
+			s.mem.refresh(now)
 			if now.Sub(swept) >= sweepEvery && (s.timeout.Load() > 0 || s.cfg.RequirePass != "") {
 				swept = now
 				s.mu.Lock()

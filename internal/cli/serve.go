@@ -27,6 +27,9 @@ type serveOptions struct {
 	requirePass string
 	protected   string
 	timeout     int
+	maxMemory   string
+	maxPolicy   string
+	maxBytes    int64
 	maxClients  int
 	limits      resp.Limits
 	outputLimit int64
@@ -125,6 +128,8 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.requirePass, "requirepass", "", "password clients must AUTH with")
 	f.StringVar(&opts.protected, "protected-mode", "yes", "yes: without --requirepass, refuse clients of addresses other than 127.0.0.1 and ::1 (Redis's protected mode); no: serve everyone")
 	f.IntVar(&opts.timeout, "timeout", 0, "close a client idle for this many seconds (0: never)")
+	f.StringVar(&opts.maxMemory, "maxmemory", "0", "most memory the data may take, in bytes or with k/kb/m/mb/g/gb (Redis's units): past it writes are refused with -OOM and reads go on; 0: what the machine has, less a reserve")
+	f.StringVar(&opts.maxPolicy, "maxmemory-policy", kvstore.PolicyNoEviction, "what happens past --maxmemory: noeviction (writes refused), the only policy")
 	f.IntVar(&opts.maxClients, "maxclients", kvstore.DefaultMaxClients, "most clients connected at once")
 	f.Int64Var(&opts.limits.MaxBulkLen, "proto-max-bulk-len", resp.DefaultMaxBulkLen, "largest bulk string argument, in bytes")
 	f.IntVar(&opts.limits.MaxInlineLen, "max-inline-len", resp.DefaultMaxInlineLen, "longest inline request, in bytes")
@@ -162,6 +167,13 @@ func (o *serveOptions) validate() error {
 	}
 	if o.protected != "yes" && o.protected != "no" {
 		return fmt.Errorf("--protected-mode %q: want yes or no", o.protected)
+	}
+	var err error
+	if o.maxBytes, err = kvstore.ParseMemory(o.maxMemory); err != nil {
+		return fmt.Errorf("--maxmemory: %w", err)
+	}
+	if o.maxPolicy != kvstore.PolicyNoEviction {
+		return fmt.Errorf("--maxmemory-policy %q: want %s (writes past --maxmemory are refused; no eviction policy is implemented)", o.maxPolicy, kvstore.PolicyNoEviction)
 	}
 	if o.timeout < 0 {
 		return fmt.Errorf("--timeout %d: want 0 (never) or a number of seconds", o.timeout)
@@ -251,6 +263,8 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 		RequirePass:       opts.requirePass,
 		ProtectedModeOff:  opts.protected == "no",
 		Timeout:           time.Duration(opts.timeout) * time.Second,
+		MaxMemory:         opts.maxBytes,
+		MaxMemoryPolicy:   opts.maxPolicy,
 		MaxClients:        opts.maxClients,
 		Limits:            opts.limits,
 		Logger:            logger,

@@ -128,6 +128,12 @@ type Reader struct {
 	off    int64 // stream offset of buf[0]
 	err    error // sticky read error, returned once the buffer is drained
 
+	// Admission of large requests (see Admit): admitted is how much of
+	// the pending request's declared size fn has admitted.
+	admitMin int64
+	admit    func(n int64) error
+	admitted int64
+
 	argv [][]byte // arguments of the requests parsed since the last Fill
 
 	// A multibulk request that is only partly buffered: it starts at buf[r],
@@ -176,6 +182,15 @@ type Reader struct {
 // anyway): larger arguments grow the buffer as far as their bytes arrive.
 func (r *Reader) Detach(min int, alloc func(args [][]byte, n int) []byte) {
 	r.detachMin, r.alloc = min, alloc
+}
+
+// Admit makes the Reader ask fn before it holds n more bytes of a request
+// of min bytes or more whose bytes are still arriving: as soon as its
+// declared lengths say how large it is, before any of that is allocated.
+// An error from fn fails the request: Next returns it, and the Reader is
+// unusable after it, as after a ProtocolError.
+func (r *Reader) Admit(min int, fn func(n int64) error) {
+	r.admitMin, r.admit = int64(min), fn
 }
 
 // Unauthenticated applies (on) or lifts the limits on a client that has
@@ -457,6 +472,12 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		if end-int64(start) > r.lim.MaxQueryBuffer {
 			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
 		}
+		if size := end - int64(start); end > int64(r.w) && r.admit != nil && size >= r.admitMin && size > r.admitted {
+			if err := r.admit(size - r.admitted); err != nil {
+				return Command{}, false, err
+			}
+			r.admitted = size
+		}
 		if end > int64(r.w) && r.alloc != nil && l >= int64(r.detachMin) && l <= detachMax {
 			r.detach(arg0, data, l)
 			if r.dst != nil {
@@ -478,6 +499,7 @@ func (r *Reader) multibulk() (Command, bool, error) {
 	}
 	r.pend = false
 	r.need = 0
+	r.admitted = 0
 	r.r = p
 	args := r.argv[arg0:len(r.argv):len(r.argv)]
 	if r.det {

@@ -299,6 +299,47 @@ func TestReaderUnauthenticated(t *testing.T) {
 	}
 }
 
+// Admit is asked, once per request, before a large request whose bytes
+// are still arriving is held; its error fails the request.
+func TestReaderAdmit(t *testing.T) {
+	src := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n" + strings.Repeat("v", 100000) + "\r\n*1\r\n$4\r\nPING\r\n"
+	var asked []int64
+	rd := NewReader(&chunkReader{b: []byte(src), n: 4096}, Limits{})
+	rd.Admit(64<<10, func(n int64) error { asked = append(asked, n); return nil })
+	var names []string
+	for len(names) < 2 {
+		cmd, ok, err := rd.Next()
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case ok:
+			names = append(names, string(cmd.Args[0]))
+		default:
+			if err := rd.Fill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(asked) != 1 || asked[0] != int64(len(src)-len("*1\r\n$4\r\nPING\r\n")) {
+		t.Fatalf("admit asked for %v, want once for the SET's %d bytes", asked, len(src)-14)
+	}
+	refused := errors.New("no room")
+	rd = NewReader(strings.NewReader("*2\r\n$3\r\nSET\r\n$500000000\r\nabc"), Limits{})
+	rd.Admit(64<<10, func(int64) error { return refused })
+	for {
+		_, _, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, refused) {
+				t.Fatalf("err = %v, want admit's", err)
+			}
+			break
+		}
+		if err := rd.Fill(); err != nil {
+			t.Fatalf("the refused request was read on: %v", err)
+		}
+	}
+}
+
 // A declared length is never allocated: a header promising 500 MiB with
 // a few bytes behind it leaves the buffer at its minimum size.
 func TestReaderDoesNotTrustDeclaredLengths(t *testing.T) {
