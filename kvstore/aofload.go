@@ -24,7 +24,7 @@ type LogError struct {
 	File string
 	// Offset is where the damage is: the first record that cannot be
 	// trusted, or the first non-zero byte in the zeros that follow the
-	// records (Padding).
+	// records (Padding); -1 when it is the file as a whole (missing).
 	Offset int64
 	Msg    string
 	// Padding counts the zero bytes between the last valid record and
@@ -43,6 +43,9 @@ type LogError struct {
 func (e *LogError) ValidEnd() int64 { return e.Offset - e.Padding }
 
 func (e *LogError) Error() string {
+	if e.Offset < 0 {
+		return e.File + ": " + e.Msg
+	}
 	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
 }
 
@@ -414,7 +417,7 @@ func checkNoLogFiles(dir string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return &LogError{File: filepath.Join(dir, manifestName),
+	return &LogError{File: filepath.Join(dir, manifestName), Offset: -1,
 		Msg: "missing, but the directory holds log files that it would name: " + strings.Join(names, ", ") +
 			"; nothing was changed (a new log would have replaced them)",
 		Fix: "rebuild the manifest from the files found (the newest base and the incremental files after it)"}
@@ -433,7 +436,7 @@ func missingFiles(dir string, man manifest) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	le := &LogError{File: filepath.Join(dir, missing[0]),
+	le := &LogError{File: filepath.Join(dir, missing[0]), Offset: -1,
 		Msg: fmt.Sprintf("missing: the manifest names %s, and the log cannot be replayed without %s; nothing was changed",
 			strings.Join(missing, ", "), map[bool]string{true: "it", false: "them"}[len(missing) == 1]),
 		Fix: "drop the missing file and the files after it from the manifest (their records follow the gap)"}
