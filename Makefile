@@ -98,6 +98,12 @@ fuzz:
 bench-serve: build deps
 	bench/serve.sh
 
+# Two kvbench binaries' servers, the same client (redis-benchmark), A B B A:
+# A=old/kvbench B=new/kvbench, PAIRS (default 6); see bench/serveab.sh.
+.PHONY: bench-serve-ab
+bench-serve-ab: deps
+	bench/serveab.sh
+
 # kvbench bench against redis-benchmark, same redis-server, A B A B.
 bench-loadgen: build deps
 	bench/loadgen.sh
