@@ -38,7 +38,7 @@ var (
 	mMisses          = metricDesc{"keyspace_misses_total", "Reads that did not find their key (INFO keyspace_misses).", prometheus.CounterValue, nil}
 	mProtoErrors     = metricDesc{"protocol_errors_total", "Requests refused as malformed (INFO total_protocol_errors).", prometheus.CounterValue, nil}
 	mOutputLimit     = metricDesc{"output_buffer_limit_disconnections_total", "Clients closed over the output buffer limit (INFO client_output_buffer_limit_disconnections).", prometheus.CounterValue, nil}
-	mUsedMemory      = metricDesc{"used_memory_bytes", "Memory holding the data: live Go heap objects plus the pool allocator's arenas (INFO used_memory).", prometheus.GaugeValue, nil}
+	mUsedMemory      = metricDesc{"used_memory_bytes", "Memory holding the data, what maxmemory bounds: Go heap objects plus the memory mapped outside the heap (INFO used_memory).", prometheus.GaugeValue, nil}
 	mRSS             = metricDesc{"used_memory_rss_bytes", "Resident set size of the process (INFO used_memory_rss).", prometheus.GaugeValue, nil}
 	mKeys            = metricDesc{"keys", "Keys, by keyspace; their sum is DBSIZE (INFO engines).", prometheus.GaugeValue, []string{"keyspace"}}
 	mAOFEnabled      = metricDesc{"aof_enabled", "1 when the server keeps a log (--persist other than none), else 0.", prometheus.GaugeValue, nil}
