@@ -13,7 +13,9 @@
 #   PAIRS=6        alternating pairs (at least 4 for the U test)
 #   N=1000000      requests of a pipeline-128 run
 #   N1=200000      requests of a pipeline-1 run
-#   SERVE_ARGS     more serve flags for both ("--persist everysec")
+#   PERSIST        a --persist policy for both (no, everysec, always), each
+#                  server with a fresh --dir
+#   SERVE_ARGS     more serve flags for both
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=${A:?A=path of the first kvbench binary}
@@ -43,8 +45,13 @@ for i in $(seq "$PAIRS"); do
 		bin=$A
 		[ "$side" = B ] && bin=$B
 		port=$(free_port)
+		persist=()
+		if [ -n "${PERSIST:-}" ]; then
+			mkdir -p "$WORK/dir-$i-$side"
+			persist=(--persist "$PERSIST" --dir "$WORK/dir-$i-$side")
+		fi
 		# shellcheck disable=SC2086 # the flags are words
-		KVBENCH=$bin start_kvstore "$port" ${SERVE_ARGS:-}
+		KVBENCH=$bin start_kvstore "$port" "${persist[@]}" ${SERVE_ARGS:-}
 		pid=${PORT_PID[$port]}
 		for c in "${CASES[@]}"; do
 			read -r op pipe conns n <<<"$c"
@@ -55,6 +62,7 @@ for i in $(seq "$PAIRS"); do
 			CPU[$side:$c]+="$(((after - before) / n)) "
 		done
 		stop "$port"
+		rm -rf "$WORK/dir-$i-$side"
 	done
 done
 echo "load after: $(uptime)" >&2
