@@ -79,7 +79,9 @@ func (s *Server) stale(c *conn, now int64) bool {
 func (l *loop) sweep() {
 	now := l.s.now.Load()
 	closeIdle := func(c *conn) {
-		if c == nil || l.u != nil && c.ring.closing || !l.s.stale(c, now) {
+		// A connection with replies queued this round is left to the
+		// next sweep: its socket is written at the round's end.
+		if c == nil || c.queued || l.u != nil && c.ring.closing || !l.s.stale(c, now) {
 			return
 		}
 		l.s.stats.timedOut.Add(1)
