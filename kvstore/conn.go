@@ -206,9 +206,7 @@ func (c *conn) readable() bool {
 			c.protocolError(perr)
 			break
 		}
-		if c.reserved != 0 && c.rd.Buffered() == 0 {
-			c.releaseReserved() // the large request is complete
-		}
+		c.syncReserved()
 		if c.quit || c.shutdown {
 			break
 		}

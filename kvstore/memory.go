@@ -201,17 +201,25 @@ func (s *Server) oom() bool { return s.mem.over(0) }
 
 // admit is the request reader's question before it holds n more bytes of
 // a large request arriving (resp.Reader.Admit): refused if they would
-// pass the limit, else promised until the request is complete.
+// pass the limit. What it admits is promised to the request until it is
+// complete (syncReserved).
 func (c *conn) admit(n int64) error {
 	if c.s.mem.over(n) {
 		return errOOMRequest
 	}
-	c.reserved += n
-	c.s.mem.reserved.Add(n)
 	return nil
 }
 
-// releaseReserved gives back what admit promised.
+// syncReserved makes the memory promised to c's pending request what the
+// reader has admitted for it: none once it is complete.
+func (c *conn) syncReserved() {
+	if d := c.rd.Admitted() - c.reserved; d != 0 {
+		c.s.mem.reserved.Add(d)
+		c.reserved += d
+	}
+}
+
+// releaseReserved gives back what c was promised: it is closed.
 func (c *conn) releaseReserved() {
 	if c.reserved != 0 {
 		c.s.mem.reserved.Add(-c.reserved)

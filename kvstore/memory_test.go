@@ -143,3 +143,32 @@ func TestParseMemory(t *testing.T) {
 		}
 	}
 }
+
+// The memory promised to a large request arriving is given back once it
+// is complete: a client that streams large requests, always with part of
+// the next one sent, holds the promise of one request, not of all.
+func TestAdmittedReleased(t *testing.T) {
+	srv := startServer(t, Config{})
+	rc := dialRaw(t, srv)
+	val := strings.Repeat("v", 100<<10)
+	var req []byte
+	for i := range 10 {
+		req = resp.AppendCommandString(req, "SET", fmt.Sprint("k", i), val)
+	}
+	next := resp.AppendCommandString(nil, "SET", "k10", val)
+	rc.send(append(req, next[:len(next)/2]...))
+	for i := range 10 {
+		if got := rc.reply(); got != "+OK\r\n" {
+			t.Fatalf("SET %d: %q", i, got)
+		}
+	}
+	waitFor(t, "the promise of the pending request alone", func() bool {
+		r := srv.mem.reserved.Load()
+		return r > 0 && r <= int64(len(next))
+	})
+	rc.send(next[len(next)/2:])
+	if got := rc.reply(); got != "+OK\r\n" {
+		t.Fatalf("SET k10: %q", got)
+	}
+	waitFor(t, "no promise once every request is complete", func() bool { return srv.mem.reserved.Load() == 0 })
+}

@@ -193,6 +193,10 @@ func (r *Reader) Admit(min int, fn func(n int64) error) {
 	r.admitMin, r.admit = int64(min), fn
 }
 
+// Admitted is how much of the pending request's declared size Admit's
+// function has admitted: 0 once the request is complete.
+func (r *Reader) Admitted() int64 { return r.admitted }
+
 // Unauthenticated applies (on) or lifts the limits on a client that has
 // not authenticated: a larger count or length fails the request with
 // Redis's "unauthenticated multibulk length" or "unauthenticated bulk
