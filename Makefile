@@ -63,6 +63,13 @@ test-fuse: deps
 	KVBENCH_TEST_FUSE=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_REDIS=1 KVBENCH_HISTORY=off $(GO) test -race -count=1 ./pkg/lazyfs/
 	KVBENCH_TEST_FUSE=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_REDIS=1 KVBENCH_HISTORY=off $(GO) test -race -count=1 -run 'PowerLoss' ./pkg/runner/
 
+# The fault table of docs/serve.md, measured on real "kvbench serve"
+# processes (its full-disk and read-only rows mount tmpfs: root), into
+# FAULTS (default /tmp/kvbench-faults.md).
+.PHONY: fault-table
+fault-table: deps
+	KVBENCH_FAULT_TABLE=$(or $(FAULTS),/tmp/kvbench-faults.md) KVBENCH_HISTORY=off $(GO) test -count=1 -run '^TestServeFaultTable$$' -v -timeout 15m ./cmd/kvbench/
+
 # The report's chart in a real browser alone: headless Chromium renders the
 # SVG with the machine's fonts and with none, and the test requires the same
 # pixels, not blank (make test runs it too).
@@ -90,6 +97,12 @@ fuzz:
 # kvbench serve against redis-server, same client (redis-benchmark), A B A B.
 bench-serve: build deps
 	bench/serve.sh
+
+# Two kvbench binaries' servers, the same client (redis-benchmark), A B B A:
+# A=old/kvbench B=new/kvbench, PAIRS (default 6); see bench/serveab.sh.
+.PHONY: bench-serve-ab
+bench-serve-ab: deps
+	bench/serveab.sh
 
 # kvbench bench against redis-benchmark, same redis-server, A B A B.
 bench-loadgen: build deps

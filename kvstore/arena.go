@@ -148,6 +148,7 @@ func (a *arena) newLarge(key, val []byte, vlen int) (ref, []byte) {
 	} else {
 		// Made by append, which leaves uncleared what it is about to
 		// overwrite (make clears it: a third of a 256 KB SET's time).
+		noteHeap(n)
 		h := make([]byte, recordHeader, recordHeader+len(key))
 		b = append(append(h, key...), val...)
 		if len(b) < n {
@@ -229,11 +230,25 @@ func mapChunk() []byte {
 	return b
 }
 
+// unmapChunk gives back a chunk that mapChunk mapped, populated.
+func unmapChunk(c []byte) {
+	offHeapBytes.Add(-chunkSize)
+	unix.Munmap(c)
+}
+
+// dropPages gives a chunk's pages back to the kernel; the chunk stays
+// mapped, and populate takes them again.
+func dropPages(c []byte) {
+	offHeapBytes.Add(-chunkSize)
+	unix.Madvise(c, unix.MADV_DONTNEED)
+}
+
 // populate faults a chunk's pages in now, inside a system call. Left to
 // the first write, each fault (zeroing, or compacting memory for a huge
 // page) would run in the middle of Go code, and a stop-the-world for the
 // collector would wait for it: milliseconds of pause.
 func populate(b []byte) {
+	offHeapBytes.Add(int64(len(b)))           // what the memory accounting counts
 	unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14+; ignored before
 }
 
@@ -277,7 +292,7 @@ func takeChunk() []byte {
 			select {
 			case readyChunk <- next:
 			default: // another was put back meanwhile
-				unix.Munmap(next)
+				unmapChunk(next)
 			}
 		}()
 	}
@@ -364,7 +379,7 @@ func (a *arena) thaw() {
 	}
 	a.deferred = nil
 	for _, c := range a.orphans {
-		unix.Madvise(c, unix.MADV_DONTNEED)
+		dropPages(c)
 	}
 	a.spare = append(a.spare, a.orphans...)
 	a.orphans = nil
@@ -449,7 +464,7 @@ func (a *arena) reset() {
 		orphans = append(orphans, a.chunks...)
 	} else {
 		for _, c := range a.chunks {
-			unix.Madvise(c, unix.MADV_DONTNEED)
+			dropPages(c)
 		}
 		spare = append(spare, a.chunks...)
 	}

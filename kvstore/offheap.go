@@ -26,11 +26,13 @@ func offHeap[T any](n int) (s []T, mapped bool) {
 	if err != nil {
 		return make([]T, n), false // the heap will do
 	}
+	offHeapBytes.Add(int64(size))
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), true
 }
 
 // freeOffHeap unmaps s, which offHeap returned with mapped true.
 func freeOffHeap[T any](s []T) {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), cap(s)*int(unsafe.Sizeof(*new(T))))
+	offHeapBytes.Add(-int64(len(b)))
 	unix.Munmap(b)
 }

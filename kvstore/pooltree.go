@@ -7,8 +7,6 @@ import (
 	"math/bits"
 	"slices"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // poolTree is the pool allocator's ordered engine: records in an arena,
@@ -147,7 +145,7 @@ func (p *nodePools) release(id nodeID) {
 
 func (p *nodePools) reset() {
 	for _, c := range p.leaves.chunks {
-		unix.Munmap(c)
+		unmapChunk(c)
 	}
 	*p = nodePools{}
 }

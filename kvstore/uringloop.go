@@ -369,6 +369,9 @@ func (l *loop) reap() (stop bool) {
 				} else {
 					l.armWake()
 				}
+				if l.sweepDue.Swap(false) {
+					l.sweep() // stale clients (clients.go)
+				}
 			case udRecv:
 				l.received(l.u.slots[slot], e)
 			case udSend:
@@ -550,6 +553,7 @@ func (l *loop) sent(c *conn, e *iouring.CQE) {
 		return
 	}
 	l.s.stats.netOut.Add(int64(e.Res))
+	c.active = l.s.now.Load() // see Server.stale
 	if c.ring.plain {
 		c.mark += int(e.Res)
 	} else {
