@@ -29,20 +29,8 @@ type conn struct {
 	rd      *resp.Reader
 	batch   []call
 
-	// The reply queue (see reply.go): segs[head][off:], the rest of segs,
-	// then out[mark:] (out[:mark] is in segs, or written). qbytes counts
-	// the bytes put in segs, written those written, since the queue was
-	// last empty.
-	out     []byte
-	mark    int
-	segs    [][]byte
-	head    int
-	off     int
-	qbytes  int
-	written int
-	own     []byte   // the connection's reply buffer while out is a block
-	blocks  [][]byte // full blocks queued
-	discard bool     // over the output buffer limit: replies are dropped
+	replyQueue      // the replies (see reply.go)
+	discard    bool // over the output buffer limit: replies are dropped
 
 	authed    bool
 	replaying bool     // executes log records at start-up; has no socket

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -57,21 +58,21 @@ const (
 //     "Event loops"). SQPOLL would spend a processor polling, which on two
 //     is the client's.
 //
-// The guarantees are the epoll loop's. A batch executes only when none of
-// its connection's replies are being sent, so a reply's bytes never change
-// while the kernel sends them. Replies only queued for the round's send
-// may grow: what arrives in the same round executes and adds to them, up
-// to roundOutMax bytes of replies (a pipeline of large writes, whose
-// replies are small, thus executes in one round, not a receive buffer's
-// worth a round); bytes that arrive past that, or while a send is in
-// flight, are kept aside (the stash) and, past stashMax, the receive is
-// cancelled, so a client that does not read its replies cannot make the
-// server buffer its requests without end.
-// Once the replies are out, the stash is executed a read's worth a round,
-// and receiving resumes when it is empty. Sends wait for the log's commit
-// of the round like writes do (commitRound). A connection is closed only
-// once none of its requests is in flight (the kernel holds its memory
-// until then): close cancels them.
+// The guarantees are the epoll loop's. A send takes the connection's
+// queue of replies whole (ringConn.flight), so a reply's bytes never
+// change while the kernel sends them, and the connection goes on
+// executing what arrives into an empty queue, sent once the send before
+// it is out: a pipeline of large writes is not held up by the small
+// replies of the pipeline before it. What arrives while the queue holds
+// more than roundOutMax bytes of replies is kept aside (the stash) and,
+// past stashMax, the receive is cancelled, so a client that does not
+// read its replies cannot make the server hold its requests, or their
+// replies, without end: a connection holds at most the send under way,
+// a queue of about roundOutMax and the stash. The stash is executed once
+// the queue has gone to a send, and receiving resumes when it is empty.
+// Sends wait for the log's commit of the round like writes do
+// (commitRound). A connection is closed only once none of its requests is
+// in flight (the kernel holds its memory until then): close cancels them.
 type uringState struct {
 	ring   *iouring.Ring
 	bufs   *iouring.BufRing
@@ -89,6 +90,10 @@ type uringState struct {
 	// none may end in sleep.
 	reaped uint32
 
+	// maxStash is the most bytes any connection has kept aside (see
+	// ringConn.stash): what tests check the bound of.
+	maxStash atomic.Int64
+
 	// broken is a failure of io_uring_enter that leaves the loop unable
 	// to go on; scratch is what sqe hands out meanwhile.
 	broken  error
@@ -98,15 +103,22 @@ type uringState struct {
 // ringConn is a connection's state under the io_uring loop.
 type ringConn struct {
 	slot    uint32
-	recvOn  bool   // a multishot receive is armed: until its last completion
-	stopped bool   // receiving is stopped until the replies are out
-	sending bool   // a send is in flight
-	plain   bool   // ... of out alone (else of the pieces, through msg)
-	closing bool   // closed: waits for its requests in flight to end
-	resume  bool   // in uringState.resume
-	stash   []byte // bytes received while replies waited
-	msg     unix.Msghdr
-	iov     []unix.Iovec
+	recvOn  bool // a multishot receive is armed: until its last completion
+	stopped bool // receiving is stopped until the stash is executed
+	sending bool // a send of flight is in the kernel's hands
+	closing bool // closed: waits for its requests in flight to end
+	resume  bool // in uringState.resume
+
+	// flight is the replies being sent, taken whole from the connection's
+	// queue; once written it is emptied, and becomes the next queue.
+	flight replyQueue
+
+	// stash[stashOff:] is what was received while the queue was full.
+	stash    []byte
+	stashOff int
+
+	msg unix.Msghdr
+	iov []unix.Iovec
 }
 
 // Ring sizes. A round submits at most a receive, a send and a cancel per
@@ -126,9 +138,11 @@ const (
 	// stashMax is how many bytes a connection may send while its replies
 	// wait before its receive is cancelled.
 	stashMax = 64 << 10
-	// roundOutMax is how many bytes of replies may wait for a
-	// connection's send in a round before what it sends is kept aside:
-	// a receive buffer's worth, as the stash.
+	// stashKeep is the largest stash buffer kept once empty.
+	stashKeep = 2 * stashMax
+	// roundOutMax is how many bytes of replies may wait in a connection's
+	// queue before what it sends is kept aside: a receive buffer's worth,
+	// as the stash.
 	roundOutMax = 64 << 10
 )
 
@@ -445,41 +459,64 @@ func (l *loop) received(c *conn, e *iouring.CQE) {
 	}
 }
 
-// take executes what a connection has sent, or keeps it aside while its
-// replies are being sent or past roundOutMax (see uringState).
+// take executes what a connection has sent, or keeps it aside past
+// roundOutMax bytes of queued replies (see uringState).
 func (l *loop) take(c *conn, data []byte) {
 	switch {
 	case c.ring.closing, c.quit, c.shutdown, c.discard:
 		// Answered for the last time.
-	case c.ring.sending || c.ring.stopped || len(c.ring.stash) > 0 || c.pending() > roundOutMax:
-		c.ring.stash = append(c.ring.stash, data...)
-		if len(c.ring.stash) > stashMax && !c.ring.stopped {
-			c.ring.stopped = true
-			if c.ring.recvOn {
-				e := l.sqe()
-				e.Opcode = iouring.OpAsyncCancel
-				e.Addr = userData(udRecv, c.ring.slot) // cancels by user_data
-				e.UserData = userData(udCancel, c.ring.slot)
-			}
-		}
+	case c.ring.stopped || c.stashed() > 0 || c.left() > roundOutMax:
+		l.stash(c, data)
 	default:
-		l.feed(c, data, false)
+		if rest := l.feed(c, data); len(rest) > 0 {
+			l.stash(c, rest)
+		}
+	}
+}
+
+// stashed is the bytes c keeps aside.
+func (c *conn) stashed() int { return len(c.ring.stash) - c.ring.stashOff }
+
+// stash keeps data aside for c; past stashMax it cancels c's receive.
+// The stash is a buffer read from its front: moved down once half of it
+// is read, rather than sliced forward and copied whole at every growth.
+func (l *loop) stash(c *conn, data []byte) {
+	r := &c.ring
+	if r.stashOff > 0 && r.stashOff >= len(r.stash)/2 {
+		n := copy(r.stash, r.stash[r.stashOff:])
+		r.stash, r.stashOff = r.stash[:n], 0
+	}
+	r.stash = append(r.stash, data...)
+	if n := int64(c.stashed()); n > l.u.maxStash.Load() {
+		l.u.maxStash.Store(n)
+	}
+	if c.stashed() > stashMax && !r.stopped {
+		r.stopped = true
+		if r.recvOn {
+			e := l.sqe()
+			e.Opcode = iouring.OpAsyncCancel
+			e.Addr = userData(udRecv, r.slot) // cancels by user_data
+			e.UserData = userData(udCancel, r.slot)
+		}
+	}
+	if r.flight.left() == 0 && !r.sending {
+		l.resumeLater(c) // no send to wait for: executed next round
 	}
 }
 
 // feed executes the requests in data, as the epoll loop executes what one
 // read brought (conn.readable), as many times as the request reader needs
-// to take it all, or, with once, until some replies wait to be sent; it
-// returns what is left.
-func (l *loop) feed(c *conn, data []byte, once bool) []byte {
+// to take it all, or until more than roundOutMax bytes of replies are
+// queued; it returns what is left.
+func (l *loop) feed(c *conn, data []byte) []byte {
 	c.src.data = data
-	for stuck := 0; len(c.src.data) > 0 && !c.quit && !c.shutdown; {
+	for stuck := 0; len(c.src.data) > 0 && !c.quit && !c.shutdown && !c.ring.closing; {
 		before := len(c.src.data)
 		if !c.readable() {
 			l.closeRing(c)
 			break
 		}
-		if once && c.pending() > 0 {
+		if c.left() > roundOutMax {
 			break
 		}
 		if len(c.src.data) == before {
@@ -502,11 +539,13 @@ func (l *loop) sendReplies() {
 	for _, c := range l.ready {
 		c.queued = false
 		switch {
-		case c.ring.closing || c.ring.sending:
+		case c.ring.closing:
 		case c.discard:
 			c.reset()
 			l.closeRing(c)
-		case c.pending() > 0:
+		case c.ring.sending || c.ring.flight.left() > 0:
+			// The send under way goes on with the queue when it is out.
+		case c.left() > 0:
 			l.send(c)
 		default:
 			l.repliesOut(c)
@@ -516,32 +555,44 @@ func (l *loop) sendReplies() {
 	l.ready = l.ready[:0]
 }
 
-// send queues a send of c's pending replies.
+// send hands c's queue of replies to a send, and gives c the emptied
+// queue of the send before it to fill.
 func (l *loop) send(c *conn) {
-	ud := userData(udSend, c.ring.slot)
-	c.ring.sending = true
-	if len(c.segs) == 0 {
-		c.ring.plain = true
-		l.sqe().PrepSend(c.fd, c.out[c.mark:], sendFlags, ud)
-		return
+	r := &c.ring
+	c.replyQueue, r.flight = r.flight, c.replyQueue
+	if len(r.flight.segs) > 0 {
+		r.flight.seal()
 	}
-	c.ring.plain = false
-	c.seal()
-	iov := c.iovecs(c.ring.iov[:0], math.MaxInt)
-	c.ring.iov = iov
-	c.ring.msg = unix.Msghdr{Iov: unsafe.SliceData(iov)}
-	c.ring.msg.SetIovlen(len(iov))
-	l.sqe().PrepSendmsg(c.fd, &c.ring.msg, sendFlags, ud)
+	if c.stashed() > 0 || r.stopped {
+		l.resumeLater(c) // the queue has room again
+	}
+	l.transmit(c)
 }
 
-// sent handles a send's completion: the rest of the replies, or what was
-// waiting for them to be out.
-func (l *loop) sent(c *conn, e *iouring.CQE) {
-	c.ring.sending = false
-	if !c.ring.plain {
-		clear(c.ring.iov) // no reference to a value outlives the send
+// transmit queues a send of what flight has left to write.
+func (l *loop) transmit(c *conn) {
+	r := &c.ring
+	f := &r.flight
+	ud := userData(udSend, r.slot)
+	r.sending = true
+	if len(f.segs) == 0 {
+		l.sqe().PrepSend(c.fd, f.out[f.mark:], sendFlags, ud)
+		return
 	}
-	if c.ring.closing {
+	iov := f.iovecs(r.iov[:0], math.MaxInt)
+	r.iov = iov
+	r.msg = unix.Msghdr{Iov: unsafe.SliceData(iov)}
+	r.msg.SetIovlen(len(iov))
+	l.sqe().PrepSendmsg(c.fd, &r.msg, sendFlags, ud)
+}
+
+// sent handles a send's completion: the rest of the send, or the queue
+// filled meanwhile.
+func (l *loop) sent(c *conn, e *iouring.CQE) {
+	r := &c.ring
+	r.sending = false
+	clear(r.iov) // no reference to a value outlives the send
+	if r.closing {
 		l.release(c)
 		return
 	}
@@ -550,18 +601,23 @@ func (l *loop) sent(c *conn, e *iouring.CQE) {
 		return
 	}
 	l.s.stats.netOut.Add(int64(e.Res))
-	if c.ring.plain {
-		c.mark += int(e.Res)
+	f := &r.flight
+	if len(f.segs) == 0 {
+		f.mark += int(e.Res)
 	} else {
-		c.advance(int(e.Res))
+		f.advance(int(e.Res))
 	}
-	if c.pending() > 0 {
-		l.send(c) // cut short, or more pieces than one sendmsg takes
+	if f.left() > 0 {
+		l.transmit(c) // cut short, or more pieces than one sendmsg takes
 		return
 	}
-	c.reset()
-	if cap(c.out) > keepOutSize {
-		c.out = nil
+	f.reset(l)
+	if cap(f.out) > keepOutSize {
+		f.out = nil
+	}
+	if c.left() > 0 {
+		l.queue(c) // sent after this round's commit, as the round's replies
+		return
 	}
 	l.repliesOut(c)
 }
@@ -577,40 +633,49 @@ func (l *loop) repliesOut(c *conn) {
 		l.closeRing(c)
 		return
 	}
-	if (c.ring.stopped || len(c.ring.stash) > 0) && !c.ring.resume {
+	if c.ring.stopped || c.stashed() > 0 {
+		l.resumeLater(c)
+	}
+}
+
+// resumeLater has resumeAll go on with c at the start of the next round.
+func (l *loop) resumeLater(c *conn) {
+	if !c.ring.resume {
 		c.ring.resume = true
 		l.u.resume = append(l.u.resume, c)
 	}
 }
 
-// resumeAll goes on with the connections whose replies are out: executes a
-// read's worth of their stash, or, once it is empty, receives again. It
-// runs before the round's commit, so that what it executes is committed
-// before it is answered, like what the round received.
+// resumeAll goes on with the connections whose queue has room: executes
+// their stash up to roundOutMax bytes of replies, and once it is empty
+// receives again. It runs before the round's commit, so that what it
+// executes is committed before it is answered, like what the round
+// received.
 func (l *loop) resumeAll() {
 	u := l.u
 	for _, c := range u.resume {
-		c.ring.resume = false
-		if c.ring.closing || c.pending() > 0 || c.ring.sending {
-			continue
+		r := &c.ring
+		r.resume = false
+		if r.closing || c.quit || c.shutdown || c.left() > roundOutMax {
+			continue // resumed again once the queue goes to a send
 		}
-		if len(c.ring.stash) > 0 {
-			rest := l.feed(c, c.ring.stash, true)
-			if len(rest) > 0 {
-				c.ring.stash = c.ring.stash[len(c.ring.stash)-len(rest):]
-				continue // the rest once these replies are out
-			}
-			if cap(c.ring.stash) > keepOutSize {
-				c.ring.stash = nil
-			}
-			c.ring.stash = c.ring.stash[:0]
-			if c.pending() > 0 {
+		if c.stashed() > 0 {
+			rest := l.feed(c, r.stash[r.stashOff:])
+			if r.closing {
 				continue
 			}
+			r.stashOff = len(r.stash) - len(rest)
+			if len(rest) > 0 {
+				continue
+			}
+			r.stash, r.stashOff = r.stash[:0], 0
+			if cap(r.stash) > stashKeep {
+				r.stash = nil
+			}
 		}
-		if c.ring.stopped && !c.ring.closing && !c.quit && !c.shutdown {
-			c.ring.stopped = false
-			if !c.ring.recvOn {
+		if r.stopped && !c.quit && !c.shutdown {
+			r.stopped = false
+			if !r.recvOn {
 				l.armRecv(c)
 			}
 		}
@@ -626,7 +691,7 @@ func (l *loop) closeRing(c *conn) {
 		return
 	}
 	c.ring.closing = true
-	c.ring.stash = nil
+	c.ring.stash, c.ring.stashOff = nil, 0
 	if c.ring.recvOn || c.ring.sending {
 		l.sqe().PrepCancelFD(c.fd, userData(udCancel, c.ring.slot))
 	}
@@ -641,6 +706,7 @@ func (l *loop) release(c *conn) {
 	}
 	u := l.u
 	unix.Close(c.fd)
+	c.ring.flight.reset(l) // nothing reads it any more
 	u.slots[c.ring.slot] = nil
 	u.free = append(u.free, c.ring.slot)
 	u.live--
