@@ -135,6 +135,16 @@ type replyQueue struct {
 // left is the bytes of q not yet written.
 func (q *replyQueue) left() int { return q.qbytes + len(q.out) - q.mark - q.written }
 
+// held is the memory q's buffers take: its reply buffer and blocks (the
+// values it writes from where the table keeps them take none).
+func (q *replyQueue) held() int {
+	n := cap(q.out) + len(q.blocks)*blockSize
+	if q.own != nil {
+		n += cap(q.own)
+	}
+	return n
+}
+
 // pending is the bytes of replies held for the connection and not yet
 // written: its queue's, and under the io_uring loop those of the send
 // under way.

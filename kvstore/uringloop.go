@@ -91,8 +91,10 @@ type uringState struct {
 	reaped uint32
 
 	// maxStash is the most bytes any connection has kept aside (see
-	// ringConn.stash): what tests check the bound of.
-	maxStash atomic.Int64
+	// ringConn.stash), and maxHeld the most memory any connection has
+	// held for its replies and its stash (see held): what tests check the
+	// bounds of.
+	maxStash, maxHeld atomic.Int64
 
 	// broken is a failure of io_uring_enter that leaves the loop unable
 	// to go on; scratch is what sqe hands out meanwhile.
@@ -490,6 +492,7 @@ func (l *loop) stash(c *conn, data []byte) {
 	if n := int64(c.stashed()); n > l.u.maxStash.Load() {
 		l.u.maxStash.Store(n)
 	}
+	l.noteHeld(c)
 	if c.stashed() > stashMax && !r.stopped {
 		r.stopped = true
 		if r.recvOn {
@@ -563,6 +566,7 @@ func (l *loop) send(c *conn) {
 	if len(r.flight.segs) > 0 {
 		r.flight.seal()
 	}
+	l.noteHeld(c)
 	if c.stashed() > 0 || r.stopped {
 		l.resumeLater(c) // the queue has room again
 	}
@@ -635,6 +639,16 @@ func (l *loop) repliesOut(c *conn) {
 	}
 	if c.ring.stopped || c.stashed() > 0 {
 		l.resumeLater(c)
+	}
+}
+
+// noteHeld records the memory c holds for its replies (the buffers of its
+// send and its queue: values written from the table take none) and its
+// stash, if it is the most yet.
+func (l *loop) noteHeld(c *conn) {
+	n := int64(c.ring.flight.held() + c.held() + cap(c.ring.stash))
+	if n > l.u.maxHeld.Load() {
+		l.u.maxHeld.Store(n)
 	}
 }
 
