@@ -103,6 +103,15 @@ prefill() {
 	redis-cli -p "$1" --pipe <"$file" >/dev/null || die "prefill of port $1 failed"
 }
 
+# cpu_ns PID prints the CPU time of every thread of process PID, in ns.
+cpu_ns() {
+	local s=0 run _
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r run _ <"$f" && s=$((s + run))
+	done
+	echo "$s"
+}
+
 # rss PORT prints used_memory_rss from INFO memory.
 rss() { redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memory_rss" { print $2 }'; }
 
