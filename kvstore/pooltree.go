@@ -152,6 +152,15 @@ func (p *nodePools) reset() {
 	*p = nodePools{}
 }
 
+// trimTail gives back the pages of the last leaf chunk past the slots
+// handed out (see giveBackIdle).
+func (p *nodePools) trimTail() {
+	const per = chunkSize / leafSize
+	if n := len(p.leaves.chunks); n > 0 {
+		trimFrom(p.leaves.chunks[n-1], int(p.leaves.next-uint32(n-1)*per)*leafSize)
+	}
+}
+
 func (p *nodePools) bytes() int64 { return int64(len(p.leaves.chunks)) * chunkSize }
 
 // nodePool hands out slots of one size, per a chunk, from chunks that

@@ -90,6 +90,10 @@ type uringState struct {
 	// none may end in sleep.
 	reaped uint32
 
+	// bufsUsed: receives have written to the buffers since they were last
+	// given back (see idleBufs).
+	bufsUsed bool
+
 	// maxStash is the most bytes any connection has kept aside (see
 	// ringConn.stash), and maxHeld the most memory any connection has
 	// held for its replies and its stash (see held): what tests check the
@@ -140,6 +144,12 @@ const (
 	// stashMax is how many bytes a connection may send while its replies
 	// wait before its receive is cancelled.
 	stashMax = 64 << 10
+	// idleBufs is how long, in milliseconds, a loop sleeps before it
+	// gives back the receive buffers' pages (recvBufs × recvBufSize,
+	// 4 MiB, all touched once a client has streamed that much): a loop
+	// that sleeps that long is idle, and the first receive after it takes
+	// a page fault or two.
+	idleBufs = 100
 	// stashKeep is the largest stash buffer kept once empty.
 	stashKeep = 2 * stashMax
 	// roundOutMax is how many bytes of replies may wait in a connection's
@@ -312,10 +322,21 @@ func (l *loop) runUring() {
 		if u.reaped > 0 || u.ring.Pending() > 0 || len(u.resume) > 0 || u.ring.WorkPending() {
 			continue
 		}
-		if _, err := unix.EpollWait(u.epfd, u.events, -1); err != nil && err != unix.EINTR {
+		timeout := -1
+		if u.bufsUsed {
+			timeout = idleBufs
+		}
+		n, err := unix.EpollWait(u.epfd, u.events, timeout)
+		if err != nil && err != unix.EINTR {
 			u.broken = err
 			l.s.log.Error("epoll_wait failed; closing this loop's clients", "err", err)
 			break
+		}
+		if n == 0 && err == nil && timeout >= 0 {
+			// Idle: every completion is handled and nothing runs until the
+			// next enter, so the buffers' pages can go.
+			u.bufs.Discard()
+			u.bufsUsed = false
 		}
 	}
 	l.drain()
@@ -439,6 +460,7 @@ func (l *loop) received(c *conn, e *iouring.CQE) {
 	if e.Flags&iouring.CQEFBuffer != 0 {
 		l.take(c, l.u.bufs.Received(e))
 		l.u.bufs.Release(e)
+		l.u.bufsUsed = true
 	}
 	if e.Flags&iouring.CQEFMore != 0 {
 		return
