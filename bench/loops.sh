@@ -23,6 +23,10 @@
 #                                   (make bench-loops-short: a smoke check,
 #                                    about 3 minutes)
 #   SIZES=262144 PIPES=16 CONNS=1 TESTS=get SAMPLES=7 bench/loops.sh
+#   ROWS=loops.tsv bench/loops.sh   (every sample also kept in loops.tsv,
+#                                    appended to: a run stopped half way
+#                                    keeps what it measured)
+#   REPORT=loops.tsv bench/loops.sh (the tables of a kept file, no run)
 #
 # Run lengths: 10,000 requests (P1, 1 conn), 50,000 (P1, 50), 100,000
 # (P16, 1), 200,000 (P16, 50), 300,000 (P128, 1), 500,000 (P128, 50), at
@@ -93,8 +97,7 @@ hwm() { awk '$1 == "VmHWM:" { print $2 * 1024 }' "/proc/${PORT_PID[$1]}/status";
 
 # run SIDE TEST SIZE PIPE CONNS: one sample on a fresh server; appends
 # "req/s peak-rss" to the cell's samples.
-ROWS="$WORK/loops.tsv" # test size pipe conns side rps rss
-: >"$ROWS"
+ROWS=${ROWS:-$WORK/loops.tsv} # test size pipe conns side rps rss
 run() {
 	local side=$1 t=$2 size=$3 p=$4 c=$5 port r
 	port=$(free_port)
@@ -125,8 +128,13 @@ began=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 SKIPPED="$WORK/skipped.tsv"
 : >"$SKIPPED"
-for t in $TESTS; do
-	for size in $SIZES; do
+if [ "${REPORT:-}" ]; then
+	[ -f "$REPORT" ] || die "REPORT=$REPORT: no such file"
+	ROWS=$REPORT TESTS=none load="(of the run that wrote $REPORT)"
+fi
+for size in $SIZES; do
+	for t in $TESTS; do
+		[ "$t" != none ] || continue
 		for p in $PIPES; do
 			for c in $CONNS; do
 				if ((size * p * c > MAX_INFLIGHT)); then
@@ -146,7 +154,7 @@ done
 took=$(($(date +%s) - began))
 
 echo
-echo "Event loops: kvbench serve --io auto ($DEFAULT) and --io $OTHER against redis-server $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), redis-benchmark as the client; $SAMPLES samples per side and cell, a fresh server each, medians; $(nproc) CPUs, load average $load at the start, $((took / 60)) min"
+echo "Event loops: kvbench serve --io auto ($DEFAULT) and --io $OTHER against redis-server $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), redis-benchmark as the client; a fresh server per sample, medians; $(nproc) CPUs, load average $load at the start, $((took / 60)) min"
 echo
 python3 - "$ROWS" "$SKIPPED" "$DEFAULT" "$OTHER" "$SAMPLES" "$MAX_INFLIGHT" <<'EOF'
 import collections, statistics, sys
@@ -201,8 +209,9 @@ for cell in sorted(cells + skip, key=lambda x: (x[0], x[1], x[2], x[3])):
         shortfalls.append(f"{name}: median peak RSS over 1.2 × {o}'s ({mra / mrb:.2f}, p = {pv(p_m)}: not significant)")
 
 print()
+nsamples = min((len(v) for v in rps.values()), default=0)
 if nsamples < 3:
-    print(f"{nsamples} sample(s) per side: no U-test; the lists below go by medians alone.")
+    print(f"{nsamples} sample(s) per side in some cell: no U-test there; the lists below go by medians alone.")
     print()
 print(f"Cells where {d} misses a goal, significantly (one-sided exact U-test, p ≤ 0.05):")
 print("\n".join(f"- {m}" for m in misses) or "- none")
