@@ -113,15 +113,33 @@ type connSource struct {
 	fd   int
 	ring bool
 	data []byte
+	// Under the io_uring loop, want is the rest of what the reader asked
+	// for when data ran out, and placed the bytes received straight into
+	// it meanwhile (see loop.recvInPlace).
+	want   []byte
+	placed int
 }
 
 func (f *connSource) Read(p []byte) (int, error) {
 	if f.ring {
+		if f.placed > 0 {
+			n := f.placed
+			f.placed = 0
+			if len(p) >= n && &p[0] == &f.want[0] {
+				f.want = nil
+				return n, nil // already there
+			}
+			f.data = f.want[:n] // the reader moved its buffer: copied below
+		}
 		if len(f.data) == 0 {
+			f.want = p
 			return 0, unix.EAGAIN
 		}
 		n := copy(p, f.data)
 		f.data = f.data[n:]
+		if len(f.data) == 0 {
+			f.want = p[n:]
+		}
 		return n, nil
 	}
 	for {

@@ -418,11 +418,18 @@ func readBulk(br *bufio.Reader, want []byte) error {
 // TestUringPipelinedLargeGets: connections pipelining 16 GETs of 256 KB
 // values, each pipeline followed by SETs that replace those values and
 // GETs of the new ones, get every reply byte for byte: a value being sent
-// is not changed by a SET executed while its send is under way, and the
-// replies of a pipeline go out after those of the one before.
+// is not changed by a SET executed while its send is under way, the
+// replies of a pipeline go out after those of the one before, and the
+// values the SETs carry, received in place (inPlaceMin), arrive whole.
 func TestUringPipelinedLargeGets(t *testing.T) {
 	requireUring(t)
 	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	u := uringStateOf(t, srv)
+	defer func() {
+		if !t.Failed() && u.inPlaceBytes.Load() == 0 {
+			t.Error("no value was received in place")
+		}
+	}()
 	const conns, rounds, depth, size = 4, 4, 16, 256 << 10
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
