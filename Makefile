@@ -121,7 +121,7 @@ bench-matrix: build deps
 # redis-server over the whole load space: 32 B to 1 MB × pipeline 1, 16,
 # 128 × 1 and 50 connections × GET and SET, a fresh server per sample,
 # 5 samples, U-tests, peak RSS; lists the cells where the default loop
-# misses a goal. About an hour; bench-loops-short is a smoke check of a
+# misses a goal. About half an hour; bench-loops-short is a smoke check of a
 # few minutes. See bench/loops.sh.
 .PHONY: bench-loops bench-loops-short
 bench-loops: build deps

@@ -18,7 +18,8 @@
 # the other loop's; then the cells that miss a goal.
 #
 #   bench/loops.sh                  (make bench-loops: 5 samples, all 60
-#                                    cells; about 60 minutes on 2 vCPUs)
+#                                    cells; about 30 minutes on 2 vCPUs: 3
+#                                    samples took 16)
 #   SAMPLES=1 SIZES="1024 262144" bench/loops.sh
 #                                   (make bench-loops-short: a smoke check,
 #                                    about 3 minutes)
@@ -27,6 +28,8 @@
 #                                    appended to: a run stopped half way
 #                                    keeps what it measured)
 #   REPORT=loops.tsv bench/loops.sh (the tables of a kept file, no run)
+#   RT=1 bench/loops.sh             (servers and client at real-time
+#                                    priority: steadier on a busy machine)
 #
 # Run lengths: 10,000 requests (P1, 1 conn), 50,000 (P1, 50), 100,000
 # (P16, 1), 200,000 (P16, 50), 300,000 (P128, 1), 500,000 (P128, 50), at

@@ -9,6 +9,8 @@
 # alternate, in reverse order every other round.
 #
 #   bench/ordered.sh [rounds]       (default 5; make bench-ordered)
+#   RT=1 bench/ordered.sh 7         (servers and client at real-time
+#                                    priority: steadier on a busy machine)
 #   PROFILE=1 bench/ordered.sh 0    (only a CPU profile of one RSET load)
 #   KVBENCH=/path/to/old/kvbench bench/ordered.sh   (another build)
 #   REPLAY=/path/to/old/kvbench bench/ordered.sh [rounds]
@@ -28,7 +30,7 @@ declare -A R
 # qps PORT ARGS... runs kvbench bench and prints its requests per second.
 qps() {
 	local port=$1 out; shift
-	out=$("$KVBENCH" bench --port "$port" --pipeline 128 --connections 1 --keyspace $KEYS \
+	out=$("${PRIO[@]}" "$KVBENCH" bench --port "$port" --pipeline 128 --connections 1 --keyspace $KEYS \
 		--requests $KEYS --value-size 32 --output json "$@" 2>"$WORK/bench.err") ||
 		die "kvbench bench -p $port $* failed: $(tail -n 3 "$WORK/bench.err")"
 	awk -F': ' '/"qps"/ { sub(/,$/, "", $2); printf "%d\n", $2; exit }' <<<"$out" # the run's, not its series'
