@@ -130,6 +130,18 @@ bench-replay: build deps
 bench-matrix: build deps
 	bench/matrix.sh
 
+# The kvstore's two event loops (--io auto, and the other one) against
+# redis-server over the whole load space: 32 B to 1 MB × pipeline 1, 16,
+# 128 × 1 and 50 connections × GET and SET, a fresh server per sample,
+# 5 samples, U-tests, peak RSS; lists the cells where the default loop
+# misses a goal. About half an hour; bench-loops-short is a smoke check of a
+# few minutes. See bench/loops.sh.
+.PHONY: bench-loops bench-loops-short
+bench-loops: build deps
+	bench/loops.sh
+bench-loops-short: build deps
+	SAMPLES=1 SIZES="1024 262144" bench/loops.sh
+
 # Two kvbench binaries' load generators end to end, A B B A: A=... B=...
 # (each a kvbench binary), PAIRS per case (default 8); see bench/abbin.sh.
 .PHONY: bench-ab

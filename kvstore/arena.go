@@ -276,6 +276,49 @@ var (
 // process's, shared by every server in it.
 func readyChunkBytes() int64 { return int64(len(readyChunk)) * chunkSize }
 
+// Memory held ahead of need is given back once the server is idle (the
+// cron calls giveBackIdle when a tick finds no command executed since the
+// last): the index arrays the tables outgrew (purgeRetired), the chunk
+// prepared ahead, and the pages of the chunks being carved that no record
+// or node has reached yet, populated when the chunk was mapped. After a
+// million-key load those are 32 MB, 4 MB and up to 8 MB (a chunk of
+// records and one of tree nodes) beside 100 MB of data; a later
+// allocation faults in what it reaches, a page at a time.
+func giveBackIdle(db *DB) {
+	purgeRetired()
+	select {
+	case c := <-readyChunk:
+		unix.Munmap(c)
+	default:
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, a := range db.arenas() {
+		a.trimTails()
+	}
+	if t, ok := db.tree.(*poolTree); ok {
+		t.nodes.trimTail()
+	}
+}
+
+// trimTails gives back the pages of the chunks being carved past their
+// last record.
+func (a *arena) trimTails() {
+	for i := range a.classes {
+		if c := &a.classes[i]; c.chunk >= 0 {
+			trimFrom(a.chunks[c.chunk], int(c.next))
+		}
+	}
+}
+
+// trimFrom gives back the whole pages of chunk from byte off on.
+func trimFrom(chunk []byte, off int) {
+	const page = 4 << 10
+	if off = (off + page - 1) &^ (page - 1); off < len(chunk) {
+		unix.Madvise(chunk[off:], unix.MADV_DONTNEED)
+	}
+}
+
 // takeChunk returns the prepared chunk, or maps one if none is ready, and
 // has the next one prepared.
 func takeChunk() []byte {

@@ -29,20 +29,8 @@ type conn struct {
 	rd      *resp.Reader
 	batch   []call
 
-	// The reply queue (see reply.go): segs[head][off:], the rest of segs,
-	// then out[mark:] (out[:mark] is in segs, or written). qbytes counts
-	// the bytes put in segs, written those written, since the queue was
-	// last empty.
-	out     []byte
-	mark    int
-	segs    [][]byte
-	head    int
-	off     int
-	qbytes  int
-	written int
-	own     []byte   // the connection's reply buffer while out is a block
-	blocks  [][]byte // full blocks queued
-	discard bool     // over the output buffer limit: replies are dropped
+	replyQueue      // the replies (see reply.go)
+	discard    bool // over the output buffer limit: replies are dropped
 
 	authed    bool
 	reserved  int64    // memory promised to the request arriving (admit)
@@ -137,15 +125,33 @@ type connSource struct {
 	fd   int
 	ring bool
 	data []byte
+	// Under the io_uring loop, want is the rest of what the reader asked
+	// for when data ran out, and placed the bytes received straight into
+	// it meanwhile (see loop.recvInPlace).
+	want   []byte
+	placed int
 }
 
 func (f *connSource) Read(p []byte) (int, error) {
 	if f.ring {
+		if f.placed > 0 {
+			n := f.placed
+			f.placed = 0
+			if len(p) >= n && &p[0] == &f.want[0] {
+				f.want = nil
+				return n, nil // already there
+			}
+			f.data = f.want[:n] // the reader moved its buffer: copied below
+		}
 		if len(f.data) == 0 {
+			f.want = p
 			return 0, unix.EAGAIN
 		}
 		n := copy(p, f.data)
 		f.data = f.data[n:]
+		if len(f.data) == 0 {
+			f.want = p[n:]
+		}
 		return n, nil
 	}
 	for {

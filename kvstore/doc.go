@@ -17,8 +17,9 @@
 // pipelined batch runs, the index slots and records of all its keys are
 // touched (conn.prefetch) so that their cache misses overlap. At the end
 // of the round the loop commits the log once for every connection it
-// served (commitRound), then sends each connection's replies; a
-// connection whose replies are not out stops being read. Limits on
+// served (commitRound), then sends each connection's replies; under epoll
+// a connection whose replies are not out stops being read, under io_uring
+// once a send is under way and 64 KB more wait for the next. Limits on
 // requests are enforced by package resp before anything is allocated; a
 // protocol error closes only the connection that sent it.
 //

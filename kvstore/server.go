@@ -566,7 +566,7 @@ func (s *Server) cron() {
 			n := s.stats.commands.Load()
 			s.stats.ops.sample(now, n)
 			if n == last {
-				purgeRetired() // idle: nothing to interrupt
+				giveBackIdle(s.db) // idle: nothing to interrupt
 			}
 			last = n
 			if s.aof != nil && !s.isClosing() {
