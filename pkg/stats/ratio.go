@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	moremath "github.com/aclements/go-moremath/stats"
@@ -265,4 +267,24 @@ func (p Precision) Reached(r Ratio) bool {
 		minPairs = DefaultMinPairs
 	}
 	return r.N >= minPairs && r.Confidence >= p.Confidence && r.HalfWidth() <= p.Target
+}
+
+// DefaultPrecision is the relative half-width an adaptive run measures
+// its comparisons to, and the margin of their verdicts: ±3%, a difference
+// smaller than the run-to-run spread of a quiet machine.
+const DefaultPrecision = 0.03
+
+// ParsePrecision parses a precision given as a percentage, "3%" (or
+// "3"), into a fraction (0.03). It accepts above 0 and at most 50%.
+func ParsePrecision(s string) (float64, error) {
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || !(p > 0) || p > 50 {
+		return 0, fmt.Errorf("precision %q: want a percentage above 0 and at most 50%%, e.g. 3%%", s)
+	}
+	return p / 100, nil
+}
+
+// FormatPrecision prints a precision as the flags take it: 0.03 is "3%".
+func FormatPrecision(p float64) string {
+	return strconv.FormatFloat(p*100, 'g', 6, 64) + "%"
 }
