@@ -255,10 +255,12 @@ type sample struct {
 	value float64
 }
 
-// loadSeries reads the ok rows and groups them into series.
+// loadSeries reads the ok rows and groups them into series; a disturbed
+// slice of an adaptive run is left out, as the report leaves it out of
+// its comparisons.
 func (s *Store) loadSeries(ctx context.Context, o AnalyzeOptions, runs map[int64]*Run, envs map[int64]Environment) ([]*Series, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT run, env, target, strategy, mode, workload, command, round, qps, us_per_op, lat_p99_us, rate, rate_spec
-FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
+FROM detail WHERE status = 'ok' AND env IS NOT NULL AND (COALESCE(block, 0) = 0 OR COALESCE(disturbed, '') = '')`)
 	if err != nil {
 		return nil, fmt.Errorf("history: read the rows: %w", err)
 	}

@@ -1,5 +1,7 @@
 package render
 
+import "fmt"
+
 // The languages of the report: its headings, column names, notes,
 // legends and warnings; the data and the charts' texts stay as they are.
 const (
@@ -94,6 +96,21 @@ type ComparisonLabels struct {
 	Legend, NoneDisturbed, Disturbed, Reason     string
 	ReasonSep, Slices, SlicesCol, DisturbedCol   string
 	MedianUs, MedianP99                          string
+}
+
+// VerdictText is a verdict of package stats ("faster", "slower",
+// "equivalent", "undecided") in these words, margin the equivalence's
+// margin as printed ("3%").
+func (l *ComparisonLabels) VerdictText(verdict, margin string) string {
+	switch verdict {
+	case "faster":
+		return l.Faster
+	case "slower":
+		return l.Slower
+	case "equivalent":
+		return fmt.Sprintf(l.Equivalent, margin)
+	}
+	return l.Undecided
 }
 
 // SideLabels are the side-by-side tables': the section's title, a table's

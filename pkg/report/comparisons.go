@@ -17,7 +17,7 @@ import (
 // (the pairs of the overhead tables) and each target against the
 // reference target (the pairs of the side-by-side and workload tables),
 // in QPS and p99, each as a ratio with its interval and a verdict
-// (stats.VerdictOf, the margin Options.Precision).
+// (stats.VerdictAt, the margin Options.Precision).
 //
 // Two scenarios of an adaptive run (rows with a block) are compared in
 // pairs: a block's log-ratio is the mean log figure of one scenario's
@@ -69,7 +69,9 @@ type Comparison struct {
 	// Confidence is the interval's exact level (Ratio.Confidence); 0
 	// when there is no interval.
 	Confidence float64
-	// Verdict is stats.VerdictOf the ratio at the margin Margin.
+	// Verdict is stats.VerdictAt the ratio, at the margin Margin and the
+	// report's confidence level: an interval below that level (fewer than
+	// 6 pairs) is undecided.
 	Verdict stats.Verdict
 	// Margin is the report's precision: an interval within 1 ± Margin is
 	// stats.Equivalent.
@@ -333,7 +335,7 @@ func (b *builder) compare(p pair, metric string) (Comparison, bool) {
 		c.Ratio = stats.UnpairedRatio(y, x, b.opts.Confidence)
 	}
 	c.Confidence, c.Measurements = c.Ratio.Confidence, c.Ratio.N
-	c.Verdict = stats.VerdictOf(c.Ratio, c.Margin, HigherIsBetter(metric))
+	c.Verdict = stats.VerdictAt(c.Ratio, c.Margin, HigherIsBetter(metric), b.opts.Confidence)
 	return c, true
 }
 

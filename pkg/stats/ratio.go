@@ -98,6 +98,17 @@ func VerdictOf(r Ratio, margin float64, higherIsBetter bool) Verdict {
 	return Undecided
 }
 
+// VerdictAt is VerdictOf for an interval asked for at a confidence
+// level: an interval below that level (too few measurements for it: 2
+// rounds against 2 reach 66.67%, 5 pairs 93.75%) decides nothing, and is
+// Undecided, as a significance test at that level would be.
+func VerdictAt(r Ratio, margin float64, higherIsBetter bool, confidence float64) Verdict {
+	if r.Confidence < confidence {
+		return Undecided
+	}
+	return VerdictOf(r, margin, higherIsBetter)
+}
+
 // PairedRatio estimates the ratio a/b from paired measurements: a[i] and
 // b[i] were taken close together in time (one block of interleaved
 // slices), so the slow drift of a shared machine, which both see alike,

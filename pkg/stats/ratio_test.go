@@ -210,3 +210,30 @@ func TestUnpairedRatio(t *testing.T) {
 		t.Errorf("1 against 1 = %+v, want an estimate and no interval", r)
 	}
 }
+
+func TestVerdictAt(t *testing.T) {
+	low := Ratio{Est: 0.9, Lo: 0.85, Hi: 0.95, Confidence: 0.6667, N: 2}
+	if v := VerdictAt(low, 0.03, true, 0.95); v != Undecided {
+		t.Errorf("an interval at 66.67%% asked at 95%%: %s, want undecided", v)
+	}
+	low.Confidence = 0.9683
+	if v := VerdictAt(low, 0.03, true, 0.95); v != Slower {
+		t.Errorf("at 96.83%%: %s, want slower", v)
+	}
+}
+
+func TestParsePrecision(t *testing.T) {
+	for in, want := range map[string]float64{"3%": 0.03, "3": 0.03, " 0.5% ": 0.005, "50%": 0.5} {
+		if got, err := ParsePrecision(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("ParsePrecision(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1%", "51%", "x", "NaN"} {
+		if _, err := ParsePrecision(in); err == nil {
+			t.Errorf("ParsePrecision(%q): want an error", in)
+		}
+	}
+	if s := FormatPrecision(DefaultPrecision); s != "3%" {
+		t.Errorf("FormatPrecision(%v) = %q", DefaultPrecision, s)
+	}
+}

@@ -114,16 +114,7 @@ func (m *md) ratioCell(c report.Comparison, confidence float64) string {
 
 // verdictCell is the verdict in the report's words.
 func (m *md) verdictCell(c report.Comparison) string {
-	l := &m.l.Compare
-	switch c.Verdict {
-	case stats.Faster:
-		return l.Faster
-	case stats.Slower:
-		return l.Slower
-	case stats.Equivalent:
-		return fmt.Sprintf(l.Equivalent, stats.FormatPrecision(c.Margin))
-	}
-	return l.Undecided
+	return m.l.Compare.VerdictText(string(c.Verdict), stats.FormatPrecision(c.Margin))
 }
 
 // measuredCell is "24 pairs", or unpaired "5 rounds".
