@@ -438,18 +438,10 @@ func compareMetric(sc results.ScenarioKey, metric string, old, new []results.Row
 	c := stats.Compare(x, y, alpha)
 	row.P, row.Significant = c.P, c.Significant()
 	r := stats.UnpairedRatio(x, y, DefaultConfidence)
-	row.Lo, row.Hi, row.Confidence = changePct(r.Lo), changePct(r.Hi), r.Confidence
+	_, row.Lo, row.Hi = r.Change()
+	row.Confidence = r.Confidence
 	row.Verdict = stats.VerdictAt(r, precision, Better(metric) > 0, DefaultConfidence)
 	return row, true
-}
-
-// changePct is a ratio as a change in percent with 2 decimals, as
-// stats.RatioCI gives its bounds; NaN stays NaN.
-func changePct(ratio float64) float64 {
-	if math.IsNaN(ratio) {
-		return ratio
-	}
-	return stats.Round2((ratio - 1) * 100)
 }
 
 // FormatCI formats the interval as "[-3.10%, +1.20%]", followed by its

@@ -40,6 +40,19 @@ func (r Ratio) HalfWidth() float64 {
 	return (r.Hi - r.Lo) / (2 * r.Est)
 }
 
+// Change is the ratio as a change in percent, (ratio - 1) * 100 with 2
+// decimals, as RatioCI gives it: the estimate and the interval's bounds,
+// NaN where the Ratio has none.
+func (r Ratio) Change() (est, lo, hi float64) {
+	pct := func(x float64) float64 {
+		if math.IsNaN(x) {
+			return x
+		}
+		return Round2((x - 1) * 100)
+	}
+	return pct(r.Est), pct(r.Lo), pct(r.Hi)
+}
+
 // String formats the ratio as the reports print it: "0.93 [0.91, 0.95]",
 // or "0.93 [no interval]".
 func (r Ratio) String() string {

@@ -237,3 +237,16 @@ func TestParsePrecision(t *testing.T) {
 		t.Errorf("FormatPrecision(%v) = %q", DefaultPrecision, s)
 	}
 }
+
+// TestRatioChange: a Ratio as a change in percent is RatioCI's.
+func TestRatioChange(t *testing.T) {
+	old, new := []float64{100, 101, 99, 100, 102, 98}, []float64{90, 91, 89, 90, 92, 93}
+	est, lo, hi := UnpairedRatio(old, new, 0.95).Change()
+	e, l, h, _ := RatioCI(old, new, 0.95)
+	if est != e || lo != l || hi != h {
+		t.Errorf("Change() = %v [%v, %v], RatioCI %v [%v, %v]", est, lo, hi, e, l, h)
+	}
+	if _, lo, _ := UnpairedRatio([]float64{1}, []float64{2}, 0.95).Change(); !math.IsNaN(lo) {
+		t.Errorf("no interval: lo %v, want NaN", lo)
+	}
+}
