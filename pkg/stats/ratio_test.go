@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -248,5 +249,47 @@ func TestRatioChange(t *testing.T) {
 	}
 	if _, lo, _ := UnpairedRatio([]float64{1}, []float64{2}, 0.95).Change(); !math.IsNaN(lo) {
 		t.Errorf("no interval: lo %v, want NaN", lo)
+	}
+}
+
+// TestPairwiseSelection: the order statistics the matrix selects are the
+// very values sorting every difference gives, ties and all, whatever the
+// sizes, for one rank or several at once.
+func TestPairwiseSelection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range [][2]int{{1, 4097}, {4097, 1}, {65, 65}, {100, 41}, {300, 200}, {9, 1000}} {
+		for _, ties := range []bool{false, true} {
+			a, b := make([]float64, n[0]), make([]float64, n[1])
+			for i := range a {
+				a[i] = 1000 * (1 + 0.05*rng.NormFloat64())
+			}
+			for i := range b {
+				b[i] = 950 * (1 + 0.05*rng.NormFloat64())
+			}
+			if ties {
+				for i := range a {
+					a[i] = math.Round(a[i] / 20)
+				}
+				for i := range b {
+					b[i] = math.Round(b[i] / 20)
+				}
+			}
+			var all []float64
+			for _, y := range a {
+				for _, x := range b {
+					all = append(all, math.Log(y)-math.Log(x))
+				}
+			}
+			slices.Sort(all)
+			m := len(all)
+			for _, ranks := range [][]int{{0}, {m - 1}, {m / 2}, {0, 1, m / 3, m/2 - 1, m / 2, m - 2, m - 1}, {m / 5, m / 5, m - m/5}} {
+				got := orderStats(a, b, ranks)
+				for i, r := range ranks {
+					if got[i] != all[r] {
+						t.Fatalf("%d×%d, ties %v, ranks %v: rank %d = %v, want %v", n[0], n[1], ties, ranks, r, got[i], all[r])
+					}
+				}
+			}
+		}
 	}
 }
