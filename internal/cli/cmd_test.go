@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -93,6 +94,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"report", "--format", "xml", "x.csv"}, "--format"},
 		{[]string{"report", "--lang", "fr", "x.csv"}, "--lang"},
 		{[]string{"report"}, "at least one detail CSV"},
+		{[]string{"report", "--precision", "0", "x.csv"}, "--precision"},
+		{[]string{"report", "--precision", "x%", "x.csv"}, "--precision"},
+		{[]string{"compare", "--precision", "60%", "a.csv", "b.csv"}, "--precision"},
+		{[]string{"history", "check", "--history", "off", "--precision", "0"}, "--precision"},
+		{[]string{"history", "trend", "--history", "off", "--precision", "-1%"}, "--precision"},
 		{[]string{"report", "--reference", "valkey", "../../testdata/report/seed000/*.csv"}, `reference "valkey": no such target (the rows have kvstore, redis)`},
 		{[]string{"run", "--dry-run", "--targets", "kvstore", "--reference", "redis"}, `reference "redis": not a target of the run (kvstore)`},
 		{[]string{"run", "--rounds", "0"}, "rounds 0"},
@@ -242,6 +248,29 @@ func TestReportReference(t *testing.T) {
 		code, out, stderr := execute(t, args...)
 		if code != 0 || !strings.Contains(out, "| "+want+" |") {
 			t.Errorf("--reference %q: exit %d, %s; the side-by-side tables lack %q:\n%s", ref, code, stderr, want, out)
+		}
+	}
+}
+
+// TestReportComparisons: --comparisons-csv writes a row per comparison,
+// and --precision is the margin of their verdicts: the kvstore's
+// persist_no is within 1% of nopersist in the adaptive test run, so it is
+// "equivalent" at 3% and undecided at 0.1%.
+func TestReportComparisons(t *testing.T) {
+	dir := t.TempDir()
+	for precision, want := range map[string]string{"3%": "kvstore,persist_no,set,kvstore,nopersist,qps,1.0041,0.9994,1.0087,0.9512,equivalent,10",
+		"0.1": "kvstore,persist_no,set,kvstore,nopersist,qps,1.0041,0.9994,1.0087,0.9512,undecided,10"} {
+		file := filepath.Join(dir, "comparisons.csv")
+		code, out, stderr := execute(t, "report", "--precision", precision, "--comparisons-csv", file, "../../testdata/report/synthetic/adaptive.csv")
+		if code != 0 || !strings.Contains(out, "## Comparisons") {
+			t.Fatalf("--precision %s: exit %d, %s\n%s", precision, code, stderr, out)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(got), "target,strategy,mode,against_target,against_strategy,metric,ratio,ratio_lo,ratio_hi,confidence,verdict,measurements\n"+want+"\n") {
+			t.Errorf("--precision %s: the comparisons CSV does not start with the header and %q:\n%s", precision, want, got)
 		}
 	}
 }

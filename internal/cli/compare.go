@@ -19,9 +19,10 @@ const ExitRegression = 3
 // compareOptions is what "kvbench compare" was asked to do.
 type compareOptions struct {
 	compare.Options
-	by     string
-	format string
-	Format render.Format
+	by        string
+	format    string
+	precision string
+	Format    render.Format
 	streams
 }
 
@@ -43,9 +44,13 @@ with --by label, the rows of the given CSVs are split by their label column
 Per scenario (target, strategy, mode) and metric (qps, us_per_op, p99) it
 prints the old and new trimmed means (the report's trimming rule), the change,
 the Mann-Whitney U p-value over all ok rounds (~ when not significant), the
-95% Hodges-Lehmann interval of the change, and a geomean row. Scenarios whose
-settings differ (requests, pipeline, keyspace, value size, connections) are
-refused unless --ignore-settings is given.
+Hodges-Lehmann interval of the change (its heading names its exact level:
+96.83% for 5 rounds against 5), the verdict of that interval (faster,
+slower, no difference larger than --precision, or undecided), and a geomean
+row. The two sides are unpaired: an adaptive run's slices are compared as
+rounds. Scenarios whose settings differ (requests, pipeline, keyspace, value
+size, connections, shards, tls, resp3, placement) are refused unless
+--ignore-settings is given.
 
 With --threshold it is a gate for CI: a change of --metric beyond the
 threshold in the bad direction (QPS down; us/op or p99 up) that is
@@ -72,6 +77,7 @@ cannot be compared; 2 for a usage error.`,
 	f.Float64Var(&o.Threshold, "threshold", 0, "gate: exit 3 when a significant change of --metric is worse than this many percent (0: no gate)")
 	f.Float64Var(&o.Alpha, "alpha", stats.DefaultAlpha, "significance level")
 	f.BoolVar(&o.IgnoreSettings, "ignore-settings", false, "compare scenarios even when their settings differ")
+	f.StringVar(&o.precision, "precision", stats.FormatPrecision(stats.DefaultPrecision), "margin of the verdicts: an interval of the change within ± this is \"no difference larger than\" it")
 	f.StringVar(&o.format, "format", string(compare.Writers.Default()), "output: "+compare.Writers.String())
 	return cmd
 }
@@ -100,6 +106,9 @@ func (o *compareOptions) validate(args []string) error {
 	case compare.MetricQPS, compare.MetricUsPerOp, compare.MetricP99:
 	default:
 		return fmt.Errorf("--metric %q: want qps, us_per_op or p99", o.Metric)
+	}
+	if o.Precision, err = stats.ParsePrecision(o.precision); err != nil {
+		return fmt.Errorf("--precision: %w", err)
 	}
 	if o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1 {
 		return fmt.Errorf("--threshold %v, --alpha %v: want a threshold >= 0 and 0 < alpha < 1", o.Threshold, o.Alpha)

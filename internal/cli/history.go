@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/history"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner"
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // HistoryEnv names the environment variable that gives the history store
@@ -256,18 +257,25 @@ newest), or RUN@HOST when two load machines have a run of that id.`,
 	return cmd
 }
 
-// addAnalyzeFlags adds the flags trend and check share.
-func addAnalyzeFlags(f *pflag.FlagSet, o *history.AnalyzeOptions) {
+// addAnalyzeFlags adds the flags trend and check share; --precision goes
+// to precision, which validAnalyze parses.
+func addAnalyzeFlags(f *pflag.FlagSet, o *history.AnalyzeOptions, precision *string) {
 	f.StringVar(&o.Metric, "metric", history.DefaultMetric, "metric: qps, us_per_op or p99")
 	f.StringSliceVar(&o.Scenarios, "scenario", nil, "only the scenarios (target/strategy/mode) matching a glob or containing the text; repeatable")
 	f.IntVar(&o.Last, "last", 0, "only the newest N runs of each series (0: all)")
 	f.Float64Var(&o.Alpha, "alpha", history.DefaultAlpha, "level of the U test that confirms a change point")
+	f.StringVar(precision, "precision", stats.FormatPrecision(stats.DefaultPrecision), "margin of a change point's verdict: a shift whose interval lies within ± this is \"no difference larger than\" it")
 }
 
-// validAnalyze checks the shared flags (a usage error).
-func validAnalyze(o history.AnalyzeOptions) error {
+// validAnalyze checks the shared flags (a usage error) and sets
+// o.Precision from precision.
+func validAnalyze(o *history.AnalyzeOptions, precision string) error {
 	if o.Alpha <= 0 || o.Alpha >= 1 || o.Last < 0 {
 		return &usageError{fmt.Errorf("--alpha %v, --last %d: want 0 < alpha < 1 and last >= 0", o.Alpha, o.Last)}
+	}
+	var err error
+	if o.Precision, err = stats.ParsePrecision(precision); err != nil {
+		return &usageError{fmt.Errorf("--precision: %w", err)}
 	}
 	switch o.Metric {
 	case history.MetricQPS, history.MetricUsPerOp, history.MetricP99:
@@ -278,6 +286,7 @@ func validAnalyze(o history.AnalyzeOptions) error {
 
 func (h *historyCmd) trendCmd() *cobra.Command {
 	var o history.TrendOptions
+	var precision string
 	format := string(history.TrendWriters.Default())
 	cmd := &cobra.Command{
 		Use:   "trend",
@@ -297,7 +306,7 @@ means, the level between change points and each change point marked.`,
 			if o.Format, err = parseFormat(history.TrendWriters, format); err != nil {
 				return err
 			}
-			if err := validAnalyze(o.AnalyzeOptions); err != nil {
+			if err := validAnalyze(&o.AnalyzeOptions, precision); err != nil {
 				return err
 			}
 			loc, err := h.store(cmd)
@@ -308,13 +317,14 @@ means, the level between change points and each change point marked.`,
 			return history.Trend(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
-	addAnalyzeFlags(cmd.Flags(), &o.AnalyzeOptions)
+	addAnalyzeFlags(cmd.Flags(), &o.AnalyzeOptions, &precision)
 	cmd.Flags().StringVar(&format, "format", format, "output: "+history.TrendWriters.String())
 	return cmd
 }
 
 func (h *historyCmd) checkCmd() *cobra.Command {
 	var o history.CheckOptions
+	var precision string
 	format := string(history.CheckWriters.Default())
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -326,8 +336,9 @@ runs each side) gives p <= --alpha; the newest run is also tested alone
 against the runs before it. It prints one line per change point: the
 scenario, the shift of the metric with its 95% Hodges-Lehmann interval,
 the last run before and the first after (by label and commit, or run id),
-and the p-value. A change of environment is said as such: a new series,
-never a regression.
+the p-value and the interval's verdict (faster, slower, no difference
+larger than --precision, or undecided). A change of environment is said
+as such: a new series, never a regression.
 
 With --threshold PCT it is a gate: exit 3 when the newest change point of
 a series is a regression of more than PCT percent, that is when the newest
@@ -345,7 +356,7 @@ cannot be read; 2 for a usage error.`,
 			if o.Format, err = parseFormat(history.CheckWriters, format); err != nil {
 				return err
 			}
-			if err := validAnalyze(o.AnalyzeOptions); err != nil {
+			if err := validAnalyze(&o.AnalyzeOptions, precision); err != nil {
 				return err
 			}
 			if o.Threshold < 0 {
@@ -364,7 +375,7 @@ cannot be read; 2 for a usage error.`,
 			return err
 		},
 	}
-	addAnalyzeFlags(cmd.Flags(), &o.AnalyzeOptions)
+	addAnalyzeFlags(cmd.Flags(), &o.AnalyzeOptions, &precision)
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", 0, "gate: exit 3 when the newest runs of a series sit in a regression of more than this many percent (0: no gate)")
 	cmd.Flags().StringVar(&format, "format", format, "output: "+history.CheckWriters.String())
 	return cmd

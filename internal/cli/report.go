@@ -15,7 +15,8 @@ import (
 // reportOptions is what "kvbench report" was asked to do.
 type reportOptions struct {
 	output.RunOptions
-	format string
+	format    string
+	precision string
 	streams
 }
 
@@ -54,6 +55,14 @@ the trimmed QPS and p99, and the ratio to the --reference target (redis when
 present, else the first by name) with its Mann-Whitney U verdict. A strategy
 with no counterpart has a row of its own.
 
+Those pairs are also comparisons, per mode, in QPS and p99: the ratio, its
+95% interval and a verdict (faster, slower, no difference larger than
+--precision, or undecided); --comparisons-csv writes them, the json format
+holds them. The rows of an adaptive run ("kvbench run --precision": rows
+with a block) are compared in pairs, block by block, disturbed slices left
+out; its markdown prints those comparisons per mode and, per target, the
+median of each scenario's slices, instead of the tables of rounds.
+
 Every figure has 2 decimals; overheads are computed from the figures as shown.
 The baseline of a target (and alloc) is the strategy whose persistence is
 "none", or, without a persistence column, the strategy named none or
@@ -76,7 +85,8 @@ QPS and p99 per interval, stalls and the server's events marked.`,
   kvbench report --baseline kvstore=nopersist,redis=none --chart qps.svg results/*.csv
   kvbench report --format csv results/*.csv > trimmed.csv
   kvbench report --format html results/*.csv > report.html
-  kvbench report --summary-csv summary.csv --trimmed-csv trimmed.csv --format json results/*.csv`,
+  kvbench report --summary-csv summary.csv --trimmed-csv trimmed.csv --format json results/*.csv
+  kvbench report --precision 2% --comparisons-csv comparisons.csv results/*.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &usageError{errors.New("report: give at least one detail CSV (file or glob pattern)")}
@@ -96,6 +106,8 @@ QPS and p99 per interval, stalls and the server's events marked.`,
 	f.StringVar(&o.Report.Reference, "reference", "", "target the side-by-side tables compare the others with (default: redis when present, else the first target by name)")
 	f.StringVar(&o.SummaryCSV, "summary-csv", "", "also write the summary CSV (per scenario: rounds, means) to this file")
 	f.StringVar(&o.TrimmedCSV, "trimmed-csv", "", "also write the trimmed CSV (per scenario: trimming, spread, overhead) to this file")
+	f.StringVar(&o.ComparisonsCSV, "comparisons-csv", "", "also write the comparisons CSV (per mode: each strategy against its baseline, each target against the reference; ratio, interval, verdict) to this file")
+	f.StringVar(&o.precision, "precision", stats.FormatPrecision(stats.DefaultPrecision), "margin of the comparisons' verdicts: an interval of the ratio within 1 ± this is \"no difference larger than\" it")
 	f.StringVar(&o.Chart, "chart", "", "also draw the trimmed QPS per scenario to this .svg or .png file (the markdown links to it)")
 	f.Float64Var(&o.Report.Alpha, "alpha", stats.DefaultAlpha, "significance level of the overhead verdicts")
 	f.Float64Var(&o.Report.Confidence, "confidence", stats.DefaultConfidence, "confidence level of the median's interval")
@@ -114,6 +126,9 @@ func (o *reportOptions) validate() error {
 	}
 	if _, err := report.ParseBaselines(o.Baselines); err != nil {
 		return err
+	}
+	if o.Report.Precision, err = stats.ParsePrecision(o.precision); err != nil {
+		return fmt.Errorf("--precision: %w", err)
 	}
 	if o.Chart != "" {
 		if _, err := output.ChartFormat(o.Chart); err != nil {

@@ -64,6 +64,10 @@ type Options struct {
 	Alpha float64
 	// IgnoreSettings compares scenarios whose settings differ.
 	IgnoreSettings bool
+	// Precision is the margin of the verdicts (stats.VerdictAt), a
+	// fraction: an interval of the ratio within 1 ± Precision is
+	// stats.Equivalent; stats.DefaultPrecision when 0.
+	Precision float64
 }
 
 // Row is one scenario's change in one metric.
@@ -90,8 +94,15 @@ type Row struct {
 	Hi float64 `json:"ci_hi_pct"`
 	// Confidence is the interval's exact confidence level: at least
 	// DefaultConfidence when the rounds are enough for it, else that of
-	// the widest interval (see ratioCI); 0 with no interval.
+	// the widest interval (see stats.RatioCI); 0 with no interval.
 	Confidence float64 `json:"ci_confidence"`
+	// Verdict is what the interval lets one conclude (stats.VerdictAt,
+	// at the margin Result.Precision): faster or slower when it lies on
+	// one side of no change, equivalent when it lies within the margin,
+	// undecided otherwise, and when it is below DefaultConfidence (too
+	// few rounds). Faster is the metric's good direction: QPS up, us/op
+	// or p99 down.
+	Verdict stats.Verdict `json:"verdict"`
 	// Regression marks a row beyond the gate's threshold in the bad
 	// direction, significantly.
 	Regression bool `json:"regression,omitempty"`
@@ -121,6 +132,8 @@ type Result struct {
 	Alpha     float64 `json:"alpha"`
 	Threshold float64 `json:"threshold,omitempty"`
 	Metric    string  `json:"metric"`
+	// Precision is the margin of the verdicts.
+	Precision float64 `json:"precision"`
 }
 
 // Regressions returns the rows that fail the gate.
@@ -150,6 +163,12 @@ func Compare(o Options) (*Result, error) {
 	if o.Alpha <= 0 {
 		o.Alpha = stats.DefaultAlpha
 	}
+	if o.Precision == 0 {
+		o.Precision = stats.DefaultPrecision
+	}
+	if !(o.Precision > 0 && o.Precision <= 0.5) {
+		return nil, fmt.Errorf("%w: precision %v: want above 0 and at most 0.5 (50%%)", ErrOption, o.Precision)
+	}
 	oldRows, newRows, err := o.read()
 	if err != nil {
 		return nil, err
@@ -157,7 +176,7 @@ func Compare(o Options) (*Result, error) {
 	oldSc, oldOrder := group(oldRows)
 	newSc, newOrder := group(newRows)
 	oldOrder, newOrder = reportOrder(oldRows, oldOrder), reportOrder(newRows, newOrder)
-	res := &Result{Alpha: o.Alpha, Threshold: o.Threshold, Metric: o.Metric, Geomean: map[string]float64{}}
+	res := &Result{Alpha: o.Alpha, Threshold: o.Threshold, Metric: o.Metric, Precision: o.Precision, Geomean: map[string]float64{}}
 	logSums := map[string]float64{}
 	logNs := map[string]int{}
 	var settingErrs results.ErrorList
@@ -175,7 +194,7 @@ func Compare(o Options) (*Result, error) {
 			}
 		}
 		for _, m := range Metrics {
-			row, ok := compareMetric(sc, m, or, nr, o.Alpha)
+			row, ok := compareMetric(sc, m, or, nr, o.Alpha, o.Precision)
 			if !ok {
 				continue
 			}
@@ -248,7 +267,9 @@ func (o Options) read() (oldRows, newRows []results.Row, err error) {
 }
 
 // readSide reads the ok rows of one side: files, directories (their
-// *_detail_*.csv files) and glob patterns.
+// *_detail_*.csv files) and glob patterns. A disturbed slice of an
+// adaptive run is left out, as the report leaves it out of its
+// comparisons.
 func readSide(args []string) ([]results.Row, error) {
 	var patterns []string
 	for _, a := range args {
@@ -268,7 +289,7 @@ func readSide(args []string) ([]results.Row, error) {
 	}
 	var ok []results.Row
 	err = results.Scan(files, func(r *results.Row) {
-		if r.OK() {
+		if r.OK() && (r.Block == 0 || r.Disturbed == "") {
 			ok = append(ok, *r)
 		}
 	})
@@ -308,27 +329,34 @@ func reportOrder(rows []results.Row, order []results.ScenarioKey) []results.Scen
 
 // sameSettings checks that every row of both sides was measured with the
 // same load: requests, pipeline, keyspace, value size and connections,
-// against the same number of cluster shards, over TLS or not alike.
+// against the same number of cluster shards, over TLS or not alike, in
+// the same protocol, with the threads placed alike (another placement is
+// another setting: a pinned server is not the same machine as an
+// unpinned one).
 func sameSettings(sc results.ScenarioKey, old, new []results.Row) error {
+	num := func(get func(*results.Row) int64) func(*results.Row) string {
+		return func(r *results.Row) string { return strconv.FormatInt(get(r), 10) }
+	}
 	settings := []struct {
 		name string
-		get  func(*results.Row) int64
+		get  func(*results.Row) string
 	}{
 		// A load curve's phase lasts as long as its attempt's closed loop:
 		// its requests are not a setting.
-		{"requests", func(r *results.Row) int64 {
+		{"requests", num(func(r *results.Row) int64 {
 			if r.RateKey() != "" {
 				return 0
 			}
 			return r.Requests
-		}},
-		{"pipeline", func(r *results.Row) int64 { return int64(r.Pipeline) }},
-		{"keyspace", func(r *results.Row) int64 { return r.Keyspace }},
-		{"value_size", func(r *results.Row) int64 { return int64(r.ValueSize) }},
-		{"connections", func(r *results.Row) int64 { return int64(r.Connections) }},
-		{"shards", func(r *results.Row) int64 { return int64(r.Shards) }},
-		{"tls (1: over TLS)", func(r *results.Row) int64 { return int64(b2i(r.TLS)) }},
-		{"resp3 (1: RESP3)", func(r *results.Row) int64 { return int64(b2i(r.RESP3)) }},
+		})},
+		{"pipeline", num(func(r *results.Row) int64 { return int64(r.Pipeline) })},
+		{"keyspace", num(func(r *results.Row) int64 { return r.Keyspace })},
+		{"value_size", num(func(r *results.Row) int64 { return int64(r.ValueSize) })},
+		{"connections", num(func(r *results.Row) int64 { return int64(r.Connections) })},
+		{"shards", num(func(r *results.Row) int64 { return int64(r.Shards) })},
+		{"tls (1: over TLS)", num(func(r *results.Row) int64 { return int64(b2i(r.TLS)) })},
+		{"resp3 (1: RESP3)", num(func(r *results.Row) int64 { return int64(b2i(r.RESP3)) })},
+		{"placement", placement},
 	}
 	ref := &old[0]
 	for _, s := range settings {
@@ -337,13 +365,22 @@ func sameSettings(sc results.ScenarioKey, old, new []results.Row) error {
 			for i := range side {
 				if got := s.get(&side[i]); got != want {
 					return &results.InputError{Pos: side[i].Pos, Column: s.name, Err: fmt.Errorf(
-						"%w: %s: %s is %d here but %d at %s (pass --ignore-settings to compare anyway)",
+						"%w: %s: %s is %s here but %s at %s (pass --ignore-settings to compare anyway)",
 						ErrSettings, sc, s.name, got, want, ref.Pos)}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// placement is a row's placement as a setting: the files written before
+// the column ran unpinned, "off".
+func placement(r *results.Row) string {
+	if r.Placement == "" {
+		return "off"
+	}
+	return r.Placement
 }
 
 func b2i(b bool) int {
@@ -387,8 +424,11 @@ func trimmedMean(xs []float64) float64 {
 }
 
 // compareMetric compares one metric of a scenario; false when a side does
-// not record it.
-func compareMetric(sc results.ScenarioKey, metric string, old, new []results.Row, alpha float64) (Row, bool) {
+// not record it. Two runs are not paired in time (each side's rounds, or
+// an adaptive run's slices, were measured minutes or days apart), so the
+// interval is the unpaired one: stats.UnpairedRatio, the report's
+// estimator for rounds.
+func compareMetric(sc results.ScenarioKey, metric string, old, new []results.Row, alpha, precision float64) (Row, bool) {
 	x, y := values(old, metric), values(new, metric)
 	if x == nil || y == nil {
 		return Row{}, false
@@ -397,13 +437,17 @@ func compareMetric(sc results.ScenarioKey, metric string, old, new []results.Row
 	row.Pct = stats.ChangePct(row.New, row.Old)
 	c := stats.Compare(x, y, alpha)
 	row.P, row.Significant = c.P, c.Significant()
-	_, row.Lo, row.Hi, row.Confidence = stats.RatioCI(x, y, DefaultConfidence)
+	r := stats.UnpairedRatio(x, y, DefaultConfidence)
+	_, row.Lo, row.Hi = r.Change()
+	row.Confidence = r.Confidence
+	row.Verdict = stats.VerdictAt(r, precision, Better(metric) > 0, DefaultConfidence)
 	return row, true
 }
 
 // FormatCI formats the interval as "[-3.10%, +1.20%]", followed by its
 // confidence when below DefaultConfidence ("[-9.00%, +4.00%] at
-// 66.67%"); "-" when there is none.
+// 66.67%"); "-" when there is none. A table's column of intervals is
+// CIColumn's, whose heading states their level.
 func FormatCI(lo, hi, confidence float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return "-"
@@ -417,3 +461,46 @@ func FormatCI(lo, hi, confidence float64) string {
 
 // FormatP formats a p-value with 3 significant digits.
 func FormatP(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
+
+// CIColumn is a table's column of intervals, whose heading states the
+// level of the intervals under it, so that label and level agree: with
+// 5 rounds against 5 every interval is at 96.83% (the U distribution has
+// no interval at exactly 95%), and the heading says "96.83% CI"; when the
+// levels differ the heading is "CI" and each interval is followed by its
+// own level.
+type CIColumn struct {
+	// Heading is the column's heading.
+	Heading string
+	each    bool
+}
+
+// NewCIColumn is the column of intervals at these levels (0, no
+// interval, is left out).
+func NewCIColumn(levels []float64) CIColumn {
+	var seen []string
+	for _, l := range levels {
+		if l > 0 && !slices.Contains(seen, levelText(l)) {
+			seen = append(seen, levelText(l))
+		}
+	}
+	if len(seen) == 1 {
+		return CIColumn{Heading: seen[0] + " CI"}
+	}
+	return CIColumn{Heading: "CI", each: len(seen) > 1}
+}
+
+// Cell formats an interval of the column: "[-3.10%, +1.20%]", with " at
+// 66.67%" when the column's levels differ; "-" when there is none.
+func (c CIColumn) Cell(lo, hi, confidence float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return "-"
+	}
+	s := "[" + stats.FormatChange(lo) + ", " + stats.FormatChange(hi) + "]"
+	if c.each {
+		s += " at " + levelText(confidence)
+	}
+	return s
+}
+
+// levelText prints a level as the tables do: "96.83%".
+func levelText(confidence float64) string { return stats.Format2(confidence*100) + "%" }

@@ -174,7 +174,10 @@ func TestTooFewRounds(t *testing.T) {
 		stats.Format2(r.Confidence*100) != "66.67" {
 		t.Errorf("2 v 2 rounds: %+v", r)
 	}
-	noInf(t, res, "at 66.67%")
+	if r.Verdict != stats.Undecided {
+		t.Errorf("2 v 2 rounds, an interval at 66.67%%: verdict %s, want undecided", r.Verdict)
+	}
+	noInf(t, res, " 66.67% CI |")
 	one, err := Compare(Options{Old: []string{side(t, "old1", 1, 100000, 1, nil)}, New: []string{side(t, "new1", 2, 50000, 1, nil)}})
 	if err != nil {
 		t.Fatal(err)
@@ -331,5 +334,90 @@ func TestReportOrder(t *testing.T) {
 	}
 	if !slices.Equal(res.OnlyOld, []string{"redis/aof_always/get"}) || !slices.Equal(res.OnlyNew, []string{"kvstore/only_new/get"}) {
 		t.Errorf("only old %v, only new %v", res.OnlyOld, res.OnlyNew)
+	}
+}
+
+// TestVerdicts: the verdict is the interval's at the margin: a 10% drop is
+// slower in QPS and us/op (faster in neither), the same distribution
+// twice is no difference larger than 3%, and at a margin of 0.1% the
+// same is undecided. The markdown says so in the report's words.
+func TestVerdicts(t *testing.T) {
+	old := side(t, "old", 1, 100000, 10, nil)
+	res, err := Compare(Options{Old: []string{old}, New: []string{side(t, "new", 2, 90000, 10, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Metrics {
+		if r := rowOf(t, res, "nopersist", m); r.Verdict != stats.Slower {
+			t.Errorf("10%% drop, %s: verdict %s, want slower", m, r.Verdict)
+		}
+	}
+	same := side(t, "same", 3, 100000, 10, nil)
+	for _, tt := range []struct {
+		precision float64
+		want      stats.Verdict
+		cell      string
+	}{{0, stats.Equivalent, "| no difference larger than 3%"}, {0.001, stats.Undecided, "| undecided"}} {
+		res, err := Compare(Options{Old: []string{old}, New: []string{same}, Precision: tt.precision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rowOf(t, res, "nopersist", MetricQPS)
+		if r.Verdict != tt.want {
+			t.Errorf("no shift at ±%v: %+v, want %s", tt.precision, r, tt.want)
+		}
+		var md, csv bytes.Buffer
+		if err := res.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), tt.cell) || !strings.Contains(md.String(), " 95.67% CI |") { // 10 rounds against 10
+			t.Errorf("markdown (%v) lacks %q or the level of its intervals:\n%s", err, tt.cell, md.String())
+		}
+		if err := res.WriteCSV(&csv); err != nil || !strings.Contains(csv.String(), ",regression,verdict\n") || !strings.Contains(csv.String(), ",false,"+string(tt.want)+"\n") {
+			t.Errorf("CSV (%v):\n%s", err, csv.String())
+		}
+	}
+	if _, err := Compare(Options{Old: []string{old}, New: []string{same}, Precision: 0.9}); !errors.Is(err, ErrOption) {
+		t.Errorf("precision 90%%: %v", err)
+	}
+}
+
+// TestPlacement: rows measured with another placement of the threads are
+// another setting, refused like another pipeline; a file without the
+// column ran unpinned, as "off" says.
+func TestPlacement(t *testing.T) {
+	old := side(t, "old", 1, 100000, 5, nil)
+	for _, tt := range []struct {
+		placement string
+		refused   bool
+	}{{"server=0,client=1", true}, {"0", true}, {"off", false}, {"", false}} {
+		pinned := side(t, "new", 2, 100000, 5, func(r *results.Row) { r.Placement = tt.placement })
+		_, err := Compare(Options{Old: []string{old}, New: []string{pinned}})
+		if refused := errors.Is(err, ErrSettings); refused != tt.refused {
+			t.Errorf("placement %q against none: %v, want refused %v", tt.placement, err, tt.refused)
+		}
+		if tt.refused && !strings.Contains(err.Error(), "placement is "+tt.placement+" here but off at") {
+			t.Errorf("placement %q: the error does not name both placements: %v", tt.placement, err)
+		}
+		if _, err := Compare(Options{Old: []string{old}, New: []string{pinned}, IgnoreSettings: true}); err != nil {
+			t.Errorf("placement %q with IgnoreSettings: %v", tt.placement, err)
+		}
+	}
+}
+
+// TestDisturbedSlices: the slices of adaptive runs are compared unpaired,
+// as rounds, and a disturbed one is left out.
+func TestDisturbedSlices(t *testing.T) {
+	slices := func(name string, seed uint64, disturbed int) string {
+		return side(t, name, seed, 100000, 8, func(r *results.Row) {
+			r.Block, r.Slice = (r.Round+1)/2, 1+(r.Round+1)%2
+			if r.Round == disturbed {
+				r.Disturbed, r.QPS = "steal 0.50 CPUs > 0.10", r.QPS/2
+			}
+		})
+	}
+	res, err := Compare(Options{Old: []string{slices("old", 1, 0)}, New: []string{slices("new", 2, 3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, res, "nopersist", MetricQPS); r.OldN != 8 || r.NewN != 7 || r.Verdict == stats.Slower {
+		t.Errorf("a disturbed slice among 8: %+v; want 8/7 rounds and the halved slice left out", r)
 	}
 }

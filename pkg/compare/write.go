@@ -50,45 +50,56 @@ func (r *Result) WriteHTML(w io.Writer) error {
 }
 
 // cells are a row's figures as every format prints them.
-func (row Row) cells() (change, p, ci string) {
+func (row Row) cells() (change, p string) {
 	change = stats.FormatChange(row.Pct)
 	if !row.Significant {
 		change += " ~"
 	}
-	return change, FormatP(row.P), FormatCI(row.Lo, row.Hi, row.Confidence)
+	return change, FormatP(row.P)
 }
 
 // WriteMarkdown writes one table per metric, then the geomean, the
 // scenarios measured on one side only and the gate's verdict.
 func (r *Result) WriteMarkdown(w io.Writer) error {
+	margin := stats.FormatPrecision(r.Precision)
 	if _, err := fmt.Fprintf(w, "# kvbench compare\n\nChange = new / old - 1 of the trimmed means; p: Mann-Whitney U test over all ok rounds, ~ when p > %s; "+
-		"CI: the change's %d%% Hodges-Lehmann interval (with too few rounds for %d%%, the widest one, at the exact confidence shown).\n",
-		strconv.FormatFloat(r.Alpha, 'g', -1, 64), int(DefaultConfidence*100), int(DefaultConfidence*100)); err != nil {
+		"CI: the change's Hodges-Lehmann interval, unpaired, at the level its heading names (at least %s when the rounds are enough for it, else the widest one, at its exact level); "+
+		"verdict: faster or slower when the interval lies wholly on that side of no change, no difference larger than %s when it lies within ±%s, undecided otherwise.\n",
+		strconv.FormatFloat(r.Alpha, 'g', -1, 64), stats.FormatPrecision(DefaultConfidence), margin, margin); err != nil {
 		return err
 	}
+	words := &render.LabelsOf(render.LangEN).Compare
 	for _, m := range Metrics {
+		var levels []float64
+		for _, row := range r.Rows {
+			if row.Metric == m {
+				levels = append(levels, row.Confidence)
+			}
+		}
+		col := NewCIColumn(levels)
 		var rows [][]string
 		for _, row := range r.Rows {
 			if row.Metric != m {
 				continue
 			}
-			change, p, ci := row.cells()
+			change, p := row.cells()
 			if row.Regression {
 				change += " !"
 			}
-			rows = append(rows, []string{row.ScenarioKey.String(), stats.Format2(row.Old), stats.Format2(row.New), change, p, ci,
+			rows = append(rows, []string{row.ScenarioKey.String(), stats.Format2(row.Old), stats.Format2(row.New), change, p,
+				col.Cell(row.Lo, row.Hi, row.Confidence), words.VerdictText(string(row.Verdict), margin),
 				strconv.Itoa(row.OldN) + "/" + strconv.Itoa(row.NewN)})
 		}
 		if len(rows) == 0 {
 			continue
 		}
 		if g, ok := r.Geomean[m]; ok {
-			rows = append(rows, []string{"geomean", "", "", stats.FormatChange(g), "", "", ""})
+			rows = append(rows, []string{"geomean", "", "", stats.FormatChange(g), "", "", "", ""})
 		}
 		if _, err := fmt.Fprintf(w, "\n## %s\n\n", m); err != nil {
 			return err
 		}
-		if err := render.WriteTable(w, []string{"scenario", "old", "new", "change", "p", "95% CI", "rounds"}, "l", rows); err != nil {
+		if err := render.WriteTable(w, []string{"scenario", "old", "new", "change", "p", col.Heading, "verdict", "rounds"}, "lrrrrrlr", rows); err != nil {
 			return err
 		}
 	}
@@ -122,7 +133,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 
 // csvHeader is the CSV's columns.
 var csvHeader = []string{"target", "strategy", "mode", "metric", "old_rounds", "new_rounds", "old", "new",
-	"change_pct", "p", "significant", "ci_lo_pct", "ci_hi_pct", "ci_confidence", "regression"}
+	"change_pct", "p", "significant", "ci_lo_pct", "ci_hi_pct", "ci_confidence", "regression", "verdict"}
 
 // WriteCSV writes one line per row, figures unscaled.
 func (r *Result) WriteCSV(w io.Writer) error {
@@ -134,7 +145,7 @@ func (r *Result) WriteCSV(w io.Writer) error {
 		rec := []string{row.Target, row.Strategy, row.Mode, row.Metric, strconv.Itoa(row.OldN), strconv.Itoa(row.NewN),
 			stats.Format2(row.Old), stats.Format2(row.New), stats.Format2(row.Pct), FormatP(row.P),
 			strconv.FormatBool(row.Significant), finite(row.Lo), finite(row.Hi),
-			strconv.FormatFloat(row.Confidence, 'g', 4, 64), strconv.FormatBool(row.Regression)}
+			strconv.FormatFloat(row.Confidence, 'g', 4, 64), strconv.FormatBool(row.Regression), string(row.Verdict)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

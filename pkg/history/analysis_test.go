@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // recordSynthetic records runs of two scenarios, 5 rounds each at 2%
@@ -81,6 +82,9 @@ func TestCheckAndTrend(t *testing.T) {
 			f.Pct > -8 || f.Pct < -12 || !(f.Lo < -10 && -10 < f.Hi) {
 			t.Errorf("finding %+v", f)
 		}
+		if f.Verdict != stats.Slower {
+			t.Errorf("a 10%% drop in QPS: verdict %s, want slower", f.Verdict)
+		}
 		if len(res.Breaks) != 2 {
 			t.Errorf("environment changes %+v, want one per scenario", res.Breaks)
 		}
@@ -95,15 +99,15 @@ func TestCheckAndTrend(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"kvstore/persist_everysec/set: qps -", "from build14 c0014 (20261101_140000) to build15 c0015 (20261101_150000)",
-			"regression !", "new environment", "cpu_model: Test CPU → Other CPU", "Gate: the newest runs of 1 series"} {
+			", slower, regression !", "new environment", "cpu_model: Test CPU → Other CPU", "Gate: the newest runs of 1 series"} {
 			if !strings.Contains(text.String(), want) {
 				t.Errorf("check's text lacks %q:\n%s", want, text.String())
 			}
 		}
-		for _, format := range []render.Format{render.Markdown, render.CSV, render.JSON} {
+		for format, verdict := range map[render.Format]string{render.Markdown: "| slower", render.CSV: ",slower\n", render.JSON: `"verdict": "slower"`} {
 			var b bytes.Buffer
-			if err := res.Write(&b, format); err != nil || !strings.Contains(b.String(), "build15") {
-				t.Errorf("check --format %s: %v\n%s", format, err, b.String())
+			if err := res.Write(&b, format); err != nil || !strings.Contains(b.String(), "build15") || !strings.Contains(b.String(), verdict) {
+				t.Errorf("check --format %s: %v; want build15 and %q\n%s", format, err, verdict, b.String())
 			}
 		}
 		for _, format := range []render.Format{render.Markdown, render.CSV, render.JSON, render.HTML} {
@@ -173,4 +177,45 @@ func TestGateCurrentSeries(t *testing.T) {
 	if err != nil || len(res.Findings) != 1 || res.Findings[0].Gate {
 		t.Errorf("check: %v, findings %+v; want the drop found, the gate passed", err, res.Findings)
 	}
+}
+
+// TestDisturbedSlicesLeftOut: a disturbed slice of an adaptive run is not
+// among a run's rounds in the analysis, as the report leaves it out of
+// its comparisons; the run's other slices are.
+func TestDisturbedSlicesLeftOut(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		s, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rec := s.NewRecorder(RunInfo{Label: "adaptive"})
+		if err := rec.BeginRun(ctx, "20261101_000000", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		for slice := 1; slice <= 6; slice++ {
+			row := testAttempt("20261101_000000", slice, 100000)[0]
+			row.Block, row.Slice = (slice+1)/2, 1+(slice+1)%2
+			if slice == 4 {
+				row.Disturbed, row.QPS = "steal 0.50 CPUs > 0.10", 50000
+			}
+			if err := rec.Attempt(ctx, []results.Row{row}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rec.Finish(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.Analyze(ctx, AnalyzeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Series) != 1 || len(a.Series[0].Points) != 1 {
+			t.Fatalf("series %+v", a.Series)
+		}
+		if p := a.Series[0].Points[0]; len(p.Rounds) != 5 || p.Value != 100000 {
+			t.Errorf("the run's rounds %v (value %v): want the 5 undisturbed slices at 100000", p.Rounds, p.Value)
+		}
+	})
 }

@@ -46,10 +46,11 @@ type EnvBreak struct {
 // CheckResult is what "history check" found.
 type CheckResult struct {
 	// Metric, Alpha and Threshold are what was checked (Threshold 0: no
-	// gate).
+	// gate); Precision the margin of the verdicts.
 	Metric    string  `json:"metric"`
 	Alpha     float64 `json:"alpha"`
 	Threshold float64 `json:"threshold,omitempty"`
+	Precision float64 `json:"precision"`
 	// Series and Runs count what was analyzed.
 	Series int `json:"series"`
 	Runs   int `json:"runs"`
@@ -67,7 +68,7 @@ func (a *Analysis) Check(threshold float64) (*CheckResult, error) {
 	if threshold < 0 {
 		return nil, fmt.Errorf("%w: threshold %v: want a percentage >= 0", ErrOption, threshold)
 	}
-	res := &CheckResult{Metric: a.Metric, Alpha: a.Alpha, Threshold: threshold, Series: len(a.Series), Runs: a.Runs}
+	res := &CheckResult{Metric: a.Metric, Alpha: a.Alpha, Threshold: threshold, Precision: a.Precision, Series: len(a.Series), Runs: a.Runs}
 	failed := 0
 	// Only a scenario's current series can gate: one whose newest run is
 	// the scenario's newest (an environment left behind no longer says
@@ -100,9 +101,9 @@ func (a *Analysis) Check(threshold float64) (*CheckResult, error) {
 }
 
 // line is a finding as one line of text.
-func (f *Finding) line(metric string) string {
+func (f *Finding) line(metric string, precision float64) string {
 	change, ci, p := f.changeCells()
-	s := fmt.Sprintf("%s: %s %s %s from %s to %s, p %s", f.Scenario, metric, change, ci, runCell(f.Before), runCell(f.After), p)
+	s := fmt.Sprintf("%s: %s %s %s from %s to %s, p %s, %s", f.Scenario, metric, change, ci, runCell(f.Before), runCell(f.After), p, f.verdictText(precision))
 	if f.Newest {
 		s += ", newest run alone"
 	}
@@ -157,7 +158,7 @@ func (c *CheckResult) Write(w io.Writer, format render.Format) error {
 func (c *CheckResult) writeText(w io.Writer) error {
 	var b bytes.Buffer
 	for _, f := range c.Findings {
-		b.WriteString(f.line(c.Metric) + "\n")
+		b.WriteString(f.line(c.Metric, c.Precision) + "\n")
 	}
 	for _, br := range c.Breaks {
 		b.WriteString(br.line() + "\n")
@@ -180,9 +181,14 @@ func (c *CheckResult) writeMarkdown(w io.Writer) error {
 	if len(c.Findings) == 0 {
 		fmt.Fprintf(&b, "No change point in %d series over %d runs.\n", c.Series, c.Runs)
 	} else {
+		var levels []float64
+		for _, f := range c.Findings {
+			levels = append(levels, f.Confidence)
+		}
+		col := compare.NewCIColumn(levels)
 		var rows [][]string
 		for _, f := range c.Findings {
-			change, ci, p := f.changeCells()
+			change, _, p := f.changeCells()
 			if f.Gate {
 				change += " !"
 			}
@@ -190,9 +196,9 @@ func (c *CheckResult) writeMarkdown(w io.Writer) error {
 			if f.Newest {
 				after += " (newest alone)"
 			}
-			rows = append(rows, []string{f.Scenario, runCell(f.Before), after, change, ci, p})
+			rows = append(rows, []string{f.Scenario, runCell(f.Before), after, change, col.Cell(f.Lo, f.Hi, f.Confidence), p, f.verdictText(c.Precision)})
 		}
-		if err := render.WriteTable(&b, []string{"scenario", "last before", "first after", "change", "95% CI", "p"}, "lllrrr", rows); err != nil {
+		if err := render.WriteTable(&b, []string{"scenario", "last before", "first after", "change", col.Heading, "p", "verdict"}, "lllrrrl", rows); err != nil {
 			return err
 		}
 	}
@@ -214,11 +220,11 @@ func (c *CheckResult) writeCSV(w io.Writer) error {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
 	cw.Write([]string{"scenario", "environment", "before_run_id", "before", "after_run_id", "after", "metric", "change_pct", "ci_lo_pct", "ci_hi_pct", "p",
-		"before_runs", "after_runs", "regression", "newest_only", "gate"})
+		"before_runs", "after_runs", "regression", "newest_only", "gate", "verdict"})
 	for _, f := range c.Findings {
 		cw.Write([]string{f.Scenario, f.Environment, f.Before.RunID, f.Before.Name(), f.After.RunID, f.After.Name(), c.Metric,
 			stats.Format2(f.Pct), finite(f.Lo), finite(f.Hi), compare.FormatP(f.P), strconv.Itoa(f.BeforeRuns), strconv.Itoa(f.AfterRuns),
-			strconv.FormatBool(f.Regression), strconv.FormatBool(f.Newest), strconv.FormatBool(f.Gate)})
+			strconv.FormatBool(f.Regression), strconv.FormatBool(f.Newest), strconv.FormatBool(f.Gate), string(f.Verdict)})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

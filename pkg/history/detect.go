@@ -62,6 +62,9 @@ type AnalyzeOptions struct {
 	Alpha float64
 	// Window is DefaultWindow when 0.
 	Window int
+	// Precision is the margin of a change point's verdict
+	// (stats.VerdictAt), a fraction; stats.DefaultPrecision when 0.
+	Precision float64
 }
 
 // normalize fills in the defaults and checks the values.
@@ -80,6 +83,12 @@ func (o AnalyzeOptions) normalize() (AnalyzeOptions, error) {
 	}
 	if o.Window == 0 {
 		o.Window = DefaultWindow
+	}
+	if o.Precision == 0 {
+		o.Precision = stats.DefaultPrecision
+	}
+	if !(o.Precision > 0 && o.Precision <= 0.5) {
+		return o, fmt.Errorf("%w: precision %v: want above 0 and at most 0.5 (50%%)", ErrOption, o.Precision)
 	}
 	if o.Window < 2 || o.Last < 0 {
 		return o, fmt.Errorf("%w: window %d, last %d: want a window of at least 2 runs and last >= 0", ErrOption, o.Window, o.Last)
@@ -136,6 +145,11 @@ type ChangePoint struct {
 	AfterRuns  int     `json:"after_runs"`
 	// Regression is set when the metric moved the bad way.
 	Regression bool `json:"regression"`
+	// Verdict is the interval's (stats.VerdictAt at the analysis's
+	// Precision): slower or faster when it lies on one side of no
+	// change; equivalent when within the margin, a real shift too small
+	// to act on; undecided otherwise.
+	Verdict stats.Verdict `json:"verdict"`
 	// Newest is set when only the newest run is after it: found by
 	// testing that run against the ones before it, which E-Divisive
 	// cannot split off alone.
@@ -174,6 +188,8 @@ type Analysis struct {
 	Metric string `json:"metric"`
 	// Alpha is the U test's level.
 	Alpha float64 `json:"alpha"`
+	// Precision is the margin of the change points' verdicts.
+	Precision float64 `json:"precision"`
 	// Series are by scenario, then by first run.
 	Series []*Series `json:"series"`
 	// Runs are the runs analyzed; Skipped counts those left out (still
@@ -197,7 +213,7 @@ func (s *Store) Analyze(ctx context.Context, o AnalyzeOptions) (*Analysis, error
 	if err != nil {
 		return nil, err
 	}
-	a := &Analysis{Metric: o.Metric, Alpha: o.Alpha}
+	a := &Analysis{Metric: o.Metric, Alpha: o.Alpha, Precision: o.Precision}
 	for _, r := range runs {
 		if r.Analyzed() {
 			a.Runs++
@@ -255,10 +271,12 @@ type sample struct {
 	value float64
 }
 
-// loadSeries reads the ok rows and groups them into series.
+// loadSeries reads the ok rows and groups them into series; a disturbed
+// slice of an adaptive run is left out, as the report leaves it out of
+// its comparisons.
 func (s *Store) loadSeries(ctx context.Context, o AnalyzeOptions, runs map[int64]*Run, envs map[int64]Environment) ([]*Series, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT run, env, target, strategy, mode, workload, command, round, qps, us_per_op, lat_p99_us, rate, rate_spec
-FROM detail WHERE status = 'ok' AND env IS NOT NULL`)
+FROM detail WHERE status = 'ok' AND env IS NOT NULL AND (COALESCE(block, 0) = 0 OR COALESCE(disturbed, '') = '')`)
 	if err != nil {
 		return nil, fmt.Errorf("history: read the rows: %w", err)
 	}
@@ -483,11 +501,15 @@ func (sr *Series) confirm(cp *ChangePoint, lo, hi int, o AnalyzeOptions) {
 	cp.P = stats.Compare(before, after, o.Alpha).P
 }
 
-// shift fills in a confirmed change point's shift, interval and runs.
+// shift fills in a confirmed change point's shift, interval, verdict and
+// runs: the rounds before and after are unpaired (stats.UnpairedRatio).
 func (sr *Series) shift(cp *ChangePoint, lo, hi int, o AnalyzeOptions) {
 	before, after, nb, na := sr.window(cp.Index, lo, hi, o)
 	cp.BeforeRuns, cp.AfterRuns = nb, na
-	cp.Pct, cp.Lo, cp.Hi, cp.Confidence = stats.RatioCI(before, after, stats.DefaultConfidence)
+	r := stats.UnpairedRatio(before, after, stats.DefaultConfidence)
+	cp.Pct, cp.Lo, cp.Hi = r.Change()
+	cp.Confidence = r.Confidence
+	cp.Verdict = stats.VerdictAt(r, o.Precision, Better(o.Metric) > 0, stats.DefaultConfidence)
 	cp.Before, cp.After = sr.Points[cp.Index-1].Run, sr.Points[cp.Index].Run
 	cp.Regression = float64(Better(o.Metric))*cp.Pct < 0
 	if math.IsNaN(cp.Pct) {

@@ -19,8 +19,9 @@ import (
 // method says in one paragraph how change points are found.
 func (a *Analysis) method() string {
 	return fmt.Sprintf("Change points: E-Divisive means over the runs' trimmed means, each confirmed by the Mann-Whitney U test of the rounds of up to %d runs on each side (p <= %s); "+
-		"the change is the Hodges-Lehmann estimate of after / before - 1 with its %d%% interval. A series is one scenario on one environment (machine, configuration, settings): a new environment starts a new series and is no change point.",
-		DefaultWindow, strconv.FormatFloat(a.Alpha, 'g', -1, 64), int(stats.DefaultConfidence*100))
+		"the change is the Hodges-Lehmann estimate of after / before - 1 with its interval at %s or more (below it, its exact level follows it), and the interval's verdict: slower or faster when it lies on one side of no change, "+
+		"no difference larger than %s when it lies within ±%s (a real shift too small to act on), undecided otherwise. A series is one scenario on one environment (machine, configuration, settings): a new environment starts a new series and is no change point.",
+		DefaultWindow, strconv.FormatFloat(a.Alpha, 'g', -1, 64), stats.FormatPrecision(stats.DefaultConfidence), stats.FormatPrecision(a.Precision), stats.FormatPrecision(a.Precision))
 }
 
 // summary is the analysis in one line.
@@ -50,6 +51,12 @@ func plural(n int, one, many string) string {
 // changeCells are a change point's change, interval and p as printed.
 func (cp *ChangePoint) changeCells() (change, ci, p string) {
 	return stats.FormatChange(cp.Pct), compare.FormatCI(cp.Lo, cp.Hi, cp.Confidence), compare.FormatP(cp.P)
+}
+
+// verdictText is a change point's verdict as printed, at the margin
+// precision: "slower", "no difference larger than 3%".
+func (cp *ChangePoint) verdictText(precision float64) string {
+	return render.LabelsOf(render.LangEN).Compare.VerdictText(string(cp.Verdict), stats.FormatPrecision(precision))
 }
 
 // runCell names a run: its name and, when that is not the run id, the id.
@@ -143,7 +150,7 @@ func (a *Analysis) trendSeries(b *bytes.Buffer, sr *Series) error {
 		change := ""
 		if cp := at[i]; cp != nil {
 			c, ci, p := cp.changeCells()
-			change = c + " " + ci + " p " + p
+			change = c + " " + ci + " p " + p + ", " + cp.verdictText(a.Precision)
 			if cp.Newest {
 				change += " (newest run alone)"
 			}
@@ -158,7 +165,7 @@ func (a *Analysis) trendSeries(b *bytes.Buffer, sr *Series) error {
 func (a *Analysis) trendCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "environment", "run_id", "host", "started_at", "label", "commit", "branch", "metric", "value", "rounds",
-		"change_pct", "ci_lo_pct", "ci_hi_pct", "p", "regression"})
+		"change_pct", "ci_lo_pct", "ci_hi_pct", "p", "regression", "verdict"})
 	for _, sr := range a.Series {
 		at := map[int]*ChangePoint{}
 		for i := range sr.ChangePoints {
@@ -167,9 +174,10 @@ func (a *Analysis) trendCSV(w io.Writer) error {
 		for i, pt := range sr.Points {
 			r := pt.Run
 			rec := []string{sr.Scenario, sr.Fingerprint, r.RunID, r.Host, r.Started.UTC().Format("2006-01-02T15:04:05Z"), r.Label, r.Commit, r.Branch,
-				a.Metric, strconv.FormatFloat(pt.Value, 'f', 2, 64), strconv.Itoa(len(pt.Rounds)), "", "", "", "", ""}
+				a.Metric, strconv.FormatFloat(pt.Value, 'f', 2, 64), strconv.Itoa(len(pt.Rounds)), "", "", "", "", "", ""}
 			if cp := at[i]; cp != nil {
-				rec[11], rec[12], rec[13], rec[14], rec[15] = stats.Format2(cp.Pct), finite(cp.Lo), finite(cp.Hi), compare.FormatP(cp.P), strconv.FormatBool(cp.Regression)
+				rec[11], rec[12], rec[13], rec[14], rec[15], rec[16] = stats.Format2(cp.Pct), finite(cp.Lo), finite(cp.Hi), compare.FormatP(cp.P),
+					strconv.FormatBool(cp.Regression), string(cp.Verdict)
 			}
 			cw.Write(rec)
 		}

@@ -1,5 +1,7 @@
 package render
 
+import "fmt"
+
 // The languages of the report: its headings, column names, notes,
 // legends and warnings; the data and the charts' texts stay as they are.
 const (
@@ -27,6 +29,9 @@ type Labels struct {
 	Recovery  RecoveryLabels
 	Telemetry TelemetryLabels
 	Profiles  ProfileLabels
+	// Compare are the words of an adaptive run's report: its comparisons
+	// and its slices.
+	Compare ComparisonLabels
 	// SeriesPlot is a series plot's caption: target, strategy, mode, the
 	// stall rule's share of the median QPS (%) and its latency limit.
 	SeriesPlot string
@@ -67,6 +72,45 @@ type SettingsLabels struct {
 	Intro, Requests, Rounds, Pipeline, Connections string
 	Keyspace, ValueSize, Servers, Machine          string
 	Cores, Kernel, Mixed, PartSep                  string
+	// Placement is where the threads ran; SliceRequests and Slices the
+	// Requests and Rounds lines of an adaptive run.
+	Placement, SliceRequests, Slices string
+}
+
+// ComparisonLabels are an adaptive run's: the rule that replaces the
+// trimming rule; the comparisons' section title, a mode's heading
+// (mode), its columns (Ratio: the level in percent), a row's name
+// (VsBaseline: target, strategy, baseline; VsReference: target,
+// strategy, reference target, its strategy), the verdicts (Equivalent:
+// the margin, "3%"), the measurements (a count), the legend (the level,
+// the margin twice), the disturbed slices' line (NoneDisturbed: the
+// slices; Disturbed: the disturbed, the slices, the reasons, each a
+// Reason: its name, count, worst, joined by ReasonSep); the slices
+// table's heading (target) and columns.
+type ComparisonLabels struct {
+	Rule, Title, Mode                            string
+	Comparison, Metric, Ratio, Verdict, Measured string
+	VsBaseline, VsReference                      string
+	Faster, Slower, Equivalent, Undecided        string
+	Pairs, Rounds, Level                         string
+	Legend, NoneDisturbed, Disturbed, Reason     string
+	ReasonSep, Slices, SlicesCol, DisturbedCol   string
+	MedianUs, MedianP99                          string
+}
+
+// VerdictText is a verdict of package stats ("faster", "slower",
+// "equivalent", "undecided") in these words, margin the equivalence's
+// margin as printed ("3%").
+func (l *ComparisonLabels) VerdictText(verdict, margin string) string {
+	switch verdict {
+	case "faster":
+		return l.Faster
+	case "slower":
+		return l.Slower
+	case "equivalent":
+		return fmt.Sprintf(l.Equivalent, margin)
+	}
+	return l.Undecided
 }
 
 // SideLabels are the side-by-side tables': the section's title, a table's
@@ -200,19 +244,22 @@ var labels = map[string]*Labels{
 			Pictures:      "Charts",
 		},
 		Settings: SettingsLabels{
-			Intro:       "Settings:",
-			Requests:    "requests per round: %s",
-			Rounds:      "rounds per scenario: %s",
-			Pipeline:    "pipeline: %s",
-			Connections: "connections: %s",
-			Keyspace:    "keyspace: %s keys",
-			ValueSize:   "value size: %s bytes",
-			Servers:     "servers: %s",
-			Machine:     "load generator: %s",
-			Cores:       "%s cores",
-			Kernel:      "kernel %s",
-			Mixed:       "mixed (%s)",
-			PartSep:     ", ",
+			Intro:         "Settings:",
+			Requests:      "requests per round: %s",
+			Rounds:        "rounds per scenario: %s",
+			Pipeline:      "pipeline: %s",
+			Connections:   "connections: %s",
+			Keyspace:      "keyspace: %s keys",
+			ValueSize:     "value size: %s bytes",
+			Servers:       "servers: %s",
+			Machine:       "load generator: %s",
+			Cores:         "%s cores",
+			Kernel:        "kernel %s",
+			Mixed:         "mixed (%s)",
+			PartSep:       ", ",
+			Placement:     "placement: %s",
+			SliceRequests: "requests per slice: %s",
+			Slices:        "slices per scenario: %s",
 		},
 		Side: SideLabels{
 			Title:    "Targets side by side",
@@ -329,6 +376,41 @@ var labels = map[string]*Labels{
 			Diff:     "Against the baseline",
 		},
 		SeriesPlot: "%s/%s %s: QPS and p99 latency per interval of the kept rounds; shaded: stalls by the default rule (QPS under %g%% of the round's median, or a request over %v); bands along the top: the server's events",
+		Compare: ComparisonLabels{
+			Rule: "Adaptive run: the servers of a mode ran at once, and every scenario was measured in short slices, in blocks: a block holds one or two slices of every scenario of the mode, " +
+				"in a mirrored order (A B C … C B A), so that the machine's slow drift, which every scenario of a block sees alike, cancels in their comparison. " +
+				"Every figure has 2 decimals; a slice's us/op is the load generator's, or 1e6/QPS.",
+			Title:       "Comparisons",
+			Mode:        "%s",
+			Comparison:  "comparison",
+			Metric:      "metric",
+			Ratio:       "ratio [%s CI]",
+			Verdict:     "verdict",
+			Measured:    "measurements",
+			VsBaseline:  "%s %s vs %s",
+			VsReference: "%s %s vs %s %s",
+			Faster:      "faster",
+			Slower:      "slower",
+			Equivalent:  "no difference larger than %s",
+			Undecided:   "undecided",
+			Pairs:       "%d pairs",
+			Rounds:      "%d rounds",
+			Level:       "%s at %s",
+			Legend: "Ratio: the scenario's figure over the other's: a strategy over its target's baseline, a target over the reference target's strategy of the same persistence class; " +
+				"for qps above 1 is faster, for p99 (latency) below 1 is. Pairs: each block gives the log-ratio of the two scenarios' slices in it (the means of their logs; " +
+				"disturbed slices left out, and a block where either has none), and the ratio is the Hodges–Lehmann estimate of those log-ratios with the Wilcoxon signed-rank interval at %s " +
+				"(with fewer than 6 pairs none reaches it: the exact level follows the interval). Rounds: the Mann–Whitney interval of the ratio of the two scenarios' ok rounds, unpaired. " +
+				"Verdict: faster or slower when the interval lies wholly on that side of 1; no difference larger than %s when it lies within 1 ± %s; undecided otherwise: more measurements are needed.",
+			NoneDisturbed: "Disturbed slices: none of %d.",
+			Disturbed:     "Disturbed slices, left out of the comparisons: %d of %d (%s).",
+			Reason:        "%s in %d, the worst %s",
+			ReasonSep:     "; ",
+			Slices:        "%s slices",
+			SlicesCol:     "slices",
+			DisturbedCol:  "disturbed",
+			MedianUs:      "median us/op",
+			MedianP99:     "median p99",
+		},
 	},
 	LangZH: {
 		Lang: LangZH,
@@ -391,19 +473,22 @@ var labels = map[string]*Labels{
 			Pictures:      "图表",
 		},
 		Settings: SettingsLabels{
-			Intro:       "设置：",
-			Requests:    "每轮请求数：%s",
-			Rounds:      "每个场景轮数：%s",
-			Pipeline:    "pipeline：%s",
-			Connections: "连接数：%s",
-			Keyspace:    "键空间（键数）：%s",
-			ValueSize:   "值大小（字节）：%s",
-			Servers:     "服务器版本：%s",
-			Machine:     "压测机器：%s",
-			Cores:       "%s 核",
-			Kernel:      "内核 %s",
-			Mixed:       "不一致（%s）",
-			PartSep:     "，",
+			Intro:         "设置：",
+			Requests:      "每轮请求数：%s",
+			Rounds:        "每个场景轮数：%s",
+			Pipeline:      "pipeline：%s",
+			Connections:   "连接数：%s",
+			Keyspace:      "键空间（键数）：%s",
+			ValueSize:     "值大小（字节）：%s",
+			Servers:       "服务器版本：%s",
+			Machine:       "压测机器：%s",
+			Cores:         "%s 核",
+			Kernel:        "内核 %s",
+			Mixed:         "不一致（%s）",
+			PartSep:       "，",
+			Placement:     "线程放置：%s",
+			SliceRequests: "每个切片请求数：%s",
+			Slices:        "每个场景切片数：%s",
 		},
 		Side: SideLabels{
 			Title:    "目标对比",
@@ -520,5 +605,38 @@ var labels = map[string]*Labels{
 			Diff:     "对比基线",
 		},
 		SeriesPlot: "%s/%s %s：保留轮次每个区间的 QPS 与 p99 延迟；阴影：按默认规则的停顿（QPS 低于该轮中位数的 %g%%，或有请求超过 %v）；顶部色带：服务器事件",
+		Compare: ComparisonLabels{
+			Rule: "自适应运行：同一模式的服务器同时运行，每个场景以短切片测量，切片分组成块：每块含该模式每个场景的一到两个切片，按镜像顺序（A B C … C B A）排列，" +
+				"因此机器的缓慢漂移对同一块内的各场景影响相同，在比较中相互抵消。所有数字保留 2 位小数；每个切片的 us/op 取压测程序输出，缺失时为 1e6/QPS。",
+			Title:       "比较",
+			Mode:        "%s",
+			Comparison:  "比较",
+			Metric:      "指标",
+			Ratio:       "比值 [%s 置信区间]",
+			Verdict:     "结论",
+			Measured:    "测量数",
+			VsBaseline:  "%s %s 对 %s",
+			VsReference: "%s %s 对 %s %s",
+			Faster:      "更快",
+			Slower:      "更慢",
+			Equivalent:  "差异不超过 %s",
+			Undecided:   "未定",
+			Pairs:       "%d 对",
+			Rounds:      "%d 轮",
+			Level:       "%s（置信度 %s）",
+			Legend: "比值：场景的数值除以被比较场景的数值：策略对其目标的基线，目标对参照目标中持久化级别相同的策略；qps 大于 1 为更快，p99（延迟）小于 1 为更快。" +
+				"成对：每块给出两个场景在该块内切片的对数比（各自对数的均值；剔除受扰切片，任一方在该块没有切片时剔除该块），比值为这些对数比的 Hodges–Lehmann 估计，区间为 %s 的 Wilcoxon 符号秩区间" +
+				"（少于 6 对时达不到该置信度：区间后注明其精确置信度）。轮：两个场景 ok 轮次比值的 Mann–Whitney 区间，不成对。" +
+				"结论：区间完全位于 1 的某一侧时为更快或更慢；区间位于 1 ± %s 之内时为差异不超过 %s；否则为未定：需要更多测量。",
+			NoneDisturbed: "受扰切片：%d 个中没有。",
+			Disturbed:     "受扰切片（已从比较中剔除）：%d / %d（%s）。",
+			Reason:        "%s %d 个，最严重 %s",
+			ReasonSep:     "；",
+			Slices:        "%s 切片",
+			SlicesCol:     "切片数",
+			DisturbedCol:  "受扰",
+			MedianUs:      "中位数 us/op",
+			MedianP99:     "中位数 p99",
+		},
 	},
 }

@@ -46,6 +46,11 @@ type Options struct {
 	Reference string
 	// Profiles are the flame graphs the HTML page links to.
 	Profiles []Profile
+	// Precision is the margin of the comparisons' verdicts, a fraction
+	// (0.03 for ±3%): an interval within 1 ± Precision is "equivalent";
+	// 0 means stats.DefaultPrecision. "kvbench run --precision" passes
+	// the precision it measured to.
+	Precision float64
 }
 
 // Profile is a scenario's CPU profile, as flame graphs beside the report.
@@ -81,6 +86,17 @@ type Report struct {
 	// SideBySide holds one table per mode with the targets as columns,
 	// when the report has two targets or more.
 	SideBySide []*SideBySide `json:"side_by_side,omitempty"`
+	// Adaptive is true when some ok row belongs to a block (an adaptive
+	// run, "kvbench run --precision"): the markdown then prints the
+	// comparisons and the slices instead of the per-round tables.
+	Adaptive bool `json:"adaptive,omitempty"`
+	// Comparisons are, per mode, each strategy against its target's
+	// baseline and each target against the reference target, in QPS and
+	// p99, with the interval of the ratio and a verdict (comparisons.go).
+	Comparisons []Comparison `json:"comparisons"`
+	// Disturbed counts, per mode of an adaptive run, the slices the
+	// disturbance rule left out of the comparisons, and why.
+	Disturbed []DisturbedSlices `json:"disturbed,omitempty"`
 	// Flushed lists the targets with a flushed row (the server emptied of
 	// keys kvbench had not written), in order of first appearance.
 	Flushed []string `json:"flushed,omitempty"`
@@ -133,6 +149,9 @@ type Settings struct {
 	CPUModel   []string `json:"cpu_model,omitempty"`
 	Cores      []int    `json:"cores,omitempty"`
 	Kernel     []string `json:"kernel,omitempty"`
+	// Placement is where the server's and the load generator's threads
+	// ran (run --cpus): "off", a CPU list, "server=0,client=1".
+	Placement []string `json:"placement,omitempty"`
 }
 
 // TargetReport is the section of one target.
@@ -256,6 +275,9 @@ type Scenario struct {
 	// Changes are the comparisons with the baseline, one per metric (QPS,
 	// us/op, and p99 when latencies exist).
 	Changes []Change `json:"changes,omitempty"`
+	// Slices describes the scenario's slices when its rows come from an
+	// adaptive run (rows with a block); nil for rounds.
+	Slices *SliceSummary `json:"slices,omitempty"`
 
 	lastRound int   // the highest round number of its rows, failed ones too
 	requests  int64 // the most requests of an ok round
@@ -307,6 +329,13 @@ type Round struct {
 	Conflicts int64 `json:"conflicts,omitempty"`
 	// Dropped marks the round the trimming rule dropped.
 	Dropped bool `json:"dropped,omitempty"`
+	// Block and Slice place a slice of an adaptive run: the block it was
+	// measured in and its position there; 0 for a round.
+	Block int `json:"block,omitempty"`
+	Slice int `json:"slice,omitempty"`
+	// Disturbed is why the machine's signals broke the disturbance rule
+	// during the slice; such a slice is left out of the comparisons.
+	Disturbed string `json:"disturbed,omitempty"`
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
 
@@ -447,6 +476,12 @@ func newBuilder(opts Options) (*builder, error) {
 	}
 	if opts.Confidence <= 0 {
 		opts.Confidence = stats.DefaultConfidence
+	}
+	if opts.Precision == 0 {
+		opts.Precision = stats.DefaultPrecision
+	}
+	if !(opts.Precision > 0 && opts.Precision <= 0.5) {
+		return nil, fmt.Errorf("%w: precision %v: want above 0 and at most 0.5 (50%%)", ErrFormat, opts.Precision)
 	}
 	return &builder{
 		opts:        opts,
@@ -599,9 +634,13 @@ func (b *builder) add(r *results.Row) {
 		ElapsedS: measured(r.ElapsedS), P50Us: measured(r.LatP50Us),
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
 		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(float64(r.QPSPerServerCPUS)), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
+		Block: r.Block, Slice: r.Slice, Disturbed: r.Disturbed,
 		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
+	if r.Block > 0 {
+		b.rep.Adaptive = true
+	}
 	b.capacityRow(sc, r)
 	if r.QPSPerServerCPUS > 0 {
 		t.CPU = true
@@ -690,6 +729,7 @@ func (b *builder) finish() (*Report, error) {
 		return nil, err
 	}
 	b.workloads()
+	b.comparisons() // comparisons.go
 	b.rep.Telemetry = telemetryTables(b.rep.Targets)
 	b.recoveryTables() // recovery.go
 	b.orderFailed()
@@ -814,9 +854,13 @@ func (b *builder) scenario(sc *Scenario) {
 	sc.MedianLo, sc.MedianHi, sc.CIConfidence = fig(d.Lo), fig(d.Hi), d.Confidence
 
 	name := sc.Name()
+	b.slices(sc) // comparisons.go
 	switch {
 	case n == 0:
 		b.warn(WarnNoRounds, Subject{Name: name, N: sc.FailedAttempts})
+	case sc.Slices != nil:
+		// Slices are not rounds: the comparisons pair them, and say
+		// themselves how precise they are.
 	case n < stats.MinTrimRounds:
 		b.warn(WarnUntrimmed, Subject{Name: name, N: n})
 	case n < stats.MinRounds:
@@ -836,7 +880,7 @@ func (b *builder) scenario(sc *Scenario) {
 	if sc.ClientBoundRounds > 0 {
 		b.warn(WarnClientBound, Subject{Name: name, N: sc.ClientBoundRounds})
 	}
-	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV {
+	if sc.CV.Valid() && float64(sc.CV) > stats.MaxCV && sc.Slices == nil {
 		b.warn(WarnNoisy, Subject{Name: name, Value: sc.CV.String() + "%"})
 	}
 }
@@ -997,6 +1041,9 @@ func (b *builder) change(metric string, sc, base *Scenario, trimmed func(*Scenar
 		return c
 	}
 	c.Pct = Figure(stats.ChangePct(float64(trimmed(sc)), float64(trimmed(base))))
+	if sc.Slices != nil || base.Slices != nil {
+		return c // slices are compared in pairs (comparisons.go), not by the U test of rounds
+	}
 	c.P, c.Significant = b.test(sc.Name(), metric, b.sorted(sc, metric, round), b.sorted(base, metric, round))
 	return c
 }

@@ -43,7 +43,7 @@ func (d *distinct[T]) values() []T {
 type settingsSeen struct {
 	requests, keyspace                      distinct[int64]
 	pipeline, connections, valueSize, cores distinct[int]
-	host, cpu, kernel                       distinct[string]
+	host, cpu, kernel, placement            distinct[string]
 }
 
 func (s *settingsSeen) add(r *results.Row) {
@@ -58,6 +58,7 @@ func (s *settingsSeen) add(r *results.Row) {
 	s.cpu.add(r.CPUModel)
 	s.cores.add(r.Cores)
 	s.kernel.add(r.Kernel)
+	s.placement.add(r.Placement)
 }
 
 // settings fills the report's Settings.
@@ -75,5 +76,6 @@ func (b *builder) settings() {
 		Keyspace: s.keyspace.values(), ValueSize: s.valueSize.values(),
 		ClientHost: s.host.values(), CPUModel: s.cpu.values(),
 		Cores: s.cores.values(), Kernel: s.kernel.values(),
+		Placement: s.placement.values(),
 	}
 }

@@ -364,6 +364,9 @@ func (b *builder) ratio(subject, metric string, sc, ref *Scenario, trimmed func(
 		return r
 	}
 	r.Ratio = fig(float64(x) / float64(y))
+	if sc.Slices != nil || ref.Slices != nil {
+		return r // slices are compared in pairs (comparisons.go), not by the U test of rounds
+	}
 	r.P, r.Significant = b.test(subject, metric, b.sorted(sc, metric, round), b.sorted(ref, metric, round))
 	return r
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	moremath "github.com/aclements/go-moremath/stats"
@@ -36,6 +38,19 @@ func (r Ratio) HalfWidth() float64 {
 		return math.Inf(1)
 	}
 	return (r.Hi - r.Lo) / (2 * r.Est)
+}
+
+// Change is the ratio as a change in percent, (ratio - 1) * 100 with 2
+// decimals, as RatioCI gives it: the estimate and the interval's bounds,
+// NaN where the Ratio has none.
+func (r Ratio) Change() (est, lo, hi float64) {
+	pct := func(x float64) float64 {
+		if math.IsNaN(x) {
+			return x
+		}
+		return Round2((x - 1) * 100)
+	}
+	return pct(r.Est), pct(r.Lo), pct(r.Hi)
 }
 
 // String formats the ratio as the reports print it: "0.93 [0.91, 0.95]",
@@ -94,6 +109,17 @@ func VerdictOf(r Ratio, margin float64, higherIsBetter bool) Verdict {
 		return Faster
 	}
 	return Undecided
+}
+
+// VerdictAt is VerdictOf for an interval asked for at a confidence
+// level: an interval below that level (too few measurements for it: 2
+// rounds against 2 reach 66.67%, 5 pairs 93.75%) decides nothing, and is
+// Undecided, as a significance test at that level would be.
+func VerdictAt(r Ratio, margin float64, higherIsBetter bool, confidence float64) Verdict {
+	if r.Confidence < confidence {
+		return Undecided
+	}
+	return VerdictOf(r, margin, higherIsBetter)
 }
 
 // PairedRatio estimates the ratio a/b from paired measurements: a[i] and
@@ -265,4 +291,24 @@ func (p Precision) Reached(r Ratio) bool {
 		minPairs = DefaultMinPairs
 	}
 	return r.N >= minPairs && r.Confidence >= p.Confidence && r.HalfWidth() <= p.Target
+}
+
+// DefaultPrecision is the relative half-width an adaptive run measures
+// its comparisons to, and the margin of their verdicts: ±3%, a difference
+// smaller than the run-to-run spread of a quiet machine.
+const DefaultPrecision = 0.03
+
+// ParsePrecision parses a precision given as a percentage, "3%" (or
+// "3"), into a fraction (0.03). It accepts above 0 and at most 50%.
+func ParsePrecision(s string) (float64, error) {
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || !(p > 0) || p > 50 {
+		return 0, fmt.Errorf("precision %q: want a percentage above 0 and at most 50%%, e.g. 3%%", s)
+	}
+	return p / 100, nil
+}
+
+// FormatPrecision prints a precision as the flags take it: 0.03 is "3%".
+func FormatPrecision(p float64) string {
+	return strconv.FormatFloat(p*100, 'g', 6, 64) + "%"
 }

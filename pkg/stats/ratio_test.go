@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -208,5 +209,87 @@ func TestUnpairedRatio(t *testing.T) {
 	}
 	if r := UnpairedRatio([]float64{1}, []float64{2}, 0.95); !math.IsNaN(r.Lo) || r.Est != 2 {
 		t.Errorf("1 against 1 = %+v, want an estimate and no interval", r)
+	}
+}
+
+func TestVerdictAt(t *testing.T) {
+	low := Ratio{Est: 0.9, Lo: 0.85, Hi: 0.95, Confidence: 0.6667, N: 2}
+	if v := VerdictAt(low, 0.03, true, 0.95); v != Undecided {
+		t.Errorf("an interval at 66.67%% asked at 95%%: %s, want undecided", v)
+	}
+	low.Confidence = 0.9683
+	if v := VerdictAt(low, 0.03, true, 0.95); v != Slower {
+		t.Errorf("at 96.83%%: %s, want slower", v)
+	}
+}
+
+func TestParsePrecision(t *testing.T) {
+	for in, want := range map[string]float64{"3%": 0.03, "3": 0.03, " 0.5% ": 0.005, "50%": 0.5} {
+		if got, err := ParsePrecision(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("ParsePrecision(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1%", "51%", "x", "NaN"} {
+		if _, err := ParsePrecision(in); err == nil {
+			t.Errorf("ParsePrecision(%q): want an error", in)
+		}
+	}
+	if s := FormatPrecision(DefaultPrecision); s != "3%" {
+		t.Errorf("FormatPrecision(%v) = %q", DefaultPrecision, s)
+	}
+}
+
+// TestRatioChange: a Ratio as a change in percent is RatioCI's.
+func TestRatioChange(t *testing.T) {
+	old, new := []float64{100, 101, 99, 100, 102, 98}, []float64{90, 91, 89, 90, 92, 93}
+	est, lo, hi := UnpairedRatio(old, new, 0.95).Change()
+	e, l, h, _ := RatioCI(old, new, 0.95)
+	if est != e || lo != l || hi != h {
+		t.Errorf("Change() = %v [%v, %v], RatioCI %v [%v, %v]", est, lo, hi, e, l, h)
+	}
+	if _, lo, _ := UnpairedRatio([]float64{1}, []float64{2}, 0.95).Change(); !math.IsNaN(lo) {
+		t.Errorf("no interval: lo %v, want NaN", lo)
+	}
+}
+
+// TestPairwiseSelection: the order statistics the matrix selects are the
+// very values sorting every difference gives, ties and all, whatever the
+// sizes, for one rank or several at once.
+func TestPairwiseSelection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range [][2]int{{1, 4097}, {4097, 1}, {65, 65}, {100, 41}, {300, 200}, {9, 1000}} {
+		for _, ties := range []bool{false, true} {
+			a, b := make([]float64, n[0]), make([]float64, n[1])
+			for i := range a {
+				a[i] = 1000 * (1 + 0.05*rng.NormFloat64())
+			}
+			for i := range b {
+				b[i] = 950 * (1 + 0.05*rng.NormFloat64())
+			}
+			if ties {
+				for i := range a {
+					a[i] = math.Round(a[i] / 20)
+				}
+				for i := range b {
+					b[i] = math.Round(b[i] / 20)
+				}
+			}
+			var all []float64
+			for _, y := range a {
+				for _, x := range b {
+					all = append(all, math.Log(y)-math.Log(x))
+				}
+			}
+			slices.Sort(all)
+			m := len(all)
+			for _, ranks := range [][]int{{0}, {m - 1}, {m / 2}, {0, 1, m / 3, m/2 - 1, m / 2, m - 2, m - 1}, {m / 5, m / 5, m - m/5}} {
+				got := orderStats(a, b, ranks)
+				for i, r := range ranks {
+					if got[i] != all[r] {
+						t.Fatalf("%d×%d, ties %v, ranks %v: rank %d = %v, want %v", n[0], n[1], ties, ranks, r, got[i], all[r])
+					}
+				}
+			}
+		}
 	}
 }

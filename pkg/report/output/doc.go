@@ -5,11 +5,13 @@
 // tables, then per target the raw rounds, the trimmed figures, the
 // overhead against the baseline, the spread and the latencies, then the
 // cluster's nodes, stalls, load curves and capacity, telemetry, recovery,
-// the failed attempts and the warnings; one self-contained HTML page with
-// those tables and the pictures (the chart, the side-by-side bars,
+// the failed attempts and the warnings (for an adaptive run: the
+// comparisons per mode, then per target the slices' medians, instead of
+// the per-round tables); one self-contained HTML page with those tables
+// and the pictures (the chart, the side-by-side bars,
 // latency by percentile, latency against throughput, each scenario's
-// rounds over time); the chart alone (SVG or PNG); the summary and
-// trimmed CSVs; the whole report as JSON.
+// rounds over time); the chart alone (SVG or PNG); the summary, trimmed
+// and comparisons CSVs; the whole report as JSON.
 //
 // It decides what each table and picture shows, from the report's
 // values; package render draws them (markdown tables, the page, SVG

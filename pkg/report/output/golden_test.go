@@ -44,12 +44,13 @@ func golden(t *testing.T, name string, got []byte) {
 // directory: seed 000; the synthetic mixed rows; a "run --workloads
 // rb-six,ycsb-a --modes set" of the kvstore (which lacks rb-six's SADD and
 // ZADD) and Redis, two strategies each, with a failed attempt retried;
-// load curves.
+// load curves; an adaptive run (adaptiveCSV).
 var goldenInputs = map[string][]string{
 	"seed000":   {"../../testdata/report/seed000/kvstore_detail.csv", "../../testdata/report/seed000/redis_detail.csv"},
 	"mixed":     {"../../testdata/report/synthetic/mixed.csv"},
 	"workloads": {"testdata/workloads.csv"},
 	"curve":     {"testdata/curve.csv"},
+	"adaptive":  {adaptiveCSV},
 }
 
 // mixedFiles and workloadFiles are the same inputs from this directory.
@@ -71,6 +72,7 @@ func TestGolden(t *testing.T) {
 		{".summary.csv", render.LangEN, SummaryCSV},
 		{".trimmed.csv", render.LangEN, TrimmedCSV},
 		{".json", render.LangEN, JSON},
+		{".comparisons.csv", render.LangEN, ComparisonsCSV},
 	}
 	for name, files := range inputs {
 		rows, err := results.ReadFiles(files)

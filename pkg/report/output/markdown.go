@@ -41,12 +41,23 @@ func mdHead(r *report.Report, m *md, link bool) {
 			m.Printf("- %s\n", line)
 		}
 	}
-	m.Printf("\n%s\n", l.Rule)
+	if r.Adaptive {
+		m.Printf("\n%s\n", l.Compare.Rule)
+	} else {
+		m.Printf("\n%s\n", l.Rule)
+	}
 	if link && r.Options.ChartLink != "" {
 		m.Printf("\n![%s](%s)\n", l.Chart, r.Options.ChartLink)
 	}
 	if len(r.Flushed) > 0 {
 		m.Printf("\n"+l.Flushed+"\n", strings.Join(r.Flushed, ", "))
+	}
+	if r.Adaptive {
+		// The comparisons carry the overheads and the ratios to the
+		// reference, paired: the side-by-side and workload tables'
+		// unpaired verdicts are not printed beside them.
+		m.comparisons(r) // comparisons.go
+		return
 	}
 	if len(r.SideBySide) > 0 {
 		m.Printf("\n## %s\n", l.Side.Title)
@@ -69,7 +80,11 @@ func mdHead(r *report.Report, m *md, link bool) {
 func mdBody(r *report.Report, m *md) {
 	l := m.l
 	for _, t := range r.Targets {
-		m.target(t, r.Options)
+		if r.Adaptive {
+			m.slices(t) // comparisons.go
+		} else {
+			m.target(t, r.Options)
+		}
 	}
 	m.nodes(r.Nodes)         // sections.go
 	m.stalls(r)              // series.go
@@ -111,8 +126,13 @@ func settingLines(r *report.Report, l *render.Labels) []string {
 			lines = append(lines, fmt.Sprintf(format, value))
 		}
 	}
-	line(l.Settings.Requests, oneOf(l, s.Requests, itoa))
-	line(l.Settings.Rounds, oneOf(l, s.Rounds, itoa))
+	if r.Adaptive {
+		line(l.Settings.SliceRequests, oneOf(l, s.Requests, itoa))
+		line(l.Settings.Slices, oneOf(l, s.Rounds, itoa))
+	} else {
+		line(l.Settings.Requests, oneOf(l, s.Requests, itoa))
+		line(l.Settings.Rounds, oneOf(l, s.Rounds, itoa))
+	}
 	line(l.Settings.Pipeline, oneOf(l, s.Pipeline, itoa))
 	line(l.Settings.Connections, oneOf(l, s.Connections, itoa))
 	line(l.Settings.Keyspace, oneOf(l, s.Keyspace, itoa))
@@ -136,6 +156,7 @@ func settingLines(r *report.Report, l *render.Labels) []string {
 		}
 	}
 	line(l.Settings.Machine, strings.Join(machine, l.Settings.PartSep))
+	line(l.Settings.Placement, oneOf(l, s.Placement, plain))
 	return lines
 }
 
@@ -239,13 +260,7 @@ func (m *md) target(t *report.TargetReport, opts report.Options) {
 	}
 
 	// 3. Overhead against the baseline.
-	for _, a := range t.NoBaseline {
-		if t.MultiAlloc {
-			m.Printf("\n"+l.NoBaselineAlloc+"\n", t.Target, a, t.Target)
-		} else {
-			m.Printf("\n"+l.NoBaseline+"\n", t.Target, t.Target)
-		}
-	}
+	m.noBaseline(t)
 	for _, o := range t.Overheads {
 		m.overhead(t, o, opts)
 	}
@@ -286,6 +301,17 @@ func (m *md) target(t *report.TargetReport, opts report.Options) {
 			rows = append(rows, []string{sc.Strategy, sc.Mode, sc.TrimmedP50Us.String(), sc.TrimmedP99Us.String(), sc.TrimmedP999Us.String()})
 		}
 		m.Table([]string{l.Strategy, l.Mode, l.P50, l.P99, l.P999}, "ll", rows)
+	}
+}
+
+// noBaseline says which allocs of a target have no baseline.
+func (m *md) noBaseline(t *report.TargetReport) {
+	for _, a := range t.NoBaseline {
+		if t.MultiAlloc {
+			m.Printf("\n"+m.l.NoBaselineAlloc+"\n", t.Target, a, t.Target)
+		} else {
+			m.Printf("\n"+m.l.NoBaseline+"\n", t.Target, t.Target)
+		}
 	}
 }
 

@@ -32,9 +32,9 @@ type RunOptions struct {
 	// Baselines is the --baseline value, "target=strategy,…" (see
 	// report.ParseBaselines).
 	Baselines string
-	// SummaryCSV and TrimmedCSV, when set, are files to write the summary
-	// and trimmed CSVs to.
-	SummaryCSV, TrimmedCSV string
+	// SummaryCSV, TrimmedCSV and ComparisonsCSV, when set, are files to
+	// write the summary, trimmed and comparisons CSVs to.
+	SummaryCSV, TrimmedCSV, ComparisonsCSV string
 	// Chart, when set, is the chart file to write (.svg or .png); the
 	// markdown links to it.
 	Chart string
@@ -75,7 +75,8 @@ func Run(ctx context.Context, opts RunOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFiles(rep, Files{Summary: opts.SummaryCSV, Trimmed: opts.TrimmedCSV, Chart: opts.Chart, ChartFormat: chartFormat}); err != nil {
+	if err := WriteFiles(rep, Files{Summary: opts.SummaryCSV, Trimmed: opts.TrimmedCSV, Comparisons: opts.ComparisonsCSV,
+		Chart: opts.Chart, ChartFormat: chartFormat}); err != nil {
 		return err
 	}
 	return Writers.Write(stdout, format, rep)
@@ -91,6 +92,8 @@ type Files struct {
 	HTML string
 	// Summary and Trimmed are the summary and trimmed CSVs.
 	Summary, Trimmed string
+	// Comparisons is the comparisons CSV (ComparisonsCSV).
+	Comparisons string
 	// Chart is the chart, in ChartFormat (svg or png).
 	Chart, ChartFormat string
 }
@@ -107,6 +110,7 @@ func WriteFiles(r *report.Report, f Files) error {
 		{f.HTML, HTML},
 		{f.Summary, SummaryCSV},
 		{f.Trimmed, TrimmedCSV},
+		{f.Comparisons, ComparisonsCSV},
 		{f.Chart, func(r *report.Report, w io.Writer) error { return WriteChart(w, r, f.ChartFormat) }},
 	}
 	var errs []error
