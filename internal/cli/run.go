@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kvbench/kvbench/pkg/curve"
+	"github.com/kvbench/kvbench/pkg/stats"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -143,7 +142,7 @@ The manual: docs/run.md.`,
 	f := cmd.Flags()
 	f.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of every scenario, each on fresh servers: the reference script's fixed design (given alone, or with --requests, instead of the adaptive default)")
 	f.Int64Var(&o.Requests, "requests", o.Requests, "measured requests per attempt of a run of rounds")
-	f.StringVar(&ro.precision, "precision", "", "measure adaptively until every comparison's 95% interval is within this many percent (the default, at "+percentFlag(runner.DefaultPrecision)+", unless --rounds or --requests is given or the run needs rounds)")
+	f.StringVar(&ro.precision, "precision", "", "measure adaptively until every comparison's 95% interval is within this many percent (the default, at "+stats.FormatPrecision(runner.DefaultPrecision)+", unless --rounds or --requests is given or the run needs rounds)")
 	f.DurationVar(&o.MaxTime, "max-time", runner.DefaultMaxTime, "an adaptive run's time budget: it stops measuring then and says which comparisons fell short")
 	f.DurationVar(&o.Slice, "slice", runner.DefaultSlice, "an adaptive run's slice: the measurements it alternates between the servers of a mode")
 	f.StringVar(&o.CPUs, "cpus", runner.CPUsAuto, "where servers and the load generator run: auto (kvstore and redis targets and the load generator share CPU 0; clusters, command and attach targets unpinned), off, a CPU list both share (0), or server=CPUS,client=CPUS")
@@ -204,7 +203,7 @@ func (ro *runOptions) chooseDesign(f *pflag.FlagSet) error {
 		if rounds {
 			return errors.New("--precision measures until the intervals are narrow enough; --rounds and --requests fix the measurements: give one or the other")
 		}
-		p, err := curve.ParsePrecision(ro.precision)
+		p, err := stats.ParsePrecision(ro.precision)
 		if err != nil {
 			return fmt.Errorf("--precision: %w", err)
 		}
@@ -221,9 +220,6 @@ func (ro *runOptions) chooseDesign(f *pflag.FlagSet) error {
 	o.Precision = runner.DefaultPrecision
 	return nil
 }
-
-// percentFlag is a fraction as a flag's percentage: "3%".
-func percentFlag(f float64) string { return strconv.FormatFloat(f*100, 'g', -1, 64) + "%" }
 
 // runRun runs the whole experiment.
 func runRun(ctx context.Context, o *runOptions) (err error) {

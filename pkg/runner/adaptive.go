@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/machine"
+	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -128,99 +129,6 @@ type side struct {
 	qps, p99 map[int][]float64
 }
 
-// pair is one comparison an adaptive run measures: a against b.
-type pair struct {
-	a, b *side
-}
-
-// name is "kvstore/persist_no/set vs kvstore/nopersist/set".
-func (p pair) name() string { return p.a.sc.Name() + " vs " + p.b.sc.Name() }
-
-// ratio is the pair's QPS ratio so far.
-func (p pair) ratio(confidence float64) stats.Ratio {
-	var d []float64
-	for b, xs := range p.a.qps {
-		if ys := p.b.qps[b]; len(ys) > 0 && len(xs) > 0 {
-			d = append(d, stats.Mean(xs)-stats.Mean(ys))
-		}
-	}
-	slices.Sort(d) // map order is random; the interval does not depend on order
-	return stats.LogRatioInterval(d, confidence)
-}
-
-// pairs are the comparisons the report makes among sides of one mode:
-// each strategy against its target's baseline (persistence none, or
-// --baseline), and each target's strategies against the reference
-// target's of the same persistence (--reference, else redis, else the
-// first target by name).
-func (r *run) pairs(sides []*side) []pair {
-	baselines, _ := parseBaselines(r.o.Baselines)
-	byTarget := map[string][]*side{}
-	var names []string
-	for _, s := range sides {
-		n := s.sc.Desc.Name
-		if _, ok := byTarget[n]; !ok {
-			names = append(names, n)
-		}
-		byTarget[n] = append(byTarget[n], s)
-	}
-	slices.Sort(names)
-	var ps []pair
-	for _, n := range names {
-		ss := byTarget[n]
-		base := slices.IndexFunc(ss, func(s *side) bool {
-			if b, ok := baselines[n]; ok {
-				return s.sc.Strategy.Name == b
-			}
-			return s.sc.Strategy.Persistence == "none"
-		})
-		if base < 0 {
-			continue
-		}
-		for i, s := range ss {
-			if i != base && s.sc.Strategy.Alloc == ss[base].sc.Strategy.Alloc {
-				ps = append(ps, pair{s, ss[base]})
-			}
-		}
-	}
-	if len(names) < 2 {
-		return ps
-	}
-	ref := r.o.Reference
-	if ref == "" {
-		ref = names[0]
-		if _, ok := byTarget["redis"]; ok {
-			ref = "redis"
-		}
-	}
-	for _, n := range names {
-		if n == ref {
-			continue
-		}
-		for _, s := range byTarget[n] {
-			i := slices.IndexFunc(byTarget[ref], func(x *side) bool {
-				return x.sc.Strategy.Persistence != "" && x.sc.Strategy.Persistence == s.sc.Strategy.Persistence
-			})
-			if i >= 0 {
-				ps = append(ps, pair{s, byTarget[ref][i]})
-			}
-		}
-	}
-	return ps
-}
-
-// parseBaselines reads --baseline (target=strategy,...); the options were
-// checked, so an error cannot happen here.
-func parseBaselines(s string) (map[string]string, error) {
-	m := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		if t, st, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
-			m[t] = st
-		}
-	}
-	return m, nil
-}
-
 // adaptive runs the plan's scenarios mode by mode in blocks of slices
 // until the comparisons are precise enough or the time is up.
 func (r *run) adaptive(ctx context.Context) error {
@@ -272,7 +180,6 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 	if err := r.startSides(ctx, sides); err != nil {
 		return err
 	}
-	pairs := r.pairs(sides)
 	rule := stats.Precision{Target: r.o.Precision, Confidence: stats.DefaultConfidence, MinPairs: stats.DefaultMinPairs}
 	rng := rand.New(rand.NewPCG(uint64(r.o.Seed), uint64(len(mode))))
 	active := liveSides(sides)
@@ -307,25 +214,28 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 		if err := r.endBlock(mode, block, measured); err != nil || r.res.Interrupted {
 			return err
 		}
-		open, widest := r.openPairs(pairs, rule)
-		r.blockLine(mode, block, pairs, open, widest, until)
+		all, open, err := r.openComparisons(mode, rule)
+		if err != nil {
+			return err
+		}
+		r.blockLine(mode, block, all, open, until)
 		active = nil
-		for _, p := range open {
-			for _, s := range []*side{p.a, p.b} {
-				if !s.failed && !slices.Contains(active, s) {
+		for _, c := range open {
+			for _, s := range sides {
+				k := [2]string{s.sc.Desc.Name, s.sc.Strategy.Name}
+				if !s.failed && !slices.Contains(active, s) && (k == [2]string{c.Target, c.Strategy} || k == [2]string{c.AgainstTarget, c.AgainstStrategy}) {
 					active = append(active, s)
 				}
 			}
 		}
-		if len(pairs) == 0 && block >= stats.DefaultMinPairs {
-			active = nil // nothing to compare: the scenarios' own figures
+		if len(all) == 0 && block < stats.DefaultMinPairs {
+			active = liveSides(sides) // nothing to compare: the scenarios' own figures, from as many blocks
 		}
 		if len(active) > 0 && time.Now().After(until) {
 			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, formatDuration(r.o.MaxTime),
-				len(open), len(pairs), percent(r.o.Precision))
-			for _, p := range open {
-				rt := p.ratio(rule.Confidence)
-				r.log("  %s: QPS ratio %s, ±%s after %d blocks", p.name(), rt, percent(rt.HalfWidth()), rt.N)
+				len(open), len(all), percent(r.o.Precision))
+			for _, c := range open {
+				r.log("  %s: QPS ratio %s, ±%s after %d blocks", comparisonName(c), c.Ratio, percent(c.Ratio.HalfWidth()), c.Ratio.N)
 			}
 			break
 		}
@@ -351,36 +261,62 @@ func liveSides(sides []*side) []*side {
 	return out
 }
 
-// openPairs are the comparisons whose QPS interval is not yet precise
-// enough (a comparison with a failed side is given up), and the widest
-// interval among them.
-func (r *run) openPairs(pairs []pair, rule stats.Precision) (open []pair, widest float64) {
-	for _, p := range pairs {
-		if p.a.failed || p.b.failed {
-			continue
-		}
-		rt := p.ratio(rule.Confidence)
-		if !rule.Reached(rt) {
-			open = append(open, p)
-			widest = math.Max(widest, rt.HalfWidth())
+// openComparisons are the QPS comparisons the report makes of the
+// mode's slices so far (report.Build on the run's rows: the very
+// comparisons it will print), and those whose interval is not yet
+// precise enough by rule.
+func (r *run) openComparisons(mode loadgen.Mode, rule stats.Precision) (all, open []report.Comparison, err error) {
+	var rows []results.Row
+	for _, row := range r.res.Rows {
+		if row.Mode == string(mode) {
+			rows = append(rows, row)
 		}
 	}
-	return open, widest
+	if len(rows) == 0 {
+		return nil, nil, nil
+	}
+	opts, err := r.reportOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := report.Build(rows, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the comparisons of %s: %w", mode, err)
+	}
+	for _, c := range rep.Comparisons {
+		if c.Metric != report.CompareQPS {
+			continue
+		}
+		all = append(all, c)
+		if !rule.Reached(c.Ratio) {
+			open = append(open, c)
+		}
+	}
+	return all, open, nil
+}
+
+// comparisonName is "kvstore/persist_no vs kvstore/nopersist".
+func comparisonName(c report.Comparison) string {
+	return c.Target + "/" + c.Strategy + " vs " + c.AgainstTarget + "/" + c.AgainstStrategy
 }
 
 // blockLine logs a block's end: the comparisons still open and the widest
 // interval among them.
-func (r *run) blockLine(mode loadgen.Mode, block int, pairs, open []pair, widest float64, until time.Time) {
+func (r *run) blockLine(mode loadgen.Mode, block int, all, open []report.Comparison, until time.Time) {
 	left := max(time.Until(until), 0)
+	widest := 0.0
+	for _, c := range open {
+		widest = math.Max(widest, c.Ratio.HalfWidth())
+	}
 	switch {
-	case len(pairs) == 0:
+	case len(all) == 0:
 		r.log("%s block %d: nothing to compare (one strategy, one target)", mode, block)
 	case len(open) == 0:
 		r.log("%s block %d: every comparison within ±%s", mode, block, percent(r.o.Precision))
 	case math.IsInf(widest, 1):
-		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(pairs), formatDuration(left))
+		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(all), formatDuration(left))
 	default:
-		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(pairs), percent(widest), formatDuration(left))
+		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(all), percent(widest), formatDuration(left))
 	}
 }
 

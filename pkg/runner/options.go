@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -79,7 +80,7 @@ const (
 
 	// DefaultPrecision is the half-width an adaptive run's intervals
 	// reach (--precision 3%): the margin of its verdicts too.
-	DefaultPrecision = 0.03
+	DefaultPrecision = stats.DefaultPrecision
 	// DefaultMaxTime bounds an adaptive run (--max-time).
 	DefaultMaxTime = 5 * time.Minute
 	// DefaultSlice is an adaptive run's slice length (--slice).

@@ -9,6 +9,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 )
 
 // Files are the result files of a run.
@@ -28,6 +29,9 @@ type Files struct {
 	Report, Chart string
 	// HTML is the report as one self-contained HTML page, with its charts.
 	HTML string
+	// Comparisons is the comparisons CSV: one row per comparison the
+	// report makes, its ratio, interval and verdict.
+	Comparisons string
 	// Flames are the flame graphs of Options.Profile, which the HTML page
 	// links to.
 	Flames []report.Profile
@@ -46,6 +50,8 @@ func newFiles(dir, prefix, ts, chart string) Files {
 		Trimmed: name("trimmed", "csv"),
 		Report:  name("report", "md"),
 		HTML:    name("report", "html"),
+
+		Comparisons: name("comparisons", "csv"),
 	}
 	if chart != "none" {
 		f.Chart = name("chart", chart)
@@ -61,11 +67,11 @@ func newFiles(dir, prefix, ts, chart string) Files {
 // relative to the results' directory, not to wherever stdout goes), so it
 // is what "kvbench report" prints on the detail CSV, byte for byte.
 func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (*report.Report, error) {
-	baselines, err := report.ParseBaselines(o.Baselines)
+	opts, err := reportOptionsOf(o)
 	if err != nil {
 		return nil, err
 	}
-	opts := report.Options{Lang: o.Lang, Baselines: baselines, Reference: o.Reference, Profiles: files.Flames}
+	opts.Profiles = files.Flames
 	if files.Chart != "" {
 		opts.ChartLink = filepath.Base(files.Chart)
 	}
@@ -81,9 +87,28 @@ func writeReport(rows []results.Row, o Options, files Files, stdout io.Writer) (
 	}
 	err = output.WriteFiles(rep, output.Files{
 		Markdown: files.Report, HTML: files.HTML, Summary: files.Summary, Trimmed: files.Trimmed,
-		Chart: files.Chart, ChartFormat: o.Chart,
+		Chart: files.Chart, ChartFormat: o.Chart, Comparisons: files.Comparisons,
 	})
 	printed := *rep
 	printed.Options.ChartLink = ""
 	return rep, errors.Join(err, output.Markdown(&printed, stdout))
 }
+
+// reportOptionsOf are the report's options of a run: its language,
+// baselines, reference target, and the margin of the comparisons'
+// verdicts, the run's precision (stats.DefaultPrecision for a run of
+// rounds).
+func reportOptionsOf(o Options) (report.Options, error) {
+	baselines, err := report.ParseBaselines(o.Baselines)
+	if err != nil {
+		return report.Options{}, err
+	}
+	precision := o.Precision
+	if precision == 0 {
+		precision = stats.DefaultPrecision
+	}
+	return report.Options{Lang: o.Lang, Baselines: baselines, Reference: o.Reference, Precision: precision}, nil
+}
+
+// reportOptions are reportOptionsOf the run's options.
+func (r *run) reportOptions() (report.Options, error) { return reportOptionsOf(r.o) }
