@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -27,8 +26,9 @@ import (
 // target and strategy, run side by side, each started once (and
 // prefilled for reads), and are measured in short slices, block after
 // block. A block measures every scenario still needed twice, in a
-// mirrored order (A B C C B A, the first half shuffled per block), so that
-// a drift that is linear over the block hits every scenario alike; a
+// mirrored order (A B C C B A, the first half rotated by one place each
+// block), so that a drift that is linear over the block hits every
+// scenario alike, and every scenario takes every place in turn; a
 // comparison pairs its two scenarios block by block (the difference of
 // their mean log QPS in the block) and its interval is the signed-rank
 // interval over the blocks (stats.LogRatioInterval). The run stops when
@@ -181,7 +181,6 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 		return err
 	}
 	rule := stats.Precision{Target: r.o.Precision, Confidence: stats.DefaultConfidence, MinPairs: stats.DefaultMinPairs}
-	rng := rand.New(rand.NewPCG(uint64(r.o.Seed), uint64(len(mode))))
 	active := liveSides(sides)
 	for block := 1; len(active) > 0; block++ {
 		if ctx.Err() != nil {
@@ -196,8 +195,7 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 				return err
 			}
 		}
-		order := slices.Clone(active)
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		order := rotated(active, block-1)
 		var measured []*sliceResult
 		for i, s := range slices.Concat(order, reversed(order)) {
 			if s.failed || r.res.Interrupted {
@@ -241,6 +239,18 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 		}
 	}
 	return nil
+}
+
+// rotated is ss rotated left by n: block after block, each scenario takes
+// each place of the order in turn (a cyclic Latin square), so that none
+// is always first, or always the middle one whose two slices follow each
+// other.
+func rotated(ss []*side, n int) []*side {
+	if len(ss) == 0 {
+		return nil
+	}
+	n %= len(ss)
+	return slices.Concat(ss[n:], ss[:n])
 }
 
 // reversed is a reversed copy of ss.
