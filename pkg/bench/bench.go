@@ -211,7 +211,7 @@ func (r *run) tests(ctx context.Context) ([]rbtests.TestResult, error) {
 	case o.Output == output.FormatJSON:
 		werr = output.WriteTestsJSON(r.w, c, res, o.percentiles, err)
 	case o.Output == output.FormatCSV:
-		werr = output.WriteTestsCSV(r.w, res)
+		werr = output.WriteTestsCSV(r.w, res, o.percentiles)
 	case o.Quiet:
 		werr = output.WriteTestsQuiet(r.w, res)
 	default:

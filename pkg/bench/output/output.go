@@ -56,7 +56,7 @@ func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 		}
 		err = writeJSON(w, res)
 	case out.Format == FormatCSV:
-		err = WriteCSV(w, res)
+		err = WriteCSV(w, res, out.Percentiles)
 	case out.Quiet:
 		err = WriteQuiet(w, res)
 	case out.Format == "" || out.Format == FormatText:
@@ -144,7 +144,16 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		fmt.Fprintf(&b, "sets: %d\ngets: %d\n", r.Sets, r.Gets)
 	}
 	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
-	fmt.Fprintf(&b, "QPS: %.2f\n", r.QPS)
+	// A run whose every request was a refused write has no throughput to
+	// print; one with some says what its rate counts.
+	switch refused := refusedRow(r); {
+	case refused.allRefused():
+		fmt.Fprintf(&b, "QPS: no throughput: %s, the server wrote nothing (%.2f refusals per second)\n", refused.refusedNote(), r.QPS)
+	case r.Conflicts > 0:
+		fmt.Fprintf(&b, "QPS: %.2f (counts %s, which wrote nothing)\n", r.QPS, refused.refusedNote())
+	default:
+		fmt.Fprintf(&b, "QPS: %.2f\n", r.QPS)
+	}
 	if c.Rate > 0 {
 		// In an open loop the time per request is the schedule's, not the
 		// server's: the latency it takes is the mean below.
