@@ -231,6 +231,12 @@ type Row struct {
 	// RESP3 says every connection of the load generator spoke RESP3
 	// (HELLO 3); false in files written before, which spoke RESP2.
 	RESP3 bool `csv:"resp3" json:"resp3,omitempty"`
+	// Notes say what kvbench could not read or do on the attempt's
+	// server for want of a command, and what to do instead, separated by
+	// "; " (target.Info.Notes): "config not verified: CONFIG
+	// unsupported", a server not emptied for want of FLUSHALL. Empty
+	// when it lacked none, and in files written before.
+	Notes string `csv:"notes" json:"notes,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

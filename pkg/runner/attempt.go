@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -381,6 +382,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	row.StartS, row.PrefillS, row.StopS = s.srv.took.Seconds(), s.prefill.Seconds(), s.stop.Seconds()
 	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	row.Shards, row.TLS, row.RESP3 = len(info.Nodes), info.TLS != nil, info.RESP3
+	row.Notes = strings.Join(info.Notes, "; ")
 	f := s.rec
 	row.AckedWrites, row.AckedLost, row.LostWindowS = f.AckedWrites, f.AckedLost, f.LostWindowS
 	row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.RecoveryS, f.KeysPerS, f.MBPerS

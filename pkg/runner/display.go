@@ -84,11 +84,12 @@ type display struct {
 	last      loadgen.Progress
 	rate      float64
 	drawn     bool
+	noted     map[string]bool // the targets' notes written, target NUL note
 }
 
 func newDisplay(w io.Writer, live bool, plan *Plan) *display {
 	d := &display{w: w, live: live, plan: plan, events: make(chan Event, 64), done: make(chan struct{}),
-		measured: make(map[*Scenario]time.Duration)}
+		measured: make(map[*Scenario]time.Duration), noted: make(map[string]bool)}
 	go d.loop()
 	return d
 }
@@ -128,6 +129,12 @@ func (d *display) handle(e Event) {
 		d.cur, d.curStart, d.phase, d.percent, d.rate, d.last = e, time.Now(), "start", 0, 0, loadgen.Progress{}
 	case EventReady:
 		d.phase = "ready"
+		for _, n := range e.Instance.Notes { // each once per target
+			if key := e.Scenario.Desc.Name + "\x00" + n; !d.noted[key] {
+				d.noted[key] = true
+				d.println(fmt.Sprintf("%s: note: %s", e.Scenario.Desc.Name, n))
+			}
+		}
 	case EventProgress:
 		p := e.Progress
 		if p.Phase != d.last.Phase {

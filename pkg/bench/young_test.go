@@ -1,0 +1,30 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen"
+)
+
+// TestPrefillWithoutMSET: a server that has SET and GET but not MSET is
+// prefilled one SET per key, and every key reads back.
+func TestPrefillWithoutMSET(t *testing.T) {
+	host, p, _ := net.SplitHostPort(testutil.StartYoungServer(t))
+	port, _ := strconv.Atoi(p)
+	o := options(host, port, "mode", "verify-get", "prefill")
+	o.Mode, o.VerifyGet, o.Prefill = loadgen.ModeGet, true, true
+	var out, log bytes.Buffer
+	o.Log = &log
+	res, err := Run(context.Background(), o, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if res.Prefill.Sets != 500 || res.Prefill.ErrorCount() != 0 || res.Run.Misses != 0 || res.Run.VerifyFailures != 0 {
+		t.Errorf("prefill %d sets, %v errors; run %d misses, %d wrong values", res.Prefill.Sets, res.Prefill.Errors, res.Run.Misses, res.Run.VerifyFailures)
+	}
+}
