@@ -498,14 +498,20 @@ func oneLine(s string) string {
 	return strings.Join(parts, " | ")
 }
 
+// DetailGlob matches the detail CSVs in a directory: "kvbench run" names
+// them PREFIX_detail_TIME.csv (and a renamed one, NAME_detail.csv).
+const DetailGlob = "*_detail*.csv"
+
 // The reader is hand-made on encoding/csv: gocsv's unmarshalling reports
 // neither the line of a bad cell nor which required column is missing.
 // Both sides are driven by Row's csv tags, so they cannot disagree.
 
-// ExpandPatterns turns command-line arguments into file names: an argument
-// holding glob metacharacters is expanded with filepath.Glob and must match
-// at least one file (ErrNoFiles otherwise); other arguments are kept as
-// they are. A file named twice is read once.
+// ExpandPatterns turns command-line arguments into file names: a
+// directory stands for its detail CSVs (DetailGlob: "kvbench run --out
+// DIR" wrote them), and must hold one; an argument holding glob
+// metacharacters is expanded with filepath.Glob and must match at least
+// one file (ErrNoFiles otherwise); other arguments are kept as they are.
+// A file named twice is read once.
 func ExpandPatterns(patterns []string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, fmt.Errorf("%w: no detail CSV given", ErrNoFiles)
@@ -514,7 +520,11 @@ func ExpandPatterns(patterns []string) ([]string, error) {
 	seen := make(map[string]bool)
 	for _, p := range patterns {
 		matches := []string{p}
-		if strings.ContainsAny(p, `*?[\`) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			if matches, _ = filepath.Glob(filepath.Join(p, DetailGlob)); len(matches) == 0 {
+				return nil, fmt.Errorf("%w: no %s in directory %s", ErrNoFiles, DetailGlob, p)
+			}
+		} else if strings.ContainsAny(p, `*?[\`) {
 			var err error
 			matches, err = filepath.Glob(p)
 			if err != nil {
