@@ -178,7 +178,7 @@ func addBenchFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.StringVar(&o.Output, "output", o.Output, "report format: text, json or csv (one row per command or test: "+strings.Join(output.CSVHeader, ",")+"; latencies in µs)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only one line per command or test: its QPS and p50, as redis-benchmark -q")
 	f.StringVar(&o.Percentiles, "percentiles", "", `latency percentiles to report, e.g. 50,99,99.9,99.99: the text's columns, the CSV's columns after its own (p99.99_us), and in JSON "percentiles_us" ({"p99.99": ...}) for the run and each command`)
-	f.StringVar(&o.HDRPrefix, "hdr-file-prefix", "", "write each histogram as PATH_<command>.hgrm (HdrHistogram's percentile distribution, µs) and PATH_<command>.hlog (its interval log, compressed and base64-encoded); the whole run is PATH_"+output.HDRWhole)
+	f.StringVar(&o.HDRPrefix, "hdr-file-prefix", "", "write each histogram as PATH_<command>.hgrm (HdrHistogram's percentile distribution, µs) and PATH_<command>.hlog (its interval log, compressed and base64-encoded); the whole run is PATH_"+output.HDRWhole+", and --mode mixed writes its write and read commands' too")
 	f.Var((*pidValue)(&o.ProfilePID), "profile-pid", "record the CPU profile of the server process PID on this host with perf during the load, and draw it as a flame graph kvbench_flame_bench_TIME.svg (e.g. --profile-pid $(pidof redis-server))")
 	f.StringVar(&o.ProfileOut, "profile-out", "", "directory of the --profile-pid flame graph (default: the current directory)")
 	addMetricsFlag(f, &o.MetricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")

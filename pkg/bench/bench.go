@@ -174,6 +174,7 @@ func (r *run) plain(ctx context.Context) (loadgen.Result, error) {
 			return loadgen.Result{Config: cfg}, err
 		}
 	}
+	cfg.SplitOps = o.HDRPrefix != "" // a histogram file per command
 	res, err := loadgen.Run(ctx, cfg)
 	r.meter.Done(&res.Result)
 	if res.Histogram == nil && err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,6 +122,26 @@ func TestCSVPercentiles(t *testing.T) {
 			}
 			if !(f[0] <= f[1] && f[1] <= f[2]) {
 				t.Errorf("tests %q: row %v: p50 %v, p75 %v, p99.99 %v out of order", tests, row, f[0], f[1], f[2])
+			}
+		}
+	}
+}
+
+// TestHDRFilesPerCommandMixed: --hdr-file-prefix with --mode mixed writes
+// the writes' and reads' histograms beside the whole run's.
+func TestHDRFilesPerCommandMixed(t *testing.T) {
+	host, port := startKvstore(t)
+	o := options(host, port, "mode", "hdr-file-prefix")
+	o.Mode, o.HDRPrefix = loadgen.ModeMixed, filepath.Join(t.TempDir(), "mixed")
+	var log bytes.Buffer
+	o.Log = &log
+	if _, err := Run(context.Background(), o, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{output.HDRWhole, "SET", "GET"} {
+		for _, ext := range []string{".hgrm", ".hlog"} {
+			if path := o.HDRPrefix + "_" + name + ext; !strings.Contains(log.String(), path) {
+				t.Errorf("%s not written: %s", path, log.String())
 			}
 		}
 	}

@@ -66,7 +66,7 @@ func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 	}
 	if out.HDRPrefix != "" && err == nil {
 		var paths []string
-		paths, err = WriteHDR(out.HDRPrefix, res.Result)
+		paths, err = WriteHDR(out.HDRPrefix, res)
 		LogFiles(out.Log, paths)
 	}
 	return err
