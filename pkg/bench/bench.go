@@ -18,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,6 +75,9 @@ func Run(ctx context.Context, o Options, w io.Writer) (res Result, err error) {
 		res.Prefill = &pre
 		for _, w := range pre.Warnings {
 			fmt.Fprintln(o.Log, "warning:", w)
+		}
+		if errors.Is(err, loadgen.ErrNotEmpty) {
+			return res, fmt.Errorf("%w; %s", err, emptyHint(c))
 		}
 		if err != nil {
 			return res, err
@@ -306,6 +311,25 @@ func reportReplay(w io.Writer, c loadgen.Config) {
 	if more := cp.Unparsable - int64(len(cp.Errors)); more > 0 {
 		fmt.Fprintf(w, "%s: %d more unparsable lines\n", cp.File, more)
 	}
+}
+
+// emptyHint says what to do when the prefill found the server holding
+// keys: empty it, with the redis-cli command that does, prefill another
+// database, or read the keys as they are.
+func emptyHint(c loadgen.Config) string {
+	if c.Cluster {
+		return fmt.Sprintf("the prefill writes every key and counts them after: if the keys are nothing you need, empty the cluster first (redis-cli --cluster call %s FLUSHALL), or leave out --prefill to read the keys as they are", c.Addr)
+	}
+	cli := "redis-cli"
+	if path, ok := control.SocketPath(c.Addr); ok {
+		cli += " -s " + path
+	} else if host, port, err := net.SplitHostPort(c.Addr); err == nil {
+		cli += " -h " + host + " -p " + port
+	}
+	if c.DB > 0 {
+		cli += " -n " + strconv.Itoa(c.DB)
+	}
+	return fmt.Sprintf("the prefill writes every key and counts them after: if the keys are nothing you need, empty the database first (%s FLUSHDB), prefill another one (--db N), or leave out --prefill to read the keys as they are", cli)
 }
 
 // resp3Error names --resp3 in the error of a server that refused HELLO 3,

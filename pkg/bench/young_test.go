@@ -3,8 +3,12 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/testutil"
@@ -26,5 +30,24 @@ func TestPrefillWithoutMSET(t *testing.T) {
 	}
 	if res.Prefill.Sets != 500 || res.Prefill.ErrorCount() != 0 || res.Run.Misses != 0 || res.Run.VerifyFailures != 0 {
 		t.Errorf("prefill %d sets, %v errors; run %d misses, %d wrong values", res.Prefill.Sets, res.Prefill.Errors, res.Run.Misses, res.Run.VerifyFailures)
+	}
+}
+
+// TestPrefillNotEmpty: a prefill that finds keys names what to do: the
+// redis-cli command that empties the database, another database, or no
+// prefill.
+func TestPrefillNotEmpty(t *testing.T) {
+	host, port := startKvstore(t)
+	o := options(host, port, "mode")
+	o.Mode = loadgen.ModeSet
+	if _, err := Run(context.Background(), o, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	o = options(host, port, "mode", "prefill")
+	o.Mode, o.Prefill = loadgen.ModeGet, true
+	_, err := Run(context.Background(), o, io.Discard)
+	want := fmt.Sprintf("empty the database first (redis-cli -h %s -p %d FLUSHDB), prefill another one (--db N), or leave out --prefill", host, port)
+	if !errors.Is(err, loadgen.ErrNotEmpty) || !strings.Contains(err.Error(), want) {
+		t.Errorf("prefill of a server holding keys: %v, want ErrNotEmpty naming %q", err, want)
 	}
 }
