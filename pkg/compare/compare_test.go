@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -175,6 +176,24 @@ func TestTooFewRounds(t *testing.T) {
 		t.Errorf("2 v 2 rounds: %+v", r)
 	}
 	noInf(t, res, "at 66.67%")
+	// The column's header claims no level its cells do not have.
+	for _, tc := range []struct {
+		rounds int
+		header string
+	}{{3, "| CI |"}, {2, "| CI |"}, {5, "| 95% CI |"}} {
+		res, err := Compare(Options{Old: []string{side(t, "old", 1, 100000, tc.rounds, nil)}, New: []string{side(t, "new", 2, 50000, tc.rounds, nil)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md bytes.Buffer
+		if err := res.Write(&md, render.Markdown); err != nil {
+			t.Fatal(err)
+		}
+		header := regexp.MustCompile(`\| +`).ReplaceAllString(regexp.MustCompile(` +\|`).ReplaceAllString(md.String(), " |"), "| ")
+		if !strings.Contains(header, "| p | "+strings.TrimPrefix(tc.header, "| ")) || tc.rounds < 5 && strings.Contains(md.String(), "95% CI |") {
+			t.Errorf("%d v %d rounds: the interval column is not headed %q:\n%s", tc.rounds, tc.rounds, tc.header, md.String())
+		}
+	}
 	one, err := Compare(Options{Old: []string{side(t, "old1", 1, 100000, 1, nil)}, New: []string{side(t, "new1", 2, 50000, 1, nil)}})
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,11 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	return render.WritePage(w, render.LangEN, "kvbench compare", render.Section{Markdown: md.Bytes()})
 }
 
+// ciHeader is the interval column's header when every interval of the
+// table is at DefaultConfidence or more; a table with one below (too few
+// rounds for it) heads the column "CI", and that cell names its level.
+var ciHeader = strconv.Itoa(int(DefaultConfidence*100)) + "% CI"
+
 // cells are a row's figures as every format prints them.
 func (row Row) cells() (change, p, ci string) {
 	change = stats.FormatChange(row.Pct)
@@ -68,9 +73,13 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	}
 	for _, m := range Metrics {
 		var rows [][]string
+		ciHead := ciHeader
 		for _, row := range r.Rows {
 			if row.Metric != m {
 				continue
+			}
+			if row.Confidence > 0 && row.Confidence < DefaultConfidence {
+				ciHead = "CI" // a cell says its own level, below the header's
 			}
 			change, p, ci := row.cells()
 			if row.Regression {
@@ -88,7 +97,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		if _, err := fmt.Fprintf(w, "\n## %s\n\n", m); err != nil {
 			return err
 		}
-		if err := render.WriteTable(w, []string{"scenario", "old", "new", "change", "p", "95% CI", "rounds"}, "l", rows); err != nil {
+		if err := render.WriteTable(w, []string{"scenario", "old", "new", "change", "p", ciHead, "rounds"}, "l", rows); err != nil {
 			return err
 		}
 	}
