@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -49,5 +50,23 @@ func TestPrefillNotEmpty(t *testing.T) {
 	want := fmt.Sprintf("empty the database first (redis-cli -h %s -p %d FLUSHDB), prefill another one (--db N), or leave out --prefill", host, port)
 	if !errors.Is(err, loadgen.ErrNotEmpty) || !strings.Contains(err.Error(), want) {
 		t.Errorf("prefill of a server holding keys: %v, want ErrNotEmpty naming %q", err, want)
+	}
+}
+
+// TestTrickleTimeout: a server that trickles a reply that never ends, a
+// byte at a time, fails the prefill and the run after --timeout: the
+// bytes of an unfinished reply do not put the deadline off.
+func TestTrickleTimeout(t *testing.T) {
+	host, p, _ := net.SplitHostPort(testutil.ServeTrickle(t, 20*time.Millisecond))
+	port, _ := strconv.Atoi(p)
+	for _, prefill := range []bool{true, false} {
+		o := options(host, port, "mode", "prefill", "timeout")
+		o.Mode, o.Prefill, o.Timeout = loadgen.ModeGet, prefill, 300*time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound on a test that fails, not a figure
+		_, err := Run(ctx, o, io.Discard)
+		cancel()
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no reply for 300ms") {
+			t.Errorf("prefill %v: %v, want no reply for 300ms", prefill, err)
+		}
 	}
 }
