@@ -39,7 +39,8 @@ type Output struct {
 	Percentiles []float64
 	// HDRPrefix, when set, is where the histograms are written (WriteHDR).
 	HDRPrefix string
-	// Log, when set, gets a line naming each file written.
+	// Log, when set, gets a line naming each file written, and the
+	// warnings of the CSV and quiet reports, which have no place for them.
 	Log io.Writer
 }
 
@@ -57,8 +58,10 @@ func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 		err = writeJSON(w, res)
 	case out.Format == FormatCSV:
 		err = WriteCSV(w, res, out.Percentiles)
+		logWarnings(out.Log, res.Warnings)
 	case out.Quiet:
 		err = WriteQuiet(w, res)
+		logWarnings(out.Log, res.Warnings)
 	case out.Format == "" || out.Format == FormatText:
 		err = WriteText(w, res)
 	default:
@@ -70,6 +73,17 @@ func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 		LogFiles(out.Log, paths)
 	}
 	return err
+}
+
+// logWarnings writes each warning on w, when set: the CSV and quiet
+// reports have no place for them (the text and JSON ones do).
+func logWarnings(w io.Writer, warnings []error) {
+	if w == nil {
+		return
+	}
+	for _, e := range warnings {
+		fmt.Fprintln(w, "warning:", e)
+	}
 }
 
 // LogFiles names the histogram files written on w, when set.
