@@ -160,6 +160,12 @@ bench-cluster: build deps
 clean:
 	rm -rf bin
 
+# The dry run's estimate against the run it estimates (the recovery mode,
+# a power loss, the profile rounds), with the ratio; see bench/estimate.sh.
+.PHONY: bench-estimate
+bench-estimate: build deps
+	bench/estimate.sh
+
 # Open-loop latency and send lag next to the closed loop's, by rate.
 .PHONY: bench-openloop
 bench-openloop: build deps

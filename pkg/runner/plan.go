@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
@@ -321,13 +323,35 @@ const (
 	EstimateStartStop = 100 * time.Millisecond
 )
 
+// Figures used to estimate what the recovery mode and the profile rounds
+// add to an attempt, from such runs on a two-core machine ("make
+// bench-estimate" sets the estimate against the run).
+const (
+	// EstimateStreamQPS is the assumed rate of a recovery's stream of
+	// acknowledged writes, per connection: one write in flight at a
+	// time (the runs gave 14,000 to 24,000).
+	EstimateStreamQPS = 20_000
+	// EstimateReloadKeysPerS is the assumed rate at which a restarted
+	// server that keeps its data loads its keys (the runs gave 500,000
+	// to 2,000,000: the kvstore's compacted log fastest).
+	EstimateReloadKeysPerS = 600_000
+	// EstimateRestart is a restarted server's time to answer, its keys
+	// aside.
+	EstimateRestart = 200 * time.Millisecond
+	// EstimateProfile is what a profile round adds to its attempt:
+	// perf's start and stop, its samples read, the flame graphs drawn
+	// (the runs gave 0.1 to 2 s, loaded: perf reads its samples slowly).
+	EstimateProfile = 1300 * time.Millisecond
+)
+
 // estimate is the time an attempt of sc is expected to take: the start
 // and stop of its server, its prefill and its measurement, from the
 // target's calibrated figures (Calibrate) where they are known, else from
 // the fixed ones.
 func (p *Plan) estimate(sc *Scenario) time.Duration {
 	o := p.Options
-	qps, prefill, startStop := float64(EstimateQPS), float64(EstimatePrefillQPS), EstimateStartStop
+	qps, prefill, reload := float64(EstimateQPS), float64(EstimatePrefillQPS), float64(EstimateReloadKeysPerS)
+	start, stop := EstimateStartStop/2, EstimateStartStop/2
 	k := keyOf(sc)
 	if k.always {
 		qps = EstimateAlwaysQPS
@@ -339,11 +363,19 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		if r.prefill > 0 {
 			prefill = r.prefill
 		}
-		startStop = r.startOf(sc.Target) + r.stop
+		if r.reload > 0 {
+			reload = r.reload
+		}
+		start, stop = r.startOf(sc.Target), r.stop
 	}
-	d := startStop + seconds(float64(o.Requests)/qps)
-	if sc.Workload == nil {
-		d += p.curveEstimate(qps)
+	d := start + stop
+	switch {
+	case sc.Mode == results.ModeRecovery:
+		d += p.recoveryEstimate(sc, start, reload)
+	case sc.Workload == nil:
+		d += seconds(float64(o.Requests)/qps) + p.curveEstimate(qps)
+	default:
+		d += seconds(float64(o.Requests) / qps)
 	}
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
@@ -356,9 +388,60 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 	return d
 }
 
-// Estimate is the expected time of the whole run, without retries.
-func (p *Plan) Estimate() time.Duration {
+// recoveryEstimate is what a recovery attempt of sc spends after its
+// prefill: the stream of acknowledged writes (until Requests are, or
+// recovery.Stream has passed: PowerLossStream for a power loss), the
+// restart on its files, which takes the start of a server, and, for a
+// strategy that keeps its data, the reload of the keyspace at reload keys
+// per second.
+func (p *Plan) recoveryEstimate(sc *Scenario, start time.Duration, reload float64) time.Duration {
+	o := p.Options
+	stream := recovery.Stream
+	if o.PowerLoss {
+		stream = recovery.PowerLossStream
+	}
+	if o.Requests > 0 {
+		stream = min(stream, seconds(float64(o.Requests)/(float64(max(o.Connections, 1))*EstimateStreamQPS)))
+	}
+	d := stream + start + EstimateRestart
+	if sc.Strategy.Persistence != "none" {
+		d += seconds(float64(o.Keyspace) / reload)
+	}
+	return d
+}
+
+// profiled are the scenarios a profile round runs for (Options.Profile,
+// with perf on this machine): all but the recovery mode's.
+func (p *Plan) profiled() []*Scenario {
+	if !p.Options.Profile {
+		return nil
+	}
+	if _, err := exec.LookPath(flame.DefaultPerf); err != nil {
+		return nil
+	}
+	var out []*Scenario
+	for _, sc := range p.Scenarios {
+		if sc.Mode != results.ModeRecovery {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// profileEstimate is the expected time of the profile rounds: an attempt
+// of every profiled scenario, and EstimateProfile more each.
+func (p *Plan) profileEstimate() time.Duration {
 	var d time.Duration
+	for _, sc := range p.profiled() {
+		d += p.estimate(sc) + EstimateProfile
+	}
+	return d
+}
+
+// Estimate is the expected time of the whole run, its profile rounds
+// included, without retries.
+func (p *Plan) Estimate() time.Duration {
+	d := p.profileEstimate()
 	for _, st := range p.Steps {
 		d += p.estimate(st.Scenario)
 	}
@@ -424,6 +507,11 @@ func (p *Plan) Write(w io.Writer) error {
 		d := p.estimate(st.Scenario)
 		total += d
 		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
+	}
+	if prof := p.profiled(); len(prof) > 0 {
+		d := p.profileEstimate()
+		total += d
+		fmt.Fprintf(&b, "then a profile round of each of the %d scenarios measured ~%s (an attempt each, and perf's %s)\n", len(prof), formatDuration(d), formatDuration(EstimateProfile))
 	}
 	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", formatDuration(total), p.calibrationNote())
 	_, err := io.WriteString(w, b.String())

@@ -41,19 +41,25 @@ type Timing struct {
 	// Stop is from the stop signal to the server reaped and its
 	// directory removed.
 	Stop time.Duration
+	// Profile is a run's profile rounds (Options.Profile), whole: their
+	// attempts, perf's recording and the flame graphs drawn. It measures
+	// nothing: the parts above leave it out.
+	Profile time.Duration
 }
 
 // Total is the sum of the parts.
-func (t Timing) Total() time.Duration { return t.Start + t.Prefill + t.Measure + t.Stop }
+func (t Timing) Total() time.Duration { return t.Start + t.Prefill + t.Measure + t.Stop + t.Profile }
 
-// Overhead is the orchestration's share: starting, prefilling, stopping.
-func (t Timing) Overhead() time.Duration { return t.Start + t.Prefill + t.Stop }
+// Overhead is the orchestration's share: starting, prefilling, stopping,
+// profiling.
+func (t Timing) Overhead() time.Duration { return t.Start + t.Prefill + t.Stop + t.Profile }
 
 func (t *Timing) add(u Timing) {
 	t.Start += u.Start
 	t.Prefill += u.Prefill
 	t.Measure += u.Measure
 	t.Stop += u.Stop
+	t.Profile += u.Profile
 }
 
 // Result is what a run did.
@@ -164,7 +170,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.log("detail CSV: %s", r.res.Files.Detail)
 	runErr := r.steps(ctx)
 	if runErr == nil {
+		t0 := time.Now()
 		r.profileRounds(ctx)
+		r.res.Timing.Profile = time.Since(t0)
 	}
 	r.rec.finish(r.res.Interrupted)
 	r.disp.close()
@@ -191,9 +199,13 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	}
 	t := r.res.Timing
 	if r.res.Wall > 0 {
-		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s (orchestration %.1f%%)\n",
+		profile := ""
+		if t.Profile > 0 {
+			profile = ", profile rounds " + formatDuration(t.Profile)
+		}
+		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s%s (orchestration %.1f%%)\n",
 			formatDuration(r.res.Wall), formatDuration(t.Start), formatDuration(t.Prefill), formatDuration(t.Measure),
-			formatDuration(t.Stop), 100*float64(t.Overhead())/float64(r.res.Wall))
+			formatDuration(t.Stop), profile, 100*float64(t.Overhead())/float64(r.res.Wall))
 	}
 	if len(r.res.Failed) > 0 {
 		errs = append(errs, fmt.Errorf("%w: %s", ErrScenariosFailed, strings.Join(r.res.Failed, ", ")))
