@@ -162,6 +162,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
+	if err := tmp.watch(); err != nil {
+		fmt.Fprintf(r.stderr, "warning: %v: a kill -9 of this run leaves %s to the next run into %s\n", err, tmp.path, tmpParent)
+	}
 	r.tmp = tmp.path
 	r.o.Tracker.AddDir(tmp.path)
 
