@@ -63,6 +63,13 @@ test-fuse: deps
 	KVBENCH_TEST_FUSE=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_REDIS=1 KVBENCH_HISTORY=off $(GO) test -race -count=1 ./pkg/lazyfs/
 	KVBENCH_TEST_FUSE=1 KVBENCH_REQUIRE_FUSE=1 KVBENCH_REQUIRE_REDIS=1 KVBENCH_HISTORY=off $(GO) test -race -count=1 -run 'PowerLoss' ./pkg/runner/
 
+# The fault table of docs/serve.md, measured on real "kvbench serve"
+# processes (its full-disk and read-only rows mount tmpfs: root), into
+# FAULTS (default /tmp/kvbench-faults.md).
+.PHONY: fault-table
+fault-table: deps
+	KVBENCH_FAULT_TABLE=$(or $(FAULTS),/tmp/kvbench-faults.md) KVBENCH_HISTORY=off $(GO) test -count=1 -run '^TestServeFaultTable$$' -v -timeout 15m ./cmd/kvbench/
+
 # The report's chart in a real browser alone: headless Chromium renders the
 # SVG with the machine's fonts and with none, and the test requires the same
 # pixels, not blank (make test runs it too).
@@ -91,6 +98,12 @@ fuzz:
 bench-serve: build deps
 	bench/serve.sh
 
+# Two kvbench binaries' servers, the same client (redis-benchmark), A B B A:
+# A=old/kvbench B=new/kvbench, PAIRS (default 6); see bench/serveab.sh.
+.PHONY: bench-serve-ab
+bench-serve-ab: deps
+	bench/serveab.sh
+
 # kvbench bench against redis-benchmark, same redis-server, A B A B.
 bench-loadgen: build deps
 	bench/loadgen.sh
@@ -116,6 +129,18 @@ bench-replay: build deps
 # SAMPLES per cell (default 5), PERSIST=everysec; see bench/matrix.sh.
 bench-matrix: build deps
 	bench/matrix.sh
+
+# The kvstore's two event loops (--io auto, and the other one) against
+# redis-server over the whole load space: 32 B to 1 MB × pipeline 1, 16,
+# 128 × 1 and 50 connections × GET and SET, a fresh server per sample,
+# 5 samples, U-tests, peak RSS; lists the cells where the default loop
+# misses a goal. About half an hour; bench-loops-short is a smoke check of a
+# few minutes. See bench/loops.sh.
+.PHONY: bench-loops bench-loops-short
+bench-loops: build deps
+	bench/loops.sh
+bench-loops-short: build deps
+	SAMPLES=1 SIZES="1024 262144" bench/loops.sh
 
 # Two kvbench binaries' load generators end to end, A B B A: A=... B=...
 # (each a kvbench binary), PAIRS per case (default 8); see bench/abbin.sh.

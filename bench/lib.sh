@@ -7,6 +7,11 @@ WORK=$(mktemp -d /tmp/kvbench-bench.XXXXXX)
 export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 PIDS=()
 declare -A PORT_PID
+# RT=1 runs the servers and the clients at real-time priority (chrt -f
+# 10): on a machine others keep busy, their samples then vary far less.
+# Root only; the kernel's real-time throttling keeps a share for the rest.
+PRIO=()
+[ "${RT:-}" != 1 ] || PRIO=(chrt -f 10)
 
 cleanup() {
 	# Under set -e, a kill of a server that already exited must not end
@@ -49,7 +54,7 @@ wait_ping() {
 # start_kvstore PORT [serve flags...] starts kvbench serve.
 start_kvstore() {
 	local port=$1; shift
-	"$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
+	"${PRIO[@]}" "$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
 	PIDS+=($!)
 	PORT_PID[$port]=$!
 	wait_ping "$port" $! "$WORK/kvstore.log"
@@ -60,7 +65,7 @@ start_redis() {
 	local port=$1; shift
 	local dir="$WORK/redis-$port-$RANDOM"
 	mkdir -p "$dir"
-	redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
+	"${PRIO[@]}" redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
 	PIDS+=($!)
 	PORT_PID[$port]=$!
 	wait_ping "$port" $! "$WORK/redis.log"
@@ -84,7 +89,7 @@ stop() {
 # of its only test.
 rps() {
 	local port=$1 out; shift
-	out=$(redis-benchmark -p "$port" "$@" --csv 2>"$WORK/rps.err") ||
+	out=$("${PRIO[@]}" redis-benchmark -p "$port" "$@" --csv 2>"$WORK/rps.err") ||
 		die "redis-benchmark -p $port $* failed: $(tail -n 3 "$WORK/rps.err")"
 	awk -F'"' 'NR == 2 { print $4 }' <<<"$out"
 }
@@ -101,6 +106,15 @@ prefill() {
 		}
 	}' >"$file"
 	redis-cli -p "$1" --pipe <"$file" >/dev/null || die "prefill of port $1 failed"
+}
+
+# cpu_ns PID prints the CPU time of every thread of process PID, in ns.
+cpu_ns() {
+	local s=0 run _
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r run _ <"$f" && s=$((s + run))
+	done
+	echo "$s"
 }
 
 # rss PORT prints used_memory_rss from INFO memory.

@@ -9,6 +9,8 @@
 # alternate, in reverse order every other round.
 #
 #   bench/ordered.sh [rounds]       (default 5; make bench-ordered)
+#   RT=1 bench/ordered.sh 7         (servers and client at real-time
+#                                    priority: steadier on a busy machine)
 #   PROFILE=1 bench/ordered.sh 0    (only a CPU profile of one RSET load)
 #   KVBENCH=/path/to/old/kvbench bench/ordered.sh   (another build)
 #   REPLAY=/path/to/old/kvbench bench/ordered.sh [rounds]
@@ -28,10 +30,10 @@ declare -A R
 # qps PORT ARGS... runs kvbench bench and prints its requests per second.
 qps() {
 	local port=$1 out; shift
-	out=$("$KVBENCH" bench --port "$port" --pipeline 128 --connections 1 --keyspace $KEYS \
+	out=$("${PRIO[@]}" "$KVBENCH" bench --port "$port" --pipeline 128 --connections 1 --keyspace $KEYS \
 		--requests $KEYS --value-size 32 --output json "$@" 2>"$WORK/bench.err") ||
 		die "kvbench bench -p $port $* failed: $(tail -n 3 "$WORK/bench.err")"
-	awk -F': ' '/"qps"/ { sub(/,$/, "", $2); printf "%d\n", $2 }' <<<"$out"
+	awk -F': ' '/"qps"/ { sub(/,$/, "", $2); printf "%d\n", $2; exit }' <<<"$out" # the run's, not its series'
 }
 
 run() { # ordered|strings|redis
@@ -43,9 +45,13 @@ run() { # ordered|strings|redis
 		start_kvstore "$port" --alloc "$ALLOC"
 	fi
 	[ "$1" = ordered ] && set=RSET get=RGET
+	local pid=${PORT_PID[$port]} before
+	before=$(cpu_ns "$pid")
 	R[$1,set]+=" $(qps "$port" --mode set --set-cmd $set)"
+	R[$1,cpu]+=" $(awk -v a="$before" -v b="$(cpu_ns "$pid")" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
 	sleep 1 # idle: the kvstore unmaps the index arrays it outgrew
 	R[$1,rss]+=" $(rss "$port")"
+	R[$1,used]+=" $(redis-cli -p "$port" info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }')"
 	R[$1,get]+=" $(qps "$port" --mode get --get-cmd $get)"
 	stop "$port"
 }
@@ -134,5 +140,13 @@ echo "| reads (req/s) | $(m ordered get) | $(m strings get) | $(m redis get) | $
 echo "| RSS after the load | $(mib "$(m ordered rss)") | $(mib "$(m strings rss)") | $(mib "$(m redis rss)") | $(ratio "$(m ordered rss)" "$(m strings rss)") | $(ratio "$(m ordered rss)" "$(m redis rss)") |"
 perkey() { awk -v b="$1" -v n=$KEYS 'BEGIN { printf "%.0f", b / n }'; }
 echo "| RSS per key (bytes) | $(perkey "$(m ordered rss)") | $(perkey "$(m strings rss)") | $(perkey "$(m redis rss)") | | |"
+echo "| used_memory per key (bytes) | $(perkey "$(m ordered used)") | $(perkey "$(m strings used)") | $(perkey "$(m redis used)") | $(ratio "$(m ordered used)" "$(m strings used)") | $(ratio "$(m ordered used)" "$(m redis used)") |"
+echo "| server CPU per load (s) | $(m ordered cpu) | $(m strings cpu) | $(m redis cpu) | $(ratio "$(m ordered cpu)" "$(m strings cpu)") | $(ratio "$(m ordered cpu)" "$(m redis cpu)") |"
 echo
-for a in ordered strings redis; do echo "samples $a: set${R[$a,set]} | get${R[$a,get]} | rss${R[$a,rss]}"; done
+for w in set cpu rss; do
+	python3 -c 'import sys; from utest import utest; a, b, c = (list(map(float, x.split())) for x in sys.argv[2:5]); print(f"p (two-sided U-test) {sys.argv[1]}: ordered vs strings {utest(a, b):.3f}, ordered vs redis {utest(a, c):.3f}" if len(a) > 1 else "")' \
+		"$w" "${R[ordered,$w]}" "${R[strings,$w]}" "${R[redis,$w]}"
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+for a in ordered strings redis; do echo "samples $a: set${R[$a,set]} | get${R[$a,get]} | cpu${R[$a,cpu]} | rss${R[$a,rss]} | used${R[$a,used]}"; done

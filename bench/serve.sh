@@ -31,22 +31,13 @@ ROWS="$WORK/rows.tsv" # metric, target, sample
 : >"$ROWS"
 add() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$ROWS"; }
 
-# cpu PID prints the CPU time of every thread of process PID, in ns.
-cpu() {
-	local s=0 run _
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r run _ <"$f" && s=$((s + run))
-	done
-	echo "$s"
-}
-
 # rps_cpu PORT N ARGS... runs redis-benchmark -n N and prints its requests
 # per second and the server's CPU microseconds per request.
 rps_cpu() {
 	local port=$1 n=$2 pid=${PORT_PID[$1]} before after r; shift 2
-	before=$(cpu "$pid")
+	before=$(cpu_ns "$pid")
 	r=$(rps "$port" -n "$n" "$@")
-	after=$(cpu "$pid")
+	after=$(cpu_ns "$pid")
 	echo "$r $(awk -v a="$before" -v b="$after" -v n="$n" 'BEGIN { printf "%.3f", (b - a) / 1000 / n }')"
 }
 

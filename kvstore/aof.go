@@ -119,7 +119,7 @@ const errMisconf = "MISCONF Errors writing to the AOF file: "
 type aofLog struct {
 	dir    string
 	policy string
-	open   func(name string, flag int) (logFile, error)
+	fs     logFS
 	log    *slog.Logger
 
 	mu       sync.Mutex
@@ -130,17 +130,35 @@ type aofLog struct {
 	written  int64
 	synced   int64
 	flushing bool
-	err      error       // the log is failing: writes are refused
-	failing  atomic.Bool // err != nil, for the write path's check
-	errMsg   atomic.Pointer[string]
-	retryAt  time.Time // next recovery attempt
-	backoff  time.Duration
+	// err is the log's failure: writes are refused while it is set. After
+	// a failed write, buf still holds the records that were not written,
+	// and retry writes them as soon as the disk takes them; after a
+	// failed fsync (whose pages the kernel may have dropped) only a
+	// rewrite (needRewrite) makes the log whole again.
+	err         error
+	needRewrite bool
+	failing     atomic.Bool // err != nil, for the write path's check
+	errMsg      atomic.Pointer[string]
+	retryAt     time.Time // next recovery by rewrite
+	backoff     time.Duration
 
-	closed bool
-	f      logFile // the newest incremental file
-	fsize  int64   // its bytes of good records
-	alloc  int64   // its size, zeros past fsize included
-	man    manifest
+	closed  bool
+	f       logFile // the newest incremental file
+	seq     int     // its sequence number
+	fsize   int64   // its bytes of good records
+	fsynced int64   // how many of them are known fsynced
+	alloc   int64   // its size, zeros past fsize included
+
+	// The manifest: man names every file the log uses, as the one on
+	// disk does; manDirty says its synced sizes are ahead of the disk's,
+	// for saveSynced to write. manGen counts man's changes. manMu is held
+	// by whoever writes the manifest, so that the writes happen in the
+	// order of man's changes.
+	man      manifest
+	manDirty bool
+	manGen   int64
+	manMu    sync.Mutex
+	savedAt  time.Time // saveSynced's last write
 
 	// Compaction.
 	baseSize     int64 // base file size at the last rewrite
@@ -154,6 +172,11 @@ type aofLog struct {
 		err      error
 	}
 	rewrites int64 // rewrites ended, failed ones included
+	// rewriteFailures counts the automatic rewrites failed in a row;
+	// the next waits rewriteAt (with backoff).
+	rewriteFailures int
+	rewriteAt       time.Time
+	noRoom          bool // the cron has said a rewrite would not fit
 
 	// Background fsync (everysec).
 	fsyncBegan    atomic.Int64 // UnixNano of the fsync under way, 0 if none
@@ -169,8 +192,8 @@ type aofLog struct {
 	truncated     int64
 }
 
-func newAOFLog(dir, policy string, open func(string, int) (logFile, error), log *slog.Logger) *aofLog {
-	a := &aofLog{dir: dir, policy: policy, open: open, log: log}
+func newAOFLog(dir, policy string, fsys logFS, log *slog.Logger) *aofLog {
+	a := &aofLog{dir: dir, policy: policy, fs: fsys, log: log}
 	a.cond.L = &a.mu
 	a.lastRewrite.ok = true
 	return a
@@ -206,34 +229,73 @@ func (a *aofLog) commit(end int64) error {
 			a.cond.Wait()
 			continue
 		}
-		a.flushing = true
-		data, target, f, at, alloc := a.buf, a.appended, a.f, a.fsize, a.alloc
-		a.buf = a.spare[:0]
-		a.mu.Unlock()
-		// Only the leader touches the file: fsize and alloc are stable
-		// until it is done.
-		alloc, err := a.writeOut(f, data, at, alloc)
-		if err == nil && always {
-			if err = a.sync(f); err != nil {
-				err = fmt.Errorf("fsync: %w", err)
-			}
-		}
-		a.mu.Lock()
-		a.spare = data[:0]
-		a.flushing = false
-		a.alloc = alloc
-		if err != nil {
-			a.fail(err)
-		} else {
-			a.fsize += int64(len(data))
-			a.incrSize += int64(len(data))
-			a.written = target
-			if always {
-				a.synced = target
-			}
-		}
-		a.cond.Broadcast()
+		a.flush()
 	}
+}
+
+// flush writes everything appended so far with one write, and fsyncs it
+// under the always policy: the leader's work of a commit, and a retry's.
+// The caller holds mu, which flush releases while it writes; only the
+// leader (flushing) touches the file, so fsize and alloc are stable until
+// it is done. A failed write keeps the records in buf for retry; a write
+// that succeeds while the log is failing heals it.
+func (a *aofLog) flush() {
+	always := a.policy == PersistAlways
+	a.flushing = true
+	data, target, f, at, alloc := a.buf, a.appended, a.f, a.fsize, a.alloc
+	a.buf = a.spare[:0]
+	a.mu.Unlock()
+	alloc, err := a.writeOut(f, data, at, alloc)
+	syncErr := false
+	if err == nil && always {
+		if err = a.sync(f); err != nil {
+			err, syncErr = fmt.Errorf("fsync: %w", err), true
+		}
+	}
+	a.mu.Lock()
+	a.flushing = false
+	a.alloc = alloc
+	switch {
+	case err != nil && !syncErr:
+		// The records stay first in line, before those appended since.
+		a.buf, a.spare = append(data, a.buf...), nil
+		a.fail(err, false)
+	case err != nil:
+		a.spare = data[:0]
+		a.fail(err, true)
+	default:
+		a.spare = data[:0]
+		a.fsize += int64(len(data))
+		a.incrSize += int64(len(data))
+		a.written = target
+		if always {
+			a.synced = target
+			a.fsynced = a.fsize
+		}
+		if a.err != nil && !a.needRewrite {
+			a.heal("the records the disk refused are written")
+		}
+	}
+	a.cond.Broadcast()
+}
+
+// retry writes the records that a failed write left in the buffer: a log
+// that failed for want of space accepts writes again as soon as they fit,
+// without a rewrite of the whole dataset. The server's cron calls it.
+func (a *aofLog) retry() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil || a.needRewrite || a.flushing || a.closed || a.f == nil {
+		return
+	}
+	a.flush()
+}
+
+// heal ends the log's failure; the caller holds mu.
+func (a *aofLog) heal(why string) {
+	a.log.Info("the operation log is healthy again: accepting writes", "why", why)
+	a.err, a.needRewrite = nil, false
+	a.failing.Store(false)
 }
 
 // writeOut writes data into f at offset at, where the good records end,
@@ -287,14 +349,21 @@ func extendWithZeros(f logFile, from, to int64) (int64, error) {
 }
 
 // fail puts the log in its failing state: writes are refused with MISCONF
-// until a rewrite has written the whole dataset afresh. The caller holds mu.
-func (a *aofLog) fail(err error) {
+// until retry has written what the disk refused or, after a failed fsync
+// (needRewrite), a rewrite has written the whole dataset afresh. The
+// caller holds mu.
+func (a *aofLog) fail(err error, needRewrite bool) {
 	if a.err == nil {
-		a.log.Error("the operation log failed: refusing writes until it is rewritten", "err", err)
+		how := "retrying the write"
+		if needRewrite {
+			how = "rewriting it"
+		}
+		a.log.Error("the operation log failed: refusing writes until it is whole again", "err", err, "recovery", how)
 		a.backoff = time.Second
 		a.retryAt = time.Now().Add(a.backoff)
 	}
 	a.err = err
+	a.needRewrite = a.needRewrite || needRewrite
 	a.recovering = false
 	msg := err.Error()
 	a.errMsg.Store(&msg)
@@ -324,7 +393,7 @@ func (a *aofLog) ackedPos() int64 {
 // fsync, and shutdown's last one.
 func (a *aofLog) syncNow() error {
 	a.mu.Lock()
-	target, f, synced, closed := a.written, a.f, a.synced, a.closed
+	target, f, size, synced, closed := a.written, a.f, a.fsize, a.synced, a.closed
 	a.mu.Unlock()
 	if closed || target <= synced {
 		return nil
@@ -338,11 +407,44 @@ func (a *aofLog) syncNow() error {
 		return nil // switched meanwhile (the switch synced the old file), or closed
 	}
 	if err != nil {
-		a.fail(fmt.Errorf("fsync: %w", err))
+		a.fail(fmt.Errorf("fsync: %w", err), true)
 		return err
 	}
 	a.synced = max(a.synced, target)
+	a.fsynced = max(a.fsynced, size)
 	return nil
+}
+
+// saveSyncedEvery is how often saveSynced writes the manifest at most.
+const saveSyncedEvery = time.Second
+
+// saveSynced writes into the manifest how many bytes of the current file
+// are known fsynced (see manifest), when that has grown, at most once every
+// saveSyncedEvery unless now is set. A failure is logged, not fatal: the
+// manifest keeps a smaller figure, which is still true.
+func (a *aofLog) saveSynced(now bool) {
+	a.manMu.Lock()
+	defer a.manMu.Unlock()
+	a.mu.Lock()
+	m, gen, seq, n, dirty := a.man, a.manGen, a.seq, a.fsynced, a.manDirty
+	due := now || time.Since(a.savedAt) >= saveSyncedEvery
+	a.mu.Unlock()
+	if !due || n <= m.synced[seq] && !dirty || len(m.incrs) == 0 {
+		return
+	}
+	if n > m.synced[seq] {
+		m = m.withSynced(seq, n)
+	}
+	if err := writeManifest(a.fs, a.dir, m); err != nil {
+		a.log.Warn("cannot record in the manifest how much of the log is fsynced", "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.savedAt = time.Now()
+	if a.manGen == gen {
+		a.man, a.manDirty = m, false
+	}
+	a.mu.Unlock()
 }
 
 // sync fsyncs f, counted with its time (the kvstore_aof_fsync metrics).
@@ -376,11 +478,15 @@ func (a *aofLog) everysec(stop <-chan struct{}) {
 	}
 }
 
-// close writes and fsyncs what is left and closes the file.
+// close writes and fsyncs what is left, closes the file and records its
+// size in the manifest.
 func (a *aofLog) close() error {
 	a.mu.Lock()
 	for a.flushing {
 		a.cond.Wait()
+	}
+	if a.err != nil && !a.needRewrite {
+		a.flush() // a last try for what the disk refused
 	}
 	var err error
 	if a.err == nil {
@@ -388,7 +494,9 @@ func (a *aofLog) close() error {
 			a.fsize += int64(len(a.buf))
 			a.buf = a.buf[:0]
 			a.written = a.appended
-			err = a.sync(a.f)
+			if err = a.sync(a.f); err == nil {
+				a.fsynced = a.fsize
+			}
 		}
 	}
 	// The zeros ahead of the records are only for the running server.
@@ -400,5 +508,6 @@ func (a *aofLog) close() error {
 	}
 	a.closed = true
 	a.mu.Unlock()
+	a.saveSynced(true)
 	return err
 }

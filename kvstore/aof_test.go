@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -167,6 +169,9 @@ func TestLogTruncatedTail(t *testing.T) {
 		if err := os.Truncate(filepath.Join(dir, filepath.Base(path)), cut); err != nil {
 			t.Fatal(err)
 		}
+		// The manifest as a crash leaves it: it says the records before
+		// the last one were fsynced.
+		crashManifest(t, dir, last)
 		srv, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistNo, Dir: dir})
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
@@ -192,6 +197,157 @@ func TestLogTruncatedTail(t *testing.T) {
 			t.Fatalf("cut at %d, restart: %d keys, want 5", cut, n)
 		}
 		srv.Close()
+	}
+}
+
+// crashManifest writes the manifest of a log of one incremental file as a
+// crash leaves it: synced bytes of it known fsynced (0: the manifest does
+// not say, as those of earlier versions).
+func crashManifest(t testing.TB, dir string, synced int64) {
+	t.Helper()
+	m := manifest{incrs: []int{1}}.withSynced(1, synced)
+	if err := writeManifest(osFS{}, dir, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A log cut short before what the manifest says was fsynced is damage, not
+// a torn tail, wherever the cut is: at a record boundary in the middle of
+// the file, or inside a record. The start is refused with the offset where
+// the records end; repair keeps them and says so in the manifest.
+func TestLogCutBeforeSynced(t *testing.T) {
+	src := t.TempDir()
+	path, offs := buildLog(t, src, 8)
+	if m, _, _ := readManifest(src); m.synced[1] != offs[8] {
+		t.Fatalf("after a clean stop the manifest says %d bytes synced, want the file's %d", m.synced[1], offs[8])
+	}
+	for _, cut := range []int64{offs[4], offs[4] + 5, offs[7] + 3} {
+		dir := copyDir(t, src)
+		p := filepath.Join(dir, filepath.Base(path))
+		if err := os.Truncate(p, cut); err != nil {
+			t.Fatal(err)
+		}
+		valid := offs[slices.IndexFunc(offs, func(o int64) bool { return o > cut })-1]
+		_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistEverysec, Dir: dir})
+		var le *LogError
+		if !errors.As(err, &le) || le.Truncated || le.Offset != valid || !strings.Contains(err.Error(), "synced") {
+			t.Fatalf("cut at %d: err = %v, want damage where the records end, %d", cut, err, valid)
+		}
+		if st, _ := os.Stat(p); st.Size() != cut {
+			t.Fatalf("cut at %d: the refused start changed the file to %d bytes", cut, st.Size())
+		}
+		var report bytes.Buffer
+		if err := Repair(dir, resp.Limits{}, func(string) bool { return true }, &report); err != nil {
+			t.Fatalf("cut at %d: repair: %v", cut, err)
+		}
+		srv := startPersistent(t, dir, PersistEverysec)
+		want := int64(slices.Index(offs, valid))
+		if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != want {
+			t.Fatalf("cut at %d, repaired: %d keys, want %d", cut, n, want)
+		}
+		srv.Close()
+	}
+}
+
+// A manifest lost beside its log: the start is refused, naming the files,
+// and nothing is changed; repair rebuilds the manifest from the files, and
+// every key comes back. The same for files a rewrite left (the base, the
+// increment after it, and the older files it replaced).
+func TestLogMissingManifest(t *testing.T) {
+	for _, rewritten := range []bool{false, true} {
+		t.Run(fmt.Sprint("rewritten=", rewritten), func(t *testing.T) {
+			dir := t.TempDir()
+			srv := startPersistent(t, dir, PersistEverysec)
+			rdb := newClient(t, srv)
+			for i := range 50 {
+				must(rdb.Set(ctx(t), fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+				if rewritten && i == 25 {
+					must(rdb.Do(ctx(t), "SAVE").Result())(t, "SAVE")
+				}
+			}
+			srv.Close()
+			if rewritten {
+				// An older file left beside them, as a crash after the
+				// manifest named the base leaves it.
+				os.WriteFile(filepath.Join(dir, incrName(1)), appendRecord(nil, resp.Command{Args: [][]byte{[]byte("SET"), []byte("old"), []byte("x")}}), 0o644)
+			}
+			os.Remove(filepath.Join(dir, manifestName))
+			before := dirSizes(t, dir)
+			_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistEverysec, Dir: dir})
+			var le *LogError
+			if !errors.As(err, &le) || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), incrName(int(2-b2i(!rewritten)))) || le.Fix == "" {
+				t.Fatalf("start without a manifest: err = %v", err)
+			}
+			if after := dirSizes(t, dir); !maps.Equal(before, after) {
+				t.Fatalf("the refused start changed the directory: %v, then %v", before, after)
+			}
+			var question string
+			if err := Repair(dir, resp.Limits{}, func(q string) bool { question += q; return true }, io.Discard); err != nil {
+				t.Fatalf("repair: %v (asked %q)", err, question)
+			}
+			srv = startPersistent(t, dir, PersistEverysec)
+			rdb = newClient(t, srv)
+			if n := rdb.DBSize(ctx(t)).Val(); n != 50 {
+				t.Fatalf("after rebuilding the manifest: %d keys, want 50 (asked %q)", n, question)
+			}
+		})
+	}
+}
+
+// dirSizes maps each file of dir to its size.
+func dirSizes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := make(map[string]int64)
+	for _, e := range entries {
+		info, _ := e.Info()
+		sizes[e.Name()] = info.Size()
+	}
+	return sizes
+}
+
+// A manifest naming an incremental file that is missing refuses the start,
+// naming it; repair drops it (and the files after it) from the manifest,
+// and the files before it load.
+func TestLogMissingIncr(t *testing.T) {
+	dir := t.TempDir()
+	srv := startPersistent(t, dir, PersistEverysec, func(c *Config) { c.AutoRewritePercentage = -1 })
+	rdb := newClient(t, srv)
+	for i := range 10 {
+		must(rdb.Set(ctx(t), fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+	}
+	// A rewrite whose base could not be written leaves the log in a
+	// second incremental file.
+	must(0, srv.aof.claimRewrite())(t, "claim")
+	next := must(srv.prepareRewrite())(t, "prepare")
+	srv.db.mu.Lock()
+	snap := must(srv.switchLog(next))(t, "switch")
+	snap.release()
+	srv.db.mu.Unlock()
+	srv.endRewrite(errors.New("no base (test)"))
+	for i := 10; i < 20; i++ {
+		must(rdb.Set(ctx(t), fmt.Sprint("k", i), i, 0).Result())(t, "SET")
+	}
+	srv.Close()
+	os.Remove(filepath.Join(dir, incrName(2)))
+	before := dirSizes(t, dir)
+	_, err := Start(Config{Addr: "127.0.0.1:0", Persist: PersistEverysec, Dir: dir})
+	var le *LogError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), incrName(2)+", and the log cannot be replayed") {
+		t.Fatalf("start with a file missing: err = %v", err)
+	}
+	if after := dirSizes(t, dir); !maps.Equal(before, after) {
+		t.Fatalf("the refused start changed the directory: %v, then %v", before, after)
+	}
+	if err := Repair(dir, resp.Limits{}, func(string) bool { return true }, io.Discard); err != nil {
+		t.Fatalf("repair: %v", err)
+	}
+	rdb = newClient(t, startPersistent(t, dir, PersistEverysec))
+	if n := rdb.DBSize(ctx(t)).Val(); n != 10 {
+		t.Fatalf("after dropping the missing file: %d keys, want the first file's 10", n)
 	}
 }
 
@@ -297,6 +453,14 @@ func TestRewriteRacingWrites(t *testing.T) {
 	}
 }
 
+// openFS is the operating system's files, opened through open.
+type openFS struct {
+	osFS
+	open func(name string, flag int) (logFile, error)
+}
+
+func (f openFS) OpenFile(name string, flag int) (logFile, error) { return f.open(name, flag) }
+
 // faultyFile fails writes (or fsyncs) while its switch is on.
 type faultyFile struct {
 	logFile
@@ -339,7 +503,7 @@ func TestLogWriteFailure(t *testing.T) {
 				}
 				return &faultyFile{logFile: f, failWrite: &failWrite, failSync: &failSync}, nil
 			}
-			srv := startPersistent(t, dir, PersistAlways, func(c *Config) { c.openFile = open })
+			srv := startPersistent(t, dir, PersistAlways, func(c *Config) { c.fs = openFS{open: open} })
 			rdb := newClient(t, srv)
 			c := ctx(t)
 			for i := range 10 {
@@ -425,7 +589,7 @@ func TestSwitchSyncsOldFileFirst(t *testing.T) {
 				}
 				return &ioRecorder{logFile: f, name: filepath.Base(name), events: &events, mu: &mu}, nil
 			}
-			srv := startPersistent(t, t.TempDir(), policy, func(c *Config) { c.openFile = open })
+			srv := startPersistent(t, t.TempDir(), policy, func(c *Config) { c.fs = openFS{open: open} })
 			rdb := newClient(t, srv)
 			c := ctx(t)
 			for i := range 20 {
@@ -483,7 +647,7 @@ func TestSwitchSyncFailure(t *testing.T) {
 		return &faultyFile{logFile: f, failWrite: &failWrite, failSync: &failSync}, nil
 	}
 	// Under no, the rewrite's are the only fsyncs there are.
-	srv := startPersistent(t, dir, PersistNo, func(c *Config) { c.openFile = open })
+	srv := startPersistent(t, dir, PersistNo, func(c *Config) { c.fs = openFS{open: open} })
 	rdb := newClient(t, srv)
 	c := ctx(t)
 	for i := range 10 {
@@ -645,6 +809,7 @@ func TestLogPreallocatedTail(t *testing.T) {
 		if err := os.WriteFile(path, torn, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		crashManifest(t, dir, 0) // before the log said how much was fsynced
 		srv := startPersistent(t, dir, PersistAlways)
 		rdb := newClient(t, srv)
 		want := int64(4)
@@ -761,13 +926,13 @@ func TestAlwaysSyncsBeforeReply(t *testing.T) {
 	var hold atomic.Bool
 	var syncs atomic.Int64
 	srv := startPersistent(t, t.TempDir(), PersistAlways, func(c *Config) {
-		c.openFile = func(name string, flag int) (logFile, error) {
+		c.fs = openFS{open: func(name string, flag int) (logFile, error) {
 			f, err := openLogFile(name, flag)
 			if err != nil {
 				return nil, err
 			}
 			return &gatedFile{logFile: f, hold: &hold, gate: gate, syncs: &syncs}, nil
-		}
+		}}
 		c.Loops = 1
 	})
 	const clients = 20
@@ -881,5 +1046,166 @@ func TestReplayLargeRecords(t *testing.T) {
 		if v := rdb.Get(ctx(t), kv[0]).Val(); v != kv[1] {
 			t.Fatalf("%s = %q after the replay, want %q", kv[0], v, kv[1])
 		}
+	}
+}
+
+// budgetFS is a file system of limited size: a write past the budget
+// writes what fits and fails with ENOSPC, as a full disk does.
+type budgetFS struct {
+	osFS
+	mu     sync.Mutex
+	budget int64
+	sizes  map[string]int64
+}
+
+func newBudgetFS(budget int64) *budgetFS {
+	return &budgetFS{budget: budget, sizes: make(map[string]int64)}
+}
+
+func (b *budgetFS) used() int64 {
+	var n int64
+	for _, s := range b.sizes {
+		n += s
+	}
+	return n
+}
+
+// grow raises the budget by n bytes: space freed.
+func (b *budgetFS) grow(n int64) {
+	b.mu.Lock()
+	b.budget += n
+	b.mu.Unlock()
+}
+
+func (b *budgetFS) OpenFile(name string, flag int) (logFile, error) {
+	f, err := openLogFile(name, flag)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	b.mu.Lock()
+	b.sizes[name] = st.Size()
+	b.mu.Unlock()
+	return &budgetFile{logFile: f, fs: b, name: name}, nil
+}
+
+func (b *budgetFS) Rename(from, to string) error {
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.sizes[to] = b.sizes[from]
+	delete(b.sizes, from)
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *budgetFS) Remove(name string) error {
+	b.mu.Lock()
+	delete(b.sizes, name)
+	b.mu.Unlock()
+	return os.Remove(name)
+}
+
+type budgetFile struct {
+	logFile
+	fs   *budgetFS
+	name string
+	off  int64 // for Write
+}
+
+func (f *budgetFile) WriteAt(p []byte, off int64) (int, error) {
+	b := f.fs
+	b.mu.Lock()
+	size := b.sizes[f.name]
+	room := b.budget - b.used()
+	n, full := len(p), false
+	if grow := off + int64(len(p)) - size; grow > room {
+		n, full = max(0, int(int64(len(p))-(grow-room))), true
+	}
+	if end := off + int64(n); end > size {
+		b.sizes[f.name] = end
+	}
+	b.mu.Unlock()
+	w, err := f.logFile.WriteAt(p[:n], off)
+	if err == nil && full {
+		err = unix.ENOSPC
+	}
+	return w, err
+}
+
+func (f *budgetFile) Write(p []byte) (int, error) {
+	n, err := f.WriteAt(p, f.off)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *budgetFile) Truncate(size int64) error {
+	if err := f.logFile.Truncate(size); err != nil {
+		return err
+	}
+	f.fs.mu.Lock()
+	f.fs.sizes[f.name] = size
+	f.fs.mu.Unlock()
+	return nil
+}
+
+// A full disk refuses writes with MISCONF; once a tenth of the log's size
+// is free again, the records the disk refused are written and writes are
+// accepted, without a rewrite (which would need room for the whole
+// dataset: INFO says how much). Nothing acknowledged is lost.
+func TestLogFullDiskResumes(t *testing.T) {
+	for _, policy := range []string{PersistEverysec, PersistAlways} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			// Under always, the zeros filled ahead of the records take
+			// the room first, and the records fill them.
+			fsys := newBudgetFS(64 << 10)
+			srv := startPersistent(t, dir, policy, func(c *Config) { c.fs = fsys })
+			rdb := newClient(t, srv)
+			c := ctx(t)
+			val := strings.Repeat("v", 100)
+			acked := 0
+			var err error
+			for ; acked < 100000; acked++ {
+				if err = rdb.Set(c, fmt.Sprint("k", acked), val, 0).Err(); err != nil {
+					break
+				}
+			}
+			wantErr(t, "SET on a full disk", err, "MISCONF")
+			wantErr(t, "next SET", rdb.Set(c, "refused", val, 0).Err(), "MISCONF")
+			info := rdb.Info(c, "persistence").Val()
+			for _, want := range []string{"aof_last_write_status:err", "aof_rewrite_needs_bytes:", "aof_rewrites:0\r\n"} {
+				if !strings.Contains(info, want) {
+					t.Fatalf("INFO persistence lacks %q:\n%s", want, info)
+				}
+			}
+			fsys.mu.Lock()
+			used := fsys.used()
+			fsys.mu.Unlock()
+			fsys.grow(used / 10)
+			waitFor(t, "writes accepted again", func() bool { return rdb.Set(c, "after", "y", 0).Err() == nil })
+			info = rdb.Info(c, "persistence").Val()
+			if !strings.Contains(info, "aof_rewrites:0\r\n") || !strings.Contains(info, "aof_last_write_status:ok") {
+				t.Fatalf("writes resumed through a rewrite, or the log still fails:\n%s", info)
+			}
+			srv.Close()
+			rdb = newClient(t, startPersistent(t, dir, policy))
+			for i := range acked {
+				if got := rdb.Get(c, fmt.Sprint("k", i)).Val(); got != val {
+					t.Fatalf("acknowledged k%d = %q after restart", i, got)
+				}
+			}
+			if got := rdb.Get(c, "after").Val(); got != "y" {
+				t.Fatalf("the write after the disk had room is lost: %q", got)
+			}
+			if rdb.Exists(c, "refused").Val() != 0 {
+				t.Fatal("a write refused before it was applied exists")
+			}
+		})
 	}
 }

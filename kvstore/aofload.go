@@ -2,12 +2,17 @@ package kvstore
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/resp"
@@ -19,7 +24,7 @@ type LogError struct {
 	File string
 	// Offset is where the damage is: the first record that cannot be
 	// trusted, or the first non-zero byte in the zeros that follow the
-	// records (Padding).
+	// records (Padding); -1 when it is the file as a whole (missing).
 	Offset int64
 	Msg    string
 	// Padding counts the zero bytes between the last valid record and
@@ -27,12 +32,20 @@ type LogError struct {
 	// data. The valid records end at Offset - Padding, where Repair cuts.
 	Padding   int64
 	Truncated bool // the file ends inside the record
+	// Fix says what "kvbench serve --repair" does about it, when that is
+	// not cutting the log at Offset; NoRepair says it can do nothing (Msg
+	// says what to do).
+	Fix      string
+	NoRepair bool
 }
 
 // ValidEnd is where the valid records end: the offset Repair cuts at.
 func (e *LogError) ValidEnd() int64 { return e.Offset - e.Padding }
 
 func (e *LogError) Error() string {
+	if e.Offset < 0 {
+		return e.File + ": " + e.Msg
+	}
 	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
 }
 
@@ -271,7 +284,9 @@ func cloneCommand(cmd resp.Command) resp.Command {
 // openAOF opens the data directory, replays the log into the database and
 // leaves the newest incremental file open for appending. A damaged log is
 // refused with a *LogError, except a last record cut short by a crash,
-// which is cut off.
+// which is cut off. Nothing the log cannot read is changed: log files
+// without a manifest, or a manifest naming a file that is missing, refuse
+// the start too.
 func (s *Server) openAOF() error {
 	dir := s.cfg.Dir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -280,19 +295,22 @@ func (s *Server) openAOF() error {
 	if err := checkWritable(dir); err != nil {
 		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
 	}
-	a := newAOFLog(dir, s.cfg.Persist, s.cfg.openFile, s.log)
+	a := newAOFLog(dir, s.cfg.Persist, s.cfg.fs, s.log)
 	man, ok, err := readManifest(dir)
 	if err != nil {
 		return err
 	}
 	if !ok {
+		if err := checkNoLogFiles(dir); err != nil {
+			return err
+		}
 		man = manifest{incrs: []int{1}}
-		f, err := a.open(a.path(incrName(1)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+		f, err := openNewLogFile(a.fs, a.path(incrName(1)))
 		if err == nil {
 			err = f.Close()
 		}
 		if err == nil {
-			err = writeManifest(dir, man)
+			err = writeManifest(a.fs, dir, man)
 		}
 		if err != nil {
 			return fmt.Errorf("creating the log: %w", err)
@@ -305,7 +323,7 @@ func (s *Server) openAOF() error {
 	a.loadTime = time.Since(began)
 	a.loadedKeys = s.db.size()
 	last := a.path(incrName(man.lastIncr()))
-	f, err := a.open(last, os.O_WRONLY|os.O_CREATE)
+	f, err := a.fs.OpenFile(last, os.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("opening the log: %w", err)
 	}
@@ -318,14 +336,152 @@ func (s *Server) openAOF() error {
 		return err
 	}
 	a.f, a.alloc, a.man = f, st.Size(), man
+	a.seq, a.fsynced = man.lastIncr(), man.synced[man.lastIncr()]
 	s.aof = a
 	s.log.Info("operation log loaded", "dir", dir, "records", a.loadedRecords, "bytes", a.loadedBytes, "keys", a.loadedKeys,
 		"took", a.loadTime.Round(time.Millisecond), "fsync", a.policy)
 	return nil
 }
 
+// openNewLogFile creates a log file that no manifest names yet. A file of
+// that name is reused only if it is empty (left by a step that failed
+// before a manifest named it): one that holds anything is not the log's
+// to overwrite.
+func openNewLogFile(fsys logFS, name string) (logFile, error) {
+	f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if !errors.Is(err, fs.ErrExist) {
+		return f, err
+	}
+	st, serr := os.Stat(name)
+	if serr != nil {
+		return nil, serr
+	}
+	if st.Size() > 0 {
+		return nil, fmt.Errorf("%s already exists and holds %d bytes, though no manifest names it: refusing to overwrite it", name, st.Size())
+	}
+	return fsys.OpenFile(name, os.O_WRONLY)
+}
+
+// logFileInfo is a file of the log found in its directory.
+type logFileInfo struct {
+	name string
+	seq  int
+	base bool
+	size int64
+}
+
+// logFilesIn lists the files of dir named as the log's base and
+// incremental files are, by sequence number.
+func logFilesIn(dir string) ([]logFileInfo, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var found []logFileInfo
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), filePrefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		num, kind, ok := strings.Cut(rest, ".")
+		seq, err := strconv.Atoi(num)
+		if !ok || err != nil || seq <= 0 || (kind != "base.aof" && kind != "incr.aof") || strconv.Itoa(seq) != num {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, logFileInfo{name: e.Name(), seq: seq, base: kind == "base.aof", size: info.Size()})
+	}
+	slices.SortFunc(found, func(x, y logFileInfo) int {
+		return cmp.Or(cmp.Compare(x.seq, y.seq), cmp.Compare(b2i(!x.base), b2i(!y.base)))
+	})
+	return found, nil
+}
+
+// checkNoLogFiles refuses a directory without a manifest that holds log
+// files with data: a manifest lost or deleted, which a new log would
+// destroy the files of.
+func checkNoLogFiles(dir string) error {
+	found, err := logFilesIn(dir)
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	var names []string
+	for _, f := range found {
+		if f.size > 0 {
+			names = append(names, fmt.Sprintf("%s (%d bytes)", f.name, f.size))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &LogError{File: filepath.Join(dir, manifestName), Offset: -1,
+		Msg: "missing, but the directory holds log files that it would name: " + strings.Join(names, ", ") +
+			"; nothing was changed (a new log would have replaced them)",
+		Fix: "rebuild the manifest from the files found (the newest base and the incremental files after it)"}
+}
+
+// missingFiles refuses a manifest that names files that are not there.
+func missingFiles(dir string, man manifest) error {
+	var missing []string
+	for _, name := range man.files() {
+		if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, name)
+		} else if err != nil {
+			return fmt.Errorf("log file named by the manifest: %w", err)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	le := &LogError{File: filepath.Join(dir, missing[0]), Offset: -1,
+		Msg: fmt.Sprintf("missing: the manifest names %s, and the log cannot be replayed without %s; nothing was changed",
+			strings.Join(missing, ", "), map[bool]string{true: "it", false: "them"}[len(missing) == 1]),
+		Fix: "drop the missing file and the files after it from the manifest (their records follow the gap)"}
+	if man.base > 0 && missing[0] == baseName(man.base) {
+		le.Msg += "; the base holds the dataset as of the last rewrite and the incremental files only the changes since: restore it from a backup"
+		le.Fix, le.NoRepair = "", true
+	}
+	return le
+}
+
+// checkFile scans one file of the log (scanFile) and checks it against the
+// bytes the manifest says were fsynced: a crash cuts a file only after
+// those, so records that end before them were cut off or overwritten
+// later, which is damage, not a torn tail.
+func checkFile(path string, lim resp.Limits, synced int64, fn recordFunc) (int64, error) {
+	n, err := scanFile(path, lim, fn)
+	if synced == 0 {
+		return n, err
+	}
+	var end int64
+	var le *LogError
+	switch {
+	case err == nil:
+		var derr error
+		if end, derr = fileDataEnd(path); derr != nil {
+			return n, derr
+		}
+	case errors.As(err, &le) && le.Truncated:
+		end = le.ValidEnd()
+	default:
+		return n, err
+	}
+	if end >= synced {
+		return n, err
+	}
+	return n, &LogError{File: path, Offset: end, Msg: fmt.Sprintf(
+		"the records end here, but the manifest says %d bytes of them had reached the disk (synced %d): %d bytes of records are missing; a crash cuts only what was not yet fsynced, so the file was cut short or overwritten",
+		synced, synced, synced-end)}
+}
+
 // replay executes every record of the manifest's files, in order.
 func (s *Server) replay(a *aofLog, man manifest) error {
+	if err := missingFiles(a.dir, man); err != nil {
+		return err
+	}
 	b := newReplayBatch(s)
 	defer func() { b.c.batch = nil }()
 	db := s.db
@@ -346,7 +502,7 @@ func (s *Server) replay(a *aofLog, man manifest) error {
 	}
 	for i, name := range names {
 		path, size := a.path(name), sizes[i]
-		n, err := scanFile(path, s.limits(), b.add)
+		n, err := checkFile(path, s.limits(), man.syncedOf(name), b.add)
 		var le *LogError
 		cut := errors.As(err, &le) && le.Truncated
 		if err == nil || cut {

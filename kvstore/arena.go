@@ -148,6 +148,7 @@ func (a *arena) newLarge(key, val []byte, vlen int) (ref, []byte) {
 	} else {
 		// Made by append, which leaves uncleared what it is about to
 		// overwrite (make clears it: a third of a 256 KB SET's time).
+		noteHeap(n)
 		h := make([]byte, recordHeader, recordHeader+len(key))
 		b = append(append(h, key...), val...)
 		if len(b) < n {
@@ -229,11 +230,25 @@ func mapChunk() []byte {
 	return b
 }
 
+// unmapChunk gives back a chunk that mapChunk mapped, populated.
+func unmapChunk(c []byte) {
+	offHeapBytes.Add(-chunkSize)
+	unix.Munmap(c)
+}
+
+// dropPages gives a chunk's pages back to the kernel; the chunk stays
+// mapped, and populate takes them again.
+func dropPages(c []byte) {
+	offHeapBytes.Add(-chunkSize)
+	unix.Madvise(c, unix.MADV_DONTNEED)
+}
+
 // populate faults a chunk's pages in now, inside a system call. Left to
 // the first write, each fault (zeroing, or compacting memory for a huge
 // page) would run in the middle of Go code, and a stop-the-world for the
 // collector would wait for it: milliseconds of pause.
 func populate(b []byte) {
+	offHeapBytes.Add(int64(len(b)))           // what the memory accounting counts
 	unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14+; ignored before
 }
 
@@ -261,6 +276,49 @@ var (
 // process's, shared by every server in it.
 func readyChunkBytes() int64 { return int64(len(readyChunk)) * chunkSize }
 
+// Memory held ahead of need is given back once the server is idle (the
+// cron calls giveBackIdle when a tick finds no command executed since the
+// last): the index arrays the tables outgrew (purgeRetired), the chunk
+// prepared ahead, and the pages of the chunks being carved that no record
+// or node has reached yet, populated when the chunk was mapped. After a
+// million-key load those are 32 MB, 4 MB and up to 8 MB (a chunk of
+// records and one of tree nodes) beside 100 MB of data; a later
+// allocation faults in what it reaches, a page at a time.
+func giveBackIdle(db *DB) {
+	purgeRetired()
+	select {
+	case c := <-readyChunk:
+		unix.Munmap(c)
+	default:
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, a := range db.arenas() {
+		a.trimTails()
+	}
+	if t, ok := db.tree.(*poolTree); ok {
+		t.nodes.trimTail()
+	}
+}
+
+// trimTails gives back the pages of the chunks being carved past their
+// last record.
+func (a *arena) trimTails() {
+	for i := range a.classes {
+		if c := &a.classes[i]; c.chunk >= 0 {
+			trimFrom(a.chunks[c.chunk], int(c.next))
+		}
+	}
+}
+
+// trimFrom gives back the whole pages of chunk from byte off on.
+func trimFrom(chunk []byte, off int) {
+	const page = 4 << 10
+	if off = (off + page - 1) &^ (page - 1); off < len(chunk) {
+		unix.Madvise(chunk[off:], unix.MADV_DONTNEED)
+	}
+}
+
 // takeChunk returns the prepared chunk, or maps one if none is ready, and
 // has the next one prepared.
 func takeChunk() []byte {
@@ -277,7 +335,7 @@ func takeChunk() []byte {
 			select {
 			case readyChunk <- next:
 			default: // another was put back meanwhile
-				unix.Munmap(next)
+				unmapChunk(next)
 			}
 		}()
 	}
@@ -364,7 +422,7 @@ func (a *arena) thaw() {
 	}
 	a.deferred = nil
 	for _, c := range a.orphans {
-		unix.Madvise(c, unix.MADV_DONTNEED)
+		dropPages(c)
 	}
 	a.spare = append(a.spare, a.orphans...)
 	a.orphans = nil
@@ -449,7 +507,7 @@ func (a *arena) reset() {
 		orphans = append(orphans, a.chunks...)
 	} else {
 		for _, c := range a.chunks {
-			unix.Madvise(c, unix.MADV_DONTNEED)
+			dropPages(c)
 		}
 		spare = append(spare, a.chunks...)
 	}

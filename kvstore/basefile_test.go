@@ -174,7 +174,7 @@ func TestRESPBaseLoads(t *testing.T) {
 	}
 	must(0, os.WriteFile(filepath.Join(dir, baseName(1)), base, 0o644))(t, "base")
 	must(0, os.WriteFile(filepath.Join(dir, incrName(1)), nil, 0o644))(t, "incr")
-	must(0, writeManifest(dir, manifest{base: 1, incrs: []int{1}}))(t, "manifest")
+	must(0, writeManifest(osFS{}, dir, manifest{base: 1, incrs: []int{1}}))(t, "manifest")
 	rdb := newClient(t, startPersistent(t, dir, PersistNo))
 	c := ctx(t)
 	if rdb.Get(c, "s").Val() != "1" || rdb.Do(c, "RGET", "r").Val() != "2" || rdb.HGet(c, "h", "f").Val() != "3" {

@@ -62,6 +62,7 @@ func (c *conn) checkPassword(user, pass []byte) bool {
 		subtle.ConstantTimeCompare(pass, []byte(c.s.cfg.RequirePass)) == 1
 	if ok {
 		c.authed = true
+		c.rd.Unauthenticated(false)
 	}
 	return ok
 }

@@ -22,6 +22,7 @@ const (
 	flagAdmin                         // server administration
 	flagFast                          // O(1) or O(log n)
 	flagNoAuth                        // allowed before AUTH
+	flagDenyOOM                       // may take memory: refused past maxmemory (Redis's denyoom)
 )
 
 // command is one entry of the command table.
@@ -110,37 +111,37 @@ var commandList = []command{
 
 	// Redis strings.
 	{name: "get", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the string value of a key.", fn: cmdGet, keys: stringKeys},
-	{name: "set", arity: -3, flags: flagWrite, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Sets the string value of a key (NX, XX, GET).", fn: cmdSet, keys: stringKeys},
+	{name: "set", arity: -3, flags: flagWrite | flagDenyOOM, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Sets the string value of a key (NX, XX, GET).", fn: cmdSet, keys: stringKeys},
 	{name: "del", arity: -2, flags: flagWrite, lock: lockWrite, first: 1, last: -1, step: 1, group: "keyspace", summary: "Deletes one or more keys.", fn: cmdDel},
 	{name: "exists", arity: -2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: -1, step: 1, group: "keyspace", summary: "Counts how many of the given keys exist.", fn: cmdExists},
-	{name: "mod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Replaces the value of an existing string key.", fn: cmdMod, keys: stringKeys},
+	{name: "mod", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Replaces the value of an existing string key.", fn: cmdMod, keys: stringKeys},
 	{name: "exist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "keyspace", summary: "Returns 1 if the key exists, 0 if not.", fn: cmdExist},
-	{name: "incr", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by one.", fn: cmdIncr, keys: stringKeys},
-	{name: "decr", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by one.", fn: cmdDecr, keys: stringKeys},
-	{name: "incrby", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by a number.", fn: cmdIncrBy, keys: stringKeys},
-	{name: "decrby", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by a number.", fn: cmdDecrBy, keys: stringKeys},
-	{name: "mset", arity: -3, flags: flagWrite, lock: lockWrite, first: 1, last: -1, step: 2, group: "string", summary: "Sets the string values of one or more keys.", fn: cmdMSet},
+	{name: "incr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by one.", fn: cmdIncr, keys: stringKeys},
+	{name: "decr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by one.", fn: cmdDecr, keys: stringKeys},
+	{name: "incrby", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Increments the integer value of a key by a number.", fn: cmdIncrBy, keys: stringKeys},
+	{name: "decrby", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Decrements the integer value of a key by a number.", fn: cmdDecrBy, keys: stringKeys},
+	{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, lock: lockWrite, first: 1, last: -1, step: 2, group: "string", summary: "Sets the string values of one or more keys.", fn: cmdMSet},
 	{name: "mget", arity: -2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: -1, step: 1, group: "string", summary: "Returns the string values of one or more keys.", fn: cmdMGet},
 	{name: "strlen", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the length of a string value.", fn: cmdStrlen, keys: stringKeys},
-	{name: "append", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Appends a string to the value of a key.", fn: cmdAppend, keys: stringKeys},
+	{name: "append", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "string", summary: "Appends a string to the value of a key.", fn: cmdAppend, keys: stringKeys},
 
 	// The kvstore's hash engine (two-argument HSET, one-argument HGET/HDEL)
 	// shares HSET/HGET/HDEL with Redis hashes (more arguments): the
 	// handlers dispatch on the argument count.
-	{name: "hset", arity: -3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HSET key value: inserts into the hash engine; HSET key field value...: sets Redis hash fields.", fn: cmdHSet, keys: engineKeys},
+	{name: "hset", arity: -3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HSET key value: inserts into the hash engine; HSET key field value...: sets Redis hash fields.", fn: cmdHSet, keys: engineKeys},
 	{name: "hget", arity: -2, max: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "HGET key: reads the hash engine; HGET key field: reads a Redis hash field.", fn: cmdHGet, keys: engineKeys},
 	{name: "hdel", arity: -2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "HDEL key: deletes from the hash engine; HDEL key field...: deletes Redis hash fields.", fn: cmdHDel, keys: engineKeys},
-	{name: "hmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "Replaces the value of an existing hash-engine key.", fn: cmdHMod, keys: hashKeys},
+	{name: "hmod", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "hash", summary: "Replaces the value of an existing hash-engine key.", fn: cmdHMod, keys: hashKeys},
 	{name: "hexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if the hash-engine key exists, 0 if not.", fn: cmdHExist, keys: hashKeys},
 	{name: "hlen", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns the number of fields in a Redis hash.", fn: cmdHLen},
 	{name: "hgetall", arity: 2, flags: flagReadonly, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns all fields and values of a Redis hash.", fn: cmdHGetAll},
 	{name: "hexists", arity: 3, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "hash", summary: "Returns 1 if a Redis hash field exists, 0 if not.", fn: cmdHExists},
 
 	// The kvstore's ordered engine.
-	{name: "rset", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Inserts a key into the ordered engine; -EXIST if it is there.", fn: cmdRSet, keys: treeKeys},
+	{name: "rset", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Inserts a key into the ordered engine; -EXIST if it is there.", fn: cmdRSet, keys: treeKeys},
 	{name: "rget", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns the value of an ordered-engine key.", fn: cmdRGet, keys: treeKeys},
 	{name: "rdel", arity: 2, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Deletes an ordered-engine key.", fn: cmdRDel, keys: treeKeys},
-	{name: "rmod", arity: 3, flags: flagWrite | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: cmdRMod, keys: treeKeys},
+	{name: "rmod", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, lock: lockWrite, first: 1, last: 1, step: 1, group: "generic", summary: "Replaces the value of an existing ordered-engine key.", fn: cmdRMod, keys: treeKeys},
 	{name: "rexist", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "generic", summary: "Returns 1 if the ordered-engine key exists, 0 if not.", fn: cmdRExist, keys: treeKeys},
 }
 

@@ -285,7 +285,7 @@ func TestServerCommands(t *testing.T) {
 	if got := must(rdb.ConfigGet(c, "save").Result())(t, "CONFIG GET save"); len(got) != 1 {
 		t.Errorf("CONFIG GET save = %v", got)
 	}
-	wantErr(t, "CONFIG SET", rdb.ConfigSet(c, "save", "").Err(), "ERR CONFIG SET is not supported")
+	wantErr(t, "CONFIG SET", rdb.ConfigSet(c, "save", "").Err(), "ERR CONFIG SET is not supported for 'save'")
 	wantErr(t, "CONFIG junk", rdb.Do(c, "CONFIG", "junk").Err(), "ERR unknown subcommand 'junk'")
 
 	n := must(rdb.Do(c, "COMMAND", "COUNT").Int())(t, "COMMAND COUNT")

@@ -29,22 +29,13 @@ type conn struct {
 	rd      *resp.Reader
 	batch   []call
 
-	// The reply queue (see reply.go): segs[head][off:], the rest of segs,
-	// then out[mark:] (out[:mark] is in segs, or written). qbytes counts
-	// the bytes put in segs, written those written, since the queue was
-	// last empty.
-	out     []byte
-	mark    int
-	segs    [][]byte
-	head    int
-	off     int
-	qbytes  int
-	written int
-	own     []byte   // the connection's reply buffer while out is a block
-	blocks  [][]byte // full blocks queued
-	discard bool     // over the output buffer limit: replies are dropped
+	replyQueue      // the replies (see reply.go)
+	discard    bool // over the output buffer limit: replies are dropped
 
 	authed    bool
+	reserved  int64    // memory promised to the request arriving (admit)
+	active    int64    // Server.now at the last read or write: see Server.stale
+	done      int64    // ... at the last complete request, while not authenticated
 	replaying bool     // executes log records at start-up; has no socket
 	dirty     bool     // the command being executed changed the dataset
 	logBuf    []byte   // records of this batch's writes
@@ -86,10 +77,18 @@ func newConn(s *Server, fd int, addr string) *conn {
 	}
 	c.src.fd = fd
 	c.rd = resp.NewReader(&c.src, s.cfg.Limits)
+	c.rd.Unauthenticated(!c.authed)
+	c.rd.Admit(admitMin, c.admit)
+	c.active = s.now.Load()
+	c.done = c.active
 	c.info.Store(&clientInfo{})
 	c.rd.Detach(detachMin, c.bigArg)
 	return c
 }
+
+// admitMin is the smallest request whose memory is asked for before it is
+// read (see conn.admit).
+const admitMin = 64 << 10
 
 // detachMin is the smallest argument read into memory of its own rather
 // than into the connection's read buffer (Redis's PROTO_MBULK_BIG_ARG).
@@ -102,6 +101,7 @@ const detachMin = 32 << 10
 // adopts it rather than copying the value: that copy, into memory no
 // cache held, was two thirds of a 256 KB SET's time.
 func (c *conn) bigArg(args [][]byte, n int) []byte {
+	noteHeap(n + 2)
 	if len(args) != 2 || !largeRecord(args[1], n) {
 		return make([]byte, n+2)
 	}
@@ -125,15 +125,33 @@ type connSource struct {
 	fd   int
 	ring bool
 	data []byte
+	// Under the io_uring loop, want is the rest of what the reader asked
+	// for when data ran out, and placed the bytes received straight into
+	// it meanwhile (see loop.recvInPlace).
+	want   []byte
+	placed int
 }
 
 func (f *connSource) Read(p []byte) (int, error) {
 	if f.ring {
+		if f.placed > 0 {
+			n := f.placed
+			f.placed = 0
+			if len(p) >= n && &p[0] == &f.want[0] {
+				f.want = nil
+				return n, nil // already there
+			}
+			f.data = f.want[:n] // the reader moved its buffer: copied below
+		}
 		if len(f.data) == 0 {
+			f.want = p
 			return 0, unix.EAGAIN
 		}
 		n := copy(p, f.data)
 		f.data = f.data[n:]
+		if len(f.data) == 0 {
+			f.want = p[n:]
+		}
 		return n, nil
 	}
 	for {
@@ -164,24 +182,40 @@ func (c *conn) readable() bool {
 		}
 		return false // EOF, reset
 	}
-	c.batch = c.batch[:0]
-	var perr error
-	for {
-		req, ok, err := c.rd.Next()
-		if err != nil {
-			perr = err
+	c.active = c.s.now.Load()
+	for more := true; more; {
+		more = false
+		c.batch = c.batch[:0]
+		var perr error
+		for {
+			req, ok, err := c.rd.Next()
+			if err != nil {
+				perr = err
+				break
+			}
+			if !ok {
+				break
+			}
+			c.batch = append(c.batch, call{req: req})
+			if !c.authed {
+				// One request at a time until the client authenticates:
+				// the next is parsed under the limits that AUTH lifts.
+				more = true
+				break
+			}
+		}
+		if len(c.batch) > 0 {
+			c.exec()
+			c.done = c.active
+		}
+		if perr != nil {
+			c.protocolError(perr)
 			break
 		}
-		if !ok {
+		c.syncReserved()
+		if c.quit || c.shutdown {
 			break
 		}
-		c.batch = append(c.batch, call{req: req})
-	}
-	if len(c.batch) > 0 {
-		c.exec()
-	}
-	if perr != nil {
-		c.protocolError(perr)
 	}
 	c.l.queue(c)
 	return true
@@ -190,6 +224,14 @@ func (c *conn) readable() bool {
 // protocolError answers a malformed request and gives up on the connection,
 // as Redis does: the stream cannot be resynchronised.
 func (c *conn) protocolError(err error) {
+	if errors.Is(err, errOOMRequest) {
+		// Its bytes are not read: the stream cannot go on either.
+		c.s.log.Warn("closing client: its request would pass the memory limit", "client", c.addr, "id", c.id)
+		c.out = resp.AppendError(c.out, errOOM)
+		c.quit = true
+		c.l.queue(c)
+		return
+	}
 	c.s.stats.protoErrors.Add(1)
 	c.s.log.Warn("closing client after a protocol error", "client", c.addr, "id", c.id, "err", err)
 	c.out = resp.AppendError(c.out, "ERR "+err.Error())
@@ -202,6 +244,7 @@ func (c *conn) protocolError(err error) {
 // or the connection has had its share of this round, it keeps the rest and
 // marks the connection blocked.
 func (c *conn) flush() bool {
+	c.active = c.s.now.Load() // see Server.stale
 	done, err := c.writeOut()
 	if err != nil {
 		return false
@@ -319,6 +362,8 @@ func (c *conn) call(cl *call) {
 		c.out = resp.AppendError(c.out, wrongArity(cmd.name))
 	case cmd.flags&flagWrite != 0 && c.s.aof != nil && c.s.aof.failing.Load():
 		c.out = resp.AppendError(c.out, errMisconf+c.s.aof.errText())
+	case cmd.flags&flagDenyOOM != 0 && c.s.oom():
+		c.out = resp.AppendError(c.out, errOOM)
 	case c.s.cluster != nil && c.route(cmd, args):
 	case cl.req.Detached == 2 && cmd.flags&flagWrite != 0 && largeRecord(args[1], len(args[2])):
 		// The value was read into a record of its own (see bigArg).

@@ -17,8 +17,9 @@
 // pipelined batch runs, the index slots and records of all its keys are
 // touched (conn.prefetch) so that their cache misses overlap. At the end
 // of the round the loop commits the log once for every connection it
-// served (commitRound), then sends each connection's replies; a
-// connection whose replies are not out stops being read. Limits on
+// served (commitRound), then sends each connection's replies; under epoll
+// a connection whose replies are not out stops being read, under io_uring
+// once a send is under way and 64 KB more wait for the next. Limits on
 // requests are enforced by package resp before anything is allocated; a
 // protocol error closes only the connection that sent it.
 //
@@ -34,7 +35,19 @@
 // what the loop needs, and epoll otherwise.
 //
 // A cron goroutine does the periodic work: automatic compaction, retrying
-// a failed log, giving back memory once the server is idle.
+// a failed log, giving back memory once the server is idle, reading the
+// memory accounting's figures (memory.go) and, once a second, waking the
+// loops to close idle or unauthenticated clients (clients.go).
+//
+// # Memory
+//
+// used_memory, which maxmemory bounds, is the Go heap's objects (read by
+// the cron), the large allocations since, and the memory mapped outside
+// the heap, counted where the allocators map and give it back
+// (offHeapBytes): a write's check is a few atomic loads. Without
+// maxmemory the limit is what the machine has left, less a reserve. A
+// large request is admitted against it before it is read
+// (resp.Reader.Admit).
 //
 // # Persistence
 //
@@ -54,7 +67,13 @@
 // commit (aof.go, aofLog); the base is the compact binary format whose
 // grammar is in basefile.go. Replay (aofload.go) checks every checksum, cuts
 // off a last record cut short by a crash and refuses anything else with a
-// *LogError; Repair (repair.go) cuts a damaged log after asking.
+// *LogError: a file shorter than what the manifest says was fsynced
+// ("synced", written as fsyncs complete), a file named and missing, log
+// files without a manifest; nothing it cannot read is changed. Repair
+// (repair.go) cuts a damaged log, or rebuilds or trims the manifest,
+// after asking. Every change to the directory goes through logFS
+// (logfs.go), under which the tests put faults or a recorder of crash
+// states (crashstate_test.go).
 //
 // Compaction (rewrite.go) runs beside the serving loops, as Redis forks for
 // BGREWRITEAOF: the slow steps (fsync of the current file, the next file

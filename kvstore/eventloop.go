@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +38,8 @@ type loop struct {
 	mu       sync.Mutex // guards incoming and stopping
 	incoming []*conn
 	stopping bool
+	// sweepDue asks the loop to close its stale clients (sweep).
+	sweepDue atomic.Bool
 }
 
 // newLoop returns a loop of the kind io names: IOEpoll or IOUring.
@@ -135,6 +138,9 @@ func (l *loop) run() {
 					l.flushReady()
 					l.closeAll()
 					return
+				}
+				if l.sweepDue.Swap(false) {
+					l.sweep()
 				}
 				continue
 			}

@@ -226,7 +226,7 @@ func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
 	return r, true
 }
 
-func (sh *hashShard) grow() { sh.resize(2 * len(sh.slots)) }
+func (sh *hashShard) grow() { sh.resize(2*len(sh.slots), true) }
 
 // reserve makes room for n keys in all, spread evenly over the shards, so
 // that inserting them grows no shard: a replay of a log that creates a
@@ -242,16 +242,17 @@ func (x *hashIndex) reserve(n int) {
 	}
 	for i := range x.shards {
 		if sh := &x.shards[i]; len(sh.slots) < want {
-			sh.resize(want)
+			sh.resize(want, false)
 		}
 	}
 }
 
 // resize moves the shard's slots into an array of size slots, a power of
-// two holding them all.
-func (sh *hashShard) resize(size int) {
+// two holding them all; populate: its pages are faulted in at once (see
+// offHeap), as a growth fills them all.
+func (sh *hashShard) resize(size int, populate bool) {
 	old := *sh
-	sh.slots, sh.mapped = offHeap[hslot](size)
+	sh.slots, sh.mapped = offHeap[hslot](size, populate)
 	mask := uint64(len(sh.slots) - 1)
 	for _, s := range old.slots {
 		if s.h == 0 {

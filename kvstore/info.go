@@ -111,16 +111,24 @@ func infoClients(s *Server, b *infoBuilder) {
 }
 
 func infoMemory(s *Server, b *infoBuilder) {
+	s.mem.refresh(time.Now())
 	m := readMemMetrics()
-	used := m.heapObjects + uint64(s.db.arenaBytes())
+	used := uint64(s.mem.used())
 	rss := readRSS()
+	maxm := uint64(s.mem.max.Load())
 	b.field("used_memory", used)
 	b.field("used_memory_human", humanBytes(used))
 	b.field("used_memory_rss", rss)
 	b.field("used_memory_rss_human", humanBytes(rss))
-	b.field("maxmemory", 0)
+	b.field("maxmemory", maxm)
+	b.field("maxmemory_human", humanBytes(maxm))
+	b.field("maxmemory_policy", s.cfg.MaxMemoryPolicy)
+	// What writes are checked against: maxmemory, or what the machine
+	// has left (less a reserve) when there is none.
+	b.field("memory_limit", s.mem.limit.Load())
 	b.field("mem_allocator", s.cfg.Alloc)
 	b.field("go_heap_objects_bytes", m.heapObjects)
+	b.field("off_heap_bytes", offHeapBytes.Load())
 	b.field("pool_arena_bytes", s.db.arenaBytes())
 	b.field("pool_ready_chunk_bytes", readyChunkBytes())
 	b.field("gc_cycles", m.gcCycles)
@@ -160,6 +168,8 @@ func infoPersistence(s *Server, b *infoBuilder) {
 	}
 	b.field("aof_current_size", a.baseSize+a.incrSize)
 	b.field("aof_base_size", a.baseSize)
+	b.field("aof_rewrite_needs_bytes", a.rewriteNeeds())
+	b.field("aof_rewrites", a.rewrites)
 	b.field("aof_buffer_length", len(a.buf))
 	b.field("aof_delayed_fsync", a.delayedFsyncs.Load())
 	b.field("aof_load_time_ms", a.loadTime.Milliseconds())
@@ -187,6 +197,8 @@ func infoStats(s *Server, b *infoBuilder) {
 	b.field("keyspace_misses", st.misses.Load())
 	b.field("total_protocol_errors", st.protoErrors.Load())
 	b.field("client_output_buffer_limit_disconnections", st.outputLimitClosed.Load())
+	b.field("client_timeout_disconnections", st.timedOut.Load())
+	b.field("protected_mode_denied_connections", st.denied.Load())
 }
 
 func infoReplication(s *Server, b *infoBuilder) {

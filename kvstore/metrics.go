@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -36,7 +38,7 @@ var (
 	mMisses          = metricDesc{"keyspace_misses_total", "Reads that did not find their key (INFO keyspace_misses).", prometheus.CounterValue, nil}
 	mProtoErrors     = metricDesc{"protocol_errors_total", "Requests refused as malformed (INFO total_protocol_errors).", prometheus.CounterValue, nil}
 	mOutputLimit     = metricDesc{"output_buffer_limit_disconnections_total", "Clients closed over the output buffer limit (INFO client_output_buffer_limit_disconnections).", prometheus.CounterValue, nil}
-	mUsedMemory      = metricDesc{"used_memory_bytes", "Memory holding the data: live Go heap objects plus the pool allocator's arenas (INFO used_memory).", prometheus.GaugeValue, nil}
+	mUsedMemory      = metricDesc{"used_memory_bytes", "Memory holding the data, what maxmemory bounds: Go heap objects plus the memory mapped outside the heap (INFO used_memory).", prometheus.GaugeValue, nil}
 	mRSS             = metricDesc{"used_memory_rss_bytes", "Resident set size of the process (INFO used_memory_rss).", prometheus.GaugeValue, nil}
 	mKeys            = metricDesc{"keys", "Keys, by keyspace; their sum is DBSIZE (INFO engines).", prometheus.GaugeValue, []string{"keyspace"}}
 	mAOFEnabled      = metricDesc{"aof_enabled", "1 when the server keeps a log (--persist other than none), else 0.", prometheus.GaugeValue, nil}
@@ -92,10 +94,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 	db := s.db
 	db.mu.RLock()
-	arena := db.arenaBytes()
 	keys := [...]int{db.strs.len(), len(db.hashes), db.hash.len(), db.tree.len()}
 	db.mu.RUnlock()
-	emit(mUsedMemory, float64(readMemMetrics().heapObjects+uint64(arena)))
+	s.mem.refresh(time.Now())
+	emit(mUsedMemory, float64(s.mem.used()))
 	emit(mRSS, float64(readRSS()))
 	for i, name := range [...]string{"strings", "redis_hashes", "hash_engine", "ordered_engine"} {
 		emit(mKeys, float64(keys[i]), name)

@@ -91,7 +91,7 @@ func (t *poolHash) snapshot() snapshot { return snapshotRecords(t.ar, t.idx.refs
 func snapshotRecords(ar *arena, refs func(func(ref) bool)) snapshot {
 	s := &poolSnapshot{recs: ar.freeze(), ar: ar}
 	n := len(ar.chunks)
-	s.live, s.mapped = offHeap[uint64](n * liveWords)
+	s.live, s.mapped = offHeap[uint64](n*liveWords, false)
 	s.class = make([]uint8, n)
 	refs(func(r ref) bool {
 		if r&refLarge != 0 {

@@ -173,6 +173,24 @@ func TestTreeOrder(t *testing.T) {
 
 // TestTreePendingDelete deletes keys whose inserts are still pending,
 // beside keys already in the tree.
+// TestRecordFingerprint: the fingerprint a split reads from a record as
+// one word is the one computed from the key, for keys shorter than the
+// prefix and eight bytes, as long, and longer, with values of every
+// length from none (the slot then ends near the key) up.
+func TestRecordFingerprint(t *testing.T) {
+	pt := newPoolTree()
+	pt.prefix = []byte("bench:key:")
+	for _, suffix := range []string{"", "1", "1234567", "12345678", "123456789", "\xff\x00\xfe", "zzzzzzzzzzzzzzzz"} {
+		for _, vlen := range []int{0, 1, 7, 8, 32, 100} {
+			key := append([]byte("bench:key:"), suffix...)
+			r := pt.ar.newRecord(key, bytes.Repeat([]byte{0xee}, vlen))
+			if got, want := pt.recordFingerprint(r), pt.fingerprint(key); got != want {
+				t.Errorf("key %q, value of %d bytes: record fingerprint %#x, want %#x", key, vlen, got, want)
+			}
+		}
+	}
+}
+
 func TestTreePendingDelete(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: runs in the full suite (make test)")

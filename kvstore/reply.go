@@ -96,11 +96,11 @@ func (c *conn) checkLimit(n int) bool {
 }
 
 // seal queues the replies appended to out since the last seal.
-func (c *conn) seal() {
-	if len(c.out) > c.mark {
-		c.segs = append(c.segs, c.out[c.mark:len(c.out):len(c.out)])
-		c.qbytes += len(c.out) - c.mark
-		c.mark = len(c.out)
+func (q *replyQueue) seal() {
+	if len(q.out) > q.mark {
+		q.segs = append(q.segs, q.out[q.mark:len(q.out):len(q.out)])
+		q.qbytes += len(q.out) - q.mark
+		q.mark = len(q.out)
 	}
 }
 
@@ -115,8 +115,40 @@ func (c *conn) nextBlock() {
 	c.out, c.mark = c.l.block(), 0
 }
 
-// pending is the bytes of replies queued and not yet written.
-func (c *conn) pending() int { return c.qbytes + len(c.out) - c.mark - c.written }
+// replyQueue is a connection's queue of replies: segs[head][off:], the
+// rest of segs, then out[mark:] (out[:mark] is in segs, or written).
+// qbytes counts the bytes put in segs, written those written, since the
+// queue was last empty. The io_uring loop moves a queue whole to the send
+// it hands the kernel (ringConn.flight) and goes on filling an empty one.
+type replyQueue struct {
+	out     []byte
+	mark    int
+	segs    [][]byte
+	head    int
+	off     int
+	qbytes  int
+	written int
+	own     []byte   // the connection's reply buffer while out is a block
+	blocks  [][]byte // full blocks queued
+}
+
+// left is the bytes of q not yet written.
+func (q *replyQueue) left() int { return q.qbytes + len(q.out) - q.mark - q.written }
+
+// held is the memory q's buffers take: its reply buffer and blocks (the
+// values it writes from where the table keeps them take none).
+func (q *replyQueue) held() int {
+	n := cap(q.out) + len(q.blocks)*blockSize
+	if q.own != nil {
+		n += cap(q.own)
+	}
+	return n
+}
+
+// pending is the bytes of replies held for the connection and not yet
+// written: its queue's, and under the io_uring loop those of the send
+// under way.
+func (c *conn) pending() int { return c.left() + c.ring.flight.left() }
 
 // position is where the next reply starts, counted from the first byte
 // queued since the queue was last empty.
@@ -128,7 +160,7 @@ func (c *conn) flatten() {
 	if len(c.segs) == 0 {
 		return // out alone already, from mark (0: nothing written)
 	}
-	flat := make([]byte, 0, c.pending())
+	flat := make([]byte, 0, c.left())
 	for _, s := range c.segs {
 		flat = append(flat, s...)
 	}
@@ -226,12 +258,12 @@ func (c *conn) writePlain() (done bool, err error) {
 
 // iovecs appends to iov the queued pieces not yet written, at most
 // maxIovecs of them and about budget bytes.
-func (c *conn) iovecs(iov []unix.Iovec, budget int) []unix.Iovec {
+func (q *replyQueue) iovecs(iov []unix.Iovec, budget int) []unix.Iovec {
 	n := 0
-	for i := c.head; i < len(c.segs) && len(iov) < maxIovecs && n < budget; i++ {
-		s := c.segs[i]
-		if i == c.head {
-			s = s[c.off:]
+	for i := q.head; i < len(q.segs) && len(iov) < maxIovecs && n < budget; i++ {
+		s := q.segs[i]
+		if i == q.head {
+			s = s[q.off:]
 		}
 		if len(s) == 0 {
 			continue
@@ -244,42 +276,45 @@ func (c *conn) iovecs(iov []unix.Iovec, budget int) []unix.Iovec {
 	return iov
 }
 
-// advance marks n more bytes written.
-func (c *conn) advance(n int) {
-	c.written += n
+// advance marks n more bytes of the pieces in segs written.
+func (q *replyQueue) advance(n int) {
+	q.written += n
 	for n > 0 {
-		left := len(c.segs[c.head]) - c.off
+		left := len(q.segs[q.head]) - q.off
 		if n < left {
-			c.off += n
+			q.off += n
 			return
 		}
 		n -= left
-		c.segs[c.head] = nil
-		c.head++
-		c.off = 0
+		q.segs[q.head] = nil
+		q.head++
+		q.off = 0
 	}
-	for c.head < len(c.segs) && len(c.segs[c.head]) == 0 {
-		c.head++
+	for q.head < len(q.segs) && len(q.segs[q.head]) == 0 {
+		q.head++
 	}
 }
 
 // reset empties the queue and out, giving the blocks back to the loop.
-func (c *conn) reset() {
-	clear(c.segs)
-	c.segs = c.segs[:0]
-	c.head, c.off, c.qbytes, c.written = 0, 0, 0, 0
-	for _, b := range c.blocks {
-		c.l.putBlock(b)
+func (c *conn) reset() { c.replyQueue.reset(c.l) }
+
+// reset empties q, giving its blocks back to l.
+func (q *replyQueue) reset(l *loop) {
+	clear(q.segs)
+	q.segs = q.segs[:0]
+	q.head, q.off, q.qbytes, q.written = 0, 0, 0, 0
+	for _, b := range q.blocks {
+		l.putBlock(b)
 	}
-	clear(c.blocks)
-	c.blocks = c.blocks[:0]
-	if c.own != nil {
-		if cap(c.out) == blockSize {
-			c.l.putBlock(c.out)
+	clear(q.blocks)
+	q.blocks = q.blocks[:0]
+	if q.own != nil {
+		if cap(q.out) == blockSize {
+			l.putBlock(q.out)
 		}
-		c.out, c.own = c.own, nil
+		q.out, q.own = q.own, nil
 	}
-	c.out, c.mark = c.out[:0], 0
+	q.out, q.mark = q.out[:0], 0
 }
 
 // block returns an empty reply block.

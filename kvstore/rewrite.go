@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -138,10 +140,34 @@ func (s *Server) endRewrite(err error) {
 	a.lastRewrite.ok, a.lastRewrite.err = err == nil, err
 	a.lastRewrite.duration = time.Since(a.rewriteStart)
 	a.rewrites++
+	if err != nil {
+		// The automatic rewrites wait, longer after each failure: each
+		// attempt leaves a new incremental file in the manifest.
+		a.rewriteFailures++
+		a.rewriteAt = time.Now().Add(min(time.Second<<min(a.rewriteFailures-1, 6), time.Minute))
+	} else {
+		a.rewriteFailures = 0
+	}
 	a.mu.Unlock()
 	if err != nil {
 		s.log.Error("log rewrite failed", "err", err)
 	}
+}
+
+// rewriteNeeds is how much free space a rewrite needs at most: a base
+// holds each key and value once, in fewer bytes than any record that
+// made it, so it is never larger than the log it replaces. The caller
+// holds mu.
+func (a *aofLog) rewriteNeeds() int64 { return a.baseSize + a.incrSize }
+
+// freeSpace is the space left for an unprivileged user on dir's file
+// system.
+func freeSpace(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
 }
 
 // nextFile is a new incremental file, already named by the manifest on
@@ -176,18 +202,27 @@ func (s *Server) prepareRewrite() (nextFile, error) {
 	}
 	seq := max(cur.base, cur.lastIncr()) + 1
 	name := a.path(incrName(seq))
-	nf, err := a.open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	nf, err := openNewLogFile(a.fs, name)
 	if err != nil {
 		return nextFile{}, fmt.Errorf("starting a new log file: %w", err)
 	}
-	m := manifest{base: cur.base, incrs: append(slices.Clone(cur.incrs), seq)}
-	if err := writeManifest(a.dir, m); err != nil {
+	a.manMu.Lock()
+	defer a.manMu.Unlock()
+	a.mu.Lock()
+	m := a.man // saveSynced may have changed its sizes since
+	a.mu.Unlock()
+	m.incrs = append(slices.Clone(m.incrs), seq)
+	if err := writeManifest(a.fs, a.dir, m); err != nil {
 		// The file stays, empty: a manifest on disk may name it (a
 		// rename that succeeded before the directory's fsync failed, or
 		// an earlier prepare whose switch failed).
 		nf.Close()
 		return nextFile{}, fmt.Errorf("writing the manifest: %w", err)
 	}
+	a.mu.Lock()
+	a.man = m
+	a.manGen++
+	a.mu.Unlock()
 	return nextFile{nf, seq, m}, nil
 }
 
@@ -204,9 +239,13 @@ func (s *Server) switchLog(next nextFile) (*dbSnapshot, error) {
 	for a.flushing {
 		a.cond.Wait()
 	}
-	// From here the manifest on disk names next, whatever happens.
-	a.man = next.man
+	// The manifest on disk names next since prepareRewrite.
 	recovering := a.err != nil
+	if recovering {
+		// The records the log could not take are dropped from the
+		// buffer below: only the snapshot, once written, holds them.
+		a.needRewrite = true
+	}
 	old := a.f
 	if !recovering {
 		var err error
@@ -221,7 +260,7 @@ func (s *Server) switchLog(next nextFile) (*dbSnapshot, error) {
 			// next stays in the manifest, empty, and the log goes on in
 			// the old file until a rewrite recovers it.
 			next.f.Close()
-			a.fail(err)
+			a.fail(err, true)
 			a.cond.Broadcast()
 			return nil, err
 		}
@@ -235,10 +274,16 @@ func (s *Server) switchLog(next nextFile) (*dbSnapshot, error) {
 		}
 	}
 	old.Close()
+	if !recovering {
+		// Its records are fsynced, all of them: the manifest will say so.
+		a.man = a.man.withSynced(a.seq, a.fsize)
+		a.manDirty = true
+		a.manGen++
+	}
 	// Everything appended so far is in the old file (or in the snapshot).
 	a.buf = a.buf[:0]
 	a.written, a.synced = a.appended, a.appended
-	a.f, a.fsize, a.alloc = next.f, 0, 0
+	a.f, a.seq, a.fsize, a.fsynced, a.alloc = next.f, next.seq, 0, 0, 0
 	a.recovering = recovering
 	a.cond.Broadcast()
 	return s.db.snapshot(), nil
@@ -253,11 +298,18 @@ func (s *Server) finishRewrite(snap *dbSnapshot, seq int) error {
 	began := time.Now()
 	final := a.path(baseName(seq))
 	tmp := final + ".tmp"
-	f, err := a.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	// A temporary file of an earlier rewrite that failed is the
+	// rewrite's own: never named by a manifest.
+	f, err := a.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return fmt.Errorf("creating the base file: %w", err)
 	}
-	defer os.Remove(tmp) // a no-op once renamed
+	renamed := false
+	defer func() {
+		if !renamed {
+			a.fs.Remove(tmp)
+		}
+	}()
 	if err := snap.writeTo(f); err != nil {
 		f.Close()
 		return fmt.Errorf("writing the base file: %w", err)
@@ -269,36 +321,40 @@ func (s *Server) finishRewrite(snap *dbSnapshot, seq int) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := a.fs.Rename(tmp, final); err != nil {
 		return err
 	}
-	if err := syncDir(a.dir); err != nil {
+	renamed = true
+	if err := a.fs.SyncDir(a.dir); err != nil {
 		return err
 	}
 	st, err := os.Stat(final)
 	if err != nil {
 		return err
 	}
-	// The manifest cannot change under a rewrite (claimRewrite).
+	// No other file changes under a rewrite (claimRewrite); the sizes
+	// may.
+	a.manMu.Lock()
 	a.mu.Lock()
 	old := a.man
+	m := manifest{base: seq, incrs: []int{seq}}.withSynced(seq, a.fsynced)
 	a.mu.Unlock()
-	m := manifest{base: seq, incrs: []int{seq}}
-	if err := writeManifest(a.dir, m); err != nil {
+	if err := writeManifest(a.fs, a.dir, m); err != nil {
+		a.manMu.Unlock()
 		return fmt.Errorf("writing the manifest: %w", err)
 	}
 	a.mu.Lock()
-	a.man = m
+	a.man, a.manDirty = m.withSynced(seq, max(a.fsynced, m.synced[seq])), a.fsynced > m.synced[seq]
+	a.manGen++
 	a.baseSize, a.incrSize = st.Size(), a.fsize
 	if a.recovering && a.err != nil {
-		s.log.Info("the operation log is healthy again: accepting writes")
-		a.err = nil
-		a.failing.Store(false)
+		a.heal("the log was rewritten")
 	}
 	a.mu.Unlock()
+	a.manMu.Unlock()
 	for _, name := range old.files() {
 		if name != incrName(seq) {
-			os.Remove(a.path(name))
+			a.fs.Remove(a.path(name))
 		}
 	}
 	s.log.Info("log rewritten", "base", baseName(seq), "took", time.Since(began).Round(time.Millisecond))
@@ -306,9 +362,13 @@ func (s *Server) finishRewrite(snap *dbSnapshot, seq int) error {
 }
 
 // maybeRewrite starts a rewrite when the log needs one: to recover from a
-// failure (with backoff), or because it grew past the automatic threshold.
+// failed fsync, or from a failed write that retry has not got through
+// (with backoff), or because it grew past the automatic threshold. It
+// starts none that the free space in the directory could not hold.
 func (s *Server) maybeRewrite(now time.Time) {
 	a := s.aof
+	a.retry()
+	a.saveSynced(false)
 	a.mu.Lock()
 	pct, minSize := s.cfg.AutoRewritePercentage, s.cfg.AutoRewriteMinSize
 	var why string
@@ -318,16 +378,25 @@ func (s *Server) maybeRewrite(now time.Time) {
 		why = "recovering from a log failure"
 		a.backoff = min(2*a.backoff, 30*time.Second)
 		a.retryAt = now.Add(a.backoff)
-	case a.err == nil && pct > 0 && a.incrSize >= minSize && a.incrSize*100 >= a.baseSize*int64(pct):
+	case a.err == nil && pct > 0 && a.incrSize >= minSize && a.incrSize*100 >= a.baseSize*int64(pct) && now.After(a.rewriteAt):
 		why = fmt.Sprintf("the log grew to %d MiB, %d%% of its base", a.incrSize>>20, a.incrSize*100/max(a.baseSize, 1))
 		if a.baseSize == 0 {
 			why = fmt.Sprintf("the log grew to %d MiB with no base yet", a.incrSize>>20)
 		}
 	}
+	needs := a.rewriteNeeds()
 	a.mu.Unlock()
 	if why == "" {
 		return
 	}
+	if free, err := freeSpace(s.cfg.Dir); err == nil && free < needs {
+		if !a.noRoom {
+			a.noRoom = true
+			s.log.Warn("not starting a log rewrite: the disk has too little free space", "why", why, "needs_bytes", needs, "free_bytes", free)
+		}
+		return
+	}
+	a.noRoom = false
 	s.log.Info("starting a log rewrite", "why", why)
 	s.db.mu.Lock()
 	err := s.startRewrite()

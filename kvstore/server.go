@@ -31,8 +31,27 @@ type Config struct {
 	// Addr is the TCP address to listen on; port 0 picks a free port.
 	Addr string
 	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
-	// answer -NOAUTH until the client authenticates.
+	// answer -NOAUTH until the client authenticates. Until it does, a
+	// request may declare at most resp.UnauthMaxArgs arguments of at most
+	// resp.UnauthMaxBulkLen bytes, and a client that sends no complete
+	// request for DefaultAuthTimeout is closed.
 	RequirePass string
+	// ProtectedModeOff serves clients of every address when no password
+	// is set; by default (Redis's protected mode) only those of the
+	// loopback interface are, the others are told why and closed.
+	ProtectedModeOff bool
+	// Timeout closes a client idle for that long (Redis's timeout; 0,
+	// the default, never).
+	Timeout time.Duration
+	// MaxMemory is the most memory the data may take (Redis's maxmemory,
+	// in bytes; see memory.go for what counts): past it, writes are
+	// refused with -OOM and reads go on. 0, the default, is no limit
+	// but what the machine has: writes are refused when they would leave
+	// it less than a reserve.
+	MaxMemory int64
+	// MaxMemoryPolicy is what happens past MaxMemory: PolicyNoEviction
+	// (the default and only one) refuses writes.
+	MaxMemoryPolicy string
 	// MaxClients is the most connections served at once; the next one is
 	// told so and closed.
 	MaxClients int
@@ -57,8 +76,9 @@ type Config struct {
 	AutoRewritePercentage int
 	AutoRewriteMinSize    int64
 
-	// openFile opens the log's files; tests put faults under it.
-	openFile func(name string, flag int) (logFile, error)
+	// fs is what the log changes its files through; tests put faults
+	// or a recorder under it.
+	fs logFS
 	// Loops is the number of event loops serving connections; 0 means
 	// DefaultLoops().
 	Loops int
@@ -67,6 +87,8 @@ type Config struct {
 	IO string
 	// uring holds the io_uring loop's settings that tests change.
 	uring uringOptions
+	// authTimeout is DefaultAuthTimeout unless a test changes it.
+	authTimeout time.Duration
 	// Version is reported by INFO as kvstore_version.
 	Version string
 	// Cluster, when set, makes the server the node ClusterID of that
@@ -101,8 +123,8 @@ func (c Config) withDefaults() Config {
 	if c.AutoRewriteMinSize <= 0 {
 		c.AutoRewriteMinSize = DefaultAutoRewriteMinSize
 	}
-	if c.openFile == nil {
-		c.openFile = openLogFile
+	if c.fs == nil {
+		c.fs = osFS{}
 	}
 	if c.OutputBufferLimit <= 0 {
 		c.OutputBufferLimit = DefaultOutputBufferLimit
@@ -115,6 +137,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Version == "" {
 		c.Version = "(devel)"
+	}
+	if c.authTimeout <= 0 {
+		c.authTimeout = DefaultAuthTimeout
+	}
+	if c.MaxMemoryPolicy == "" {
+		c.MaxMemoryPolicy = PolicyNoEviction
 	}
 	return c
 }
@@ -152,8 +180,16 @@ type Server struct {
 
 	nextID   atomic.Int64
 	nclients atomic.Int64
-	stats    stats
-	cmdStats cmdStats
+	// now is the time since start, kept by the cron (tick): what a
+	// connection reads to note when it was last active.
+	now atomic.Int64
+	// Settings CONFIG SET changes: the idle timeout (nanoseconds) and
+	// protected mode.
+	timeout   atomic.Int64
+	protected atomic.Bool
+	stats     stats
+	cmdStats  cmdStats
+	mem       mem
 }
 
 // stats are the counters INFO reports.
@@ -166,8 +202,12 @@ type stats struct {
 	protoErrors atomic.Int64
 	// outputLimitClosed counts clients closed over the output buffer limit.
 	outputLimitClosed atomic.Int64
-	netOut            atomic.Int64
-	ops               opsMeter
+	// timedOut counts clients closed idle (see Server.stale); denied
+	// those refused by protected mode.
+	timedOut atomic.Int64
+	denied   atomic.Int64
+	netOut   atomic.Int64
+	ops      opsMeter
 }
 
 // New returns a Server for cfg that is not yet listening.
@@ -185,6 +225,12 @@ func New(cfg Config) (*Server, error) {
 	case IOAuto, IOEpoll, IOUring:
 	default:
 		return nil, fmt.Errorf("event loop %q: want auto, epoll or uring", cfg.IO)
+	}
+	if cfg.MaxMemoryPolicy != PolicyNoEviction {
+		return nil, fmt.Errorf("maxmemory policy %q: want %s (writes past maxmemory are refused)", cfg.MaxMemoryPolicy, PolicyNoEviction)
+	}
+	if cfg.MaxMemory < 0 {
+		return nil, fmt.Errorf("maxmemory %d: want 0 (none) or a number of bytes", cfg.MaxMemory)
 	}
 	var cl *cluster
 	if cfg.Cluster != nil {
@@ -204,6 +250,10 @@ func New(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 	}
 	s.cmdStats = newCmdStats()
+	s.timeout.Store(int64(cfg.Timeout))
+	s.protected.Store(!cfg.ProtectedModeOff)
+	s.mem.setMax(cfg.MaxMemory)
+	s.mem.refresh(time.Now())
 	if cfg.Persist != PersistNone {
 		if err := s.openAOF(); err != nil {
 			return nil, err
@@ -257,6 +307,7 @@ func (s *Server) startLoops(ln net.Listener) error {
 	if s.aof != nil && s.cfg.Persist == PersistEverysec {
 		go s.aof.everysec(s.done)
 	}
+	s.warnExposed(ln.Addr().String())
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
 	return nil
 }
@@ -371,10 +422,17 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	addr := nc.RemoteAddr().String()
+	if s.denied(addr) {
+		s.stats.denied.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		nc.Write(resp.AppendError(nil, errDenied))
+		nc.Close()
+		return
+	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	addr := nc.RemoteAddr().String()
 	fd, err := socketFD(nc)
 	if err != nil {
 		s.log.Warn("cannot serve client", "client", addr, "err", err)
@@ -396,6 +454,7 @@ func (s *Server) accept(nc net.Conn) {
 
 // forget drops a closed connection from the server's books.
 func (s *Server) forget(c *conn) {
+	c.releaseReserved()
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -440,6 +499,7 @@ func (s *Server) shutdown(stop <-chan struct{}, why func() error) error {
 		err = cerr
 	}
 	s.stopped.Do(func() {
+		s.mem.setMax(0) // the collector's soft limit goes with the server
 		s.log.Info("server stopped", "commands", s.stats.commands.Load())
 		purgeRetired()
 		close(s.done)
@@ -486,15 +546,27 @@ func (s *Server) cron() {
 	t := time.NewTicker(opsSampleEvery)
 	defer t.Stop()
 	var last int64
+	var swept time.Time
 	for {
 		select {
 		case <-s.done:
 			return
 		case now := <-t.C:
+			s.tick()
+			s.mem.refresh(now)
+			if now.Sub(swept) >= sweepEvery && (s.timeout.Load() > 0 || s.cfg.RequirePass != "") {
+				swept = now
+				s.mu.Lock()
+				for _, l := range s.loops {
+					l.sweepDue.Store(true)
+					l.wake()
+				}
+				s.mu.Unlock()
+			}
 			n := s.stats.commands.Load()
 			s.stats.ops.sample(now, n)
 			if n == last {
-				purgeRetired() // idle: nothing to interrupt
+				giveBackIdle(s.db) // idle: nothing to interrupt
 			}
 			last = n
 			if s.aof != nil && !s.isClosing() {

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -387,3 +388,207 @@ func TestNoLeaks(t *testing.T) {
 	waitFor(t, "the server's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 	waitFor(t, "the server's descriptors to be closed", func() bool { return openFDs(t) <= fds })
 }
+
+// uringState returns srv's only io_uring loop's state.
+func uringStateOf(t *testing.T, srv *Server) *uringState {
+	t.Helper()
+	if len(srv.loops) != 1 || srv.loops[0].u == nil {
+		t.Fatalf("want one io_uring loop, have %d loops of %s", len(srv.loops), srv.io)
+	}
+	return srv.loops[0].u
+}
+
+// readBulk reads one bulk reply of want's length from br and reports
+// whether it is want, byte for byte.
+func readBulk(br *bufio.Reader, want []byte) error {
+	head := "$" + strconv.Itoa(len(want)) + "\r\n"
+	if line, err := br.ReadString('\n'); err != nil || line != head {
+		return fmt.Errorf("header %q, want %q (%v)", line, head, err)
+	}
+	got := make([]byte, len(want)+2)
+	if _, err := io.ReadFull(br, got); err != nil {
+		return err
+	}
+	if !bytes.Equal(got[:len(want)], want) || string(got[len(want):]) != "\r\n" {
+		return errors.New("value differs")
+	}
+	return nil
+}
+
+// TestUringPipelinedLargeGets: connections pipelining 16 GETs of 256 KB
+// values, each pipeline followed by SETs that replace those values and
+// GETs of the new ones, get every reply byte for byte: a value being sent
+// is not changed by a SET executed while its send is under way, the
+// replies of a pipeline go out after those of the one before, and the
+// values the SETs carry, received in place (inPlaceMin), arrive whole.
+func TestUringPipelinedLargeGets(t *testing.T) {
+	requireUring(t)
+	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	u := uringStateOf(t, srv)
+	defer func() {
+		if !t.Failed() && u.inPlaceBytes.Load() == 0 {
+			t.Error("no value was received in place")
+		}
+	}()
+	const conns, rounds, depth, size = 4, 4, 16, 256 << 10
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for id := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- func() error {
+				nc, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+				if err != nil {
+					return err
+				}
+				defer nc.Close()
+				nc.SetDeadline(time.Now().Add(60 * time.Second))
+				br := bufio.NewReaderSize(nc, 64<<10)
+				vals := make([][]byte, depth)
+				var batch []byte
+				for d := range depth {
+					vals[d] = randomValue(uint64(id*1000+d), size)
+					batch = appendCmd(batch, "SET", fmt.Sprintf("c%d:%d", id, d), string(vals[d]))
+				}
+				if _, err := nc.Write(batch); err != nil {
+					return err
+				}
+				for range depth {
+					if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+						return fmt.Errorf("client %d: SET reply %q, %v", id, line, err)
+					}
+				}
+				for r := range rounds {
+					// GET every key, replace every value, GET again: the
+					// first GETs answer the old values.
+					next := make([][]byte, depth)
+					batch := []byte(nil)
+					for d := range depth {
+						batch = appendCmd(batch, "GET", fmt.Sprintf("c%d:%d", id, d))
+					}
+					for d := range depth {
+						next[d] = randomValue(uint64(id*1000+(r+1)*100+d), size)
+						batch = appendCmd(batch, "SET", fmt.Sprintf("c%d:%d", id, d), string(next[d]))
+						batch = appendCmd(batch, "GET", fmt.Sprintf("c%d:%d", id, d))
+					}
+					wrote := make(chan error, 1)
+					go func() { _, err := nc.Write(batch); wrote <- err }() // the replies are read meanwhile
+					for d := range depth {
+						if err := readBulk(br, vals[d]); err != nil {
+							return fmt.Errorf("client %d round %d: GET %d: %w", id, r, d, err)
+						}
+					}
+					for d := range depth {
+						if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+							return fmt.Errorf("client %d round %d: SET %d reply %q, %v", id, r, d, line, err)
+						}
+						if err := readBulk(br, next[d]); err != nil {
+							return fmt.Errorf("client %d round %d: GET %d after SET: %w", id, r, d, err)
+						}
+					}
+					if err := <-wrote; err != nil {
+						return err
+					}
+					vals = next
+				}
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestUringSlowReaderLargeReply: replies of a 1 MB value to a client that
+// first reads nothing, then reads a little at a time, arrive whole and in
+// order; meanwhile the server stops taking the client's requests once its
+// queue and stash are full, and the memory the connection holds for its
+// replies and its stash stays within the loop's bound (the values are
+// written from the table, not copied), far below the replies' size.
+func TestUringSlowReaderLargeReply(t *testing.T) {
+	requireUring(t)
+	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	u := uringStateOf(t, srv)
+	big := randomValue(11, 1<<20)
+	small := []byte("small")
+	rc := dialRaw(t, srv)
+	runExchanges(t, rc, []exchange{
+		{[]string{"SET", "big", string(big)}, "+OK\r\n"},
+		{[]string{"SET", "s", string(small)}, "+OK\r\n"},
+	})
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// 32 GETs of the large value (32 MB of replies), then GETs of a small
+	// one until the server stops taking them.
+	var bigs []byte
+	const nbig = 32
+	for range nbig {
+		bigs = appendCmd(bigs, "GET", "big")
+	}
+	get := appendCmd(nil, "GET", "s")
+	written := make(chan int64, 1)
+	go func() {
+		var n int64
+		defer func() { written <- n }()
+		w, err := nc.Write(bigs)
+		n += int64(w)
+		if err != nil {
+			return
+		}
+		nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		for n < 1<<30 {
+			w, err := nc.Write(get)
+			n += int64(w)
+			if err != nil {
+				return // the deadline: the server stopped reading
+			}
+		}
+	}()
+	n := <-written
+	if n >= 32<<20 {
+		t.Fatalf("the server read %d bytes of requests while their replies waited", n)
+	}
+	gets := (n - int64(len(bigs))) / int64(len(get))
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	// A slow reader: 4 KB a read.
+	br := bufio.NewReaderSize(&smallReads{r: nc, n: 4 << 10}, 16)
+	for i := range nbig {
+		if err := readBulk(br, big); err != nil {
+			t.Fatalf("GET big %d: %v", i, err)
+		}
+	}
+	for i := range gets {
+		if err := readBulk(br, small); err != nil {
+			t.Fatalf("GET s %d: %v", i, err)
+		}
+	}
+	// The bounds: what one connection may keep aside (the stash, plus the
+	// receive buffers the kernel had filled before the receive stopped),
+	// and the memory it holds: the stash's buffer, a send's and a queue's
+	// buffers of about roundOutMax each, plus a batch's worth of replies.
+	ring := recvBufs * recvBufSize
+	if got, bound := u.maxStash.Load(), int64(stashMax+ring); got > bound {
+		t.Errorf("a connection kept %d bytes aside, over the bound %d", got, bound)
+	}
+	if got, bound := u.maxHeld.Load(), int64(2*(stashMax+ring)+4*(roundOutMax+blockSize)); got > bound {
+		t.Errorf("a connection held %d bytes for its replies and stash, over the bound %d (the replies were %d bytes)", got, bound, nbig<<20)
+	}
+	t.Logf("the client wrote %d bytes (%d small GETs) before the server stopped reading; at most %d bytes kept aside, %d held", n, gets, u.maxStash.Load(), u.maxHeld.Load())
+}
+
+// smallReads reads at most n bytes a call from r.
+type smallReads struct {
+	r io.Reader
+	n int
+}
+
+func (s *smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.n)]) }

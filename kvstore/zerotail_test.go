@@ -32,7 +32,7 @@ func zeroTailLog(t *testing.T, n, zeros int, edit func(data []byte, end int) []b
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeManifest(dir, manifest{incrs: []int{1}}); err != nil {
+	if err := writeManifest(osFS{}, dir, manifest{incrs: []int{1}}); err != nil {
 		t.Fatal(err)
 	}
 	return dir, path, end

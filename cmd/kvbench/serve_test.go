@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,5 +258,46 @@ func TestServeRedisBenchmark(t *testing.T) {
 	defer rdb.Close()
 	if n, err := rdb.Get(context.Background(), "counter:__rand_int__").Int(); err != nil || n != 10000 {
 		t.Errorf("INCR counter = %d, %v; want 10000", n, err)
+	}
+}
+
+// The flags that guard the server: --protected-mode (a client of another
+// address than 127.0.0.1 is refused without a password), --timeout and
+// --maxmemory, which CONFIG GET reports; a bad value exits 2.
+func TestServeGuards(t *testing.T) {
+	dialFrom := func(addr string) (string, error) {
+		d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+		nc, err := d.Dial("tcp", addr)
+		if err != nil {
+			return "", err
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		nc.Write([]byte("PING\r\n"))
+		return bufio.NewReader(nc).ReadString('\n')
+	}
+	p := startServe(t)
+	if got, err := dialFrom(p.addr); err != nil || !strings.HasPrefix(got, "-DENIED Redis is running in protected mode") {
+		t.Fatalf("protected mode: a client of 127.0.0.2 got %q, %v", got, err)
+	}
+	p = startServe(t, "--protected-mode", "no", "--timeout", "7", "--maxmemory", "100mb")
+	if got, err := dialFrom(p.addr); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("--protected-mode no: a client of 127.0.0.2 got %q, %v", got, err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: p.addr})
+	defer rdb.Close()
+	cfg := rdb.ConfigGet(context.Background(), "*").Val()
+	for k, want := range map[string]string{"protected-mode": "no", "timeout": "7", "maxmemory": fmt.Sprint(100 << 20), "maxmemory-policy": "noeviction"} {
+		if cfg[k] != want {
+			t.Errorf("CONFIG GET %s = %q, want %q", k, cfg[k], want)
+		}
+	}
+	for _, args := range [][]string{{"--protected-mode", "maybe"}, {"--timeout", "-1"}, {"--maxmemory", "lots"}, {"--maxmemory-policy", "allkeys-lru"}} {
+		cmd := exec.Command(kvbenchBin, append([]string{"serve", "--port", "0"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), args[0]) {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -22,9 +24,16 @@ import (
 
 // serveOptions is what "kvbench serve" was asked to do.
 type serveOptions struct {
+	// cpus binds the server's threads (--cpus), "" unpinned.
+	cpus        string
 	bind        string
 	port        int
 	requirePass string
+	protected   string
+	timeout     int
+	maxMemory   string
+	maxPolicy   string
+	maxBytes    int64
 	maxClients  int
 	limits      resp.Limits
 	outputLimit int64
@@ -121,6 +130,10 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.bind, "bind", "127.0.0.1", "address to listen on")
 	f.IntVar(&opts.port, "port", 8888, "TCP port (0 picks a free one)")
 	f.StringVar(&opts.requirePass, "requirepass", "", "password clients must AUTH with")
+	f.StringVar(&opts.protected, "protected-mode", "yes", "yes: without --requirepass, refuse clients of addresses other than 127.0.0.1 and ::1 (Redis's protected mode); no: serve everyone")
+	f.IntVar(&opts.timeout, "timeout", 0, "close a client idle for this many seconds (0: never)")
+	f.StringVar(&opts.maxMemory, "maxmemory", "0", "most memory the data may take, in bytes or with k/kb/m/mb/g/gb (Redis's units): past it writes are refused with -OOM and reads go on; 0: what the machine has, less a reserve")
+	f.StringVar(&opts.maxPolicy, "maxmemory-policy", kvstore.PolicyNoEviction, "what happens past --maxmemory: noeviction (writes refused), the only policy")
 	f.IntVar(&opts.maxClients, "maxclients", kvstore.DefaultMaxClients, "most clients connected at once")
 	f.Int64Var(&opts.limits.MaxBulkLen, "proto-max-bulk-len", resp.DefaultMaxBulkLen, "largest bulk string argument, in bytes")
 	f.IntVar(&opts.limits.MaxInlineLen, "max-inline-len", resp.DefaultMaxInlineLen, "longest inline request, in bytes")
@@ -140,6 +153,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.clusterConfig, "cluster-config", "", "serve as a Redis Cluster node: the YAML file listing every node's id, host, port and slots")
 	f.StringVar(&opts.clusterID, "cluster-id", "", "with --cluster-config: the id of this node in the file")
 	f.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&opts.cpus, "cpus", "", "bind the server's threads to these CPUs (a list as taskset -c takes: 0, 0-1, 0,2; the same flag as run's and bench's), its Go scheduler sized to them (default: unpinned)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until the server stops")
 	addMetricsFlag(f, &opts.metricsAddr, "the kvstore's kvstore_* counters, memory, keys and log fsyncs, read when scraped")
 	return cmd
@@ -155,6 +169,19 @@ var serveAllocs = map[string]string{
 func (o *serveOptions) validate() error {
 	if err := o.level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if o.protected != "yes" && o.protected != "no" {
+		return fmt.Errorf("--protected-mode %q: want yes or no", o.protected)
+	}
+	var err error
+	if o.maxBytes, err = kvstore.ParseMemory(o.maxMemory); err != nil {
+		return fmt.Errorf("--maxmemory: %w", err)
+	}
+	if o.maxPolicy != kvstore.PolicyNoEviction {
+		return fmt.Errorf("--maxmemory-policy %q: want %s (writes past --maxmemory are refused; no eviction policy is implemented)", o.maxPolicy, kvstore.PolicyNoEviction)
+	}
+	if o.timeout < 0 {
+		return fmt.Errorf("--timeout %d: want 0 (never) or a number of seconds", o.timeout)
 	}
 	if o.port < 0 || o.port > 65535 {
 		return fmt.Errorf("--port %d: want 0 to 65535", o.port)
@@ -225,6 +252,16 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 		return runRepair(opts)
 	}
 	logger := slog.New(slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: opts.level}))
+	if opts.cpus != "" && opts.cpus != machine.Unpinned {
+		set, err := machine.ParseCPUSet(opts.cpus)
+		if err != nil {
+			return &usageError{fmt.Errorf("--cpus: %w", err)}
+		}
+		if err := machine.PinSelf(set); err != nil {
+			return fmt.Errorf("--cpus: %w", err)
+		}
+		runtime.GOMAXPROCS(len(set))
+	}
 	if opts.cpuProfile != "" {
 		f, err := os.Create(opts.cpuProfile)
 		if err != nil {
@@ -239,6 +276,10 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 	srv, err := kvstore.Start(kvstore.Config{
 		Addr:              net.JoinHostPort(opts.bind, strconv.Itoa(opts.port)),
 		RequirePass:       opts.requirePass,
+		ProtectedModeOff:  opts.protected == "no",
+		Timeout:           time.Duration(opts.timeout) * time.Second,
+		MaxMemory:         opts.maxBytes,
+		MaxMemoryPolicy:   opts.maxPolicy,
 		MaxClients:        opts.maxClients,
 		Limits:            opts.limits,
 		Logger:            logger,
@@ -256,7 +297,12 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 		AutoRewriteMinSize:    opts.rewriteMin,
 	})
 	var le *kvstore.LogError
-	if errors.As(err, &le) {
+	switch {
+	case errors.As(err, &le) && le.NoRepair:
+		return err
+	case errors.As(err, &le) && le.Fix != "":
+		return fmt.Errorf("%w\nto %s, run:\n  kvbench serve --repair --dir %s", err, le.Fix, opts.dir)
+	case errors.As(err, &le):
 		return fmt.Errorf("%w\nthe operation log is damaged there and nothing after it can be trusted; to cut the log where its valid records end (losing what follows), run:\n  kvbench serve --repair --dir %s", err, opts.dir)
 	}
 	if err != nil {

@@ -39,6 +39,10 @@ type Environment struct {
 	// at their zero value they are left out of the fingerprint, so that
 	// the environments stored before keep theirs.
 	RESP3 bool `json:"resp3,omitempty" db:"resp3"`
+	// Placement is where the server and the load generator ran (run
+	// --cpus): another placement is another setting. Unpinned is empty,
+	// as in the rows written before the column.
+	Placement string `json:"placement,omitempty" db:"placement"`
 }
 
 // envAppended is the index in envFields of the first field appended after
@@ -53,8 +57,17 @@ func EnvironmentOf(r *results.Row) Environment {
 		ClientHost: r.ClientHost, CPUModel: r.CPUModel, Cores: r.Cores, Kernel: r.Kernel,
 		ServerConfig: r.ServerConfig, TLS: r.TLS, Shards: r.Shards, Agents: max(r.Agents, 1),
 		Requests: r.Requests, Keyspace: r.Keyspace, Pipeline: r.Pipeline, Connections: r.Connections,
-		ValueSize: r.ValueSize, RESP3: r.RESP3,
+		ValueSize: r.ValueSize, RESP3: r.RESP3, Placement: placementOf(r),
 	}
+}
+
+// placementOf is the row's placement as an environment holds it: empty
+// when unpinned ("off", or a row written before the column).
+func placementOf(r *results.Row) string {
+	if r.Placement == "off" {
+		return ""
+	}
+	return r.Placement
 }
 
 // envFields are Environment's columns, in field order.
@@ -117,6 +130,9 @@ func (e Environment) String() string {
 	}
 	if e.Agents > 1 {
 		s += fmt.Sprintf(", %d agents", e.Agents)
+	}
+	if e.Placement != "" {
+		s += ", CPUs " + e.Placement
 	}
 	return s
 }

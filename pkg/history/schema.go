@@ -31,6 +31,10 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	func(d dialect) []string {
 		return append(addDetailColumns("resp3")(d), addEnvironmentColumns("resp3")(d)...)
 	},
+	func(d dialect) []string {
+		return append(addDetailColumns("placement", "block", "slice", "steal_cpus", "other_cpus", "load1", "cpu_mhz", "disturbed")(d),
+			addEnvironmentColumns("placement")(d)...)
+	},
 	addDetailColumns("notes"),
 }
 

@@ -23,6 +23,15 @@ const (
 	DefaultMaxQueryBuffer = 1 << 30
 )
 
+// Limits on a request of a client that has not authenticated, Redis's:
+// at most UnauthMaxArgs arguments of at most UnauthMaxBulkLen bytes each,
+// so that a client without the password cannot make the server reserve
+// memory for a large request or hold one open (see Reader.Unauthenticated).
+const (
+	UnauthMaxArgs    = 10
+	UnauthMaxBulkLen = 16 << 10
+)
+
 // Limits bound what one client can make a server hold. A zero field means
 // the default.
 type Limits struct {
@@ -110,13 +119,20 @@ const (
 // Next returns every complete request already buffered without reading, so a
 // pipelined batch is executed in one pass and answered with one write.
 type Reader struct {
-	src io.Reader
-	lim Limits
-	buf []byte
-	r   int // unread bytes are buf[r:w]
-	w   int
-	off int64 // stream offset of buf[0]
-	err error // sticky read error, returned once the buffer is drained
+	src    io.Reader
+	lim    Limits
+	unauth bool // the UnauthMax* limits apply
+	buf    []byte
+	r      int // unread bytes are buf[r:w]
+	w      int
+	off    int64 // stream offset of buf[0]
+	err    error // sticky read error, returned once the buffer is drained
+
+	// Admission of large requests (see Admit): admitted is how much of
+	// the pending request's declared size fn has admitted.
+	admitMin int64
+	admit    func(n int64) error
+	admitted int64
 
 	argv [][]byte // arguments of the requests parsed since the last Fill
 
@@ -167,6 +183,25 @@ type Reader struct {
 func (r *Reader) Detach(min int, alloc func(args [][]byte, n int) []byte) {
 	r.detachMin, r.alloc = min, alloc
 }
+
+// Admit makes the Reader ask fn before it holds n more bytes of a request
+// of min bytes or more whose bytes are still arriving: as soon as its
+// declared lengths say how large it is, before any of that is allocated.
+// An error from fn fails the request: Next returns it, and the Reader is
+// unusable after it, as after a ProtocolError.
+func (r *Reader) Admit(min int, fn func(n int64) error) {
+	r.admitMin, r.admit = int64(min), fn
+}
+
+// Admitted is how much of the pending request's declared size Admit's
+// function has admitted: 0 once the request is complete.
+func (r *Reader) Admitted() int64 { return r.admitted }
+
+// Unauthenticated applies (on) or lifts the limits on a client that has
+// not authenticated: a larger count or length fails the request with
+// Redis's "unauthenticated multibulk length" or "unauthenticated bulk
+// length". It applies to the requests Next parses from then on.
+func (r *Reader) Unauthenticated(on bool) { r.unauth = on }
 
 // detachMax is the largest argument Detach reads into memory of its own.
 const detachMax = keepBigBuf
@@ -405,6 +440,9 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		if !ok || v > int64(r.lim.MaxArgs) {
 			return Command{}, false, protoErr("invalid multibulk length")
 		}
+		if r.unauth && v > UnauthMaxArgs {
+			return Command{}, false, protoErr("unauthenticated multibulk length")
+		}
 		p = cr + 2
 		if v <= 0 {
 			r.r = p
@@ -430,10 +468,19 @@ func (r *Reader) multibulk() (Command, bool, error) {
 		if !ok || l < 0 || l > r.lim.MaxBulkLen {
 			return Command{}, false, protoErr("invalid bulk length")
 		}
+		if r.unauth && l > UnauthMaxBulkLen {
+			return Command{}, false, protoErr("unauthenticated bulk length")
+		}
 		data := cr + 2
 		end := int64(data) + l + 2
 		if end-int64(start) > r.lim.MaxQueryBuffer {
 			return Command{}, false, protoErr("request exceeds the query buffer limit (%d bytes)", r.lim.MaxQueryBuffer)
+		}
+		if size := end - int64(start); end > int64(r.w) && r.admit != nil && size >= r.admitMin && size > r.admitted {
+			if err := r.admit(size - r.admitted); err != nil {
+				return Command{}, false, err
+			}
+			r.admitted = size
 		}
 		if end > int64(r.w) && r.alloc != nil && l >= int64(r.detachMin) && l <= detachMax {
 			r.detach(arg0, data, l)
@@ -456,6 +503,7 @@ func (r *Reader) multibulk() (Command, bool, error) {
 	}
 	r.pend = false
 	r.need = 0
+	r.admitted = 0
 	r.r = p
 	args := r.argv[arg0:len(r.argv):len(r.argv)]
 	if r.det {

@@ -251,6 +251,95 @@ func TestReaderErrors(t *testing.T) {
 	}
 }
 
+// Before authentication a request may declare UnauthMaxArgs arguments of
+// UnauthMaxBulkLen bytes at most; the limits go once lifted.
+func TestReaderUnauthenticated(t *testing.T) {
+	at16K := "*1\r\n$16384\r\n" + strings.Repeat("a", 16384) + "\r\n"
+	over16K := "*1\r\n$16385\r\n" + strings.Repeat("a", 16385) + "\r\n"
+	ten := "*10\r\n" + strings.Repeat("$1\r\na\r\n", 10)
+	eleven := "*11\r\n" + strings.Repeat("$1\r\na\r\n", 11)
+	for _, tt := range []struct{ src, want string }{
+		{at16K, ""}, {ten, ""},
+		{over16K, "Protocol error: unauthenticated bulk length"},
+		{"*1\r\n$400000000\r\n", "Protocol error: unauthenticated bulk length"},
+		{eleven, "Protocol error: unauthenticated multibulk length"},
+	} {
+		rd := NewReader(strings.NewReader(tt.src), Limits{})
+		rd.Unauthenticated(true)
+		var err error
+		for err == nil {
+			if _, ok, nerr := rd.Next(); nerr != nil || ok {
+				err = nerr
+				break
+			}
+			err = rd.Fill()
+		}
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want || !IsProtocolError(err)) {
+			t.Errorf("%.20q: err = %v, want %q", tt.src, err, tt.want)
+		}
+	}
+	rd := NewReader(strings.NewReader(over16K+eleven), Limits{})
+	rd.Unauthenticated(true)
+	rd.Unauthenticated(false)
+	for n := 0; n < 2; {
+		cmd, ok, err := rd.Next()
+		switch {
+		case err != nil:
+			t.Fatalf("after the limits are lifted: %v", err)
+		case ok:
+			if len(cmd.Args) != []int{1, 11}[n] {
+				t.Fatalf("request %d has %d arguments", n, len(cmd.Args))
+			}
+			n++
+		default:
+			if err := rd.Fill(); err != nil {
+				t.Fatalf("after the limits are lifted: %v", err)
+			}
+		}
+	}
+}
+
+// Admit is asked, once per request, before a large request whose bytes
+// are still arriving is held; its error fails the request.
+func TestReaderAdmit(t *testing.T) {
+	src := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n" + strings.Repeat("v", 100000) + "\r\n*1\r\n$4\r\nPING\r\n"
+	var asked []int64
+	rd := NewReader(&chunkReader{b: []byte(src), n: 4096}, Limits{})
+	rd.Admit(64<<10, func(n int64) error { asked = append(asked, n); return nil })
+	var names []string
+	for len(names) < 2 {
+		cmd, ok, err := rd.Next()
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case ok:
+			names = append(names, string(cmd.Args[0]))
+		default:
+			if err := rd.Fill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(asked) != 1 || asked[0] != int64(len(src)-len("*1\r\n$4\r\nPING\r\n")) {
+		t.Fatalf("admit asked for %v, want once for the SET's %d bytes", asked, len(src)-14)
+	}
+	refused := errors.New("no room")
+	rd = NewReader(strings.NewReader("*2\r\n$3\r\nSET\r\n$500000000\r\nabc"), Limits{})
+	rd.Admit(64<<10, func(int64) error { return refused })
+	for {
+		_, _, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, refused) {
+				t.Fatalf("err = %v, want admit's", err)
+			}
+			break
+		}
+		if err := rd.Fill(); err != nil {
+			t.Fatalf("the refused request was read on: %v", err)
+		}
+	}
+}
+
 // A declared length is never allocated: a header promising 500 MiB with
 // a few bytes behind it leaves the buffer at its minimum size.
 func TestReaderDoesNotTrustDeclaredLengths(t *testing.T) {

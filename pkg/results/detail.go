@@ -231,6 +231,35 @@ type Row struct {
 	// RESP3 says every connection of the load generator spoke RESP3
 	// (HELLO 3); false in files written before, which spoke RESP2.
 	RESP3 bool `csv:"resp3" json:"resp3,omitempty"`
+	// Placement is where the server's and the load generator's threads
+	// ran (run --cpus, package machine): "off" when the scheduler placed
+	// them, a CPU list when both shared it ("0"), else
+	// "server=0,client=1". Empty in files written before (unpinned).
+	// compare treats another placement as another setting.
+	Placement string `csv:"placement" json:"placement,omitempty"`
+	// Block is, in an adaptive run (run --precision), the block the
+	// measurement belongs to: the slices of one block were measured close
+	// together in time, every scenario of their mode once or twice, and
+	// comparisons pair them block by block. 0 (empty) for the rounds of a
+	// fixed-round run, and in files written before.
+	Block int `csv:"block" json:"block,omitempty"`
+	// Slice is the measurement's position in its block, from 1.
+	Slice int `csv:"slice" json:"slice,omitempty"`
+	// StealCPUs and OtherCPUs are what the machine did besides the
+	// measurement, on average over it, in CPUs: time the hypervisor gave
+	// other guests, and the CPU time of processes not measured. Load1 is
+	// the one-minute load average at its end, CPUMHz the CPUs' mean
+	// frequency (empty where the machine does not say). All empty in
+	// files written before.
+	StealCPUs *float64 `csv:"steal_cpus" json:"steal_cpus,omitempty"`
+	OtherCPUs *float64 `csv:"other_cpus" json:"other_cpus,omitempty"`
+	Load1     *float64 `csv:"load1" json:"load1,omitempty"`
+	CPUMHz    *float64 `csv:"cpu_mhz" json:"cpu_mhz,omitempty"`
+	// Disturbed says why the machine's signals broke the disturbance rule
+	// over the measurement (machine.DefaultRule: steal, or other
+	// processes' CPU); empty when they did not. An adaptive run leaves a
+	// disturbed slice out of its comparisons, and the report counts them.
+	Disturbed string `csv:"disturbed" json:"disturbed,omitempty"`
 	// Notes say what kvbench could not read or do on the attempt's
 	// server for want of a command, and what to do instead, separated by
 	// "; " (target.Info.Notes): "config not verified: CONFIG

@@ -69,6 +69,11 @@ type Plan struct {
 
 	cal     map[string]*rates // the estimate's figures by target (Calibrate); nil: the fixed ones
 	calFile string            // the detail CSV they were read from
+	// calSpread is the spread of an adaptive run's block log-ratios in
+	// calSpreadFile, the last run's detail CSV; 0 when it was not
+	// adaptive.
+	calSpread     float64
+	calSpreadFile string
 }
 
 // NewPlan resolves the targets, strategies and modes of opts and orders
@@ -92,7 +97,10 @@ func NewPlan(opts Options) (*Plan, error) {
 	if err := p.scenarios(targets); err != nil {
 		return nil, err
 	}
-	p.order()
+	p.resolvePlacement(targets)
+	if o.Precision == 0 {
+		p.order()
+	}
 	return p, nil
 }
 
@@ -241,6 +249,9 @@ func (p *Plan) scenarios(targets []target.Target) error {
 		}
 		for _, m := range o.Modes {
 			c := loadgen.Config{Mode: loadgen.Mode(m), SetCmd: d.SetCmd, Load: o.Load}
+			if o.Precision > 0 { // a write slice writes keys no slice wrote, within the keyspace
+				c.Requests = min(c.Requests, c.Keyspace)
+			}
 			if err := c.InsertOnlyErrors(); err != nil {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}
@@ -350,28 +361,11 @@ const (
 // the fixed ones.
 func (p *Plan) estimate(sc *Scenario) time.Duration {
 	o := p.Options
-	qps, prefill, reload := float64(EstimateQPS), float64(EstimatePrefillQPS), float64(EstimateReloadKeysPerS)
-	start, stop := EstimateStartStop/2, EstimateStartStop/2
-	k := keyOf(sc)
-	if k.always {
-		qps = EstimateAlwaysQPS
-	}
-	if r := p.cal[sc.Desc.Name]; r != nil {
-		if q := r.rate(k, o.SetRatio); q > 0 {
-			qps = q
-		}
-		if r.prefill > 0 {
-			prefill = r.prefill
-		}
-		if r.reload > 0 {
-			reload = r.reload
-		}
-		start, stop = r.startOf(sc.Target), r.stop
-	}
-	d := start + stop
+	qps := p.qpsOf(sc)
+	d := p.startStopOf(sc)
 	switch {
 	case sc.Mode == results.ModeRecovery:
-		d += p.recoveryEstimate(sc, start, reload)
+		d += p.recoveryEstimate(sc)
 	case sc.Workload == nil:
 		d += seconds(float64(o.Requests)/qps) + p.curveEstimate(qps)
 	default:
@@ -383,7 +377,7 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		keys, fills = cfg.Keyspace, len(workloadFills(cfg)) > 0
 	}
 	if fills {
-		d += seconds(float64(keys) / prefill)
+		d += seconds(float64(keys) / p.prefillRateOf(sc))
 	}
 	return d
 }
@@ -392,9 +386,8 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 // prefill: the stream of acknowledged writes (until Requests are, or
 // recovery.Stream has passed: PowerLossStream for a power loss), the
 // restart on its files, which takes the start of a server, and, for a
-// strategy that keeps its data, the reload of the keyspace at reload keys
-// per second.
-func (p *Plan) recoveryEstimate(sc *Scenario, start time.Duration, reload float64) time.Duration {
+// strategy that keeps its data, the reload of the keyspace.
+func (p *Plan) recoveryEstimate(sc *Scenario) time.Duration {
 	o := p.Options
 	stream := recovery.Stream
 	if o.PowerLoss {
@@ -403,9 +396,9 @@ func (p *Plan) recoveryEstimate(sc *Scenario, start time.Duration, reload float6
 	if o.Requests > 0 {
 		stream = min(stream, seconds(float64(o.Requests)/(float64(max(o.Connections, 1))*EstimateStreamQPS)))
 	}
-	d := stream + start + EstimateRestart
+	d := stream + p.startOf(sc) + EstimateRestart
 	if sc.Strategy.Persistence != "none" {
-		d += seconds(float64(o.Keyspace) / reload)
+		d += seconds(float64(o.Keyspace) / p.reloadRateOf(sc))
 	}
 	return d
 }
@@ -438,10 +431,56 @@ func (p *Plan) profileEstimate() time.Duration {
 	return d
 }
 
+// writeProfileLine writes the plan's line of the profile rounds, if it
+// has them.
+func (p *Plan) writeProfileLine(b *strings.Builder) {
+	if prof := p.profiled(); len(prof) > 0 {
+		fmt.Fprintf(b, "then a profile round of each of the %d scenarios measured ~%s (an attempt each, and perf's %s)\n",
+			len(prof), formatDuration(p.profileEstimate()), formatDuration(EstimateProfile))
+	}
+}
+
+// startStopOf is the estimated start and stop of a server of sc.
+func (p *Plan) startStopOf(sc *Scenario) time.Duration {
+	if r := p.cal[sc.Desc.Name]; r != nil {
+		return r.startOf(sc.Target) + r.stop
+	}
+	return EstimateStartStop
+}
+
+// startOf is the estimated start of a server of sc.
+func (p *Plan) startOf(sc *Scenario) time.Duration {
+	if r := p.cal[sc.Desc.Name]; r != nil {
+		return r.startOf(sc.Target)
+	}
+	return EstimateStartStop / 2
+}
+
+// prefillRateOf is the estimated prefill rate of a server of sc, in keys
+// per second.
+func (p *Plan) prefillRateOf(sc *Scenario) float64 {
+	if r := p.cal[sc.Desc.Name]; r != nil && r.prefill > 0 {
+		return r.prefill
+	}
+	return EstimatePrefillQPS
+}
+
+// reloadRateOf is the estimated rate at which a restarted server of sc
+// loads its keys, in keys per second.
+func (p *Plan) reloadRateOf(sc *Scenario) float64 {
+	if r := p.cal[sc.Desc.Name]; r != nil && r.reload > 0 {
+		return r.reload
+	}
+	return EstimateReloadKeysPerS
+}
+
 // Estimate is the expected time of the whole run, its profile rounds
 // included, without retries.
 func (p *Plan) Estimate() time.Duration {
 	d := p.profileEstimate()
+	if p.Options.Precision > 0 {
+		return d + p.adaptiveEstimate()
+	}
 	for _, st := range p.Steps {
 		d += p.estimate(st.Scenario)
 	}
@@ -464,6 +503,11 @@ func (p *Plan) Summary() string {
 	for _, w := range o.workloads {
 		what = append(what, w.Name)
 	}
+	if o.Precision > 0 {
+		return fmt.Sprintf("%s × %d strategies × %s, adaptive: slices of %s until every comparison is within ±%s (at most %s), about %s",
+			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), formatDuration(o.Slice), percent(o.Precision),
+			formatDuration(o.MaxTime), formatDuration(p.Estimate()))
+	}
 	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
 		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
 }
@@ -474,8 +518,13 @@ func (p *Plan) Write(w io.Writer) error {
 	o := p.Options
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
-	fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
-		o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
+	if o.Precision > 0 {
+		fmt.Fprintf(&b, "settings: keyspace %d, pipeline %d, connections %d, value size %d, seed %d, retries %d, slices of %s, placement %s\n",
+			o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed+1, o.Retries, formatDuration(o.Slice), o.placement)
+	} else {
+		fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
+			o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
+	}
 	if line := curvePlanLine(o.curve); line != "" {
 		fmt.Fprintln(&b, line)
 	}
@@ -501,6 +550,11 @@ func (p *Plan) Write(w io.Writer) error {
 	for _, line := range p.calibrationLines() {
 		fmt.Fprintln(&b, line)
 	}
+	if o.Precision > 0 {
+		p.writeAdaptive(&b)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	var total time.Duration
 	width := len(fmt.Sprint(len(p.Steps)))
 	for i, st := range p.Steps {
@@ -508,11 +562,8 @@ func (p *Plan) Write(w io.Writer) error {
 		total += d
 		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
 	}
-	if prof := p.profiled(); len(prof) > 0 {
-		d := p.profileEstimate()
-		total += d
-		fmt.Fprintf(&b, "then a profile round of each of the %d scenarios measured ~%s (an attempt each, and perf's %s)\n", len(prof), formatDuration(d), formatDuration(EstimateProfile))
-	}
+	total += p.profileEstimate()
+	p.writeProfileLine(&b)
 	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", formatDuration(total), p.calibrationNote())
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -135,6 +135,13 @@ func (b *BufRing) Release(c *CQE) {
 	b.add(bid)
 }
 
+// Discard gives the buffers' pages back to the kernel (MADV_DONTNEED):
+// they read as zeros until received into again. No receive may be running
+// meanwhile and no received bytes be still unread: under
+// SetupDeferTaskrun, between two calls of Enter once every completion is
+// handled.
+func (b *BufRing) Discard() { unix.Madvise(b.data, unix.MADV_DONTNEED) }
+
 // Publish makes the buffers released since the last Publish available to
 // the kernel.
 func (b *BufRing) Publish() { b.publish() }

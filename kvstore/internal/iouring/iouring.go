@@ -335,6 +335,16 @@ func (e *SQE) PrepRecvMultishot(fd int, bgid uint16, userData uint64) {
 	e.UserData = userData
 }
 
+// PrepRecv makes e a receive on fd into b (up to len(b) bytes, as many as
+// have arrived). The caller keeps b alive until its completion.
+func (e *SQE) PrepRecv(fd int, b []byte, userData uint64) {
+	e.Opcode = OpRecv
+	e.FD = int32(fd)
+	e.Addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	e.Len = uint32(len(b))
+	e.UserData = userData
+}
+
 // PrepSend makes e a send of b on fd. The caller keeps b alive and
 // unchanged until its completion.
 func (e *SQE) PrepSend(fd int, b []byte, flags uint32, userData uint64) {
