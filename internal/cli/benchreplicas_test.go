@@ -139,7 +139,7 @@ func TestBenchReadFromReplicas(t *testing.T) {
 		topo *cluster.Topology
 		err  error
 	)
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	for deadline := time.Now().Add(time.Minute); ; {
 		if topo, err = cluster.FetchTopology(ctx, []string{addr}, control.Options{Timeout: time.Second}); err != nil {
 			t.Fatal(err)
 		}
