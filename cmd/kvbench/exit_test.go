@@ -55,12 +55,12 @@ func TestBenchInterrupted(t *testing.T) {
 	// Interrupt once the load is on: the server has counted some writes.
 	rdb := redis.NewClient(&redis.Options{Addr: srv.addr})
 	defer rdb.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(time.Minute); ; {
 		if n, _ := rdb.DBSize(context.Background()).Result(); n > 1000 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the bench run wrote nothing within 10s\nstderr:\n%s", errOut.String())
+			t.Fatalf("the bench run wrote nothing within a minute\nstderr:\n%s", errOut.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -71,8 +71,8 @@ func TestBenchInterrupted(t *testing.T) {
 	select {
 	case err = <-done:
 		done <- err
-	case <-time.After(10 * time.Second):
-		t.Fatal("bench still running 10s after SIGINT")
+	case <-time.After(time.Minute): // a bound on a failure, not a figure
+		t.Fatal("bench still running a minute after SIGINT")
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {

@@ -48,7 +48,7 @@ func TestServeFaultTable(t *testing.T) {
 		acked = writeKeys(t, p.addr, "k", 0, keys, val)
 		time.Sleep(1500 * time.Millisecond) // an everysec fsync, and its record in the manifest
 		p.cmd.Process.Signal(syscall.SIGKILL)
-		p.wait(t, 10*time.Second)
+		p.wait(t, time.Minute)
 		return dir, acked
 	}
 	incr1 := "appendonly.aof.1.incr.aof"
@@ -78,7 +78,7 @@ func TestServeFaultTable(t *testing.T) {
 		rdb.Close()
 		acked += writeKeys(t, p.addr, "k", keys/2, keys, val)
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.wait(t, 10*time.Second)
+		p.wait(t, time.Minute)
 		m, _ := os.ReadFile(filepath.Join(dir, manifest))
 		incr := regexp.MustCompile(`appendonly\.aof\.\d+\.incr\.aof`).FindString(string(m))
 		os.Remove(filepath.Join(dir, incr))
@@ -158,7 +158,7 @@ func TestServeFaultTable(t *testing.T) {
 		resumed := time.Since(began)
 		rewrites := infoValue(t, rdb, "persistence", "aof_rewrites")
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.wait(t, 10*time.Second)
+		p.wait(t, time.Minute)
 		n := keysAfterStart(t, "everysec", dir, acked)
 		add("full disk (a 24 MB tmpfs), then 10% of the log's size freed",
 			fmt.Sprintf("refused writes with MISCONF after %d acknowledged (log %d bytes; INFO aof_rewrite_needs_bytes:%s); %d bytes freed: writes accepted %v later, through %s rewrites; after a restart %d of the acknowledged keys are there",
@@ -398,7 +398,7 @@ func keysAfterStart(t *testing.T, policy, dir string, acked int) int {
 	p := startServe(t, "--persist", policy, "--dir", dir)
 	defer func() {
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.wait(t, 10*time.Second)
+		p.wait(t, time.Minute)
 	}()
 	return present(t, p.addr, acked)
 }

@@ -79,7 +79,7 @@ func TestServeCrash(t *testing.T) {
 				}()
 				time.Sleep(time.Duration(5+rng.IntN(60)) * time.Millisecond)
 				p.cmd.Process.Signal(syscall.SIGKILL)
-				p.wait(t, 5*time.Second)
+				p.wait(t, time.Minute)
 				wg.Wait()
 				rdb.Close()
 			}
@@ -102,7 +102,7 @@ func TestServeDamagedLog(t *testing.T) {
 	}
 	rdb.Close()
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 5*time.Second)
+	p.wait(t, time.Minute)
 
 	log := filepath.Join(dir, "appendonly.aof.1.incr.aof")
 	data, err := os.ReadFile(log)
@@ -155,7 +155,7 @@ func TestServeAlwaysLogDamage(t *testing.T) {
 	}
 	rdb.Close()
 	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.wait(t, 5*time.Second)
+	p.wait(t, time.Minute)
 	const name = "appendonly.aof.1.incr.aof"
 	data, err := os.ReadFile(filepath.Join(crashed, name))
 	if err != nil {
@@ -245,7 +245,7 @@ func TestServeMissingManifest(t *testing.T) {
 	}
 	rdb.Close()
 	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.wait(t, 5*time.Second)
+	p.wait(t, time.Minute)
 	incr := filepath.Join(dir, "appendonly.aof.1.incr.aof")
 	before, err := os.Stat(incr)
 	if err != nil {

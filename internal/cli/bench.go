@@ -44,9 +44,10 @@ QPS, average time per request, elapsed time and latency percentiles.
 
 redis-benchmark's short flags work: -p port, -c connections, -n requests,
 -P pipeline, -d value size, -r keyspace, -t tests, -q quiet, -a password,
--u URI, -s socket; a command after -- is run as with --command
-(kvbench bench -- SET __key__ __data__). But -h is this help, not the
-host: give --host.
+-u URI, -s socket. But -h is this help, not the host: give --host. The
+arguments after the flags are a command, run as with --command (kvbench
+bench -p 6379 -n 1000 SET __key__ __data__; after -- too): the flags end
+at the first argument that is not one.
 
 Latency runs from the write of a request's batch to the read that brought its
 reply (with --rate, from the request's intended send time). Keys are
@@ -67,7 +68,7 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --tests set,get,lpush,lrange_100 --connections 50 --pipeline 16
   kvbench bench --command 'SET __key__ __data__' --command-ratio 1 --command 'GET __key__' --command-ratio 10
   kvbench bench -p 6379 -c 50 -n 100000 -P 16 -d 64 -r 10000 -t set,get -q
-  kvbench bench -c 50 -n 100000 -- LPUSH __key__ __data__
+  kvbench bench -c 50 -n 100000 LPUSH __key__ __data__
   kvbench bench --mode get --percentiles 50,99,99.9,99.99 --hdr-file-prefix out/get --output csv
   kvbench bench --workload ycsb-b --keyspace 1000000 --prefill --duration 30s
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
@@ -86,7 +87,6 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --replay monitor.txt --connections 50 --pipeline 16
   kvbench bench --replay monitor.txt --replay-speed 2 --duration 60s
   kvbench bench --resp3 --mode get --prefill --verify-get`,
-		Args: benchArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
 				return listWorkloads(cmd.OutOrStdout())
@@ -105,6 +105,9 @@ SIGTERM: the report of what was done so far is printed first).`,
 		},
 	}
 	addBenchFlags(cmd.Flags(), o)
+	// As redis-benchmark, the flags end at the first argument that is not
+	// one: what follows is the command to send, its own dashes included.
+	cmd.Flags().SetInterspersed(false)
 	return cmd
 }
 
@@ -175,8 +178,8 @@ func addBenchFlags(f *pflag.FlagSet, o *benchOptions) {
 
 	f.StringVar(&o.Output, "output", o.Output, "report format: text, json or csv (one row per command or test: "+strings.Join(output.CSVHeader, ",")+"; latencies in µs)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only one line per command or test: its QPS and p50, as redis-benchmark -q")
-	f.StringVar(&o.Percentiles, "percentiles", "", `latency percentiles to report, e.g. 50,99,99.9,99.99: the text's columns, and in JSON "percentiles_us" ({"p99.99": ...}) for the run and each command`)
-	f.StringVar(&o.HDRPrefix, "hdr-file-prefix", "", "write each histogram as PATH_<command>.hgrm (HdrHistogram's percentile distribution, µs) and PATH_<command>.hlog (its interval log, compressed and base64-encoded); the whole run is PATH_"+output.HDRWhole)
+	f.StringVar(&o.Percentiles, "percentiles", "", `latency percentiles to report, e.g. 50,99,99.9,99.99: the text's columns, the CSV's columns after its own (p99.99_us), and in JSON "percentiles_us" ({"p99.99": ...}) for the run and each command`)
+	f.StringVar(&o.HDRPrefix, "hdr-file-prefix", "", "write each histogram as PATH_<command>.hgrm (HdrHistogram's percentile distribution, µs) and PATH_<command>.hlog (its interval log, compressed and base64-encoded); the whole run is PATH_"+output.HDRWhole+", and --mode mixed writes its write and read commands' too")
 	f.Var((*pidValue)(&o.ProfilePID), "profile-pid", "record the CPU profile of the server process PID on this host with perf during the load, and draw it as a flame graph kvbench_flame_bench_TIME.svg (e.g. --profile-pid $(pidof redis-server))")
 	f.StringVar(&o.ProfileOut, "profile-out", "", "directory of the --profile-pid flame graph (default: the current directory)")
 	addMetricsFlag(f, &o.MetricsAddr, "kvbench_requests_total, kvbench_errors_total, kvbench_request_duration_seconds; target=the server's HOST:PORT, strategy empty")
@@ -187,15 +190,6 @@ func givenFlags(f *pflag.FlagSet) map[string]bool {
 	given := make(map[string]bool)
 	f.Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
 	return given
-}
-
-// benchArgs allows positional arguments only after "--": the command to
-// send, as redis-benchmark takes one.
-func benchArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
-		return &usageError{fmt.Errorf("unexpected argument %q: a command to send goes after -- (kvbench bench -- SET __key__ __data__)", args[0])}
-	}
-	return nil
 }
 
 // runBench runs bench.Run. An interrupt ends it with ExitInterrupted.

@@ -118,7 +118,7 @@ func TestBenchRamp(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 3 || lines[0] != "connections,command,requests,qps,avg_us,p50_us,p99_us,p999_us,max_us,errors" ||
+	if len(lines) != 3 || lines[0] != "connections,command,requests,qps,avg_us,p50_us,p99_us,p999_us,max_us,errors,refused_writes,qps_counts_refused" ||
 		!strings.HasPrefix(lines[1], "2,GET,") || !strings.HasPrefix(lines[2], "3,GET,") {
 		t.Errorf("csv:\n%s", stdout)
 	}

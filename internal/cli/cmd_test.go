@@ -274,3 +274,20 @@ func TestReportComparisons(t *testing.T) {
 		}
 	}
 }
+
+// TestReportDirectory: a directory stands for its detail CSVs, as
+// "kvbench run --out DIR" wrote them, for report as for compare; one with
+// none is an error naming it.
+func TestReportDirectory(t *testing.T) {
+	code, fromDir, stderr := execute(t, "report", "../../testdata/report/seed000")
+	if code != 0 {
+		t.Fatalf("report DIR: exit %d: %s", code, stderr)
+	}
+	if _, fromGlob, _ := execute(t, "report", "../../testdata/report/seed000/*_detail*.csv"); fromDir != fromGlob {
+		t.Errorf("report DIR and report DIR/*_detail_*.csv differ:\n%s\n---\n%s", fromDir, fromGlob)
+	}
+	empty := t.TempDir()
+	if code, _, stderr := execute(t, "report", empty); code != 1 || !strings.Contains(stderr, "no *_detail*.csv in directory "+empty) {
+		t.Errorf("report of an empty directory: exit %d: %s", code, stderr)
+	}
+}

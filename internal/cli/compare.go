@@ -37,7 +37,7 @@ func newCompareCmd(runF func(context.Context, *compareOptions) error) *cobra.Com
 		Use:   "compare OLD NEW | compare --by label A B DETAIL.csv...",
 		Short: "Compare two sets of runs: the change per scenario, with significance",
 		Long: `compare answers "did my change make it faster or slower?". Each side is a
-detail CSV, a directory of them (its *_detail_*.csv files) or a quoted glob;
+detail CSV, a directory of them (its *_detail*.csv files) or a quoted glob;
 with --by label, the rows of the given CSVs are split by their label column
 ("kvbench run --label NAME"), A against B.
 

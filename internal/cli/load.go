@@ -21,7 +21,7 @@ func addLoadFlags(f *pflag.FlagSet, l *loadgen.Load) {
 	f.Var(keyRangeFlag{kr, keyMin}, "key-minimum", "number of the first key, memtier_benchmark style: the keys are --key-minimum to --key-minimum + --keyspace - 1")
 	f.Var(keyRangeFlag{kr, keyMax}, "key-maximum", "number of the last key, memtier_benchmark style: the keyspace is then --key-maximum - --key-minimum + 1 (with --keyspace and without --key-minimum, the last --keyspace keys up to it; all three must agree)")
 	f.IntVar(&l.SetRatio, "set-ratio", l.SetRatio, "percentage of writes in mixed mode (0-100)")
-	f.DurationVar(&l.Timeout, "timeout", l.Timeout, "fail when a connection waits this long for a reply")
+	f.DurationVar(&l.Timeout, "timeout", l.Timeout, "fail when a connection waits this long for a reply, the prefill's too (bytes of a reply that never completes do not count)")
 	f.Float64Var(&l.StallBelow, "stall-below", l.StallBelow, "an interval whose QPS is below this fraction of the median interval's is a stall")
 	f.DurationVar(&l.StallLatency, "stall-latency", l.StallLatency, "an interval in which a request waited longer than this is a stall (0: no such rule)")
 }

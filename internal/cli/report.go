@@ -28,10 +28,11 @@ func newReportCmd(runF func(context.Context, *reportOptions) error) *cobra.Comma
 	}
 	o := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report DETAIL.csv...",
+		Use:   "report DETAIL.csv|DIR...",
 		Short: "Turn detail CSVs into trimmed, significance-tested tables",
-		Long: `report reads one or more detail CSVs written by "kvbench run" (several files
-and glob patterns are merged) and prints the settings the rows record
+		Long: `report reads one or more detail CSVs written by "kvbench run" (several files,
+directories (their *_detail*.csv files, as "run --out DIR" wrote them) and
+glob patterns are merged) and prints the settings the rows record
 (requests, rounds, pipeline, connections, keyspace, value size, the servers'
 versions, the load generator's machine), then per target:
 
@@ -80,7 +81,8 @@ cluster's masters) and PREFIX_series_TS.csv (run --interval): a stalls
 table per target (stalls per minute, longest, count, U-test against the
 baseline) and, in the html format, a plot per scenario of its kept rounds'
 QPS and p99 per interval, stalls and the server's events marked.`,
-		Example: `  kvbench report results/hash_bench_detail_*.csv
+		Example: `  kvbench report results/
+  kvbench report results/hash_bench_detail_*.csv
   kvbench report --lang zh results/*.csv > report.md
   kvbench report --baseline kvstore=nopersist,redis=none --chart qps.svg results/*.csv
   kvbench report --format csv results/*.csv > trimmed.csv
@@ -89,7 +91,7 @@ QPS and p99 per interval, stalls and the server's events marked.`,
   kvbench report --precision 2% --comparisons-csv comparisons.csv results/*.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{errors.New("report: give at least one detail CSV (file or glob pattern)")}
+				return &usageError{errors.New("report: give at least one detail CSV (file, directory or glob pattern)")}
 			}
 			o.Inputs = args
 			if err := o.validate(); err != nil {

@@ -43,7 +43,7 @@ func RequirePrometheusTool(t testing.TB, name string) string {
 // error or a status other than 200.
 func Scrape(t testing.TB, u string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := httpGet(ctx, u)
 	if err != nil {
@@ -77,7 +77,7 @@ func httpGet(ctx context.Context, u string) ([]byte, error) {
 func PromtoolCheck(t testing.TB, text string) {
 	t.Helper()
 	promtool := RequirePrometheusTool(t, "promtool")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, promtool, "check", "metrics")
 	cmd.Stdin = strings.NewReader(text)
@@ -148,7 +148,7 @@ func StartPrometheus(t testing.TB, interval time.Duration, targets ...string) *P
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute): // a bound on a failure, not a figure
 			_ = cmd.Process.Kill()
 			<-done
 		}
@@ -183,7 +183,7 @@ type PromSample struct {
 // Query runs an instant query through the HTTP API (/api/v1/query).
 func (p *Prometheus) Query(t testing.TB, query string) []PromSample {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := httpGet(ctx, p.URL+"/api/v1/query?query="+url.QueryEscape(query))
 	if err != nil {

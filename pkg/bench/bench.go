@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"github.com/kvbench/kvbench/pkg/machine"
 	"io"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,6 +84,9 @@ func Run(ctx context.Context, o Options, w io.Writer) (res Result, err error) {
 		res.Prefill = &pre
 		for _, w := range pre.Warnings {
 			fmt.Fprintln(o.Log, "warning:", w)
+		}
+		if errors.Is(err, loadgen.ErrNotEmpty) {
+			return res, fmt.Errorf("%w; %s", err, emptyHint(c))
 		}
 		if err != nil {
 			return res, err
@@ -183,6 +188,7 @@ func (r *run) plain(ctx context.Context) (loadgen.Result, error) {
 			return loadgen.Result{Config: cfg}, err
 		}
 	}
+	cfg.SplitOps = o.HDRPrefix != "" // a histogram file per command
 	res, err := loadgen.Run(ctx, cfg)
 	r.meter.Done(&res.Result)
 	if res.Histogram == nil && err != nil {
@@ -220,7 +226,7 @@ func (r *run) tests(ctx context.Context) ([]rbtests.TestResult, error) {
 	case o.Output == output.FormatJSON:
 		werr = output.WriteTestsJSON(r.w, c, res, o.percentiles, err)
 	case o.Output == output.FormatCSV:
-		werr = output.WriteTestsCSV(r.w, res)
+		werr = output.WriteTestsCSV(r.w, res, o.percentiles)
 	case o.Quiet:
 		werr = output.WriteTestsQuiet(r.w, res)
 	default:
@@ -314,6 +320,25 @@ func reportReplay(w io.Writer, c loadgen.Config) {
 	if more := cp.Unparsable - int64(len(cp.Errors)); more > 0 {
 		fmt.Fprintf(w, "%s: %d more unparsable lines\n", cp.File, more)
 	}
+}
+
+// emptyHint says what to do when the prefill found the server holding
+// keys: empty it, with the redis-cli command that does, prefill another
+// database, or read the keys as they are.
+func emptyHint(c loadgen.Config) string {
+	if c.Cluster {
+		return fmt.Sprintf("the prefill writes every key and counts them after: if the keys are nothing you need, empty the cluster first (redis-cli --cluster call %s FLUSHALL), or leave out --prefill to read the keys as they are", c.Addr)
+	}
+	cli := "redis-cli"
+	if path, ok := control.SocketPath(c.Addr); ok {
+		cli += " -s " + path
+	} else if host, port, err := net.SplitHostPort(c.Addr); err == nil {
+		cli += " -h " + host + " -p " + port
+	}
+	if c.DB > 0 {
+		cli += " -n " + strconv.Itoa(c.DB)
+	}
+	return fmt.Sprintf("the prefill writes every key and counts them after: if the keys are nothing you need, empty the database first (%s FLUSHDB), prefill another one (--db N), or leave out --prefill to read the keys as they are", cli)
 }
 
 // resp3Error names --resp3 in the error of a server that refused HELLO 3,

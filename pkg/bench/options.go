@@ -466,11 +466,11 @@ func (o *Options) validateWorkload() error {
 	if len(o.Command) > 0 {
 		for _, n := range []string{"mode", "tests", "command", "workload"} {
 			if o.given(n) {
-				return fmt.Errorf("a command after -- and --%s cannot be used together", n)
+				return fmt.Errorf("a command to send (%q, after the flags) and --%s cannot be used together", strings.Join(o.Command, " "), n)
 			}
 		}
 		if o.ReplayFile != "" {
-			return fmt.Errorf("--replay and a command after -- cannot be used together: a replay sends the file's commands")
+			return fmt.Errorf("--replay and a command to send (%q, after the flags) cannot be used together: a replay sends the file's commands", strings.Join(o.Command, " "))
 		}
 	}
 	var given []string

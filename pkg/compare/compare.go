@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -271,19 +269,7 @@ func (o Options) read() (oldRows, newRows []results.Row, err error) {
 // adaptive run is left out, as the report leaves it out of its
 // comparisons.
 func readSide(args []string) ([]results.Row, error) {
-	var patterns []string
-	for _, a := range args {
-		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
-			files, _ := filepath.Glob(filepath.Join(a, "*_detail_*.csv"))
-			if len(files) == 0 {
-				return nil, fmt.Errorf("%w: no *_detail_*.csv in directory %s", results.ErrNoFiles, a)
-			}
-			patterns = append(patterns, files...)
-			continue
-		}
-		patterns = append(patterns, a)
-	}
-	files, err := results.ExpandPatterns(patterns)
+	files, err := results.ExpandPatterns(args)
 	if err != nil {
 		return nil, err
 	}

@@ -145,7 +145,7 @@ func (p *postgres) stop() {
 		go func() { p.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute): // a bound on a failure, not a figure
 			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}

@@ -35,6 +35,7 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 		return append(addDetailColumns("placement", "block", "slice", "steal_cpus", "other_cpus", "load1", "cpu_mhz", "disturbed")(d),
 			addEnvironmentColumns("placement")(d)...)
 	},
+	addDetailColumns("notes"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

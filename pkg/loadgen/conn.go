@@ -223,17 +223,19 @@ type conn struct {
 	// the requests (plan.windows); nil: build copies every value whole.
 	segs *[]wseg
 
-	hist    *hdrhistogram.Histogram   // the worker's
-	cmdHist []*hdrhistogram.Histogram // the worker's, per command of a mix
-	cmdKeys []cmdKeys                 // per command of a mix
-	deps    *depQueue                 // a mix's dependent requests (commands.go)
-	rp      *replayConn               // a replay's stream (replayconn.go); nil otherwise
+	hist    *hdrhistogram.Histogram     // the worker's
+	cmdHist []*hdrhistogram.Histogram   // the worker's, per command of a mix
+	opHist  *[3]*hdrhistogram.Histogram // the worker's, per op of a mixed run
+	cmdKeys []cmdKeys                   // per command of a mix
+	deps    *depQueue                   // a mix's dependent requests (commands.go)
+	rp      *replayConn                 // a replay's stream (replayconn.go); nil otherwise
 	// iv is the worker's interval (a series is recorded; nil otherwise),
 	// ivNode the index of the connection's master in its parts (-1).
 	iv     *series.Acc
 	ivNode int
 	runV   int64 // a run of runN equal latencies not yet recorded
 	runN   int64
+	runOp  uint8 // their op, in a mixed run (opHist)
 	// mkeys are the keys of the MGETs in the ring, Config.MultiKeyGet per
 	// slot (data.go); nil without.
 	mkeys []uint64
@@ -385,9 +387,9 @@ func (c *conn) consume(b []byte, now int64) (int, error) {
 			}
 		}
 		b = b[n:]
-		if lat := now - s.t; lat != c.runV {
+		if lat := now - s.t; lat != c.runV || c.opHist != nil && s.op != c.runOp {
 			c.flushLatency()
-			c.runV = lat
+			c.runV, c.runOp = lat, s.op
 		}
 		c.runN++
 		if s.op == opSet {
@@ -422,6 +424,9 @@ func (c *conn) flushLatency() {
 		v = histMax
 	}
 	_ = c.hist.RecordValues(v, c.runN) // cannot fail: v is in range
+	if c.opHist != nil {
+		_ = c.opHist[c.runOp].RecordValues(v, c.runN)
+	}
 	if iv := c.iv; iv != nil {
 		_ = iv.Hist.RecordValues(v, c.runN)
 		if c.ivNode >= 0 && c.ivNode < len(iv.Node) {

@@ -55,7 +55,8 @@ func PrefillConfig(cfg Config) Config {
 // that does not know DBSIZE is not checked, and a warning says so.
 //
 // When the write command is SET (in any case) the keys go as MSET
-// commands of up to PrefillMSetKeys keys; any other command (RSET, HSET)
+// commands of up to PrefillMSetKeys keys (as SET commands when the server
+// answers that it has no MSET); any other command (RSET, HSET)
 // is sent once per key, and its EXIST replies (an insert-only command
 // finding the key there) are counted as conflicts. One connection sends
 // cfg.Pipeline keys per round trip, the next batch encoded while the
@@ -93,14 +94,21 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Cluster {
 		return prefillCluster(ctx, cfg)
 	}
-	l, err := link.Dial(ctx, cfg.Addr, cfg.Control(), false)
-	if err != nil {
-		return res, fmt.Errorf("prefill: connect to %s: %w", cfg.Addr, err)
-	}
-	defer l.Close()
 	defer link.LendProcs(1)()
-	f := newFiller(ctx, l, &cfg)
-	f.lo, f.hi = PrefillRange(cfg)
+	dial := func(mset bool) (*filler, error) {
+		l, err := link.Dial(ctx, cfg.Addr, cfg.Control(), false)
+		if err != nil {
+			return nil, fmt.Errorf("prefill: connect to %s: %w", cfg.Addr, err)
+		}
+		f := newFiller(ctx, l, &cfg, mset)
+		f.lo, f.hi = PrefillRange(cfg)
+		return f, nil
+	}
+	f, err := dial(strings.EqualFold(cfg.SetCmd, "SET"))
+	if err != nil {
+		return res, err
+	}
+	defer func() { f.close() }()
 
 	var before int64
 	checked := cfg.Segments <= 1
@@ -119,6 +127,18 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 	}
 
 	err = f.fill(&res)
+	if f.mset && res.Requests == 0 && noMSet(err) {
+		// A server that has SET but not MSET (one that implements what
+		// it is measured on alone) gets a SET per key, on a connection of
+		// its own: the refused batches' replies stay with the first.
+		f.close()
+		if f, err = dial(false); err != nil {
+			return res, err
+		}
+		res = Result{Config: cfg}
+		res.Histogram, res.Errors = newHistogram(), map[string]int64{}
+		err = f.fill(&res)
+	}
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: f.hi - f.lo, Elapsed: res.Elapsed, Final: true})
 	}
@@ -141,6 +161,7 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 // ahead of the replies it reads, through a link.Pipe.
 type filler struct {
 	*link.Pipe
+	l    link.Link // the connection, closed by close
 	cfg  *Config
 	mset bool // one MSET per perCmd keys, else one SetCmd per key
 
@@ -155,10 +176,22 @@ type filler struct {
 	lo, hi int64 // the keys written: [lo, hi)
 }
 
-func newFiller(ctx context.Context, l link.Link, cfg *Config) *filler {
-	f := &filler{Pipe: link.NewPipe(ctx, l, cfg.Timeout), cfg: cfg, keys: cfg.Keys()}
+// close closes the filler's connection.
+func (f *filler) close() { f.l.Close() }
+
+// noMSet reports whether err is a server's refusal of MSET as a command
+// it does not have.
+func noMSet(err error) bool {
+	var re *ReplyError
+	return errors.As(err, &re) && re.Command == "MSET" && strings.Contains(strings.ToLower(re.Msg), "unknown command")
+}
+
+// newFiller returns the filler writing cfg's keys on l: as MSET commands
+// when mset is set, else one cfg.SetCmd per key.
+func newFiller(ctx context.Context, l link.Link, cfg *Config, mset bool) *filler {
+	f := &filler{Pipe: link.NewPipe(ctx, l, cfg.Timeout), l: l, cfg: cfg, keys: cfg.Keys()}
 	f.width = f.keys.Width()
-	f.mset = strings.EqualFold(cfg.SetCmd, "SET")
+	f.mset = mset
 	f.perCmd = 1
 	if f.mset {
 		f.perCmd = PrefillMSetKeys

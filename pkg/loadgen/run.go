@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/link"
@@ -45,6 +48,11 @@ type Result struct {
 	// Replay counts the lines of the capture a replay sent
 	// (Config.Replay); nil for any other run. Its JSON form is "replay".
 	Replay *replay.Stats
+	// Ops are a mixed-mode run's writes and reads apart (named after
+	// Config.SetCmd and GetCmd), each with its requests and latencies,
+	// when Config.SplitOps asked for them; nil for any other run, and in
+	// the JSON form, which has the whole.
+	Ops []measure.Command
 }
 
 // Run connects Config.Connections connections to the server, runs the
@@ -181,6 +189,9 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 		}
 		w.raw = link.Raw
 		w.cmdHist = newCmdHists(r.plan)
+		if cfg.SplitOps && cfg.Mode == ModeMixed && len(r.plan.cmds) == 0 && cfg.Replay == nil {
+			w.opHist = &[3]*hdrhistogram.Histogram{nil, newHistogram(), newHistogram()}
+		}
 		w.epoch = r.epoch
 		if cfg.Reconnect && !cfg.Cluster {
 			w.redial = &redialer{ctx: ctx, stop: &r.stop, cfg: &r.cfg}
@@ -379,6 +390,26 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 	return res, nil
 }
 
+// opResults are a mixed-mode run's writes and reads apart (Result.Ops),
+// from the workers' histograms per op; nil for any other run.
+func (r *runner) opResults(m *measure.Result) []measure.Command {
+	if len(r.workers) == 0 || r.workers[0].opHist == nil {
+		return nil
+	}
+	ops := []measure.Command{
+		{Name: strings.ToUpper(r.cfg.SetCmd), Requests: m.Sets, Histogram: newHistogram()},
+		{Name: strings.ToUpper(r.cfg.GetCmd), Requests: m.Gets, Histogram: newHistogram()},
+	}
+	for _, w := range r.workers {
+		ops[0].Histogram.Merge(w.opHist[opSet])
+		ops[1].Histogram.Merge(w.opHist[opGet])
+	}
+	for i := range ops {
+		ops[i].QPS, ops[i].Latency = measure.PerSecond(ops[i].Requests, m.Elapsed), measure.Summarize(ops[i].Histogram)
+	}
+	return ops
+}
+
 // collect sums the connections' counts and the workers' histograms.
 func (r *runner) collect(ph *schedule.Phase) Result {
 	res := Result{Config: r.cfg}
@@ -418,6 +449,7 @@ func (r *runner) collect(ph *schedule.Phase) Result {
 	m.Start = r.epoch.Add(time.Duration(ph.Start)).Round(0)
 	m.End = m.Start.Add(m.Elapsed)
 	m.Commands = r.commandResults(m)
+	res.Ops = r.opResults(m)
 	if r.ser != nil {
 		for _, w := range r.workers {
 			r.ser.Add(w.iv)

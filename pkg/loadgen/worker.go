@@ -68,8 +68,9 @@ type worker struct {
 	last       int64        // time of the last reply this phase
 	_          [64]byte     // keep workers' counters off each other's cache lines
 
-	cmdHist  []*hdrhistogram.Histogram // per command of a mix (mixconn.go)
-	nodeHist []*hdrhistogram.Histogram // a cluster run's, per master (clusterconn.go)
+	cmdHist  []*hdrhistogram.Histogram   // per command of a mix (mixconn.go)
+	opHist   *[3]*hdrhistogram.Histogram // a mixed run's, per op (opSet, opGet); nil otherwise
+	nodeHist []*hdrhistogram.Histogram   // a cluster run's, per master (clusterconn.go)
 	// iv is the interval it counts (a series is recorded), ser the run's
 	// points it adds to; nil without a series.
 	iv  *series.Acc
@@ -119,7 +120,7 @@ func (w *worker) add(c *conn, l link.Link) error {
 	if n := c.p.batchBytes(); n > 0 {
 		s.wbuf, s.nbuf = presized(n), presized(n)
 	}
-	c.cmdHist = w.cmdHist
+	c.cmdHist, c.opHist = w.cmdHist, w.opHist
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
 	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
@@ -162,6 +163,10 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 	w.lag.Reset()
 	for _, h := range w.cmdHist {
 		h.Reset()
+	}
+	if w.opHist != nil {
+		w.opHist[opSet].Reset()
+		w.opHist[opGet].Reset()
 	}
 	for _, h := range w.nodeHist {
 		h.Reset()

@@ -16,7 +16,8 @@ import (
 )
 
 // The JSON form of a Result is one object: the counters under their
-// Counts names, "errors", "shards", the figures ("qps", "us_per_op",
+// Counts names, "errors", "shards", the figures ("qps" with
+// "qps_counts_refused" and "refused_writes" beside it, "us_per_op",
 // "latency_us" with p50, p90, p99, p999, max and mean in µs, "send_lag_us"
 // in an open loop), "percentiles_us" when percentiles were chosen
 // (percentiles.go), "commands" and "nodes" (each with its own requests,
@@ -88,13 +89,18 @@ type stallsJSON struct {
 // plain is Result with JSON names, its wire-form fields left out.
 type plain struct {
 	Counts
-	Errors   map[string]int64 `json:"errors"`
-	Shards   int              `json:"shards,omitempty"`
-	QPS      float64          `json:"qps"`
-	UsPerOp  float64          `json:"us_per_op"`
-	Latency  Latency          `json:"latency_us"`
-	Commands []Command        `json:"commands,omitempty"`
-	Nodes    []Node           `json:"nodes,omitempty"`
+	Errors map[string]int64 `json:"errors"`
+	Shards int              `json:"shards,omitempty"`
+	QPS    float64          `json:"qps"`
+	// QPSCountsRefused and RefusedWrites say, beside the QPS, that it
+	// counts writes the server refused (Counts.Conflicts): requests
+	// answered, but nothing written. Derived, not read back.
+	QPSCountsRefused bool      `json:"qps_counts_refused"`
+	RefusedWrites    int64     `json:"refused_writes"`
+	UsPerOp          float64   `json:"us_per_op"`
+	Latency          Latency   `json:"latency_us"`
+	Commands         []Command `json:"commands,omitempty"`
+	Nodes            []Node    `json:"nodes,omitempty"`
 }
 
 type document struct {
@@ -122,6 +128,7 @@ func Encode(r *Result, extra ...Field) ([]byte, error) {
 		plain: plain{
 			Counts: r.Counts, Errors: r.Errors, Shards: r.Shards,
 			QPS: r.QPS, UsPerOp: r.UsPerOp, Latency: r.Latency,
+			QPSCountsRefused: r.Conflicts > 0, RefusedWrites: r.Conflicts,
 			Commands: r.Commands, Nodes: r.Nodes,
 		},
 		wire: wire{

@@ -260,6 +260,12 @@ type Row struct {
 	// processes' CPU); empty when they did not. An adaptive run leaves a
 	// disturbed slice out of its comparisons, and the report counts them.
 	Disturbed string `csv:"disturbed" json:"disturbed,omitempty"`
+	// Notes say what kvbench could not read or do on the attempt's
+	// server for want of a command, and what to do instead, separated by
+	// "; " (target.Info.Notes): "config not verified: CONFIG
+	// unsupported", a server not emptied for want of FLUSHALL. Empty
+	// when it lacked none, and in files written before.
+	Notes string `csv:"notes" json:"notes,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.
@@ -521,14 +527,20 @@ func oneLine(s string) string {
 	return strings.Join(parts, " | ")
 }
 
+// DetailGlob matches the detail CSVs in a directory: "kvbench run" names
+// them PREFIX_detail_TIME.csv (and a renamed one, NAME_detail.csv).
+const DetailGlob = "*_detail*.csv"
+
 // The reader is hand-made on encoding/csv: gocsv's unmarshalling reports
 // neither the line of a bad cell nor which required column is missing.
 // Both sides are driven by Row's csv tags, so they cannot disagree.
 
-// ExpandPatterns turns command-line arguments into file names: an argument
-// holding glob metacharacters is expanded with filepath.Glob and must match
-// at least one file (ErrNoFiles otherwise); other arguments are kept as
-// they are. A file named twice is read once.
+// ExpandPatterns turns command-line arguments into file names: a
+// directory stands for its detail CSVs (DetailGlob: "kvbench run --out
+// DIR" wrote them), and must hold one; an argument holding glob
+// metacharacters is expanded with filepath.Glob and must match at least
+// one file (ErrNoFiles otherwise); other arguments are kept as they are.
+// A file named twice is read once.
 func ExpandPatterns(patterns []string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, fmt.Errorf("%w: no detail CSV given", ErrNoFiles)
@@ -537,7 +549,11 @@ func ExpandPatterns(patterns []string) ([]string, error) {
 	seen := make(map[string]bool)
 	for _, p := range patterns {
 		matches := []string{p}
-		if strings.ContainsAny(p, `*?[\`) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			if matches, _ = filepath.Glob(filepath.Join(p, DetailGlob)); len(matches) == 0 {
+				return nil, fmt.Errorf("%w: no %s in directory %s", ErrNoFiles, DetailGlob, p)
+			}
+		} else if strings.ContainsAny(p, `*?[\`) {
 			var err error
 			matches, err = filepath.Glob(p)
 			if err != nil {

@@ -655,8 +655,9 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 	if p.calSpread > 0 {
 		src = "from " + p.calSpreadFile
 	}
+	p.writeProfileLine(b)
 	fmt.Fprintf(b, "estimated time: %s (a block's spread %s, %s; %s; at most --max-time %s)\n",
-		formatDuration(p.adaptiveEstimate()), percent(p.spread()), src, p.calibrationNote(), formatDuration(o.MaxTime))
+		formatDuration(p.Estimate()), percent(p.spread()), src, p.calibrationNote(), formatDuration(o.MaxTime))
 }
 
 // blockSpread is the median, over the pairs of scenarios of a mode, of

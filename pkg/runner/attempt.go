@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
@@ -194,10 +195,22 @@ func (r *run) start(ctx context.Context, e Event) (server, error) {
 		return srv, fmt.Errorf("start: %w", err)
 	}
 	srv.inst, srv.info = inst, inst.Info()
+	r.logNotes(sc.Desc.Name, srv.info.Notes)
 	if err := r.pinServer(srv.info); err != nil {
 		return srv, err
 	}
 	return srv, nil
+}
+
+// logNotes logs what a target's server lacks (target.Info.Notes), each
+// note once per target: its rows repeat them.
+func (r *run) logNotes(target string, notes []string) {
+	for _, n := range notes {
+		if key := [2]string{target, n}; !r.noted[key] {
+			r.noted[key] = true
+			r.log("%s: note: %s", target, n)
+		}
+	}
 }
 
 // stop stops the server (with a short grace once the run is
@@ -397,6 +410,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	row.StartS, row.PrefillS, row.StopS = s.srv.took.Seconds(), s.prefill.Seconds(), s.stop.Seconds()
 	row.ServerVersion, row.ServerConfig, row.Flushed = info.Version, info.Config, info.Flushed
 	row.Shards, row.TLS, row.RESP3 = len(info.Nodes), info.TLS != nil, info.RESP3
+	row.Notes = strings.Join(info.Notes, "; ")
 	f := s.rec
 	row.AckedWrites, row.AckedLost, row.LostWindowS = f.AckedWrites, f.AckedLost, f.LostWindowS
 	row.RecoveryS, row.RecoveryKeysPerS, row.RecoveryMBPerS = f.RecoveryS, f.KeysPerS, f.MBPerS

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -66,6 +67,9 @@ type rates struct {
 	qps map[rateKey]float64
 	// prefill is the prefill's rate in keys per second; 0 when unknown.
 	prefill float64
+	// reload is a restarted server's rate of loading its keys, from the
+	// recovery mode's rows (recovery_keys_per_s); 0 when unknown.
+	reload float64
 	// start and stop are an attempt's; start is per shard when shards > 0.
 	start, stop time.Duration
 	shards      int
@@ -196,6 +200,7 @@ func (p *Plan) fromRun(file string) error {
 		requests, elapsed           map[rateKey]float64
 		keys, prefill, start, stop  float64
 		attempts, shards, prefilled int
+		reloads                     []float64 // recovery_keys_per_s
 	}
 	p.calSpread, p.calSpreadFile = blockSpread(rows), file
 	by := make(map[string]*sums)
@@ -217,6 +222,9 @@ func (p *Plan) fromRun(file string) error {
 		if r.Requests > 0 && r.ElapsedS > 0 {
 			s.requests[k] += float64(r.Requests)
 			s.elapsed[k] += r.ElapsedS
+		}
+		if r.RecoveryKeysPerS != nil && *r.RecoveryKeysPerS > 0 {
+			s.reloads = append(s.reloads, *r.RecoveryKeysPerS)
 		}
 		if r.PrefillS > 0 && r.Workload == "" {
 			s.keys += float64(r.Keyspace)
@@ -249,6 +257,9 @@ func (p *Plan) fromRun(file string) error {
 		}
 		if s.prefill > 0 {
 			r.prefill = s.keys / s.prefill
+		}
+		if len(s.reloads) > 0 {
+			r.reload = stats.Median(s.reloads)
 		}
 		p.cal[t.Desc().Name] = r
 	}

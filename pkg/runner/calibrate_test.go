@@ -75,10 +75,14 @@ func TestEstimateCalibrated(t *testing.T) {
 	fixed.Estimate = EstimateFixed
 	fixedPlan, _ := dry(fixed)
 	t.Logf("run %v; estimates: probe %v, fixed figures %v; redis-cluster start %v", wall, probed.Estimate(), fixedPlan.Estimate(), clusterStart)
-	within("the probe's", probed.Estimate(), 2)
+	// The probe and the run each measure what the machine gives them at
+	// the time: on a busy machine they differ as much as its load does
+	// (make bench-estimate sets the estimate against runs); a factor of 4
+	// catches a wrong model, not noise.
+	within("the probe's", probed.Estimate(), 4)
 	// Forming the cluster is counted: the fixed figures' 100 ms is far
 	// below what a cluster's start takes.
-	if est := probed.cal["redis-cluster"].startOf(clusterStep(probed).Target); est < clusterStart/2 {
+	if est := probed.cal["redis-cluster"].startOf(clusterStep(probed).Target); est < clusterStart/4 {
 		t.Errorf("the probe estimates a redis-cluster start of %v, the run's took %v", est, clusterStart)
 	}
 
@@ -86,9 +90,18 @@ func TestEstimateCalibrated(t *testing.T) {
 	if !strings.Contains(out, "calibration redis-cluster (last run)") || !strings.Contains(out, "from the last run, "+res.Files.Detail) {
 		t.Errorf("the plan does not say it took the last run's figures:\n%s", out)
 	}
-	t.Logf("estimate from the last run %v", last.Estimate())
-	within("the last run's", last.Estimate(), 1.5)
-	if est := last.cal["redis-cluster"].startOf(clusterStep(last).Target); est < clusterStart*2/3 || est > clusterStart*3/2 {
+	// From the last run, the estimate is that run's own figures summed:
+	// its attempts' start, prefill, measurement and stop, whatever the
+	// machine's load was.
+	var attempts time.Duration
+	for _, r := range readDetail(t, res) {
+		attempts += seconds(r.StartS + r.PrefillS + r.ElapsedS + r.StopS)
+	}
+	t.Logf("estimate from the last run %v, its attempts %v", last.Estimate(), attempts)
+	if est := last.Estimate(); est < attempts*9/10 || est > attempts*11/10 {
+		t.Errorf("the last run's estimate %v, its attempts' sum %v", est, attempts)
+	}
+	if est := last.cal["redis-cluster"].startOf(clusterStep(last).Target); est < clusterStart*9/10 || est > clusterStart*11/10 {
 		t.Errorf("the last run's redis-cluster start %v, its mean %v", est, clusterStart)
 	}
 

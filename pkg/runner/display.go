@@ -131,6 +131,7 @@ func (d *display) handle(e Event) {
 		d.cur, d.curStart, d.phase, d.percent, d.rate, d.last = e, time.Now(), "start", 0, 0, loadgen.Progress{}
 	case EventReady:
 		d.phase = "ready"
+
 	case EventProgress:
 		p := e.Progress
 		if p.Phase != d.last.Phase {

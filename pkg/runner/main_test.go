@@ -12,5 +12,6 @@ import (
 var kvbenchBin string
 
 func TestMain(m *testing.M) {
+	testutil.YoungServerMain() // the test binary as a command target's server
 	os.Exit(testutil.RunWithKvbench(m, &kvbenchBin))
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
@@ -332,6 +334,27 @@ const (
 	EstimateStartStop = 100 * time.Millisecond
 )
 
+// Figures used to estimate what the recovery mode and the profile rounds
+// add to an attempt, from such runs on a two-core machine ("make
+// bench-estimate" sets the estimate against the run).
+const (
+	// EstimateStreamQPS is the assumed rate of a recovery's stream of
+	// acknowledged writes, per connection: one write in flight at a
+	// time (the runs gave 14,000 to 24,000).
+	EstimateStreamQPS = 20_000
+	// EstimateReloadKeysPerS is the assumed rate at which a restarted
+	// server that keeps its data loads its keys (the runs gave 500,000
+	// to 2,000,000: the kvstore's compacted log fastest).
+	EstimateReloadKeysPerS = 600_000
+	// EstimateRestart is a restarted server's time to answer, its keys
+	// aside.
+	EstimateRestart = 200 * time.Millisecond
+	// EstimateProfile is what a profile round adds to its attempt:
+	// perf's start and stop, its samples read, the flame graphs drawn
+	// (the runs gave 0.1 to 2 s, loaded: perf reads its samples slowly).
+	EstimateProfile = 1300 * time.Millisecond
+)
+
 // estimate is the time an attempt of sc is expected to take: the start
 // and stop of its server, its prefill and its measurement, from the
 // target's calibrated figures (Calibrate) where they are known, else from
@@ -339,9 +362,14 @@ const (
 func (p *Plan) estimate(sc *Scenario) time.Duration {
 	o := p.Options
 	qps := p.qpsOf(sc)
-	d := p.startStopOf(sc) + seconds(float64(o.Requests)/qps)
-	if sc.Workload == nil {
-		d += p.curveEstimate(qps)
+	d := p.startStopOf(sc)
+	switch {
+	case sc.Mode == results.ModeRecovery:
+		d += p.recoveryEstimate(sc)
+	case sc.Workload == nil:
+		d += seconds(float64(o.Requests)/qps) + p.curveEstimate(qps)
+	default:
+		d += seconds(float64(o.Requests) / qps)
 	}
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
@@ -354,12 +382,78 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 	return d
 }
 
+// recoveryEstimate is what a recovery attempt of sc spends after its
+// prefill: the stream of acknowledged writes (until Requests are, or
+// recovery.Stream has passed: PowerLossStream for a power loss), the
+// restart on its files, which takes the start of a server, and, for a
+// strategy that keeps its data, the reload of the keyspace.
+func (p *Plan) recoveryEstimate(sc *Scenario) time.Duration {
+	o := p.Options
+	stream := recovery.Stream
+	if o.PowerLoss {
+		stream = recovery.PowerLossStream
+	}
+	if o.Requests > 0 {
+		stream = min(stream, seconds(float64(o.Requests)/(float64(max(o.Connections, 1))*EstimateStreamQPS)))
+	}
+	d := stream + p.startOf(sc) + EstimateRestart
+	if sc.Strategy.Persistence != "none" {
+		d += seconds(float64(o.Keyspace) / p.reloadRateOf(sc))
+	}
+	return d
+}
+
+// profiled are the scenarios a profile round runs for (Options.Profile,
+// with perf on this machine): all but the recovery mode's.
+func (p *Plan) profiled() []*Scenario {
+	if !p.Options.Profile {
+		return nil
+	}
+	if _, err := exec.LookPath(flame.DefaultPerf); err != nil {
+		return nil
+	}
+	var out []*Scenario
+	for _, sc := range p.Scenarios {
+		if sc.Mode != results.ModeRecovery {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// profileEstimate is the expected time of the profile rounds: an attempt
+// of every profiled scenario, and EstimateProfile more each.
+func (p *Plan) profileEstimate() time.Duration {
+	var d time.Duration
+	for _, sc := range p.profiled() {
+		d += p.estimate(sc) + EstimateProfile
+	}
+	return d
+}
+
+// writeProfileLine writes the plan's line of the profile rounds, if it
+// has them.
+func (p *Plan) writeProfileLine(b *strings.Builder) {
+	if prof := p.profiled(); len(prof) > 0 {
+		fmt.Fprintf(b, "then a profile round of each of the %d scenarios measured ~%s (an attempt each, and perf's %s)\n",
+			len(prof), formatDuration(p.profileEstimate()), formatDuration(EstimateProfile))
+	}
+}
+
 // startStopOf is the estimated start and stop of a server of sc.
 func (p *Plan) startStopOf(sc *Scenario) time.Duration {
 	if r := p.cal[sc.Desc.Name]; r != nil {
 		return r.startOf(sc.Target) + r.stop
 	}
 	return EstimateStartStop
+}
+
+// startOf is the estimated start of a server of sc.
+func (p *Plan) startOf(sc *Scenario) time.Duration {
+	if r := p.cal[sc.Desc.Name]; r != nil {
+		return r.startOf(sc.Target)
+	}
+	return EstimateStartStop / 2
 }
 
 // prefillRateOf is the estimated prefill rate of a server of sc, in keys
@@ -371,12 +465,22 @@ func (p *Plan) prefillRateOf(sc *Scenario) float64 {
 	return EstimatePrefillQPS
 }
 
-// Estimate is the expected time of the whole run, without retries.
-func (p *Plan) Estimate() time.Duration {
-	if p.Options.Precision > 0 {
-		return p.adaptiveEstimate()
+// reloadRateOf is the estimated rate at which a restarted server of sc
+// loads its keys, in keys per second.
+func (p *Plan) reloadRateOf(sc *Scenario) float64 {
+	if r := p.cal[sc.Desc.Name]; r != nil && r.reload > 0 {
+		return r.reload
 	}
-	var d time.Duration
+	return EstimateReloadKeysPerS
+}
+
+// Estimate is the expected time of the whole run, its profile rounds
+// included, without retries.
+func (p *Plan) Estimate() time.Duration {
+	d := p.profileEstimate()
+	if p.Options.Precision > 0 {
+		return d + p.adaptiveEstimate()
+	}
 	for _, st := range p.Steps {
 		d += p.estimate(st.Scenario)
 	}
@@ -458,6 +562,8 @@ func (p *Plan) Write(w io.Writer) error {
 		total += d
 		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
 	}
+	total += p.profileEstimate()
+	p.writeProfileLine(&b)
 	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", formatDuration(total), p.calibrationNote())
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -3,11 +3,14 @@ package runner
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/pkg/runner/recovery"
 )
 
 // planOptions are small options on the kvstore alone.
@@ -256,6 +259,48 @@ func TestPlanEstimate(t *testing.T) {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("plan lacks %q:\n%s", s, b.String())
 		}
+	}
+}
+
+// TestPlanEstimateRecoveryAndProfile: a recovery attempt is estimated
+// with its stream of writes (longer for a power loss), its restart and,
+// for a strategy that keeps its data, the reload of the keyspace; the
+// profile rounds count an attempt of each scenario and perf's share.
+func TestPlanEstimateRecoveryAndProfile(t *testing.T) {
+	o := planOptions()
+	o.Rounds, o.Requests, o.Keyspace, o.Modes = 1, 1_000_000, 600_000, []string{"recovery"}
+	o.Strategies = []string{"nopersist", "persist_no"}
+	for _, powerLoss := range []bool{false, true} {
+		o.PowerLoss = powerLoss
+		p, err := NewPlan(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream := recovery.Stream // 1,000,000 writes at EstimateStreamQPS take longer
+		if powerLoss {
+			stream = recovery.PowerLossStream
+		}
+		// Each: start and stop, a 1 s prefill, the stream, a restart; the
+		// log's keys reloaded in 1 s.
+		each := EstimateStartStop + time.Second + stream + EstimateStartStop/2 + EstimateRestart
+		if want := 2*each + time.Second; p.Estimate() != want {
+			t.Errorf("power loss %v: estimate %v, want %v", powerLoss, p.Estimate(), want)
+		}
+	}
+
+	o = planOptions()
+	o.Rounds, o.Requests, o.Keyspace, o.Modes, o.Strategies, o.Profile = 2, 400_000, 600_000, []string{"set"}, []string{"nopersist"}, true
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempt := EstimateStartStop + time.Second
+	want := 2 * attempt // the rounds
+	if _, err := exec.LookPath("perf"); err == nil {
+		want += attempt + EstimateProfile
+	}
+	if got := p.Estimate(); got != want {
+		t.Errorf("with --profile: estimate %v, want %v", got, want)
 	}
 }
 

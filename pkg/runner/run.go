@@ -42,19 +42,25 @@ type Timing struct {
 	// Stop is from the stop signal to the server reaped and its
 	// directory removed.
 	Stop time.Duration
+	// Profile is a run's profile rounds (Options.Profile), whole: their
+	// attempts, perf's recording and the flame graphs drawn. It measures
+	// nothing: the parts above leave it out.
+	Profile time.Duration
 }
 
 // Total is the sum of the parts.
-func (t Timing) Total() time.Duration { return t.Start + t.Prefill + t.Measure + t.Stop }
+func (t Timing) Total() time.Duration { return t.Start + t.Prefill + t.Measure + t.Stop + t.Profile }
 
-// Overhead is the orchestration's share: starting, prefilling, stopping.
-func (t Timing) Overhead() time.Duration { return t.Start + t.Prefill + t.Stop }
+// Overhead is the orchestration's share: starting, prefilling, stopping,
+// profiling.
+func (t Timing) Overhead() time.Duration { return t.Start + t.Prefill + t.Stop + t.Profile }
 
 func (t *Timing) add(u Timing) {
 	t.Start += u.Start
 	t.Prefill += u.Prefill
 	t.Measure += u.Measure
 	t.Stop += u.Stop
+	t.Profile += u.Profile
 }
 
 // Result is what a run did.
@@ -132,10 +138,13 @@ type run struct {
 	profiling *profiling
 	quiet     bool
 	power     powerCheck // powerloss.go
+	// noted are the targets' notes logged (logNotes), by target and note.
+	noted map[[2]string]bool
 }
 
 func newRun(plan *Plan, stderr io.Writer) *run {
-	return &run{plan: plan, o: plan.Options, stderr: stderr, failed: make(map[*Scenario]bool), unsupported: make(map[[2]string]string)}
+	return &run{plan: plan, o: plan.Options, stderr: stderr, failed: make(map[*Scenario]bool), unsupported: make(map[[2]string]string),
+		noted: make(map[[2]string]bool)}
 }
 
 func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
@@ -159,6 +168,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
+	if err := tmp.watch(); err != nil {
+		fmt.Fprintf(r.stderr, "warning: %v: a kill -9 of this run leaves %s to the next run into %s\n", err, tmp.path, tmpParent)
+	}
 	r.tmp = tmp.path
 	r.o.Tracker.AddDir(tmp.path)
 
@@ -175,8 +187,10 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		} else {
 			runErr = r.steps(ctx)
 		}
-		if runErr == nil {
+		if runErr == nil && r.o.Profile {
+			t0 := time.Now()
 			r.profileRounds(ctx)
+			r.res.Timing.Profile = time.Since(t0)
 		}
 		undo()
 	}
@@ -205,9 +219,13 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	}
 	t := r.res.Timing
 	if r.res.Wall > 0 {
-		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s (orchestration %.1f%%)\n",
+		profile := ""
+		if t.Profile > 0 {
+			profile = ", profile rounds " + formatDuration(t.Profile)
+		}
+		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s%s (orchestration %.1f%%)\n",
 			formatDuration(r.res.Wall), formatDuration(t.Start), formatDuration(t.Prefill), formatDuration(t.Measure),
-			formatDuration(t.Stop), 100*float64(t.Overhead())/float64(r.res.Wall))
+			formatDuration(t.Stop), profile, 100*float64(t.Overhead())/float64(r.res.Wall))
 	}
 	if len(r.res.Failed) > 0 {
 		errs = append(errs, fmt.Errorf("%w: %s", ErrScenariosFailed, strings.Join(r.res.Failed, ", ")))

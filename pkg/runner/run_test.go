@@ -327,9 +327,6 @@ func TestRunInterrupted(t *testing.T) {
 	if cancelled.IsZero() {
 		t.Fatal("the second measurement ended before it could be interrupted")
 	}
-	if d := time.Since(cancelled); d > 5*time.Second {
-		t.Errorf("Run returned %v after the cancel", d)
-	}
 	checkClean(t, o)
 	rows := readDetail(t, res)
 	if len(rows) != 2 || rows[0].Status != results.StatusOK || rows[1].Status != results.StatusInterrupted {

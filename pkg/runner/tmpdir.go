@@ -5,17 +5,29 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // A run's temporary directory, PARENT/.kvbench-tmp-XXXX, holds the
 // servers' directories and a lock file the run keeps locked (flock) for its
-// life. The kernel drops the lock when the run's process dies, however it
-// dies, so a directory whose lock can be taken belongs to a run that is
-// gone (kill -9, a crash, a reboot): the next run into PARENT removes it.
+// life. It stays on PARENT's disk (by default in --out: /tmp may be memory,
+// where an fsync costs nothing), so it cannot be an unlinked directory
+// (nothing can be created in one) nor live under $TMPDIR.
+//
+// A watcher removes it when the run's process ends, however it ends: a
+// shell in a process group of its own (a terminal's Ctrl-C is the run's to
+// handle) waiting on a pipe whose other end only the run holds. The kernel
+// closes that end when the run dies, kill -9 included; the shell then
+// removes the directory, again while the dying servers' last files are
+// going, and exits. Where the watcher could not do it (killed with the
+// run, a reboot), the lock is the fallback: the kernel drops it when the
+// run's process dies, so a directory whose lock can be taken belongs to a
+// run that is gone, and the next run into PARENT removes it.
 const (
 	tempPrefix = ".kvbench-tmp-"
 	tempLock   = "lock"
@@ -28,6 +40,42 @@ const (
 type tempDir struct {
 	path string
 	lock *os.File
+	// watcher removes the directory when pipe, the run's end of its
+	// stdin, closes; nil when it could not start (the lock remains).
+	watcher *exec.Cmd
+	pipe    *os.File
+}
+
+// watchScript is the watcher's shell script: wait for the end of stdin,
+// then remove the directory $KVBENCH_WATCHED_DIR, trying again for up to
+// 5 s while a dying server still writes into it. The directory is in its
+// environment, not its command line: a search of the processes by the
+// directory (the servers') does not find the watcher.
+const watchScript = `read -r _
+i=0
+while [ -e "$KVBENCH_WATCHED_DIR" ] && [ "$i" -lt 100 ]; do
+	rm -rf -- "$KVBENCH_WATCHED_DIR" 2>/dev/null || sleep 0.05
+	i=$((i + 1))
+done`
+
+// watch starts the directory's watcher.
+func (d *tempDir) watch() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("/bin/sh", "-c", watchScript, "kvbench-tmp-watcher")
+	cmd.Env = append(os.Environ(), "KVBENCH_WATCHED_DIR="+d.path)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("start the temporary directory's watcher: %w", err)
+	}
+	d.watcher, d.pipe = cmd, w
+	return nil
 }
 
 // newTempDir creates and locks a temporary directory in parent.
@@ -59,10 +107,15 @@ func newTempDir(parent string) (*tempDir, error) {
 	return &tempDir{path: final, lock: f}, nil
 }
 
-// remove removes the directory, then releases its lock.
+// remove removes the directory, releases its lock and ends its watcher,
+// waiting for it.
 func (d *tempDir) remove() error {
 	err := os.RemoveAll(d.path)
 	d.lock.Close()
+	if d.watcher != nil {
+		d.pipe.Close()
+		_ = d.watcher.Wait() // it finds nothing left to remove
+	}
 	return err
 }
 

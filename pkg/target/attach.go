@@ -193,6 +193,7 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 		where = fmt.Sprintf("the cluster's %d masters (%s)", len(addrs), strings.Join(addrs, ", "))
 		inst.info.Nodes = addrs
 	}
+	held := false // the server held keys kvbench did not write, or may have
 	if !a.started {
 		var n int64
 		var err error
@@ -208,6 +209,9 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 			n += k
 		}
 		switch {
+		case errors.Is(err, errNoKeyCount) && !a.cfg.AllowFlush:
+			return nil, fmt.Errorf("%s: %w: cannot tell whether %s holds keys: %v; kvbench empties attach targets between attempts: if it holds nothing you need, pass --allow-flush or set allow_flush: true for this target",
+				a.cfg.Name, ErrNotEmpty, where, err)
 		case err != nil && !a.cfg.AllowFlush:
 			return nil, fmt.Errorf("%s: %w: cannot tell whether %s holds keys (%v); kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target",
 				a.cfg.Name, ErrNotEmpty, where, err)
@@ -223,13 +227,26 @@ func (a *Attach) Start(ctx context.Context, s Strategy, env Env) (Instance, erro
 			return nil, fmt.Errorf("%s: %w: %s%s%s; kvbench empties attach targets between attempts: pass --allow-flush or set allow_flush: true for this target",
 				a.cfg.Name, ErrNotEmpty, where, verb, thousands(n)+keys)
 		}
-		inst.info.Flushed = n > 0 || err != nil
+		if errors.Is(err, errNoKeyCount) {
+			inst.info.Notes = append(inst.info.Notes, NoteNoKeyCount)
+		}
+		held = n > 0 || err != nil
 	}
+	flushed := 0
 	for i, c := range clients {
-		if _, err := c.Do(ctx, "FLUSHALL"); err != nil {
+		_, err := c.Do(ctx, "FLUSHALL")
+		switch {
+		case Unsupported(err):
+			continue // said below, once
+		case err != nil:
 			return nil, fmt.Errorf("%s: FLUSHALL on %s refused: %w", a.cfg.Name, addrs[i], err)
 		}
+		flushed++
 	}
+	if flushed < len(clients) {
+		inst.info.Notes = append(inst.info.Notes, NoteNoFlush)
+	}
+	inst.info.Flushed = held && flushed > 0
 	a.started = true
 	inst.info.StartedIn = time.Since(started)
 	return inst, nil
@@ -305,8 +322,23 @@ func seedMasters(ctx context.Context, seed string, cr creds, dial time.Duration)
 	return masters, nil
 }
 
+// Notes on what an attach target's server lacks, in Info.Notes: what
+// kvbench could not do, and what the user can do instead.
+const (
+	// NoteNoKeyCount: before the first attempt, the keys could not be
+	// counted; --allow-flush let the attempt go on.
+	NoteNoKeyCount = "keys not counted: INFO keyspace and DBSIZE unsupported"
+	// NoteNoFlush: the server was not emptied before the attempt.
+	NoteNoFlush = "not emptied: FLUSHALL unsupported, the attempt found the keys of those before (restart the server before each run, or measure it as a command target, which starts a fresh server per attempt)"
+)
+
+// errNoKeyCount is keyCount's error for a server that has neither INFO
+// keyspace nor DBSIZE.
+var errNoKeyCount = errors.New("it has neither INFO keyspace nor DBSIZE")
+
 // keys counts the server's keys: the sum of INFO keyspace's databases, or
-// DBSIZE (the current database) if larger.
+// DBSIZE (the current database) if larger. A server that lacks both
+// fails with an error wrapping errNoKeyCount.
 func keyCount(ctx context.Context, c *control.Conn) (int64, error) {
 	var n int64
 	info, ierr := c.Info(ctx, "keyspace")
@@ -325,6 +357,9 @@ func keyCount(ctx context.Context, c *control.Conn) (int64, error) {
 	}
 	if ierr == nil {
 		return n, nil
+	}
+	if Unsupported(ierr) && Unsupported(derr) {
+		return 0, fmt.Errorf("%w (INFO keyspace: %v; DBSIZE: %v)", errNoKeyCount, ierr, derr)
 	}
 	return 0, fmt.Errorf("INFO keyspace: %w; DBSIZE: %w", ierr, derr)
 }

@@ -183,9 +183,9 @@ func TestRedisClusterSampled(t *testing.T) {
 	if err := syscall.Kill(-info.NodePIDs[2], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); pingAddr(info.Nodes[2]) == nil; {
+	for deadline := time.Now().Add(time.Minute); pingAddr(info.Nodes[2]) == nil; {
 		if time.Now().After(deadline) {
-			t.Fatal("the killed master still answers PING after 10s")
+			t.Fatal("the killed master still answers PING after a minute")
 		}
 		time.Sleep(20 * time.Millisecond) // bounded poll for the process to go
 	}
@@ -196,9 +196,9 @@ func TestRedisClusterSampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = syscall.Kill(-again.Process.Pid, syscall.SIGKILL); _ = again.Wait() }()
-	for deadline := time.Now().Add(10 * time.Second); pingAddr(info.Nodes[2]) != nil; {
+	for deadline := time.Now().Add(time.Minute); pingAddr(info.Nodes[2]) != nil; {
 		if time.Now().After(deadline) {
-			t.Fatal("the restarted master does not answer PING in 10s")
+			t.Fatal("the restarted master does not answer PING in a minute")
 		}
 		time.Sleep(20 * time.Millisecond) // bounded poll for the new server
 	}

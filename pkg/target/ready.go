@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,8 +69,11 @@ func (i *instance) Stop(ctx context.Context) error {
 // cmdTimeout bounds each command sent while starting an instance.
 const cmdTimeout = 5 * time.Second
 
-// waitPing dials addr and sends PING until the server answers PONG, the
-// process p (if any) exits, ctx is done or the deadline passes.
+// waitPing dials addr and sends PING until the server answers, the
+// process p (if any) exits, ctx is done or the deadline passes. Any RESP
+// reply shows the server up, an error reply too (a server without PING
+// answers "ERR unknown command"), but for a server that says it is not
+// serving yet (notServingCodes).
 func waitPing(ctx context.Context, addr string, cr creds, started time.Time, timeout time.Duration, p *proc) error {
 	deadline := started.Add(timeout)
 	var last error
@@ -82,9 +86,9 @@ func waitPing(ctx context.Context, addr string, cr creds, started time.Time, tim
 		left := time.Until(deadline)
 		c, err := dialControl(ctx, addr, cr, min(max(left, time.Millisecond), time.Second))
 		if err == nil {
-			err = c.Ping(ctx)
+			_, err = c.Do(ctx, "PING")
 			c.Close()
-			if err == nil {
+			if err == nil || answered(err) {
 				return nil
 			}
 		}
@@ -123,20 +127,60 @@ func waitPing(ctx context.Context, addr string, cr creds, started time.Time, tim
 	}
 }
 
+// answered reports whether err, a PING's, is still an answer that shows
+// the server up: an error reply ("ERR unknown command 'PING'" from a
+// server that implements only what it is measured on) other than those
+// of a server not serving yet (notServingCodes).
+func answered(err error) bool {
+	var re *control.ReplyError
+	return errors.As(err, &re) && !notServingCodes[re.Code()]
+}
+
+// notServingCodes are the error replies of a server that is up but not
+// serving yet: loading its data (LOADING), running a script (BUSY), a
+// replica whose master is down (MASTERDOWN).
+var notServingCodes = map[string]bool{"LOADING": true, "BUSY": true, "MASTERDOWN": true}
+
+// Unsupported reports whether err is a server's refusal of a command it
+// does not have: an ERR reply ("ERR unknown command 'INFO'"), or one
+// that says the command is unknown, unsupported or not implemented; not
+// a failure to reach it, a refused permission, nor a refusal of another
+// kind (READONLY, LOADING). What a server lacks is skipped and said,
+// never retried.
+func Unsupported(err error) bool {
+	var re *control.ReplyError
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := strings.ToLower(re.Msg)
+	return re.Code() == "ERR" || strings.Contains(msg, "unknown") || strings.Contains(msg, "support") || strings.Contains(msg, "implement")
+}
+
 // versionFields are the INFO server fields that name a server's own
 // version, tried before redis_version (which compatible servers report as
 // the Redis version they emulate).
 var versionFields = []string{"kvstore_version", "valkey_version", "dragonfly_version", "redis_version"}
 
-// probe reads the version, process id and effective configuration of the
-// server at addr.
+// probeResult is what probe read of a server: its version, process id
+// and effective configuration (supported false when it has no CONFIG
+// GET), and notes on what it could not read (Info.Notes).
 type probeResult struct {
 	version   string
 	pid       int
 	config    map[string]string
 	supported bool
+	notes     []string
 }
 
+// Notes on what a server lacks, in Info.Notes.
+const (
+	NoteNoInfo   = "version unknown, restarts not detected: INFO unsupported"
+	NoteNoConfig = "config not verified: CONFIG unsupported"
+)
+
+// probe reads the version, process id and effective configuration of the
+// server at addr. A server without INFO or CONFIG GET is probed for what
+// it has, its notes saying what it lacks.
 func probe(ctx context.Context, addr string, cr creds, params []string) (probeResult, error) {
 	var r probeResult
 	c, err := dialControl(ctx, addr, cr, cmdTimeout)
@@ -145,7 +189,10 @@ func probe(ctx context.Context, addr string, cr creds, params []string) (probeRe
 	}
 	defer c.Close()
 	info, err := c.Info(ctx, "server")
-	if err != nil {
+	switch {
+	case Unsupported(err):
+		r.notes = append(r.notes, NoteNoInfo)
+	case err != nil:
 		return r, err
 	}
 	for _, f := range versionFields {
@@ -156,6 +203,9 @@ func probe(ctx context.Context, addr string, cr creds, params []string) (probeRe
 	}
 	r.pid, _ = strconv.Atoi(info["process_id"])
 	r.config, r.supported, err = c.ConfigGet(ctx, params)
+	if err == nil && !r.supported {
+		r.notes = append(r.notes, NoteNoConfig)
+	}
 	return r, err
 }
 
@@ -202,7 +252,7 @@ func readyCheck(ctx context.Context, p *proc, s Strategy, addr string, cr creds,
 	if err := checkExpect(s, pr.config, pr.supported); err != nil {
 		return nil, err
 	}
-	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started), User: cr.User, DB: cr.DB, RESP3: cr.RESP3}
+	info := Info{Addr: addr, Version: pr.version, StartedIn: time.Since(started), User: cr.User, DB: cr.DB, RESP3: cr.RESP3, Notes: pr.notes}
 	if pr.supported {
 		info.Config = formatConfig(params, pr.config)
 	}

@@ -33,7 +33,7 @@ func TestKillRestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			inst, env := start(t, tg, c.strategy)
 			if _, err := control.Query(ctx, inst.Info().Addr, control.Options{}, "SET", "k", "v"); err != nil {

@@ -243,6 +243,10 @@ type Info struct {
 	DB int
 	// RESP3 says every connection switches to RESP3 with HELLO 3.
 	RESP3 bool
+	// Notes say what kvbench could not read or do on the server because
+	// it lacks the command (NoteNoConfig, NoteNoInfo, an attach target's
+	// flush or key count), each once.
+	Notes []string
 }
 
 // Control returns how a connection reaches the instance: its ACL user,

@@ -325,7 +325,9 @@ func TestStopEscalatesToKill(t *testing.T) {
 	if err := inst.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d < 150*time.Millisecond || d > 3*time.Second {
+	// The grace period is waited for (a floor, which load cannot break);
+	// the SIGKILL after it shows in Err.
+	if d := time.Since(start); d < 150*time.Millisecond {
 		t.Errorf("stop took %v: want the grace period, then SIGKILL", d)
 	}
 	if err := inst.Err(); !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "killed") {
@@ -393,9 +395,9 @@ func TestServerDiesIsReported(t *testing.T) {
 	}
 	inst, env := start(t, k, "nopersist")
 	env.Tracker.KillAll()
-	deadline := time.Now().Add(5 * time.Second)
-	for inst.Err() == nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-inst.Exited():
+	case <-time.After(time.Minute): // a bound on a failure, not a figure
 	}
 	err = inst.Err()
 	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "ready to accept connections") {
@@ -481,15 +483,16 @@ func TestAttach(t *testing.T) {
 		t.Errorf("baseline persistence %q", s.Persistence)
 	}
 
-	// FLUSHALL refused.
+	// Without FLUSHALL (renamed away), the server is measured as it is,
+	// and its notes say it was not emptied and what to do instead.
 	r2 := testutil.StartRedis(t, "--rename-command", "FLUSHALL", "")
 	a2, err := NewAttach(AttachConfig{Name: "locked", Addr: r2.Addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, _ = a2.Desc().Strategy("default")
-	if _, err := a2.Start(context.Background(), s, Env{}); err == nil || !strings.Contains(err.Error(), "FLUSHALL") {
-		t.Errorf("err %v: want FLUSHALL refused", err)
+	if inst, err := a2.Start(context.Background(), s, Env{}); err != nil || !slices.Contains(inst.Info().Notes, NoteNoFlush) || inst.Info().Flushed {
+		t.Errorf("Start without FLUSHALL: %v: want the note %q", err, NoteNoFlush)
 	}
 }
 

@@ -90,7 +90,12 @@ func sampleOne(ctx context.Context, addr string, pid int, cr creds) (Sample, err
 	}
 	defer c.Close()
 	srv, err := c.Info(ctx, "server")
-	if err != nil {
+	switch {
+	case Unsupported(err):
+		// A server without INFO tells nothing of itself: a restart goes
+		// unnoticed (NoteNoInfo says so in its rows), its CPU time is
+		// still read from /proc where kvbench started it.
+	case err != nil:
 		return s, err
 	}
 	s.RunID = srv["run_id"]

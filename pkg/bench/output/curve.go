@@ -53,7 +53,7 @@ func writeRampCSV(w io.Writer, steps []curve.Point) error {
 	b.WriteString(strings.Join(RampCSVHeader, ",") + "\n")
 	for _, p := range steps {
 		var rows strings.Builder
-		if err := writeCSV(&rows, summaryRows(p.Result)); err != nil {
+		if err := writeCSV(&rows, summaryRows(p.Result), nil); err != nil {
 			return err
 		}
 		lines := strings.Split(strings.TrimSuffix(rows.String(), "\n"), "\n")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/bench/rbtests"
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/measure"
 )
 
@@ -108,19 +109,24 @@ func fileName(name string) string {
 }
 
 // WriteHDR writes the HDR files of a run: the whole (HDRWhole) and each
-// command of a mix, under prefix, and returns the paths written. Two
+// command of a mix, or a mixed-mode run's write and read commands
+// (loadgen.Result.Ops), under prefix, and returns the paths written. Two
 // commands of one name (GET with different arguments) get their position
 // in the mix appended.
-func WriteHDR(prefix string, r measure.Result) ([]string, error) {
+func WriteHDR(prefix string, r loadgen.Result) ([]string, error) {
 	paths, err := writeHDRFiles(prefix, HDRWhole, r.Histogram, r.Start, r.End)
 	if err != nil {
 		return nil, err
 	}
+	cmds := r.Commands
+	if len(cmds) == 0 {
+		cmds = r.Ops
+	}
 	seen := map[string]int{}
-	for _, c := range r.Commands {
+	for _, c := range cmds {
 		seen[c.Name]++
 	}
-	for i, c := range r.Commands {
+	for i, c := range cmds {
 		name := c.Name
 		if seen[name] > 1 {
 			name = fmt.Sprintf("%s_%d", name, i+1)

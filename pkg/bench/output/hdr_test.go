@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,5 +122,46 @@ func TestPercentilesAndHDRFiles(t *testing.T) {
 				t.Errorf("%s %s = %s, want %s", cells[0], measure.PercentileKey(p), cells[3+i], want)
 			}
 		}
+	}
+}
+
+// TestHDRFilesMixedMode: a mixed-mode run (--mode mixed) writes, beside
+// the whole run's, one pair of files per command, its writes' and its
+// reads', whose counts are its sets and gets and add up to the whole.
+func TestHDRFilesMixedMode(t *testing.T) {
+	r := testutil.StartRedis(t)
+	cfg := loadgen.DefaultConfig()
+	cfg.Addr, cfg.Mode, cfg.Requests, cfg.Keyspace, cfg.Connections, cfg.Threads, cfg.Seed = r.Addr, loadgen.ModeMixed, 4000, 500, 2, 2, 7
+	cfg.SplitOps = true // as bench asks with --hdr-file-prefix
+	res, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(t.TempDir(), "mixed")
+	var log bytes.Buffer
+	if err := Report(io.Discard, res, nil, Output{Format: FormatText, HDRPrefix: prefix, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	whole := hdrhistogram.New(measure.HistMin, measure.HistMax, measure.HistDigits)
+	for name, n := range map[string]int64{HDRWhole: res.Requests, "SET": res.Sets, "GET": res.Gets} {
+		f, err := os.Open(prefix + "_" + name + ".hlog")
+		if err != nil {
+			t.Fatalf("%v (log: %s)", err, log.String())
+		}
+		h, err := hdrhistogram.NewHistogramLogReader(f).NextIntervalHistogram()
+		f.Close()
+		if err != nil || h == nil || h.TotalCount() != n || n == 0 {
+			t.Fatalf("%s.hlog: %v, %d values, want %d", name, err, h.TotalCount(), n)
+		}
+		if _, err := os.Stat(prefix + "_" + name + ".hgrm"); err != nil {
+			t.Error(err)
+		}
+		if name != HDRWhole {
+			whole.Merge(h)
+		}
+	}
+	if res.Sets+res.Gets != res.Requests || whole.Max() != res.Histogram.Max() || whole.ValueAtQuantile(50) != res.Histogram.ValueAtQuantile(50) {
+		t.Errorf("the writes' and reads' histograms do not add up to the whole: max %d vs %d, p50 %d vs %d",
+			whole.Max(), res.Histogram.Max(), whole.ValueAtQuantile(50), res.Histogram.ValueAtQuantile(50))
 	}
 }

@@ -39,7 +39,8 @@ type Output struct {
 	Percentiles []float64
 	// HDRPrefix, when set, is where the histograms are written (WriteHDR).
 	HDRPrefix string
-	// Log, when set, gets a line naming each file written.
+	// Log, when set, gets a line naming each file written, and the
+	// warnings of the CSV and quiet reports, which have no place for them.
 	Log io.Writer
 }
 
@@ -56,9 +57,11 @@ func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 		}
 		err = writeJSON(w, res)
 	case out.Format == FormatCSV:
-		err = WriteCSV(w, res)
+		err = WriteCSV(w, res, out.Percentiles)
+		logWarnings(out.Log, res.Warnings)
 	case out.Quiet:
 		err = WriteQuiet(w, res)
+		logWarnings(out.Log, res.Warnings)
 	case out.Format == "" || out.Format == FormatText:
 		err = WriteText(w, res)
 	default:
@@ -66,10 +69,21 @@ func Report(w io.Writer, res loadgen.Result, runErr error, out Output) error {
 	}
 	if out.HDRPrefix != "" && err == nil {
 		var paths []string
-		paths, err = WriteHDR(out.HDRPrefix, res.Result)
+		paths, err = WriteHDR(out.HDRPrefix, res)
 		LogFiles(out.Log, paths)
 	}
 	return err
+}
+
+// logWarnings writes each warning on w, when set: the CSV and quiet
+// reports have no place for them (the text and JSON ones do).
+func logWarnings(w io.Writer, warnings []error) {
+	if w == nil {
+		return
+	}
+	for _, e := range warnings {
+		fmt.Fprintln(w, "warning:", e)
+	}
 }
 
 // LogFiles names the histogram files written on w, when set.
@@ -144,7 +158,16 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		fmt.Fprintf(&b, "sets: %d\ngets: %d\n", r.Sets, r.Gets)
 	}
 	fmt.Fprintf(&b, "elapsed: %.3f s\n", r.Elapsed.Seconds())
-	fmt.Fprintf(&b, "QPS: %.2f\n", r.QPS)
+	// A run whose every request was a refused write has no throughput to
+	// print; one with some says what its rate counts.
+	switch refused := refusedRow(r); {
+	case refused.allRefused():
+		fmt.Fprintf(&b, "QPS: no throughput: %s, the server wrote nothing (%.2f refusals per second)\n", refused.refusedNote(), r.QPS)
+	case r.Conflicts > 0:
+		fmt.Fprintf(&b, "QPS: %.2f (counts %s, which wrote nothing)\n", r.QPS, refused.refusedNote())
+	default:
+		fmt.Fprintf(&b, "QPS: %.2f\n", r.QPS)
+	}
 	if c.Rate > 0 {
 		// In an open loop the time per request is the schedule's, not the
 		// server's: the latency it takes is the mean below.

@@ -31,11 +31,12 @@ type Pipe struct {
 	timeout time.Duration
 	rbuf    []byte // received, unparsed: rbuf[r:]
 	r       int
-	last    time.Time // the last bytes read or written
+	last    time.Time // the last reply completed, or bytes written
 }
 
-// NewPipe returns the pipe over l: it fails when the server sends nothing
-// and takes nothing for timeout, or when ctx ends.
+// NewPipe returns the pipe over l: it fails when the server completes no
+// reply and takes nothing for timeout (bytes of a reply that never ends,
+// trickled in, do not count), or when ctx ends.
 func NewPipe(ctx context.Context, l Link, timeout time.Duration) *Pipe {
 	return &Pipe{ctx: ctx, l: l, timeout: timeout, rbuf: make([]byte, 0, 64<<10), last: time.Now()}
 }
@@ -83,8 +84,9 @@ func (f *Pipe) read() (int, error) {
 		n, err := f.l.Read(Raw, f.rbuf[len(f.rbuf):cap(f.rbuf)])
 		switch {
 		case n > 0:
+			// Not f.last: a reply trickling in byte by byte is no
+			// reply until it is whole (Reply).
 			f.rbuf = f.rbuf[:len(f.rbuf)+n]
-			f.last = time.Now()
 			return n, nil
 		case n == 0 && err == nil:
 			return 0, ErrServerClosed
@@ -97,7 +99,8 @@ func (f *Pipe) read() (int, error) {
 }
 
 // wait waits until the socket is ready for events, ctx is done, or the
-// server has sent nothing and taken nothing for the configured Timeout.
+// server has completed no reply and taken nothing for the configured
+// Timeout.
 func (f *Pipe) wait(events int16) error {
 	deadline := f.last.Add(f.timeout)
 	for {
@@ -131,6 +134,7 @@ func (f *Pipe) Reply() (resp.Reply, []byte, error) {
 		b := f.rbuf[f.r:]
 		if len(b) >= 5 && string(b[:5]) == "+OK\r\n" {
 			f.r += 5
+			f.last = time.Now()
 			return resp.Reply{Type: resp.TypeSimple, Data: b[1:3]}, b[:5], nil
 		}
 		r, n, err := resp.ParseReply(b, resp.DefaultMaxBulkLen)
@@ -149,6 +153,7 @@ func (f *Pipe) Reply() (resp.Reply, []byte, error) {
 		}
 		if n > 0 {
 			f.r += n
+			f.last = time.Now()
 			return r, b[:n], nil
 		}
 		for {

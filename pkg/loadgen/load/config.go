@@ -227,6 +227,11 @@ type Config struct {
 	// valid only during the call. Points carry Commands whenever the run
 	// has named commands (a single one too), never Nodes.
 	Observe func(measure.Point) `json:"-"`
+
+	// SplitOps, in ModeMixed, records the writes' and the reads'
+	// latencies apart besides the whole (loadgen.Result.Ops), for the
+	// report's per-command histogram files: a histogram more per reply.
+	SplitOps bool `json:"-"`
 }
 
 // Progress is a snapshot of a running phase, passed to Config.Progress.
