@@ -50,6 +50,7 @@ type sock struct {
 	last    int64 // last reply, or last send with nothing in flight
 	done    bool
 	replies int64 // this phase
+	batches int64 // open loop: the writes of new requests this phase
 	// revived says the connection was lost and redialled (reconnect.go):
 	// the worker's loop pumps it again.
 	revived bool
@@ -81,6 +82,11 @@ type worker struct {
 	// redial redials lost connections (Config.Reconnect); nil: a lost
 	// connection fails the run.
 	redial *redialer
+	// An open loop's rounds (schedule.NextRound): round is the time of
+	// the last, which sent every request due by then; next the one
+	// planned; poll keeps the polling between them within its budget.
+	round, next int64
+	poll        schedule.Poller
 }
 
 // stalledWake tells the worker that a stalled cluster socket of its own
@@ -170,6 +176,7 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 	w.last = ph.Start
 	active := 0
 	now := r.now()
+	w.round, w.next, w.poll = now, now, schedule.Poller{}
 	if w.iv != nil {
 		start, end := w.ser.Bounds(now)
 		w.iv.Reset(start, end)
@@ -194,7 +201,13 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 		var n int
 		var err error
 		if ph.Open() {
-			n, err = link.EpollWaitNs(w.raw, w.epfd, w.events, w.openWait(ph, now))
+			wait := w.openWait(ph, now)
+			n, err = link.EpollWaitNs(w.raw, w.epfd, w.events, wait)
+			if wait == 0 && n <= 0 {
+				if t := r.now(); t < w.next {
+					w.poll.Polled(now, t) // nothing came, nothing due
+				}
+			}
 		} else {
 			n, err = link.EpollWait(w.raw, w.epfd, w.events, int(maxWait/time.Millisecond))
 		}
@@ -254,7 +267,8 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 				}
 			}
 		}
-		if ph.Open() {
+		if ph.Open() && now >= w.next {
+			w.round = now
 			for _, s := range w.socks {
 				if !s.done {
 					if err := s.pump(ph, now); err != nil {
@@ -278,28 +292,36 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 	return nil
 }
 
-// openWait returns how long an open-loop worker may block in epoll_pwait2
-// (schedule.Sleep).
+// openWait plans an open-loop worker's next round (w.next) and returns
+// how long it may block in epoll_pwait2 before it (schedule.Sleep): 0
+// while it polls for replies.
 func (w *worker) openWait(ph *schedule.Phase, now int64) int64 {
 	next := now + int64(maxWait)
+	awaited := false // a reply is expected soon
 	for _, s := range w.socks {
 		if s.done {
 			continue
 		}
 		if s.inflight > 0 && schedule.Polls(now, s.last) {
-			return 0
+			awaited = true
 		}
 		if t, ok := s.nextDue(ph); ok && t < next {
 			next = t
 		}
 	}
-	return schedule.Sleep(now, next, maxWait)
+	w.next = schedule.NextRound(w.round, next)
+	poll := w.poll.Allow(now)
+	if awaited && poll {
+		return 0
+	}
+	return schedule.Sleep(now, w.next, maxWait, poll)
 }
 
 // begin resets the connection for a phase.
 func (s *sock) begin(now int64) {
 	s.counts = counts{}
 	s.replies = 0
+	s.batches = 0
 	s.seq = 0
 	s.done = false
 	s.last = now
@@ -405,9 +427,10 @@ func (s *sock) batch() int {
 	return int(n)
 }
 
-// pumpOpen sends the requests that are due, each stamped with its intended
-// send time, as far as the pipeline allows.
+// pumpOpen sends the requests due by its worker's last round, each
+// stamped with its intended send time, as far as the pipeline allows.
 func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
+	due := s.w.round
 	if s.woff == s.wlen() {
 		s.wbuf, s.wsegs, s.woff = s.wbuf[:0], s.wsegs[:0], 0
 	}
@@ -416,7 +439,7 @@ func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
 	sent := 0
 	for {
 		t, ok := s.nextDue(ph)
-		if !ok || t > now {
+		if !ok || t > due {
 			break
 		}
 		if s.inflight == 0 {
@@ -447,6 +470,7 @@ func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
 		return nil
 	}
 	// The send lag of each request, up to the write about to be made.
+	s.batches++
 	at := s.w.now()
 	mask := len(s.ring) - 1
 	for i := s.head + s.inflight - sent; i < s.head+s.inflight; i++ {
