@@ -31,6 +31,7 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	func(d dialect) []string {
 		return append(addDetailColumns("resp3")(d), addEnvironmentColumns("resp3")(d)...)
 	},
+	addDetailColumns("capacity_why"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

@@ -231,6 +231,11 @@ type Row struct {
 	// RESP3 says every connection of the load generator spoke RESP3
 	// (HELLO 3); false in files written before, which spoke RESP2.
 	RESP3 bool `csv:"resp3" json:"resp3,omitempty"`
+	// CapacityWhy is, on a closed-loop row searched at SLO, why it has no
+	// CapacityQPS: the machine could not hold the schedule at a rate, or
+	// the objective held at no rate tried (the search's words); empty
+	// otherwise, and in files written before.
+	CapacityWhy string `csv:"capacity_why" json:"capacity_why,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

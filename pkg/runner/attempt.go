@@ -396,7 +396,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	row.ServerRSSBytes, row.ServerUsedMemoryBytes = s.tel.memory()
 	row.ServerUsecPerCall, row.ServerCalls = s.tel.commands(measuredCommands(s.load))
 	if c := s.curve; c != nil && c.slo != "" {
-		row.SLO, row.CapacityQPS = c.slo, c.capacity
+		row.SLO, row.CapacityQPS, row.CapacityWhy = c.slo, c.capacity, c.why
 	}
 	return row
 }

@@ -274,6 +274,9 @@ type Options struct {
 	// (curve.ParsePrecision: 5%; DefaultSLOPrecision when empty). Both
 	// measure the modes, not workloads.
 	Rates, SLO, SLOPrecision string
+	// SLOMaxSteps bounds each search's open-loop phases
+	// (curve.DefaultMaxSteps when 0).
+	SLOMaxSteps int
 
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload
