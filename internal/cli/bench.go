@@ -74,7 +74,7 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
   kvbench bench --uri redis://bench:secret@127.0.0.1:6379/3 --mode set
   kvbench bench --socket /run/redis/redis.sock --user bench --password secret --db 2
-  kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
+  kvbench bench --cluster --port 7000 --connections 1 --pipeline 128 --mode set
   kvbench bench --cluster --port 7000 --read-from-replicas --mode mixed --set-ratio 10
   kvbench bench --port 6379 --replicas 127.0.0.1:6380,127.0.0.1:6381 --mode get --prefill
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
