@@ -18,17 +18,19 @@ import (
 func TestOpenLoopSendLag(t *testing.T) {
 	tg := redisTarget(t)
 	for _, tc := range []struct {
-		name          string
-		raw, noPwait2 bool
+		name                   string
+		raw, noPwait2, noStamp bool
 	}{
-		{"epoll_pwait2", true, false},
-		{"epoll_pwait2 through the scheduler", false, false},
-		{"millisecond fallback", true, true},
+		{"epoll_pwait2", true, false, false},
+		{"epoll_pwait2 through the scheduler", false, false, false},
+		{"millisecond fallback", true, true, false},
+		{"woken by each reply", true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			link.Raw = tc.raw
 			link.NoPwait2.Store(tc.noPwait2)
-			defer func() { link.Raw = true; link.NoPwait2.Store(false) }()
+			stampReceives = !tc.noStamp
+			defer func() { link.Raw = true; link.NoPwait2.Store(false); stampReceives = true }()
 
 			// Two connections at 1000/s each for 0.5 s: 500 intended
 			// send times each before the deadline, none after it.
