@@ -200,7 +200,10 @@ clean:
 bench-estimate: build deps
 	bench/estimate.sh
 
-# Open-loop latency and send lag next to the closed loop's, by rate.
+# The largest rate the open loop holds (send lag p99 < 100 us), per
+# connections x pipeline, against redis-server and the kvstore, next to the
+# closed loop's peak; see bench/openloop.sh (its "accuracy" mode: latency
+# and send lag next to the closed loop's, by rate).
 .PHONY: bench-openloop
 bench-openloop: build deps
 	bench/openloop.sh

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Clusters, on loopback, every comparison alternated A B A B:
 #
-#  1. the load generator: "kvbench bench --cluster --connections 1
-#     --threads 3" against "redis-benchmark --cluster -c 3 --threads 3",
-#     both at pipeline 128 on the same three-master Redis Cluster (no
+#  1. the load generator: "kvbench bench --cluster --connections 1" (one
+#     socket per master, one thread, each request to its key's master)
+#     against "redis-benchmark --cluster -c 3 --threads 3" (one client
+#     per master, each sending keys tagged for its master), both at
+#     pipeline 128 on the same three-master Redis Cluster (no
 #     persistence), SET then GET (the GETs read a keyspace kvbench wrote;
-#     redis-benchmark's own key names miss, a shorter reply);
+#     redis-benchmark's own key names miss, a shorter reply); the ratios
+#     of QPS and of client CPU per request, and a SET with zipf keys that
+#     shows the requests still follow their keys (the masters' shares);
 #  2. the servers and the cost of routing: one "kvbench run" of
 #     kvstore-cluster, redis-cluster (3 masters each), kvstore and redis
 #     (one server each) in interleaved rounds, set mode, no persistence and
@@ -61,7 +65,7 @@ flushall() { for p in $PORTS; do redis-cli -p "$p" flushall >/dev/null; done; }
 # kv MODE: one kvbench run, prints its QPS; its CPU seconds (user+sys)
 # per million requests go to $WORK/cpu.
 kv() {
-	/usr/bin/time -f "%U %S" -o "$WORK/time" "$KVBENCH" bench --cluster --port "${PORTS%% *}" --mode "$1" --connections 1 --threads 3 --pipeline 128 \
+	/usr/bin/time -f "%U %S" -o "$WORK/time" "$KVBENCH" bench --cluster --port "${PORTS%% *}" --mode "$1" --connections 1 --pipeline 128 \
 		--keyspace $KEYSPACE --requests "$N" --value-size 32 --key-pattern random --output json |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["qps"])'
 	cpu_per_m
@@ -122,6 +126,17 @@ if [[ " $PARTS " == *" 1 "* ]]; then
 		summarize "${mode^^} QPS" "${A[*]}" "${B[*]}"
 		summarize "${mode^^} client CPU s per Mreq" "${CA[*]}" "${CB[*]}"
 	done
+	echo
+	flushall
+	/usr/bin/time -f "%U %S" -o "$WORK/time" "$KVBENCH" bench --cluster --port "${PORTS%% *}" --mode set --connections 1 --pipeline 128 \
+		--keyspace $KEYSPACE --requests "$N" --value-size 32 --key-pattern zipf --zipf 0.99 --output json >"$WORK/zipf.json"
+	cpu_per_m
+	python3 - "$WORK/zipf.json" "$(cat "$WORK/cpu")" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+shares = ", ".join("%s %.1f%%" % (n["addr"], 100 * n["requests"] / j["requests"]) for n in j["nodes"])
+print(f"kvbench SET, zipf 0.99 keys: {j['qps']:,.0f} req/s, client CPU {sys.argv[2]} s per Mreq; masters' shares {shares}, MOVED {j['moved']}")
+PY
 	for p in $PORTS; do stop "$p"; done
 	echo
 fi

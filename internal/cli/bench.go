@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/bench"
 	"github.com/kvbench/kvbench/pkg/bench/output"
+	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/spf13/cobra"
@@ -74,7 +75,7 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --tls --cacert ca.crt --cert client.crt --key client.key --port 6380 --pipeline 128
   kvbench bench --uri redis://bench:secret@127.0.0.1:6379/3 --mode set
   kvbench bench --socket /run/redis/redis.sock --user bench --password secret --db 2
-  kvbench bench --cluster --port 7000 --connections 1 --threads 3 --pipeline 128 --mode set
+  kvbench bench --cluster --port 7000 --connections 1 --pipeline 128 --mode set
   kvbench bench --cluster --port 7000 --read-from-replicas --mode mixed --set-ratio 10
   kvbench bench --port 6379 --replicas 127.0.0.1:6380,127.0.0.1:6381 --mode get --prefill
   kvbench bench --segment 1/4 --connections 16 --start-at 2026-01-02T15:04:05Z --duration 30s --output json
@@ -172,6 +173,7 @@ func addBenchFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.StringVar(&o.Rates, "rates", "", "measure a latency-throughput curve: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of the closed-loop peak, measured first (25%,50%,75%,90%)")
 	f.StringVar(&o.SLO, "slo", "", "find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms)")
 	f.StringVar(&o.SLOPrecision, "slo-precision", o.SLOPrecision, "the capacity search stops when its bracket is this narrow, relative to its top")
+	f.IntVar(&o.SLOMaxSteps, "slo-max-steps", 0, fmt.Sprintf("the capacity search measures at most this many open-loop phases, a step measured again (not held) counting twice (0: %d)", curve.DefaultMaxSteps))
 	f.IntVar(&o.ConnectionsStart, "connections-start", 0, "run a connection ramp: a closed-loop step (open loop with --rate) at this many connections, then at more by --connections-step, up to --connections (default --connections-step), e.g. --connections-start 10 --connections-step 10 --connections 100 --step-duration 10s; each step dials its connections anew and settles for --warmup (default "+bench.DefaultRampSettle.String()+") unmeasured first")
 	f.IntVar(&o.ConnectionsStep, "connections-step", 0, "connections added at each step of a connection ramp")
 	f.DurationVar(&o.StepDuration, "step-duration", o.StepDuration, "how long each step of a connection ramp is measured, after its settle")

@@ -33,10 +33,12 @@ func TestBenchCurve(t *testing.T) {
 			Kept, Held   bool
 		} `json:"curve"`
 		Capacity *struct {
-			QPS     *float64   `json:"qps"`
-			SLO     string     `json:"slo"`
-			Bracket [2]float64 `json:"bracket"`
-			Steps   int        `json:"steps"`
+			QPS        *float64   `json:"qps"`
+			SLO        string     `json:"slo"`
+			Bracket    [2]float64 `json:"bracket"`
+			Steps      int        `json:"steps"`
+			ClosedLoop bool       `json:"closed_loop"`
+			Why        string     `json:"why"`
 		} `json:"capacity"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
@@ -54,9 +56,25 @@ func TestBenchCurve(t *testing.T) {
 	if p := doc.Curve[2]; p.Rate != 1e7 || p.Held || p.Kept {
 		t.Errorf("10,000,000 req/s over 4 connections at pipeline 1: %+v; want flagged neither held nor kept", p)
 	}
+	// The closed loop meets so loose an objective: the capacity is its
+	// rate, found without an open-loop step; else a search of at most the
+	// default steps, ending with a figure or saying why not.
 	c := doc.Capacity
-	if c == nil || c.SLO != "p99<50ms" || c.Steps < 1 || c.Steps > curve.DefaultMaxSteps || c.QPS != nil && (*c.QPS <= 0 || *c.QPS > doc.QPS || *c.QPS != c.Bracket[0]) {
+	switch {
+	case c == nil || c.SLO != "p99<50ms" || c.Steps > curve.DefaultMaxSteps:
 		t.Errorf("capacity %+v (peak %.0f)", c, doc.QPS)
+	case c.ClosedLoop:
+		if c.Steps != 0 || c.QPS == nil || *c.QPS != doc.QPS || c.Why != "" {
+			t.Errorf("capacity %+v from the closed loop: want the peak %.0f and no step", c, doc.QPS)
+		}
+	case c.QPS == nil:
+		if c.Why == "" || c.Steps < 1 {
+			t.Errorf("no capacity and no why: %+v", c)
+		}
+	default:
+		if c.Steps < 1 || *c.QPS <= 0 || *c.QPS > doc.QPS || *c.QPS != c.Bracket[0] {
+			t.Errorf("capacity %+v (peak %.0f)", c, doc.QPS)
+		}
 	}
 }
 
@@ -93,4 +111,7 @@ var curveFlagErrors = []curveFlagError{
 	{[]string{"--slo", "p97<1ms"}, "unknown statistic"},
 	{[]string{"--slo", "p99<1ms", "--slo-precision", "0"}, "--slo-precision"},
 	{[]string{"--slo-precision", "10%"}, "give --slo too"},
+	{[]string{"--slo-max-steps", "4"}, "--slo-max-steps: give --slo too"},
+	{[]string{"--slo", "p99<1ms", "--slo-max-steps", "-1"}, "--slo-max-steps -1"},
+	{[]string{"--slo", "p99<1ms", "--slo-max-steps", "65"}, "--slo-max-steps 65"},
 }

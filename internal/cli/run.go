@@ -177,6 +177,7 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.Rates, "rates", "", "after each attempt's closed loop, measure a latency-throughput curve on the same server: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of that closed loop's QPS (25%,50%,75%,90%); one detail row per rate")
 	f.StringVar(&o.SLO, "slo", "", "after each attempt's closed loop, find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms); the capacity_qps column and the report's capacity table")
 	f.StringVar(&o.SLOPrecision, "slo-precision", "", "with --slo, the capacity search stops when its bracket is this narrow, relative to its top (default "+runner.DefaultSLOPrecision+")")
+	f.IntVar(&o.SLOMaxSteps, "slo-max-steps", 0, fmt.Sprintf("with --slo, the capacity search measures at most this many open-loop phases per attempt, a step measured again (not held) counting twice (0: %d)", runner.DefaultSLOMaxSteps))
 	f.BoolVar(&o.Profile, "profile", false, "record each server's CPU profile with perf in one more round of every scenario, after the measured ones, and draw flame graphs (PREFIX_flame_TARGET_STRATEGY_MODE_TIME.svg, and _flame_diff_ against the baseline strategy) linked from the HTML report")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")

@@ -137,8 +137,11 @@ type Options struct {
 	Prefill bool
 
 	// Rates, SLO and SLOPrecision ask for a latency-throughput curve and
-	// a capacity search (--rates, --slo, --slo-precision; package curve).
+	// a capacity search (--rates, --slo, --slo-precision; package curve),
+	// SLOMaxSteps bounds its open-loop phases (--slo-max-steps; 0:
+	// curve.DefaultMaxSteps).
 	Rates, SLO, SLOPrecision string
+	SLOMaxSteps              int
 	// ConnectionsStart, ConnectionsStep and StepDuration ask for a
 	// connection ramp up to Connections (--connections-start,
 	// --connections-step, --step-duration).
@@ -597,11 +600,13 @@ func (o *Options) validateProfile() error {
 // run with.
 func (o *Options) validateCurve() error {
 	var err error
-	if o.curve, err = curve.ParseSpec(o.Rates, o.SLO, o.SLOPrecision); err != nil {
+	if o.curve, err = curve.ParseSpec(o.Rates, o.SLO, o.SLOPrecision, o.SLOMaxSteps); err != nil {
 		return err
 	}
-	if o.given("slo-precision") && len(o.curve.SLO) == 0 {
-		return errors.New("--slo-precision: give --slo too")
+	for _, name := range []string{"slo-precision", "slo-max-steps"} {
+		if o.given(name) && len(o.curve.SLO) == 0 {
+			return fmt.Errorf("--%s: give --slo too", name)
+		}
 	}
 	if !o.curve.Enabled() {
 		return nil

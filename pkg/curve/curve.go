@@ -1,8 +1,10 @@
 // Package curve measures a server across load rather than at one point:
 // a latency–throughput curve (one open-loop phase per rate of a list,
 // absolute or relative to the closed-loop peak) and the capacity at a
-// latency objective (the highest rate at which the objective holds, found
-// by bracketing down from the peak and bisecting).
+// latency objective (the highest rate at which the objective holds: the
+// closed loop's peak when the objective held there, else found by
+// bracketing down from the peak in an open loop and bisecting, every
+// step held or the search ends without a figure).
 //
 // A phase is measured by the caller's Measure function, so that the same
 // sweep and search serve "kvbench bench" (a load against any server) and
@@ -32,8 +34,11 @@ const (
 	// DefaultPrecision is the bracket's width, relative to its top, at
 	// which the search stops (--slo-precision).
 	DefaultPrecision = 0.05
-	// DefaultMaxSteps bounds the measured phases of one search.
-	DefaultMaxSteps = 12
+	// DefaultMaxSteps bounds the open-loop phases of one search
+	// (--slo-max-steps): halving from half the peak, then bisecting to 5%,
+	// takes 5 when the objective holds at a quarter of the peak, and a
+	// step not held is measured twice.
+	DefaultMaxSteps = 8
 	// HeldWithin is how close to its rate a point's QPS must be for the
 	// rate to count as held.
 	HeldWithin = 0.05
@@ -314,18 +319,35 @@ func (r Ramp) Sweep(ctx context.Context, m MeasureConns) ([]Point, error) {
 	return out, nil
 }
 
+// ErrNotHeld is wrapped by Capacity.Why when a step of the search was
+// not held twice: its rate was not kept by the machine, so its
+// latencies are not the server's at that rate.
+var ErrNotHeld = errors.New("machine could not hold the schedule")
+
+// ErrNotMet is wrapped by Capacity.Why when the objective held at no
+// rate the search tried.
+var ErrNotMet = errors.New("the objective held at no rate tried")
+
 // Capacity is the result of a capacity search.
 type Capacity struct {
 	// SLO is the objective searched for.
 	SLO SLO
 	// QPS is the highest rate measured at which the objective held (the
-	// bracket's bottom); 0 when it held at no rate tried.
+	// bracket's bottom); 0 when the search found none, Why saying why.
 	QPS float64
-	// Lo and Hi bracket the capacity: the objective held at Lo and not at
-	// Hi (Hi is the peak when it held everywhere tried).
+	// ClosedLoop says the objective held in the closed loop at its peak,
+	// which no open loop exceeds: QPS is the peak's, and no open-loop
+	// step was measured.
+	ClosedLoop bool
+	// Lo and Hi bracket the capacity: the objective held at Lo (0 when at
+	// no rate tried) and not at Hi (the peak when no step failed).
 	Lo, Hi float64
-	// Steps are the measured phases, in order.
+	// Steps are the measured open-loop phases, in order, repeats
+	// included.
 	Steps []Point
+	// Why is, when QPS is 0, why the search found no capacity: it wraps
+	// ErrNotHeld or ErrNotMet.
+	Why error
 	// Warnings say where the figure may not be the server's.
 	Warnings []error
 }
@@ -335,77 +357,122 @@ type SearchOptions struct {
 	// Precision is the width of the bracket, relative to its top, at which
 	// the search stops; DefaultPrecision when 0.
 	Precision float64
-	// MaxSteps bounds the phases measured; DefaultMaxSteps when 0.
+	// MaxSteps bounds the open-loop phases measured, repeats included;
+	// DefaultMaxSteps when 0.
 	MaxSteps int
 }
 
-// Search finds the highest rate at which slo holds: the first step is the
-// closed-loop peak itself, each failing step halves the rate until one
-// holds, then the bracket is bisected until its width is within the
-// precision of its top. Each step is a measured open-loop phase.
-func Search(ctx context.Context, slo SLO, peak float64, m Measure, o SearchOptions) (Capacity, error) {
+// Search finds the highest rate at which slo holds, starting from the
+// closed loop's measurement closed (the peak):
+//
+//   - When the closed loop's latency met slo, the objective held at the
+//     peak, and no open loop goes faster than the closed loop: the
+//     capacity is the peak's, and no open-loop phase is measured. (The
+//     closed loop keeps every pipeline slot busy, so its latency at a
+//     rate is at least an open loop's at that rate: its rate is a lower
+//     bound of the capacity.)
+//   - Else each open-loop step halves the rate, from half the peak,
+//     until the objective holds, and then bisects the bracket until it is
+//     within the precision of its top.
+//
+// A step counts only when it was held: its QPS within HeldWithin of its
+// rate and its requests left on time (Kept). A step that was not is
+// measured again; not held twice, the search ends without a capacity
+// (Why wraps ErrNotHeld), since its latencies would include the
+// machine's delays, not only the server's. At most MaxSteps open-loop
+// phases are measured, repeats included: a search that finds the
+// objective met at no rate within them ends without a capacity (Why
+// wraps ErrNotMet), one whose bracket is still wide reports its bottom
+// with a warning.
+func Search(ctx context.Context, slo SLO, closed loadgen.Result, m Measure, o SearchOptions) (Capacity, error) {
 	if o.Precision <= 0 {
 		o.Precision = DefaultPrecision
 	}
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = DefaultMaxSteps
 	}
+	peak := closed.QPS
 	c := Capacity{SLO: slo, Hi: peak}
-	step := func(rate float64) (bool, error) {
-		res, err := m(ctx, rate)
-		if err != nil {
-			return false, fmt.Errorf("capacity step %d at %.0f/s: %w", len(c.Steps)+1, rate, err)
+	if peak <= 0 {
+		c.Why = fmt.Errorf("%w: the closed loop measured nothing to start from", ErrNotMet)
+		return c, nil
+	}
+	if slo.Met(closed.Latency) {
+		c.QPS, c.Lo, c.ClosedLoop = peak, peak, true
+		return c, nil
+	}
+	// step measures rate, again when it was not held, while steps are
+	// left (the caller leaves one at least); ok says the search goes on,
+	// met whether the objective held there.
+	step := func(rate float64) (met, ok bool, err error) {
+		var tries []Point
+		for len(tries) < 2 && len(c.Steps) < o.MaxSteps {
+			res, err := m(ctx, rate)
+			if err != nil {
+				return false, false, fmt.Errorf("capacity step %d at %.0f/s: %w", len(c.Steps)+1, rate, err)
+			}
+			p := newPoint(rate, res)
+			p.Met = p.Held && p.Kept && slo.Met(res.Latency)
+			c.Steps = append(c.Steps, p)
+			if p.Held && p.Kept {
+				return p.Met, true, nil
+			}
+			tries = append(tries, p)
 		}
-		p := newPoint(rate, res)
-		p.Met = slo.Met(res.Latency)
-		c.Steps = append(c.Steps, p)
-		return p.Met, nil
+		c.Why = fmt.Errorf("%w at %.0f/s (%s): the latencies there would include its delays; "+
+			"measure on a quieter machine or with more connections, or find the client's limit with bench --rate",
+			ErrNotHeld, rate, notHeld(tries))
+		return false, false, nil
 	}
 	// Bracket: down from the peak by halves.
-	rate := peak
+	rate := peak / 2
 	for {
-		if len(c.Steps) == o.MaxSteps {
-			c.Warnings = append(c.Warnings, fmt.Errorf("the objective %s held at no rate down to %.0f/s in %d steps", slo, rate*2, o.MaxSteps))
-			c.Lo = 0
+		if len(c.Steps) >= o.MaxSteps {
+			c.Why = fmt.Errorf("%w: down to %.0f/s in %d steps (--slo-max-steps)", ErrNotMet, c.Hi, len(c.Steps))
 			return c, nil
 		}
-		ok, err := step(rate)
-		if err != nil {
+		met, ok, err := step(rate)
+		if err != nil || !ok {
 			return c, err
 		}
-		if ok {
+		if met {
 			c.Lo = rate
 			break
 		}
 		c.Hi = rate
 		rate /= 2
 	}
-	if c.Lo == peak {
-		c.Warnings = append(c.Warnings, fmt.Errorf("the objective %s holds at the closed-loop peak (%.0f/s): the capacity is the peak's", slo, peak))
-	}
 	// Bisect.
 	for (c.Hi-c.Lo)/c.Hi > o.Precision && len(c.Steps) < o.MaxSteps {
 		mid := (c.Lo + c.Hi) / 2
-		ok, err := step(mid)
-		if err != nil {
+		met, ok, err := step(mid)
+		if err != nil || !ok {
 			return c, err
 		}
-		if ok {
+		if met {
 			c.Lo = mid
 		} else {
 			c.Hi = mid
 		}
 	}
 	if (c.Hi-c.Lo)/c.Hi > o.Precision {
-		c.Warnings = append(c.Warnings, fmt.Errorf("stopped after %d steps with the bracket [%.0f, %.0f] wider than %.0f%%", o.MaxSteps, c.Lo, c.Hi, o.Precision*100))
+		c.Warnings = append(c.Warnings, fmt.Errorf("stopped after %d steps (--slo-max-steps) with the bracket [%.0f, %.0f] wider than %g%%: the capacity is at least %.0f/s",
+			len(c.Steps), c.Lo, c.Hi, o.Precision*100, c.Lo))
 	}
 	c.QPS = c.Lo
-	for _, p := range c.Steps {
-		if !p.Kept && p.Rate < c.Hi*(1+1e-9) && p.Rate >= c.Lo {
-			c.Warnings = append(c.Warnings, fmt.Errorf("at %.0f/s the requests left late (send lag p99 %.0f us): the bracket's top may be the client's limit, not the server's (more connections or a larger pipeline tell which)", p.Rate, p.Result.SendLagLatency.P99))
-		}
-	}
 	return c, nil
+}
+
+// notHeld describes the tries of a step that was not held.
+func notHeld(tries []Point) string {
+	parts := make([]string, len(tries))
+	for i, p := range tries {
+		parts[i] = fmt.Sprintf("%.0f req/s, send lag p99 %.0f us", p.Result.QPS, p.Result.SendLagLatency.P99)
+	}
+	if len(tries) == 1 {
+		return "not held, and no step left to measure it again: " + parts[0]
+	}
+	return "not held twice: " + strings.Join(parts, "; then ")
 }
 
 // PointJSON is a Point in bench's JSON ("curve", a capacity's "points",
@@ -468,22 +535,28 @@ func CurveJSON(ps []Point) []PointJSON {
 }
 
 // CapacityJSON is a Capacity in bench's JSON ("capacity"): qps is null
-// when the objective held at no rate tried.
+// when the search found none, and why says why; closed_loop says the
+// objective held in the closed loop at its peak, the capacity.
 type CapacityJSON struct {
-	QPS      *float64    `json:"qps"`
-	SLO      string      `json:"slo"`
-	Bracket  [2]float64  `json:"bracket"`
-	Steps    int         `json:"steps"`
-	Points   []PointJSON `json:"points"`
-	Warnings []string    `json:"warnings,omitempty"`
+	QPS        *float64    `json:"qps"`
+	SLO        string      `json:"slo"`
+	Bracket    [2]float64  `json:"bracket"`
+	Steps      int         `json:"steps"`
+	Points     []PointJSON `json:"points"`
+	Warnings   []string    `json:"warnings,omitempty"`
+	ClosedLoop bool        `json:"closed_loop,omitempty"`
+	Why        string      `json:"why,omitempty"`
 }
 
 // JSON returns the capacity's JSON form.
 func (c Capacity) JSON() CapacityJSON {
-	out := CapacityJSON{SLO: c.SLO.String(), Bracket: [2]float64{c.Lo, c.Hi}, Steps: len(c.Steps)}
+	out := CapacityJSON{SLO: c.SLO.String(), Bracket: [2]float64{c.Lo, c.Hi}, Steps: len(c.Steps), ClosedLoop: c.ClosedLoop}
 	if c.QPS > 0 {
 		q := c.QPS
 		out.QPS = &q
+	}
+	if c.Why != nil {
+		out.Why = c.Why.Error()
 	}
 	for _, p := range c.Steps {
 		out.Points = append(out.Points, p.JSON(true))

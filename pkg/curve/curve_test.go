@@ -66,12 +66,14 @@ func TestParseSLO(t *testing.T) {
 }
 
 // queue is a model of a server of capacity cap requests per second: its
-// p99 grows as 1/(1 - load), as a queue's does.
+// p99 grows as 1/(1 - load), as a queue's does; its closed loop, which
+// keeps every slot busy, runs at the capacity with the p99 of a load of
+// 0.999.
 func queue(capacity, base float64) Measure {
 	return func(_ context.Context, rate float64) (loadgen.Result, error) {
 		var r loadgen.Result
 		if rate == 0 {
-			r.QPS, r.Latency = capacity, measure.Latency{P50: base, P99: 10 * base}
+			r.QPS, r.Latency = capacity, measure.Latency{P50: base, P99: 1000 * base}
 			return r, nil
 		}
 		load := rate / capacity
@@ -80,6 +82,16 @@ func queue(capacity, base float64) Measure {
 		r.Latency = measure.Latency{P50: base, P99: p99, P999: 2 * p99, Max: 3 * p99}
 		return r, nil
 	}
+}
+
+// closedOf is a model's closed loop.
+func closedOf(t *testing.T, m Measure) loadgen.Result {
+	t.Helper()
+	res, err := Peak(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // TestSearchModel: against a model whose capacity at the objective is
@@ -94,17 +106,22 @@ func TestSearchModel(t *testing.T) {
 		{100_000, 50, "p99<1ms"},  // p99 = 50/(1-x) < 1000 below x = 0.95
 		{100_000, 200, "p99<1ms"}, // below x = 0.8
 		{20_000, 100, "p99<500us"},
+		{100_000, 400, "p99<1ms"}, // below x = 0.6
 	} {
 		slo, _ := ParseSLO(tc.slo)
 		limit := float64(slo[0].Limit.Microseconds())
 		want := tc.capacity * (1 - tc.base/limit)
-		c, err := Search(ctx, slo, tc.capacity, queue(tc.capacity, tc.base), SearchOptions{})
+		m := queue(tc.capacity, tc.base)
+		c, err := Search(ctx, slo, closedOf(t, m), m, SearchOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(c.Steps) > 8 || c.QPS > want || c.QPS < 0.9*want || (c.Hi-c.Lo)/c.Hi > DefaultPrecision {
-			t.Errorf("%+v: capacity %.0f in %d steps, bracket [%.0f, %.0f]; want %.0f within 10%% in at most 8",
-				tc, c.QPS, len(c.Steps), c.Lo, c.Hi, want)
+		if len(c.Steps) > DefaultMaxSteps || c.QPS > want || c.QPS < 0.9*want || (c.Hi-c.Lo)/c.Hi > DefaultPrecision || c.ClosedLoop || c.Why != nil {
+			t.Errorf("%+v: capacity %.0f in %d steps, bracket [%.0f, %.0f] (%v); want %.0f within 10%% in at most %d",
+				tc, c.QPS, len(c.Steps), c.Lo, c.Hi, c.Why, want, DefaultMaxSteps)
+		}
+		if len(c.Steps) > 0 && c.Steps[0].Rate != tc.capacity/2 {
+			t.Errorf("%+v: first step at %.0f, want half the peak", tc, c.Steps[0].Rate)
 		}
 		for _, s := range c.Steps {
 			if s.Met != (s.Rate < want) {
@@ -113,9 +130,81 @@ func TestSearchModel(t *testing.T) {
 		}
 	}
 	slo, _ := ParseSLO("p99<10us")
-	c, err := Search(ctx, slo, 100_000, queue(100_000, 50), SearchOptions{MaxSteps: 5})
-	if err != nil || c.QPS != 0 || len(c.Steps) != 5 || len(c.Warnings) == 0 || c.JSON().QPS != nil {
+	m := queue(100_000, 50)
+	c, err := Search(ctx, slo, closedOf(t, m), m, SearchOptions{MaxSteps: 5})
+	if err != nil || c.QPS != 0 || len(c.Steps) != 5 || !errors.Is(c.Why, ErrNotMet) || c.JSON().QPS != nil || c.JSON().Why == "" {
 		t.Errorf("an objective met nowhere: %+v, %v", c, err)
+	}
+}
+
+// TestSearchFromClosedLoop: when the closed loop's latency meets the
+// objective, the capacity is the closed loop's rate and no open-loop
+// phase runs: an open loop goes no faster, and its latency at that rate
+// is no higher.
+func TestSearchFromClosedLoop(t *testing.T) {
+	slo, _ := ParseSLO("p99<1ms")
+	var phases int
+	m := func(ctx context.Context, rate float64) (loadgen.Result, error) {
+		phases++
+		return loadgen.Result{}, errors.New("no phase should run")
+	}
+	closed := loadgen.Result{}
+	closed.QPS, closed.Latency = 73_000, measure.Latency{P50: 300, P99: 833}
+	c, err := Search(context.Background(), slo, closed, m, SearchOptions{})
+	j := c.JSON()
+	if err != nil || phases != 0 || c.QPS != 73_000 || !c.ClosedLoop || c.Why != nil || j.QPS == nil || *j.QPS != 73_000 || !j.ClosedLoop {
+		t.Errorf("capacity %+v after %d phases (%v), JSON %+v: want the closed loop's 73000 and no phase", c, phases, err, j)
+	}
+}
+
+// unheld is a model whose open loop is not held at or above rate:
+// the machine falls behind there whatever the server could do.
+func unheld(m Measure, above float64, times *int) Measure {
+	return func(ctx context.Context, rate float64) (loadgen.Result, error) {
+		r, err := m(ctx, rate)
+		if rate >= above && *times != 0 {
+			*times--
+			r.QPS = rate / 2
+			r.SendLag = measure.NewHistogram()
+			r.SendLagLatency = measure.Latency{P50: 40_000, P99: 169_000, Max: 200_000}
+		}
+		return r, err
+	}
+}
+
+// TestSearchNotHeld: a step not held is measured again; held the second
+// time, the search goes on; not held twice, it ends without a capacity,
+// saying where and what was measured, never with a figure below what the
+// server could do.
+func TestSearchNotHeld(t *testing.T) {
+	ctx := context.Background()
+	slo, _ := ParseSLO("p99<1ms")
+	base := queue(100_000, 200) // capacity at the objective: 80,000
+	closed := closedOf(t, base)
+
+	always := -1
+	c, err := Search(ctx, slo, closed, unheld(base, 40_000, &always), SearchOptions{})
+	j := c.JSON()
+	if err != nil || c.QPS != 0 || j.QPS != nil || !errors.Is(c.Why, ErrNotHeld) || len(c.Steps) != 2 || c.Steps[1].Rate != 50_000 {
+		t.Fatalf("never held: capacity %+v (%v) in %d steps; want none, ErrNotHeld after 2 steps at 50000", c, err, len(c.Steps))
+	}
+	for _, want := range []string{"machine could not hold the schedule at 50000/s", "not held twice", "25000 req/s, send lag p99 169000 us"} {
+		if !strings.Contains(j.Why, want) {
+			t.Errorf("why %q: want %q in it", j.Why, want)
+		}
+	}
+
+	once := 1
+	c, err = Search(ctx, slo, closed, unheld(base, 40_000, &once), SearchOptions{})
+	if err != nil || c.Why != nil || c.QPS < 0.9*80_000 || c.QPS > 80_000 || c.Steps[0].Held || !c.Steps[1].Held || c.Steps[0].Rate != c.Steps[1].Rate {
+		t.Errorf("held at the second try: capacity %+v (%v); want about 80000 after the step measured again", c, err)
+	}
+
+	// The last step left is not held: no step to measure it again.
+	always = -1
+	c, err = Search(ctx, slo, closed, unheld(base, 70_000, &always), SearchOptions{MaxSteps: 2})
+	if err != nil || c.QPS != 0 || len(c.Steps) != 2 || !errors.Is(c.Why, ErrNotHeld) || !strings.Contains(c.Why.Error(), "no step left") {
+		t.Errorf("the last step not held: capacity %.0f in %d steps, why %v (%v)", c.QPS, len(c.Steps), c.Why, err)
 	}
 }
 
@@ -216,21 +305,48 @@ func TestCurveOnSlowServer(t *testing.T) {
 			t.Errorf("at %.0f req/s: %.0f req/s measured, held %v", p.Rate, got, p.Held)
 		}
 	}
-	slo, _ := ParseSLO("p99<20ms")
-	c, err := Search(ctx, slo, peak.QPS, m, SearchOptions{MaxSteps: 8})
+	// 16 connections x pipeline 4 keep 64 requests at the server, 3.2 ms
+	// of its work: the closed loop misses the objective, which the open
+	// loop meets well below the capacity.
+	slo, _ := ParseSLO("p99<2ms")
+	if slo.Met(peak.Latency) {
+		t.Fatalf("closed-loop p99 %.0f us meets %s", peak.Latency.P99, slo)
+	}
+	c, err := Search(ctx, slo, peak, m, SearchOptions{MaxSteps: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var steps []string
 	for _, s := range c.Steps {
-		steps = append(steps, fmt.Sprintf("%.0f/s p99 %.0f us", s.Rate, s.Result.Latency.P99))
+		steps = append(steps, fmt.Sprintf("%.0f/s p99 %.0f us held %v kept %v", s.Rate, s.Result.Latency.P99, s.Held, s.Kept))
 	}
-	t.Logf("capacity %.0f in %d steps [%.0f, %.0f]: %s", c.QPS, len(c.Steps), c.Lo, c.Hi, strings.Join(steps, "; "))
-	if c.QPS <= 0 || c.QPS > peak.QPS || len(c.Steps) > 8 {
-		t.Errorf("capacity %.0f in %d steps, peak %.0f", c.QPS, len(c.Steps), peak.QPS)
+	t.Logf("capacity %.0f in %d steps [%.0f, %.0f] (%v): %s", c.QPS, len(c.Steps), c.Lo, c.Hi, c.Why, strings.Join(steps, "; "))
+	if len(c.Steps) > 8 || c.ClosedLoop {
+		t.Errorf("capacity %+v in %d steps", c, len(c.Steps))
+	}
+	switch {
+	case c.QPS > 0:
+		// Found: at a rate held, met, at most the peak.
+		if c.QPS > peak.QPS || c.Why != nil {
+			t.Errorf("capacity %.0f, peak %.0f, why %v", c.QPS, peak.QPS, c.Why)
+		}
+		found := false
+		for _, s := range c.Steps {
+			found = found || s.Rate == c.QPS && s.Met && s.Held && s.Kept
+		}
+		if !found {
+			t.Errorf("capacity %.0f is no step met and held", c.QPS)
+		}
+	case errors.Is(c.Why, ErrNotHeld):
+		// A machine too busy to keep the schedule: said, and no figure.
+		if last := c.Steps[len(c.Steps)-1]; last.Held && last.Kept {
+			t.Errorf("ended not held after a held step: %+v", last)
+		}
+	default:
+		t.Errorf("no capacity, why %v", c.Why)
 	}
 	for _, s := range c.Steps {
-		if s.Met != slo.Met(s.Result.Latency) {
+		if s.Met != (s.Held && s.Kept && slo.Met(s.Result.Latency)) {
 			t.Errorf("step at %.0f: met %v for %+v", s.Rate, s.Met, s.Result.Latency)
 		}
 	}

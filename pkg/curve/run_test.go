@@ -2,9 +2,11 @@ package curve
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 )
 
@@ -17,7 +19,7 @@ func TestRun(t *testing.T) {
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr, cfg.Mode, cfg.SetCmd = addr, loadgen.ModeSet, "SET"
 	cfg.Connections, cfg.Threads, cfg.Pipeline, cfg.Requests, cfg.Keyspace, cfg.Interval = 4, 1, 4, 3000, 3000, 0
-	spec, err := ParseSpec("50%", "p99<1s", "25%")
+	spec, err := ParseSpec("50%", "p99<1s", "25%", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,5 +53,40 @@ func TestRun(t *testing.T) {
 	c, err = Run(context.Background(), spec, cfg, &peak, run)
 	if err != nil || c.Peak != nil || len(ran) != 1 || ran[0].Rate != peak.QPS/2 {
 		t.Errorf("with the peak given: %v, %+v after %d phases", err, c, len(ran))
+	}
+}
+
+// TestCapacityOfRedis: against redis-server, the capacity at an objective
+// its closed loop meets is at least the closed loop's rate, found
+// without an open-loop phase; a search asked for more steps than allowed
+// is refused by its flag.
+func TestCapacityOfRedis(t *testing.T) {
+	srv := testutil.StartRedis(t, "--save", "", "--appendonly", "no")
+	cfg := loadgen.DefaultConfig()
+	cfg.Addr, cfg.Mode = srv.Addr, loadgen.ModeSet
+	cfg.Connections, cfg.Threads, cfg.Pipeline, cfg.Requests, cfg.Keyspace, cfg.Interval = 4, 1, 4, 20_000, 20_000, 0
+	spec, err := ParseSpec("", "p99<5s", "", 3)
+	if err != nil || spec.MaxSteps != 3 {
+		t.Fatalf("spec %+v: %v", spec, err)
+	}
+	var phases []float64
+	run := func(ctx context.Context, c loadgen.Config) (loadgen.Result, error) {
+		phases = append(phases, c.Rate)
+		return loadgen.Run(ctx, c)
+	}
+	c, err := Run(context.Background(), spec, cfg, nil, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spec.SLO.Met(c.Peak.Latency) {
+		t.Fatalf("closed loop p99 %.0f us: the objective %s is not loose enough", c.Peak.Latency.P99, spec.SLO)
+	}
+	if k := c.Capacity; k == nil || k.QPS < c.Peak.QPS || !k.ClosedLoop || len(k.Steps) != 0 || len(phases) != 1 {
+		t.Errorf("capacity %+v after phases at %v; want at least the closed loop's %.0f req/s, from it alone", k, phases, c.Peak.QPS)
+	}
+	for _, n := range []int{-1, MostSteps + 1} {
+		if _, err := ParseSpec("", "p99<1ms", "", n); err == nil || !strings.Contains(err.Error(), "--slo-max-steps") {
+			t.Errorf("--slo-max-steps %d: %v", n, err)
+		}
 	}
 }

@@ -11,21 +11,26 @@ import (
 )
 
 // Spec is what to measure across load: an open-loop phase at each of
-// Rates, and the capacity at the objective SLO, searched to Precision.
+// Rates, and the capacity at the objective SLO, searched to Precision in
+// at most MaxSteps open-loop phases.
 type Spec struct {
 	Rates     []Rate
 	SLO       SLO
 	Precision float64
+	MaxSteps  int
 }
+
+// MostSteps is the largest --slo-max-steps.
+const MostSteps = 64
 
 // Enabled reports whether s measures anything.
 func (s Spec) Enabled() bool { return len(s.Rates) > 0 || len(s.SLO) > 0 }
 
 // ParseSpec parses the texts of --rates, --slo and --slo-precision (each
-// empty for none; precision empty for DefaultPrecision); each error names
-// its flag.
-func ParseSpec(rates, slo, precision string) (Spec, error) {
-	s := Spec{Precision: DefaultPrecision}
+// empty for none; precision empty for DefaultPrecision) and takes
+// --slo-max-steps (0 for DefaultMaxSteps); each error names its flag.
+func ParseSpec(rates, slo, precision string, maxSteps int) (Spec, error) {
+	s := Spec{Precision: DefaultPrecision, MaxSteps: DefaultMaxSteps}
 	var errs []error
 	var err error
 	if strings.TrimSpace(rates) != "" {
@@ -42,6 +47,12 @@ func ParseSpec(rates, slo, precision string) (Spec, error) {
 		if s.Precision, err = ParsePrecision(precision); err != nil {
 			errs = append(errs, fmt.Errorf("--slo-precision: %w", err))
 		}
+	}
+	switch {
+	case maxSteps < 0 || maxSteps > MostSteps:
+		errs = append(errs, fmt.Errorf("--slo-max-steps %d: want 1 to %d open-loop phases", maxSteps, MostSteps))
+	case maxSteps > 0:
+		s.MaxSteps = maxSteps
 	}
 	return s, errors.Join(errs...)
 }
@@ -75,7 +86,7 @@ func PhaseConfig(cfg loadgen.Config, rate float64, span time.Duration) loadgen.C
 // closed-loop peak first when a rate is relative to it or s searches a
 // capacity, unless peak gives it (the closed loop "kvbench run" measured
 // just before); then an open-loop phase at each rate (Sweep); then the
-// capacity at s's objective (Search). It is the one measurement of a
+// capacity at s's objective (Search, from the peak's rate and latency). It is the one measurement of a
 // curve for "kvbench bench" and "kvbench run". It returns what it
 // measured until the first error, which says which part failed.
 func Run(ctx context.Context, s Spec, cfg loadgen.Config, peak *loadgen.Result, run RunPhase) (Curve, error) {
@@ -101,7 +112,7 @@ func Run(ctx context.Context, s Spec, cfg loadgen.Config, peak *loadgen.Result, 
 		return c, fmt.Errorf("load curve: %w", err)
 	}
 	if len(s.SLO) > 0 {
-		capa, err := Search(ctx, s.SLO, qps, m, SearchOptions{Precision: s.Precision})
+		capa, err := Search(ctx, s.SLO, *peak, m, SearchOptions{Precision: s.Precision, MaxSteps: s.MaxSteps})
 		c.Capacity = &capa
 		if err != nil {
 			return c, fmt.Errorf("capacity search: %w", err)

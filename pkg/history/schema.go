@@ -36,6 +36,7 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 			addEnvironmentColumns("placement")(d)...)
 	},
 	addDetailColumns("notes"),
+	addDetailColumns("capacity_why"),
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.

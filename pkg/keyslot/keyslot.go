@@ -24,8 +24,11 @@ func Of(key []byte) int {
 // CRC16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0) of b, the
 // checksum of the Redis Cluster specification; table-driven because every
 // routed request computes it.
-func CRC16(b []byte) uint16 {
-	var crc uint16
+func CRC16(b []byte) uint16 { return Update(0, b) }
+
+// Update returns the CRC16 of the bytes whose CRC16 is crc followed by b:
+// a key's checksum from its prefix's, computed once, and its own bytes.
+func Update(crc uint16, b []byte) uint16 {
 	for _, c := range b {
 		crc = crc<<8 ^ table[byte(crc>>8)^c]
 	}

@@ -22,11 +22,14 @@ import (
 )
 
 // A cluster run's requests follow the keys drawn. Connection g of the
-// run is a group of sockets, one per master (group); all of them draw the
-// same stream of elements, each a request's key (and in a mixed run its
-// kind, in a mix its command) from the same seeded sequences, and each
-// socket takes the elements whose key its master serves: element p of
-// the stream goes to exactly one master, the one its key hashes to. So a
+// run is a group of sockets, one per master (group), on one worker; the
+// group draws one stream of elements, each a request's key (and in a
+// mixed run its kind, in a mix its command), and each socket takes the
+// elements whose key its master serves: element p of the stream goes to
+// exactly one master, the one its key hashes to. In the set, get and
+// mixed modes the group draws each element once and queues it on its
+// socket (group.draw); a command mix's or a replay's sockets each draw
+// the whole stream from the same seeded sequences and take their own. So a
 // Zipf workload loads the master of the hot keys most, as a client
 // routing each request would, and the set mode's walk of the keyspace
 // writes every key exactly once. A phase takes the stream's positions
@@ -42,7 +45,7 @@ import (
 // many requests per second as the hot one, each socket's pipeline setting
 // its own pace; with it the hot master's pace is the group's. A socket
 // stopped at the window waits (stalled) until a sibling moves the
-// frontier on, and that sibling wakes its worker if it is another's.
+// frontier on, and that sibling has their worker pump it again.
 //
 // A run that reads from replicas (replicas.go) adds a socket per replica
 // to each group: a read of the stream belongs to a replica of its key's
@@ -77,6 +80,8 @@ type connRoute struct {
 	replica, standalone bool
 	keys                []uint64
 	replay              replayKeys
+	// queue holds the elements its group drew for it (group.draw).
+	queue elemQueue
 	// tag is the socket's hash tag for commands with {tag} (clustertag.go).
 	tag tagState
 }
@@ -102,7 +107,90 @@ type group struct {
 	// window is how far past the frontier a socket may take elements
 	// (closed loop; 0 in an open loop, which needs no coupling).
 	window uint64
+	// In the set, get and mixed modes the group draws its stream once
+	// (draw, with lead's generators) and queues each element on the
+	// socket of its key's node (byNode, by node index), where that socket
+	// takes it; drawn counts the elements drawn. Drawing each key once,
+	// instead of once per socket with every socket skipping the others',
+	// took a third of the client's CPU per request off at three masters.
+	// Command mixes and replays have no lead: each of their sockets draws
+	// the whole stream and takes its own (scanned). A group's sockets are
+	// one worker's, so none of this is shared between threads.
+	lead   *conn
+	drawn  uint64
+	byNode []*sock
 }
+
+// draw draws the group's next element and queues it on the socket of the
+// node its key goes to; an element of a node no socket of the group
+// serves (its slot moved there) goes to the first, whose master's MOVED
+// reply sends it on.
+func (g *group) draw() {
+	c := g.lead
+	cr := c.route
+	pos := g.drawn
+	g.drawn++
+	e := element{pos: pos, key: c.keys.Next(), op: opGet}
+	if p := c.p; p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
+		e.op = opSet
+	}
+	var owner int32
+	switch {
+	case cr.standalone:
+		if e.op == opGet {
+			owner = cr.rt.ReadOwner(0, pos)
+		}
+	case g.reads && e.op == opGet:
+		owner = cr.rt.ReadOwner(cr.rt.SlotOf(e.key, &cr.buf), pos)
+	default:
+		owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
+	}
+	s := g.socks[0]
+	if int(owner) < len(g.byNode) && g.byNode[owner] != nil {
+		s = g.byNode[owner]
+	}
+	s.route.queue.push(e)
+}
+
+// setNode records that s sends to node i (its group draws for it).
+func (g *group) setNode(i int32, s *sock) {
+	if g.lead == nil {
+		return
+	}
+	for int(i) >= len(g.byNode) {
+		g.byNode = append(g.byNode, nil)
+	}
+	g.byNode[i] = s
+}
+
+// elemQueue is a socket's queue of the elements its group drew for it, in
+// order: a ring that doubles when full.
+type elemQueue struct {
+	buf     []element
+	head, n int
+}
+
+func (q *elemQueue) push(e element) {
+	if q.n == len(q.buf) {
+		buf := make([]element, max(2*len(q.buf), 64))
+		for i := range q.n {
+			buf[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
+		}
+		q.buf, q.head = buf, 0
+	}
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = e
+	q.n++
+}
+
+func (q *elemQueue) pop() element {
+	e := q.buf[q.head]
+	q.head = (q.head + 1) & (len(q.buf) - 1)
+	q.n--
+	return e
+}
+
+// first is the position of the oldest element queued; the queue holds one.
+func (q *elemQueue) first() uint64 { return q.buf[q.head].pos }
 
 // maxScan bounds the elements a socket draws in one look for one of its
 // own: a master that lost every slot still lets the loop go on.
@@ -113,7 +201,20 @@ const maxScan = 1 << 12
 func (c *conn) scan() bool {
 	cr := c.route
 	g := cr.grp
-	p := c.p
+	if g.lead != nil {
+		for range maxScan {
+			if cr.queue.n > 0 {
+				cr.peek, cr.peeked = cr.queue.pop(), true
+				return true
+			}
+			if g.drawn >= g.end {
+				cr.exhausted = true
+				return false
+			}
+			g.draw()
+		}
+		return false
+	}
 	for range maxScan {
 		if cr.scanned >= g.end {
 			cr.exhausted = true
@@ -122,29 +223,7 @@ func (c *conn) scan() bool {
 		}
 		pos := cr.scanned
 		cr.scanned++
-		var e element
-		var owner int32
-		if p.cmds != nil {
-			e, owner = c.drawCmd(pos)
-		} else {
-			e.key = c.keys.Next()
-			e.op = opGet
-			if p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
-				e.op = opSet
-			}
-			switch {
-			case !g.reads: // the plain cluster path: one branch more
-				owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
-			case cr.standalone:
-				if owner = 0; e.op == opGet {
-					owner = cr.rt.ReadOwner(0, pos)
-				}
-			case e.op == opGet:
-				owner = cr.rt.ReadOwner(cr.rt.SlotOf(e.key, &cr.buf), pos)
-			default:
-				owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
-			}
-		}
+		e, owner := c.drawCmd(pos)
 		if pos < g.base || owner != cr.node {
 			continue
 		}
@@ -216,7 +295,8 @@ func (k *replayKeys) Key(bool) uint64 {
 }
 
 // limit is the first position the socket may not take now: the phase's
-// end, or in a closed loop window past the group's frontier.
+// end, or in a closed loop window past the group's frontier, the oldest
+// position a socket has yet to take.
 func (c *conn) limit() uint64 {
 	g := c.route.grp
 	if g.window == 0 {
@@ -224,7 +304,19 @@ func (c *conn) limit() uint64 {
 	}
 	frontier := uint64(math.MaxUint64)
 	for _, s := range g.socks {
-		frontier = min(frontier, s.route.front.Load())
+		if g.lead == nil {
+			frontier = min(frontier, s.route.front.Load())
+			continue
+		}
+		switch cr := s.route; {
+		case s.done || cr.exhausted:
+		case cr.peeked:
+			frontier = min(frontier, cr.peek.pos)
+		case cr.queue.n > 0:
+			frontier = min(frontier, cr.queue.first())
+		default:
+			frontier = min(frontier, g.drawn)
+		}
 	}
 	if frontier > g.end-min(g.end, g.window) {
 		return g.end
@@ -275,7 +367,7 @@ func (r *runner) beginGroups(requests int64) {
 		if g == nil {
 			continue
 		}
-		base := uint64(0)
+		base := g.drawn
 		for _, s := range g.socks {
 			base = max(base, s.route.scanned)
 		}
@@ -293,6 +385,7 @@ func (r *runner) beginGroups(requests int64) {
 		}
 		for _, s := range g.socks {
 			cr := s.route
+			cr.queue = elemQueue{buf: cr.queue.buf} // the positions before base are no socket's now
 			cr.exhausted = false
 			cr.stalled.Store(false)
 			if cr.peeked && cr.peek.pos < base {
@@ -536,10 +629,17 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	sides := cfg.Control()
 	sides.Timeout = cfg.Timeout
 	r.groups = make([]*group, cfg.Connections)
-	i := 0
+	i := 0 // this segment's groups so far
 	for g := cfg.Segment; g < cfg.Connections; g += cfg.Segments {
 		grp := &group{masters: len(topo.Masters), reads: reads}
 		r.groups[g] = grp
+		// A group's sockets share a worker: its draw queues elements on
+		// them, and a socket held at the window is pumped again by its
+		// worker's loop when a sibling moves on, with no thread to wake
+		// (a wake-up per stall across threads doubled the context
+		// switches per request at three masters).
+		w := r.workers[i%len(r.workers)]
+		i++
 		for _, nd := range nodes {
 			addr := r.route.Addr(nd.idx)
 			// A cluster's replica gets READONLY after the handshake, so
@@ -552,8 +652,6 @@ func (r *runner) dialCluster(ctx context.Context) error {
 				}
 				return fmt.Errorf("connect to %s: %w", addr, err)
 			}
-			w := r.workers[i%len(r.workers)]
-			i++
 			if w.nodeHist == nil {
 				w.nodeHist = make([]*hdrhistogram.Histogram, S)
 				for k := range w.nodeHist {
@@ -575,9 +673,15 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			grp.socks = append(grp.socks, s)
 			r.conns = append(r.conns, s)
 		}
+		if r.plan.cmds == nil {
+			grp.lead = grp.socks[0].conn
+			for _, s := range grp.socks {
+				grp.setNode(s.route.node, s)
+			}
+		}
 	}
-	// Threads beyond the sockets would idle.
-	if n := len(r.conns); n < len(r.workers) {
+	// Threads beyond the groups would idle.
+	if n := i; n < len(r.workers) {
 		for _, w := range r.workers[n:] {
 			w.close()
 		}
@@ -658,6 +762,7 @@ func (s *sock) reconnect(addr string) error {
 		return err
 	}
 	s.route.node = s.route.rt.Node(addr)
+	s.route.grp.setNode(s.route.node, s)
 	mask := len(s.ring) - 1
 	for i := s.head; i < s.head+s.inflight; i++ {
 		s.wbuf = append(s.wbuf, s.requestOf(&s.ring[i&mask])...)

@@ -30,7 +30,12 @@
 // buffers and replies are parsed in place: the hot path allocates nothing
 // (see BenchmarkHotPath). The latency clock follows from this: a batch is
 // stamped once before its write(2), and every reply in a chunk once when
-// its read(2) returns.
+// its read(2) returns. An open loop over plaintext sockets does not wake
+// for replies: it sleeps until its next round of sends, and takes each
+// reply's time from the kernel, which stamps what a socket receives
+// (SO_TIMESTAMPNS; a chunk of several replies gets its last segment's
+// time), so that a worker wakes once per round rather than once per reply
+// and the latency is still the reply's arrival.
 //
 // # Command mixes and dependent requests
 //

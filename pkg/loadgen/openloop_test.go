@@ -18,17 +18,19 @@ import (
 func TestOpenLoopSendLag(t *testing.T) {
 	tg := redisTarget(t)
 	for _, tc := range []struct {
-		name          string
-		raw, noPwait2 bool
+		name                   string
+		raw, noPwait2, noStamp bool
 	}{
-		{"epoll_pwait2", true, false},
-		{"epoll_pwait2 through the scheduler", false, false},
-		{"millisecond fallback", true, true},
+		{"epoll_pwait2", true, false, false},
+		{"epoll_pwait2 through the scheduler", false, false, false},
+		{"millisecond fallback", true, true, false},
+		{"woken by each reply", true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			link.Raw = tc.raw
 			link.NoPwait2.Store(tc.noPwait2)
-			defer func() { link.Raw = true; link.NoPwait2.Store(false) }()
+			stampReceives = !tc.noStamp
+			defer func() { link.Raw = true; link.NoPwait2.Store(false); stampReceives = true }()
 
 			// Two connections at 1000/s each for 0.5 s: 500 intended
 			// send times each before the deadline, none after it.
@@ -120,4 +122,45 @@ func TestOpenLoopBehindSchedule(t *testing.T) {
 	if len(j.Warnings) == 0 || j.Warnings[len(j.Warnings)-1].Error() != warned.Error() || j.SendLag == nil || j.SendLagLatency.Max != res.SendLagLatency.Max {
 		t.Errorf("JSON warnings %q, send lag %+v: want the warning and the lag", j.Warnings, j.SendLagLatency)
 	}
+}
+
+// TestOpenLoopSendsDueTogether: the requests that come due while a
+// connection waits leave together, in one write, each with its send lag
+// counted from its own intended time. The server holds writes (CLIENT
+// PAUSE) while the whole schedule comes due, so that every batch after
+// the first is as large as the pipeline's free slots, whatever the
+// machine's speed.
+func TestOpenLoopSendsDueTogether(t *testing.T) {
+	tg := redisTarget(t)
+	ctx := context.Background()
+	const requests, pipeline = 320, 16
+	cfg, err := fill(Config{Addr: tg.addr, Mode: ModeSet, Load: Load{Rate: 1e5, Requests: requests, Pipeline: pipeline, Connections: 1}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRunner(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	if err := tg.client.Do(ctx, "CLIENT", "PAUSE", "100", "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.phase(ctx, "run", requests, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != requests || res.SendLag.TotalCount() != requests {
+		t.Fatalf("%d replies, %d send lags: want %d each", res.Requests, res.SendLag.TotalCount(), requests)
+	}
+	// The schedule spans 3.2 ms and the pause 100 ms: a request that left
+	// after the pause waited for it, and its lag says so.
+	if res.SendLagLatency.Max < 50_000 {
+		t.Errorf("send lag %+v: want the last requests about 100 ms late", res.SendLagLatency)
+	}
+	batches := r.conns[0].batches
+	if batches == 0 || batches > requests/4 {
+		t.Errorf("%d requests in %d writes: want the due requests sent together (at most %d writes)", requests, batches, requests/4)
+	}
+	t.Logf("%d requests in %d writes; send lag %+v", requests, batches, res.SendLagLatency)
 }

@@ -120,6 +120,11 @@ func (s *sock) replace(l link.Link) error {
 	_ = unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_DEL, s.lnk.FD, nil)
 	unix.Close(s.lnk.FD)
 	s.lnk = l
+	if s.w.stamped {
+		if err := link.StampReceives(l.FD); err != nil {
+			return err
+		}
+	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
 	if err := unix.EpollCtl(s.w.epfd, unix.EPOLL_CTL_ADD, l.FD, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)

@@ -263,6 +263,8 @@ func TestClusterReadFromReplicas(t *testing.T) {
 				}
 			}
 			reps[0].route.node, reps[1].route.node = reps[1].route.node, reps[0].route.node
+			grp.setNode(reps[0].route.node, reps[0])
+			grp.setNode(reps[1].route.node, reps[1])
 		}
 		res, err = r.phase(ctx, "run", get.Requests, 0)
 		r.close()

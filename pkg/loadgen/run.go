@@ -140,6 +140,11 @@ func otherSeed(res Result) string {
 		"give the writer's --seed (bench's default seed is the time)", res.Config.Seed)
 }
 
+// stampReceives lets an open loop's workers sleep through replies and
+// read their arrival times from the kernel (worker.stamped); tests and
+// benchmarks turn it off to cover the other way.
+var stampReceives = true
+
 // runner owns a run's connections and workers.
 type runner struct {
 	cfg     Config
@@ -193,6 +198,13 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			w.opHist = &[3]*hdrhistogram.Histogram{nil, newHistogram(), newHistogram()}
 		}
 		w.epoch = r.epoch
+		if stampReceives && cfg.TLS == nil && (cfg.Rate > 0 || cfg.Replay != nil && cfg.ReplaySpeed > 0) {
+			if err := w.stampReceives(); err != nil {
+				w.close()
+				r.close()
+				return nil, err
+			}
+		}
 		if cfg.Reconnect && !cfg.Cluster {
 			w.redial = &redialer{ctx: ctx, stop: &r.stop, cfg: &r.cfg}
 		}

@@ -43,6 +43,7 @@ type sock struct {
 
 	rbuf []byte // received, unparsed: rbuf[r:n]
 	r, n int
+	st   link.Stamped // the reads of a worker that stamps receives
 
 	quota   int64 // requests this phase may still build; < 0: unbounded
 	seq     int64 // open loop: requests scheduled in this phase
@@ -50,6 +51,7 @@ type sock struct {
 	last    int64 // last reply, or last send with nothing in flight
 	done    bool
 	replies int64 // this phase
+	batches int64 // open loop: the writes of new requests this phase
 	// revived says the connection was lost and redialled (reconnect.go):
 	// the worker's loop pumps it again.
 	revived bool
@@ -82,6 +84,20 @@ type worker struct {
 	// redial redials lost connections (Config.Reconnect); nil: a lost
 	// connection fails the run.
 	redial *redialer
+	// An open loop's rounds (schedule.NextRound): round is the time of
+	// the last, which sent every request due by then; next the one
+	// planned; poll keeps the polling between them within its budget.
+	round, next int64
+	poll        schedule.Poller
+	// stamped says the worker's open loop sleeps between rounds without
+	// waking for replies: the kernel stamps when each arrived
+	// (link.StampReceives), and a round reads them with those times
+	// (plaintext sockets only; crypto/tls reads for itself). tfd is the
+	// epoll instance it sleeps in, which holds only the wake-up eventfd;
+	// realOff converts the kernel's times to the run's clock.
+	stamped bool
+	tfd     int
+	realOff int64
 }
 
 // stalledWake tells the worker that a stalled cluster socket of its own
@@ -105,13 +121,30 @@ func newWorker() (*worker, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	w := &worker{epfd: epfd, evfd: evfd, hist: newHistogram(), lag: newHistogram()}
+	w := &worker{epfd: epfd, evfd: evfd, tfd: -1, hist: newHistogram(), lag: newHistogram()}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
 		w.close()
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return w, nil
+}
+
+// stampReceives makes the worker's open loop read its replies' times
+// from the kernel instead of waking for them (worker.stamped); its
+// sockets are added after.
+func (w *worker) stampReceives() error {
+	tfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("epoll_create1: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
+	if err := unix.EpollCtl(tfd, unix.EPOLL_CTL_ADD, w.evfd, &ev); err != nil {
+		unix.Close(tfd)
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	w.tfd, w.stamped = tfd, true
+	return nil
 }
 
 func (w *worker) add(c *conn, l link.Link) error {
@@ -121,6 +154,11 @@ func (w *worker) add(c *conn, l link.Link) error {
 		s.wbuf, s.nbuf = presized(n), presized(n)
 	}
 	c.cmdHist, c.opHist = w.cmdHist, w.opHist
+	if w.stamped {
+		if err := link.StampReceives(fd); err != nil {
+			return err
+		}
+	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: s.idx}
 	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
@@ -144,6 +182,9 @@ func (w *worker) close() {
 	}
 	unix.Close(w.evfd)
 	unix.Close(w.epfd)
+	if w.tfd >= 0 {
+		unix.Close(w.tfd)
+	}
 }
 
 // run drives the worker's connections through one phase. It returns when
@@ -175,6 +216,7 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 	w.last = ph.Start
 	active := 0
 	now := r.now()
+	w.round, w.next, w.poll = now, now, schedule.Poller{}
 	if w.iv != nil {
 		start, end := w.ser.Bounds(now)
 		w.iv.Reset(start, end)
@@ -199,7 +241,25 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 		var n int
 		var err error
 		if ph.Open() {
-			n, err = link.EpollWaitNs(w.raw, w.epfd, w.events, w.openWait(ph, now))
+			wait := w.openWait(ph, now)
+			if w.stamped && wait > 0 {
+				// Asleep until the round, whatever arrives; then what
+				// has arrived is read, with the kernel's times.
+				if _, err = link.EpollWaitNs(w.raw, w.tfd, w.events[:1], wait); err == nil {
+					n, err = link.EpollWaitNs(w.raw, w.epfd, w.events, 0)
+				}
+			} else {
+				n, err = link.EpollWaitNs(w.raw, w.epfd, w.events, wait)
+			}
+			if wait == 0 && n <= 0 {
+				if t := r.now(); t < w.next {
+					w.poll.Polled(now, t) // nothing came, nothing due
+				}
+			}
+			if w.stamped {
+				t := time.Now()
+				w.realOff = t.UnixNano() - int64(t.Sub(w.epoch))
+			}
 		} else {
 			n, err = link.EpollWait(w.raw, w.epfd, w.events, int(maxWait/time.Millisecond))
 		}
@@ -259,7 +319,8 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 				}
 			}
 		}
-		if ph.Open() {
+		if ph.Open() && now >= w.next {
+			w.round = now
 			for _, s := range w.socks {
 				if !s.done {
 					if err := s.pump(ph, now); err != nil {
@@ -283,28 +344,44 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 	return nil
 }
 
-// openWait returns how long an open-loop worker may block in epoll_pwait2
-// (schedule.Sleep).
+// openWait plans an open-loop worker's next round (w.next) and returns
+// how long it may block in epoll_pwait2 before it (schedule.Sleep): 0
+// while it polls for replies.
 func (w *worker) openWait(ph *schedule.Phase, now int64) int64 {
 	next := now + int64(maxWait)
+	awaited := false // a reply is expected soon
+	inflight := false
 	for _, s := range w.socks {
 		if s.done {
 			continue
 		}
-		if s.inflight > 0 && schedule.Polls(now, s.last) {
-			return 0
+		inflight = inflight || s.inflight > 0
+		if s.inflight > 0 && schedule.Polls(now, s.last) && !w.stamped {
+			awaited = true
 		}
-		if t, ok := s.nextDue(ph); ok && t < next {
+		// A worker that stamps receives plans its rounds by every
+		// connection's next request, its pipeline full or not: the round
+		// reads the replies that free it.
+		if t, ok := s.nextDue(ph, w.stamped); ok && t < next {
 			next = t
 		}
 	}
-	return schedule.Sleep(now, next, maxWait)
+	if w.stamped && inflight && next == now+int64(maxWait) {
+		next = now // nothing left to send: read the replies each round
+	}
+	w.next = schedule.NextRound(w.round, next)
+	poll := w.poll.Allow(now)
+	if awaited && poll {
+		return 0
+	}
+	return schedule.Sleep(now, w.next, maxWait, poll)
 }
 
 // begin resets the connection for a phase.
 func (s *sock) begin(now int64) {
 	s.counts = counts{}
 	s.replies = 0
+	s.batches = 0
 	s.seq = 0
 	s.done = false
 	s.last = now
@@ -312,9 +389,10 @@ func (s *sock) begin(now int64) {
 }
 
 // nextDue returns the intended send time of the connection's next request
-// in an open-loop phase, if it may send one.
-func (s *sock) nextDue(ph *schedule.Phase) (int64, bool) {
-	if s.done || s.quota == 0 || s.inflight >= s.p.cfg.Pipeline {
+// in an open-loop phase, if it may send one: with full, also when every
+// pipeline slot is taken.
+func (s *sock) nextDue(ph *schedule.Phase, full bool) (int64, bool) {
+	if s.done || s.quota == 0 || s.inflight >= s.p.cfg.Pipeline && !full {
 		return 0, false
 	}
 	if cr := s.route; cr != nil { // its next element's time in the group's schedule
@@ -410,9 +488,10 @@ func (s *sock) batch() int {
 	return int(n)
 }
 
-// pumpOpen sends the requests that are due, each stamped with its intended
-// send time, as far as the pipeline allows.
+// pumpOpen sends the requests due by its worker's last round, each
+// stamped with its intended send time, as far as the pipeline allows.
 func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
+	due := s.w.round
 	if s.woff == s.wlen() {
 		s.wbuf, s.wsegs, s.woff = s.wbuf[:0], s.wsegs[:0], 0
 	}
@@ -420,8 +499,8 @@ func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
 	s.wbuf, deps = s.sendDeps(s.wbuf)
 	sent := 0
 	for {
-		t, ok := s.nextDue(ph)
-		if !ok || t > now {
+		t, ok := s.nextDue(ph, false)
+		if !ok || t > due {
 			break
 		}
 		if s.inflight == 0 {
@@ -452,6 +531,7 @@ func (s *sock) pumpOpen(ph *schedule.Phase, now int64) error {
 		return nil
 	}
 	// The send lag of each request, up to the write about to be made.
+	s.batches++
 	at := s.w.now()
 	mask := len(s.ring) - 1
 	for i := s.head + s.inflight - sent; i < s.head+s.inflight; i++ {
@@ -596,7 +676,17 @@ func (s *sock) receive(r *runner, ph *schedule.Phase) error {
 		return s.receiveTLS(r, ph)
 	}
 	s.makeRoom()
-	n, err := link.SysRead(s.w.raw, s.lnk.FD, s.rbuf[s.n:])
+	var n int
+	var err error
+	at := int64(0) // when it arrived, on the run's clock; 0: now
+	if s.w.stamped {
+		var real int64
+		if n, real, err = s.st.Read(s.w.raw, s.lnk.FD, s.rbuf[s.n:]); real > 0 {
+			at = real - s.w.realOff
+		}
+	} else {
+		n, err = link.SysRead(s.w.raw, s.lnk.FD, s.rbuf[s.n:])
+	}
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			return nil
@@ -606,7 +696,7 @@ func (s *sock) receive(r *runner, ph *schedule.Phase) error {
 	if n == 0 {
 		return s.ioError(link.ErrServerClosed)
 	}
-	return s.received(r, ph, n)
+	return s.received(r, ph, n, at)
 }
 
 func (s *sock) receiveTLS(r *runner, ph *schedule.Phase) error {
@@ -622,7 +712,7 @@ func (s *sock) receiveTLS(r *runner, ph *schedule.Phase) error {
 		case n == 0:
 			return s.ioError(link.ErrServerClosed)
 		}
-		if err := s.received(r, ph, n); err != nil {
+		if err := s.received(r, ph, n, 0); err != nil {
 			return err
 		}
 	}
@@ -642,9 +732,16 @@ func (s *sock) makeRoom() {
 }
 
 // received parses the replies in rbuf after n bytes were read into it,
-// and sends what can be sent next.
-func (s *sock) received(r *runner, ph *schedule.Phase, n int) error {
+// which arrived at at (0: now), and sends what can be sent next.
+func (s *sock) received(r *runner, ph *schedule.Phase, n int, at int64) error {
 	now := r.now()
+	if at <= 0 || at > now {
+		at = now
+	} else if s.inflight > 0 {
+		// No reply comes before its request's time: a clock stepped
+		// between the kernel's time and the run's does not make one.
+		at = max(at, s.ring[s.head&(len(s.ring)-1)].t)
+	}
 	if iv := s.w.iv; iv != nil && now >= iv.End {
 		s.w.ser.Rotate(s.w.iv, now)
 	}
@@ -662,7 +759,7 @@ func (s *sock) received(r *runner, ph *schedule.Phase, n int) error {
 		return nil
 	}
 	before := s.inflight
-	m, err := s.consume(s.rbuf[s.r:s.n], now)
+	m, err := s.consume(s.rbuf[s.r:s.n], at)
 	s.r += m
 	if s.r == s.n {
 		s.r, s.n = 0, 0
@@ -679,7 +776,7 @@ func (s *sock) received(r *runner, ph *schedule.Phase, n int) error {
 			}
 		}
 		s.w.done.Add(got)
-		s.w.last = now
+		s.w.last = max(s.w.last, at)
 		s.last = now
 	}
 	if err != nil {

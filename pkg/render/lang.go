@@ -326,7 +326,7 @@ var labels = map[string]*Labels{
 			Lost:           "capacity lost vs baseline",
 			Held:           "held in rounds",
 			Legend:         "Each rate is an open-loop phase after the attempt's closed loop, on the same server (run --rates; a percentage is of that closed loop's QPS): latencies in us from each request's intended send time, trimmed means over rounds (the round whose p99 is farthest from the median dropped). The closed loop's row is the scenario's own measurement. late: the rounds whose requests left late (send lag p99 above %v) of those that record it: their latencies include the client's queueing, not only the server's. p99 vs baseline: the change against the baseline strategy at the same rate, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
-			CapacityLegend: "Capacity: the highest rate at which the objective held (run --slo), the mean over the rounds the QPS trimming keeps; held in rounds: the rounds whose search found one. Capacity lost: the percentage of the baseline strategy's capacity lost, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g.",
+			CapacityLegend: "Capacity: the highest rate at which the objective held (run --slo), the mean over the rounds the QPS trimming keeps; held in rounds: the rounds whose search found one. Capacity lost: the percentage of the baseline strategy's capacity lost, with the Mann–Whitney U p-value of the rounds, ~ when not significant at α = %g. A capacity or a loss that cannot be given says why in brackets.",
 			Plot:           "%s: %s against throughput at each rate of the load curve (trimmed means over rounds), one curve per target and strategy; dashed line: the objective; crosses: each scenario's capacity",
 		},
 		Stalls: StallLabels{
@@ -555,7 +555,7 @@ var labels = map[string]*Labels{
 			Lost:           "相对基线损失的容量",
 			Held:           "达标轮次",
 			Legend:         "每个速率是该次尝试闭环测量之后、在同一服务器上的开环阶段（run --rates；百分比相对于该闭环的 QPS）：延迟单位 us，从每个请求的预定发送时刻算起，为各轮去异常后的均值（p99 离中位数最远的一轮被剔除）。闭环一行是该场景本身的测量。发送滞后：请求发送滞后（send lag p99 超过 %v）的轮次/记录了滞后的轮次：其延迟含客户端排队，不只是服务器的。p99 对比基线：与同一速率下基线策略相比的变化及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
-			CapacityLegend: "容量：目标仍满足的最高速率（run --slo），取 QPS 去异常后保留轮次的均值；达标轮次：搜索找到容量的轮次。损失的容量：相对基线策略容量损失的百分比及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。",
+			CapacityLegend: "容量：目标仍满足的最高速率（run --slo），取 QPS 去异常后保留轮次的均值；达标轮次：搜索找到容量的轮次。损失的容量：相对基线策略容量损失的百分比及各轮的 Mann–Whitney U p 值，α = %g 下不显著时为 ~。无法给出的容量或损失在括号中说明原因。",
 			Plot:           "%s：负载曲线各速率下的 %s 与吞吐（各轮去异常均值），每个目标与策略一条曲线；虚线：目标；叉号：各场景的容量",
 		},
 		Stalls: StallLabels{

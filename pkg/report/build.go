@@ -360,6 +360,9 @@ type Change struct {
 	// Refused says that the scenario or its baseline had writes refused:
 	// nothing was compared.
 	Refused bool `json:"refused,omitempty"`
+	// Why says why Pct is missing, when a side has no figure to compare
+	// and its rows say why (a capacity search that found none).
+	Why string `json:"why,omitempty"`
 }
 
 // OverheadTable is the overhead table of one alloc of a target.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -82,8 +83,10 @@ type CapacityRow struct {
 	Held     int `json:"held"`
 	Searched int `json:"searched"`
 	// Capacity is the mean over the rounds the QPS trimming keeps that
-	// found one; missing when none did.
+	// found one (over all that found one when it dropped the only ones);
+	// missing when none did, Why saying why.
 	Capacity Figure `json:"capacity_qps"`
+	Why      string `json:"why,omitempty"`
 	Baseline string `json:"baseline,omitempty"`
 	// Lost is the percentage of the baseline's capacity lost, with the U
 	// test of the rounds' capacities; nil for the baseline.
@@ -104,7 +107,8 @@ type curveKey struct{ target, strategy, mode, rate string }
 type capacityRound struct {
 	round int
 	slo   string
-	qps   Figure // missing when the objective held at no rate tried
+	qps   Figure // missing when the search found none
+	why   string // why it found none, in files that say
 }
 
 // curveRow files a load curve's row (one with a rate) under its point.
@@ -146,7 +150,7 @@ func (b *builder) capacityRow(sc *Scenario, r *results.Row) {
 	if b.curves.capacity == nil {
 		b.curves.capacity = make(map[*Scenario][]capacityRound)
 	}
-	c := capacityRound{round: r.Round, slo: r.SLO, qps: missing}
+	c := capacityRound{round: r.Round, slo: r.SLO, qps: missing, why: r.CapacityWhy}
 	if r.CapacityQPS != nil {
 		c.qps = measured(*r.CapacityQPS)
 	}
@@ -273,50 +277,86 @@ func (b *builder) capacityTables(t *TargetReport) {
 	slices.Sort(slos)
 	for _, slo := range slos {
 		tab := &CapacityTable{Target: t.Target, SLO: slo}
-		rounds := func(sc *Scenario) (all []float64, kept []float64, held, searched int) {
-			for _, c := range b.curves.capacity[sc] {
-				if c.slo != slo {
-					continue
-				}
-				searched++
-				if !c.qps.Valid() {
-					continue
-				}
-				held++
-				all = append(all, float64(c.qps))
-				if c.round != sc.DroppedRound {
-					kept = append(kept, float64(c.qps))
-				}
+		rows := make(map[*Scenario]*CapacityRow)
+		all := make(map[*Scenario][]float64)
+		for _, sc := range t.Scenarios {
+			if row, xs := capacityOf(b.curves.capacity[sc], slo, sc); row != nil {
+				rows[sc], all[sc] = row, xs
 			}
-			return
 		}
 		for _, sc := range t.Scenarios {
-			_, kept, held, searched := rounds(sc)
-			if searched == 0 {
+			row := rows[sc]
+			if row == nil {
 				continue
 			}
-			row := &CapacityRow{Strategy: sc.Strategy, Mode: sc.Mode, Held: held, Searched: searched, Capacity: missing, Baseline: sc.Baseline}
-			if len(kept) > 0 {
-				row.Capacity = fig(stats.Mean(kept))
-			}
-			if sc.Baseline != "" {
-				if base := t.Scenario(sc.Baseline, sc.Mode); base != nil {
-					baseAll, baseKept, _, _ := rounds(base)
-					all, _, _, _ := rounds(sc)
-					c := Change{Metric: MetricCapacity, Pct: missing, P: Prob(math.NaN())}
-					if len(kept) > 0 && len(baseKept) > 0 {
-						c.Pct = Figure(-stats.ChangePct(float64(row.Capacity), stats.Mean(baseKept)))
-					}
-					slices.Sort(all)
-					slices.Sort(baseAll)
-					c.P, c.Significant = b.test(sc.Name()+" at "+slo, MetricCapacity, all, baseAll)
-					row.Lost = &c
+			if base := rows[t.Scenario(sc.Baseline, sc.Mode)]; sc.Baseline != "" && base != nil {
+				c := Change{Metric: MetricCapacity, Pct: missing, P: Prob(math.NaN())}
+				switch {
+				case row.Capacity.Valid() && base.Capacity.Valid():
+					c.Pct = Figure(-stats.ChangePct(float64(row.Capacity), float64(base.Capacity)))
+				case !row.Capacity.Valid():
+					c.Why = "no capacity: " + row.Why
+				default:
+					c.Why = "baseline " + base.Strategy + " has no capacity: " + base.Why
 				}
+				xs, ys := slices.Sorted(slices.Values(all[sc])), slices.Sorted(slices.Values(all[t.Scenario(sc.Baseline, sc.Mode)]))
+				c.P, c.Significant = b.test(sc.Name()+" at "+slo, MetricCapacity, xs, ys)
+				row.Lost = &c
 			}
 			tab.Rows = append(tab.Rows, row)
 		}
 		b.rep.Capacities = append(b.rep.Capacities, tab)
 	}
+}
+
+// capacityOf is a scenario's capacity row at slo from its rounds'
+// searches, and the capacities found; nil when no round searched at slo.
+// The capacity is the mean over the rounds the QPS trimming keeps that
+// found one, or over all that found one when it dropped the only ones;
+// without any, Why says why in the search's words (the first round's,
+// cut at its details).
+func capacityOf(rounds []capacityRound, slo string, sc *Scenario) (*CapacityRow, []float64) {
+	row := &CapacityRow{Strategy: sc.Strategy, Mode: sc.Mode, Capacity: missing, Baseline: sc.Baseline}
+	var all, kept []float64
+	for _, c := range rounds {
+		if c.slo != slo {
+			continue
+		}
+		row.Searched++
+		if !c.qps.Valid() {
+			if row.Why == "" {
+				row.Why = shortWhy(c.why)
+			}
+			continue
+		}
+		row.Held++
+		all = append(all, float64(c.qps))
+		if c.round != sc.DroppedRound {
+			kept = append(kept, float64(c.qps))
+		}
+	}
+	if row.Searched == 0 {
+		return nil, nil
+	}
+	if len(kept) == 0 {
+		kept = all
+	}
+	if len(kept) > 0 {
+		row.Capacity, row.Why = fig(stats.Mean(kept)), ""
+	} else if row.Why == "" {
+		row.Why = "the objective held at no rate tried"
+	}
+	return row, all
+}
+
+// shortWhy is a search's reason without its details: up to the first
+// parenthesis or colon ("machine could not hold the schedule at
+// 36500/s").
+func shortWhy(why string) string {
+	if i := strings.IndexAny(why, "(:"); i > 0 {
+		why = why[:i]
+	}
+	return strings.TrimSpace(why)
 }
 
 // curveKeys are the keys of a target's load curve points, as Order

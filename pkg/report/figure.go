@@ -95,6 +95,8 @@ func (c *Change) String() string {
 	switch {
 	case c != nil && c.Refused:
 		return refusedCell
+	case c != nil && !c.Pct.Valid() && c.Why != "":
+		return "- (" + c.Why + ")"
 	case c == nil || !c.Pct.Valid():
 		return "-"
 	}

@@ -266,6 +266,11 @@ type Row struct {
 	// unsupported", a server not emptied for want of FLUSHALL. Empty
 	// when it lacked none, and in files written before.
 	Notes string `csv:"notes" json:"notes,omitempty"`
+	// CapacityWhy is, on a closed-loop row searched at SLO, why it has no
+	// CapacityQPS: the machine could not hold the schedule at a rate, or
+	// the objective held at no rate tried (the search's words); empty
+	// otherwise, and in files written before.
+	CapacityWhy string `csv:"capacity_why" json:"capacity_why,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

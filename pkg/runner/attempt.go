@@ -426,7 +426,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	row.ServerRSSBytes, row.ServerUsedMemoryBytes = s.tel.memory()
 	row.ServerUsecPerCall, row.ServerCalls = s.tel.commands(measuredCommands(s.load))
 	if c := s.curve; c != nil && c.slo != "" {
-		row.SLO, row.CapacityQPS = c.slo, c.capacity
+		row.SLO, row.CapacityQPS, row.CapacityWhy = c.slo, c.capacity, c.why
 	}
 	row.Placement = o.placement.String()
 	if s.block > 0 {

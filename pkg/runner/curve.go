@@ -18,15 +18,24 @@ import (
 // Options.SLOPrecision is empty.
 var DefaultSLOPrecision = fmt.Sprintf("%g%%", curve.DefaultPrecision*100)
 
+// DefaultSLOMaxSteps is the capacity search's bound on open-loop phases
+// when Options.SLOMaxSteps is 0.
+const DefaultSLOMaxSteps = curve.DefaultMaxSteps
+
 // parseCurve parses Rates, SLO and SLOPrecision into o.curve; its errors
 // name the flag.
 func (o *Options) parseCurve() error {
 	var errs []error
 	var err error
-	if o.curve, err = curve.ParseSpec(o.Rates, o.SLO, o.SLOPrecision); err != nil {
+	if o.curve, err = curve.ParseSpec(o.Rates, o.SLO, o.SLOPrecision, o.SLOMaxSteps); err != nil {
 		errs = append(errs, err)
-	} else if strings.TrimSpace(o.SLOPrecision) != "" && strings.TrimSpace(o.SLO) == "" {
-		errs = append(errs, errors.New("--slo-precision: give --slo too"))
+	} else if strings.TrimSpace(o.SLO) == "" {
+		if strings.TrimSpace(o.SLOPrecision) != "" {
+			errs = append(errs, errors.New("--slo-precision: give --slo too"))
+		}
+		if o.SLOMaxSteps != 0 {
+			errs = append(errs, errors.New("--slo-max-steps: give --slo too"))
+		}
 	}
 	if (strings.TrimSpace(o.Rates) != "" || strings.TrimSpace(o.SLO) != "") && len(o.Workloads) > 0 {
 		errs = append(errs, errors.New("--rates/--slo measure the modes (set, get, mixed), not workloads: run the workloads apart"))
@@ -66,10 +75,11 @@ func curvePlanLine(c curve.Spec) string {
 }
 
 // searchSteps is the number of phases a capacity search is expected to
-// measure, for the estimate: the peak, then bisection of [peak/2, peak]
-// down to the precision.
-func searchSteps(precision float64) int {
-	return 2 + int(math.Ceil(math.Log2(0.5/precision)))
+// measure, for the estimate: half the peak, then bisection of [peak/2,
+// peak] down to the precision, at most maxSteps (none when the closed
+// loop meets the objective, which the estimate cannot know).
+func searchSteps(precision float64, maxSteps int) int {
+	return min(1+int(math.Ceil(math.Log2(0.5/precision))), maxSteps)
 }
 
 // curveEstimate is the expected time of an attempt's curve and capacity
@@ -89,7 +99,7 @@ func (p *Plan) curveEstimate(qps float64) time.Duration {
 		d += phase(r.Resolve(qps))
 	}
 	if len(c.SLO) > 0 {
-		d += time.Duration(searchSteps(c.Precision)) * phase(qps*0.75)
+		d += time.Duration(searchSteps(c.Precision, c.MaxSteps)) * phase(qps*0.75)
 	}
 	return d
 }
@@ -99,10 +109,11 @@ func (p *Plan) curveEstimate(qps float64) time.Duration {
 type loadCurve struct {
 	points []curve.Point
 	// slo is the objective searched ("" without Options.SLO), and
-	// capacity the highest rate at which it held; nil when it held at no
-	// rate tried.
+	// capacity the highest rate at which it held; nil when the search
+	// found none, why saying why.
 	slo      string
 	capacity *float64
+	why      string
 }
 
 // measureCurve measures the attempt's load curve and capacity on its
@@ -137,9 +148,16 @@ func (r *run) measureCurve(ctx context.Context, cfg loadgen.Config, info target.
 			r.log("%s round %d: capacity: %v", sc.Name(), round, w)
 		}
 		lc.slo = capa.SLO.String()
-		if capa.QPS > 0 {
+		switch {
+		case capa.QPS > 0:
 			q := capa.QPS
 			lc.capacity = &q
+			if capa.ClosedLoop {
+				r.log("%s round %d: capacity at %s: %.0f req/s, the closed loop's: the objective held there (p99 %.0f us)", sc.Name(), round, lc.slo, q, closed.Latency.P99)
+			}
+		case capa.Why != nil:
+			lc.why = capa.Why.Error()
+			r.log("%s round %d: capacity at %s: none: %s", sc.Name(), round, lc.slo, lc.why)
 		}
 	}
 	return lc, nil

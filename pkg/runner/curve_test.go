@@ -107,6 +107,8 @@ func TestRunRatesRefusals(t *testing.T) {
 		{func(o *Options) { o.SLO = "p99<" }, "--slo"},
 		{func(o *Options) { o.SLO = "p99<1ms"; o.SLOPrecision = "0" }, "--slo-precision"},
 		{func(o *Options) { o.SLOPrecision = "10%" }, "give --slo too"},
+		{func(o *Options) { o.SLOMaxSteps = 4 }, "--slo-max-steps: give --slo too"},
+		{func(o *Options) { o.SLO = "p99<1ms"; o.SLOMaxSteps = -1 }, "--slo-max-steps"},
 		{func(o *Options) { o.Rates = "50%"; o.Workloads = []string{"ycsb-a"} }, "not workloads"},
 		{func(o *Options) { o.Rates = "50%"; o.Modes = []string{"set"} }, "RSET only inserts"},
 	} {
@@ -151,7 +153,15 @@ func TestPlanEstimateCurve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := p.Estimate()-plain, time.Duration(searchSteps(0.05))*time.Second; got != want {
-		t.Errorf("the capacity search adds %v to the estimate, want %v", got, want)
+	if got, want := p.Estimate()-plain, 5*time.Second; got != want {
+		t.Errorf("the capacity search adds %v to the estimate, want %v (half the peak, then 4 bisections to 5%%)", got, want)
+	}
+	o.SLOMaxSteps = 3
+	p, err = NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Estimate()-plain, 3*time.Second; got != want {
+		t.Errorf("the capacity search in 3 steps adds %v to the estimate, want %v", got, want)
 	}
 }

@@ -284,6 +284,9 @@ type Options struct {
 	// (curve.ParsePrecision: 5%; DefaultSLOPrecision when empty). Both
 	// measure the modes, not workloads.
 	Rates, SLO, SLOPrecision string
+	// SLOMaxSteps bounds each search's open-loop phases
+	// (curve.DefaultMaxSteps when 0).
+	SLOMaxSteps int
 
 	// Precision, above 0, makes the run adaptive (adaptive.go): the
 	// servers of a mode run side by side and are measured in short

@@ -143,10 +143,13 @@ func writeCurveText(w io.Writer, c Curve) error {
 	}
 	if k := c.Capacity; k != nil {
 		b.WriteString("\n")
-		if k.QPS > 0 {
+		switch {
+		case k.ClosedLoop:
+			fmt.Fprintf(&b, "capacity at %s: %.0f req/s, the closed-loop peak: the objective held there, and no open loop goes faster\n", k.SLO, k.QPS)
+		case k.QPS > 0:
 			fmt.Fprintf(&b, "capacity at %s: %.0f req/s (held at %.0f, not at %.0f; %d steps)\n", k.SLO, k.QPS, k.Lo, k.Hi, len(k.Steps))
-		} else {
-			fmt.Fprintf(&b, "capacity at %s: not found (the objective held at no rate tried; %d steps)\n", k.SLO, len(k.Steps))
+		default:
+			fmt.Fprintf(&b, "capacity at %s: none: %v (%d steps)\n", k.SLO, k.Why, len(k.Steps))
 		}
 		writePoints(&b, k.Steps, true)
 		for _, e := range k.Warnings {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,13 +53,16 @@ type Route struct {
 	// makes the event loop do outside it: dial, resend, wait for a
 	// failover (see Phase).
 	ctx context.Context
-	// slots caches the slot of each key index of a keyspace of at most
-	// maxSlotCache keys: a table look-up per key drawn instead of naming
-	// the key and hashing it (BenchmarkSlotOf).
-	slots []uint16
-	// prefix and keyspace name the keys.
-	prefix string
-	keys   keyspace.Spec
+	// prefix and keys name the keys. When the prefix holds no "{" (no
+	// hash tag can begin in it), a key's slot is the CRC16 of its digits
+	// continued from prefixCRC, the prefix's: ten digits hashed instead
+	// of a table of every key's slot, whose look-ups missed the cache at
+	// random keys and cost more than the hashing (BenchmarkSlotOf).
+	prefix    string
+	keys      keyspace.Spec
+	tagFree   bool
+	prefixCRC uint16
+	width     int
 	// redirects counts, under mu, the MOVED and ASK replies of each node
 	// (by index) this phase.
 	redirects [][2]int64
@@ -69,26 +73,13 @@ type Route struct {
 	masterOf []int32
 }
 
-// maxSlotCache bounds the key numbers whose slots a Route caches (2
-// bytes per key).
-const maxSlotCache = 1 << 22
-
 // NewRoute returns the route of a run over t, whose keys are keys's,
-// named with prefix; ctx bounds what it does until the first Phase. The
-// slots of the key numbers below keys.End are cached when there are at
-// most maxSlotCache of them.
+// named with prefix; ctx bounds what it does until the first Phase.
 func NewRoute(ctx context.Context, t *Topology, prefix string, keys keyspace.Spec) *Route {
-	rt := &Route{addrs: slices.Clone(t.Masters), prefix: prefix, keys: keys, ctx: ctx}
+	rt := &Route{addrs: slices.Clone(t.Masters), prefix: prefix, keys: keys, ctx: ctx,
+		tagFree: !strings.Contains(prefix, "{"), prefixCRC: keyslot.CRC16([]byte(prefix)), width: keys.Width()}
 	for i, o := range t.Owner {
 		rt.owner[i].Store(int32(o))
-	}
-	if end := keys.End(); end <= maxSlotCache {
-		rt.slots = make([]uint16, end)
-		var buf []byte
-		for k := range rt.slots {
-			buf = keys.AppendName(buf[:0], prefix, uint64(k))
-			rt.slots[k] = uint16(keyslot.Of(buf))
-		}
 	}
 	return rt
 }
@@ -102,11 +93,13 @@ func (rt *Route) Context() context.Context { return rt.ctx }
 
 // SlotOf returns the slot of key number key; buf is scratch space.
 func (rt *Route) SlotOf(key uint64, buf *[]byte) uint16 {
-	if key < uint64(len(rt.slots)) {
-		return rt.slots[key]
+	if !rt.tagFree {
+		*buf = rt.keys.AppendName((*buf)[:0], rt.prefix, key)
+		return uint16(keyslot.Of(*buf))
 	}
-	*buf = rt.keys.AppendName((*buf)[:0], rt.prefix, key)
-	return uint16(keyslot.Of(*buf))
+	var d [20]byte // the key's digits, as keyspace.AppendKeyDigits writes them
+	n := len(keyspace.AppendKeyDigits(d[:0], key, rt.width))
+	return keyslot.Update(rt.prefixCRC, d[:n]) & (Slots - 1)
 }
 
 // Owner returns the index of the node that serves slot s.

@@ -2,6 +2,7 @@ package link
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -169,4 +170,54 @@ func LendProcs(n int) (release func()) {
 		lentProcs.n -= n
 		runtime.GOMAXPROCS(lentProcs.base + lentProcs.n)
 	}
+}
+
+// StampReceives asks the kernel to stamp what fd receives
+// (SO_TIMESTAMPNS), for Stamped.Read.
+func StampReceives(fd int) error {
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		return fmt.Errorf("setsockopt SO_TIMESTAMPNS: %w", err)
+	}
+	return nil
+}
+
+// Stamped reads a socket with StampReceives on: recvmsg(2) with room for
+// the timestamp. Its buffers are reused from read to read, so it must not
+// be copied once used.
+type Stamped struct {
+	msg unix.Msghdr
+	iov unix.Iovec
+	oob [64]byte
+}
+
+// Read is read(2) of fd into b that also returns when the kernel received
+// the last of the bytes read, in ns since the Unix epoch (CLOCK_REALTIME;
+// for TCP, the last segment's), or 0 when it gave no time.
+func (st *Stamped) Read(raw bool, fd int, b []byte) (n int, at int64, err error) {
+	if len(b) == 0 {
+		return 0, 0, nil
+	}
+	st.iov.Base = unsafe.SliceData(b)
+	st.iov.SetLen(len(b))
+	st.msg = unix.Msghdr{Iov: &st.iov, Control: &st.oob[0]}
+	st.msg.SetIovlen(1)
+	st.msg.SetControllen(len(st.oob))
+	call := unix.Syscall
+	if raw {
+		call = unix.RawSyscall
+	}
+	r, _, e := call(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&st.msg)), 0)
+	if e != 0 {
+		return 0, 0, e
+	}
+	// One control message at most: the timestamp.
+	const tsLen = unix.SizeofCmsghdr + int(unsafe.Sizeof(unix.Timespec{}))
+	if int(st.msg.Controllen) >= tsLen {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&st.oob[0]))
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS {
+			ts := (*unix.Timespec)(unsafe.Pointer(&st.oob[unix.SizeofCmsghdr]))
+			at = ts.Nano()
+		}
+	}
+	return int(r), at, nil
 }

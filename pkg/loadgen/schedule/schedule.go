@@ -35,14 +35,27 @@ func BehindSchedule(lag measure.Latency) error {
 		ErrBehindSchedule, lag.Max, lag.P50, lag.P99, MaxSendLag)
 }
 
-// The open loop's polling windows (see Phase.Sleep): a timed sleep ends
-// late on a virtual machine even with 1 ns timer slack
-// (BenchmarkOpenLoop), so a worker polls for the last SpinAhead before a
-// send, and for SpinAwait (a loopback round trip with room to spare)
-// while awaiting replies. Tests and benchmarks change them.
+// The open loop's timing. A worker sends in rounds: each round sends
+// every request of its connections whose intended time has come, each
+// connection's together in one write, and the next round comes when the
+// earliest next request is due but at least Coalesce after this one, so
+// that a worker wakes at most once per Coalesce to send however high the
+// rate (a wake-up per request cost more CPU than the server's work at
+// pipeline 1 on two cores). A request waits at most Coalesce for its
+// round; its latency runs from its intended time, so the wait is counted.
+//
+// Between rounds a worker sleeps, and a timed sleep ends tens of
+// microseconds late on a virtual machine even at 1 ns timer slack
+// (BenchmarkOpenLoop): a worker therefore polls for the last SpinAhead
+// before a round, and for SpinAwait (a loopback round trip with room to
+// spare) while awaiting replies, as long as its polling stays within
+// PollBudget of its time (Poller); past it, it only sleeps. Tests and
+// benchmarks change them.
 var (
-	SpinAhead = 50 * time.Microsecond
-	SpinAwait = 200 * time.Microsecond
+	Coalesce   = 50 * time.Microsecond
+	SpinAhead  = 50 * time.Microsecond
+	SpinAwait  = 200 * time.Microsecond
+	PollBudget = 0.1
 )
 
 // Phase is one timed part of a run: the warmup or the measured run.
@@ -96,17 +109,44 @@ func (ph *Phase) Due(offset float64, seq uint64) int64 {
 // after the capture's first.
 func (ph *Phase) Paced(at int64) int64 { return ph.Start + int64(float64(at)*ph.Pace) }
 
-// Sleep returns how long a worker may block before next, the earliest
-// intended send time of its connections: until SpinAhead before it, at
-// most maxWait. A worker does not sleep at all while a connection awaits
-// replies from a server it heard from less than SpinAwait ago (Polls). It
-// polls instead of sleeping there because waking from a sleep takes tens
-// of microseconds on a virtual machine, and that delay would count as
-// send lag or as the server's latency.
-func Sleep(now, next int64, maxWait time.Duration) int64 {
-	return max(min(next-now, int64(maxWait))-int64(SpinAhead), 0)
+// NextRound is the time of a worker's round after one at last, when its
+// connections' earliest next request is due at next: next, but not
+// before Coalesce after last.
+func NextRound(last, next int64) int64 { return max(next, last+int64(Coalesce)) }
+
+// Sleep returns how long a worker may block before its next round at
+// next: until then, or SpinAhead before it when it polls, at most
+// maxWait.
+func Sleep(now, next int64, maxWait time.Duration, poll bool) int64 {
+	d := min(next-now, int64(maxWait))
+	if poll {
+		d -= int64(SpinAhead)
+	}
+	return max(d, 0)
 }
 
 // Polls reports whether a worker whose connection awaits replies, and
 // heard from the server at heard, polls rather than sleeps at now.
 func Polls(now, heard int64) bool { return now-heard < int64(SpinAwait) }
+
+// PollWindow is the span over which a Poller keeps its worker's polling
+// within PollBudget.
+const PollWindow = 10 * time.Millisecond
+
+// A Poller keeps a worker's polling within PollBudget of its time, per
+// PollWindow: polling is cheap only on an idle CPU, and on a busy one it
+// takes the time of the server measured.
+type Poller struct {
+	start, spent int64
+}
+
+// Allow reports whether the worker may poll at now.
+func (p *Poller) Allow(now int64) bool {
+	if now-p.start >= int64(PollWindow) {
+		p.start, p.spent = now, 0
+	}
+	return float64(p.spent) < PollBudget*float64(PollWindow)
+}
+
+// Polled counts a poll from start to end that found nothing to do.
+func (p *Poller) Polled(start, end int64) { p.spent += max(end-start, 0) }

@@ -68,7 +68,11 @@ func (m *md) curves(r *report.Report) {
 			if row.Lost != nil {
 				lost = row.Lost.String()
 			}
-			rows = append(rows, []string{row.Strategy, row.Mode, row.Capacity.String(), fmt.Sprintf("%d/%d", row.Held, row.Searched), lost})
+			capa := row.Capacity.String()
+			if !row.Capacity.Valid() && row.Why != "" {
+				capa += " (" + row.Why + ")"
+			}
+			rows = append(rows, []string{row.Strategy, row.Mode, capa, fmt.Sprintf("%d/%d", row.Held, row.Searched), lost})
 		}
 		m.Table([]string{l.Strategy, l.Mode, cl.CapacityCol, cl.Held, cl.Lost}, "llrrl", rows)
 		if i == len(r.Capacities)-1 {

@@ -198,3 +198,78 @@ func TestLoadCurvePlotInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityLostWhy: the capacity lost shows whenever a strategy and
+// its baseline both have a capacity, also when the QPS trimming dropped
+// the only round that found one; when one has none, its cell and the
+// loss say why in the search's words, cut at their details.
+func TestCapacityLostWhy(t *testing.T) {
+	rows, err := results.ReadFiles(curveFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "machine could not hold the schedule at 9000/s (not held twice: 4500 req/s, send lag p99 169000 us; then 4400 req/s, send lag p99 150000 us): the latencies there would include its delays"
+	for i := range rows {
+		r := &rows[i]
+		if r.Rate != nil || r.SLO == "" {
+			continue
+		}
+		switch {
+		case r.Target == "redis" && r.Strategy == "aof_always":
+			r.CapacityQPS, r.CapacityWhy = nil, why // no round found one
+		case r.Target == "kvstore" && r.Strategy == "nopersist" && r.Round != 2:
+			r.CapacityQPS, r.CapacityWhy = nil, "the objective held at no rate tried: down to 12000/s in 8 steps (--slo-max-steps)"
+		}
+	}
+	rep, err := report.Build(rows, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byStrategy := map[string]*report.CapacityRow{}
+	for _, tab := range rep.Capacities {
+		for _, row := range tab.Rows {
+			byStrategy[row.Strategy] = row
+		}
+	}
+	if r := byStrategy["aof_always"]; r == nil || r.Capacity.Valid() || r.Held != 0 || r.Why != "machine could not hold the schedule at 9000/s" ||
+		r.Lost == nil || r.Lost.Pct.Valid() || r.Lost.Why != "no capacity: "+r.Why {
+		t.Errorf("aof_always: %+v, lost %+v", r, r.Lost)
+	}
+	if r := byStrategy["none"]; r == nil || !r.Capacity.Valid() || r.Lost != nil {
+		t.Errorf("none, the baseline: %+v", r)
+	}
+	// kvstore's baseline found a capacity in round 2 alone: both have
+	// one, so the loss shows, whatever round the trimming dropped.
+	if r := byStrategy["nopersist"]; r == nil || !r.Capacity.Valid() || r.Held != 1 {
+		t.Errorf("nopersist: %+v", r)
+	}
+	if r := byStrategy["persist_always"]; r == nil || r.Lost == nil || !r.Lost.Pct.Valid() || r.Lost.Why != "" {
+		t.Errorf("persist_always: %+v, lost %+v", r, r.Lost)
+	}
+	var md bytes.Buffer
+	if err := Markdown(rep, &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"- (machine could not hold the schedule at 9000/s)", "- (no capacity: machine could not hold the schedule at 9000/s)"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("the markdown lacks %q:\n%s", s, md.String())
+		}
+	}
+
+	// The baseline without a capacity: its strategies' losses say so.
+	for i := range rows {
+		if r := &rows[i]; r.Rate == nil && r.SLO != "" && r.Target == "kvstore" && r.Strategy == "nopersist" {
+			r.CapacityQPS, r.CapacityWhy = nil, "the objective held at no rate tried: down to 12000/s in 8 steps (--slo-max-steps)"
+		}
+	}
+	if rep, err = report.Build(rows, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range rep.Capacities {
+		for _, row := range tab.Rows {
+			if row.Strategy == "persist_always" && (row.Lost == nil || row.Lost.Pct.Valid() || row.Lost.Why != "baseline nopersist has no capacity: the objective held at no rate tried") {
+				t.Errorf("persist_always against a baseline without capacity: lost %+v", row.Lost)
+			}
+		}
+	}
+}
