@@ -89,7 +89,7 @@ func (t *poolHash) snapshot() snapshot { return snapshotRecords(t.ar, t.idx.refs
 
 // snapshotRecords freezes ar and marks the records that refs lists.
 func snapshotRecords(ar *arena, refs func(func(ref) bool)) snapshot {
-	s := &poolSnapshot{recs: ar.freeze(), ar: ar}
+	s := &poolSnapshot{recs: ar.freeze(), ar: ar, keptAt: ar.kept}
 	n := len(ar.chunks)
 	s.live, s.mapped = offHeap[uint64](n*liveWords, false)
 	s.class = make([]uint8, n)
@@ -118,6 +118,14 @@ type poolSnapshot struct {
 	class  []uint8 // each chunk's size class
 	large  []ref
 	ar     *arena
+	keptAt int64 // the arena's kept bytes when it froze
+}
+
+// cow is what the snapshot costs beyond the dataset so far: the records
+// freed since it froze, which it keeps alive, and its bitmap. The caller
+// holds the DB lock (read or write).
+func (s *poolSnapshot) cow() (int64, bool) {
+	return s.ar.kept - s.keptAt + int64(len(s.live))*8, true
 }
 
 func (s *poolSnapshot) scan(fn func(key, val []byte) bool) {
