@@ -27,18 +27,7 @@ func TestBGSave(t *testing.T) {
 				}})
 				rc := dialRaw(t, srv)
 				const n = 3000
-				var batch []byte
-				for i := range n {
-					k := strconv.Itoa(i)
-					batch = appendCmd(batch, "SET", "s"+k, "old-"+k)
-					batch = appendCmd(batch, "RSET", "r"+k, "old-"+k)
-				}
-				rc.send(batch)
-				for range 2 * n {
-					if r := rc.reply(); r != "+OK\r\n" {
-						t.Fatalf("prefill: %q", r)
-					}
-				}
+				writeBoth(t, rc, n, "RSET", "old-")
 				if r := rc.do("BGSAVE"); r != "+Background saving started\r\n" {
 					t.Fatalf("BGSAVE: %q", r)
 				}
@@ -51,18 +40,7 @@ func TestBGSave(t *testing.T) {
 					t.Fatalf("while the snapshot is written: rdb_bgsave_in_progress %q", info["rdb_bgsave_in_progress"])
 				}
 				// Writes go on, replacing every key with a longer value.
-				batch = batch[:0]
-				for i := range n {
-					k := strconv.Itoa(i)
-					batch = appendCmd(batch, "SET", "s"+k, "new-value-"+k)
-					batch = appendCmd(batch, "RMOD", "r"+k, "new-value-"+k)
-				}
-				rc.send(batch)
-				for range 2 * n {
-					if r := rc.reply(); r != "+OK\r\n" {
-						t.Fatalf("write during the snapshot: %q", r)
-					}
-				}
+				writeBoth(t, rc, n, "RMOD", "new-value-")
 				info = infoFields(t, rc, "persistence")
 				cow, hasCOW := info["current_cow_size"]
 				if alloc == AllocPool {
@@ -106,6 +84,25 @@ func TestBGSave(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// writeBoth writes keys s0… of the strings (SET) and r0… of the ordered
+// engine (with its write command cmd), each the value prefix and its
+// number, in one pipeline.
+func writeBoth(t *testing.T, rc *rawConn, n int, cmd, prefix string) {
+	t.Helper()
+	var batch []byte
+	for i := range n {
+		k := strconv.Itoa(i)
+		batch = appendCmd(batch, "SET", "s"+k, prefix+k)
+		batch = appendCmd(batch, cmd, "r"+k, prefix+k)
+	}
+	rc.send(batch)
+	for range 2 * n {
+		if r := rc.reply(); r != "+OK\r\n" {
+			t.Fatalf("%s %s…: %q", cmd, prefix, r)
 		}
 	}
 }
