@@ -122,6 +122,9 @@ The manual: docs/run.md.`,
 			if cmd.Flags().Changed("workloads") && !cmd.Flags().Changed("modes") {
 				o.Modes = []string{} // the workloads alone
 			}
+			if err := persistJobFlags(cmd.Flags(), o); err != nil {
+				return &usageError{err}
+			}
 			if err := o.Validate(); err != nil {
 				return &usageError{err}
 			}
@@ -166,6 +169,10 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.Rates, "rates", "", "after each attempt's closed loop, measure a latency-throughput curve on the same server: an open-loop phase at each rate of this list, requests per second (20000,50000) or percentages of that closed loop's QPS (25%,50%,75%,90%); one detail row per rate")
 	f.StringVar(&o.SLO, "slo", "", "after each attempt's closed loop, find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms); the capacity_qps column and the report's capacity table")
 	f.StringVar(&o.SLOPrecision, "slo-precision", "", "with --slo, the capacity search stops when its bracket is this narrow, relative to its top (default "+runner.DefaultSLOPrecision+")")
+	f.DurationVar(&o.Duration, "duration", 0, fmt.Sprintf("measure each attempt for this long instead of --requests (default with --persist-job: %v)", runner.DefaultPersistJobDuration))
+	f.StringVar(&o.PersistJob, "persist-job", "", fmt.Sprintf("set this persistence job off on the server during every attempt's measured phase, on every master, and measure it: bgsave (a snapshot: Redis's BGSAVE, the kvstore's) or rewrite (a log rewrite: BGREWRITEAOF); the phase is then bounded by --duration and cut in --interval intervals (default %v)", runner.DefaultPersistJobInterval))
+	f.DurationVar(&o.PersistJobAt, "persist-job-at", 0, "with --persist-job, when the job is set off, from the measured phase's start (default: its middle)")
+	f.DurationVar(&o.PersistJobEvery, "persist-job-every", 0, "with --persist-job, set the job off every this long instead (one due while the last one runs starts once it is done)")
 	f.BoolVar(&o.Profile, "profile", false, "record each server's CPU profile with perf in one more round of every scenario, after the measured ones, and draw flame graphs (PREFIX_flame_TARGET_STRATEGY_MODE_TIME.svg, and _flame_diff_ against the baseline strategy) linked from the HTML report")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
@@ -205,6 +212,24 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	defer o.history.start(ctx, &o.Options, o.ErrOut)()
 	_, err = runner.Run(ctx, o.Options, o.Out, o.ErrOut)
 	return runExit(err)
+}
+
+// persistJobFlags applies --persist-job's defaults to the flags not
+// given: the series' interval DefaultPersistJobInterval (the runner
+// bounds the phase by DefaultPersistJobDuration); a --requests given
+// without --duration is refused, since the job is timed from the phase's
+// start and the phase must be bounded by time.
+func persistJobFlags(f *pflag.FlagSet, o *runner.Options) error {
+	if o.PersistJob == "" {
+		return nil
+	}
+	if !f.Changed("interval") {
+		o.Interval = runner.DefaultPersistJobInterval
+	}
+	if f.Changed("requests") && !f.Changed("duration") {
+		return fmt.Errorf("--persist-job: the measured phase is bounded by time, not --requests: give --duration (default %v)", runner.DefaultPersistJobDuration)
+	}
+	return nil
 }
 
 // applyEnv sets every flag that was not given from its environment

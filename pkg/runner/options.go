@@ -275,6 +275,20 @@ type Options struct {
 	// measure the modes, not workloads.
 	Rates, SLO, SLOPrecision string
 
+	// PersistJob, when set (target.JobBGSave or target.JobRewrite), sets
+	// that persistence job off on the server during every attempt's
+	// measured phase, on every master, and measures it (persistjob.go):
+	// the phase is then bounded by Load.Duration (DefaultPersistJobDuration
+	// when 0), and its figures come from the series (Load.Interval). A
+	// strategy without the job is refused when Strategies names it, else
+	// left out with a warning (target.Desc.PersistJob).
+	PersistJob string
+	// PersistJobAt is when the job is set off, from the measured phase's
+	// start; 0 means the middle of the phase. PersistJobEvery, instead,
+	// sets it off every this long (a job due while the last one runs
+	// starts once it is done).
+	PersistJobAt, PersistJobEvery time.Duration
+
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload
 	// curve is Rates, SLO and SLOPrecision parsed, by normalize.
@@ -432,6 +446,7 @@ func (o Options) normalize() (Options, error) {
 	if err := o.parseCurve(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, o.persistJobErrors()...) // persistjob.go
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}

@@ -185,11 +185,12 @@ func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, c
 			cmd = cmds[i]
 		}
 		row.MeasuredCommand(&cmd)
-		// The CPU and memory figures are the attempt's: only the total row
-		// has them.
+		// The CPU and memory figures are the attempt's, and so are the
+		// persistence job's (its name stays): only the total row has them.
 		row.ClientCPUS, row.ServerCPUS, row.QPSPerServerCPUS = 0, 0, 0
 		row.ServerRSSBytes, row.ServerUsedMemoryBytes = 0, 0
 		row.ServerUsecPerCall, row.ServerCalls = 0, 0
+		clearJobFigures(&row)
 		switch {
 		case row.OK() && !(row.QPS > 0):
 			// A command the mix never drew (a tiny ratio in a short run)
