@@ -23,9 +23,13 @@ func TestPersistJobOptions(t *testing.T) {
 		{func(o *Options) { o.PersistJob = "bgsave" }, ""},
 		{func(o *Options) { o.PersistJob = "snapshot" }, `--persist-job "snapshot": want bgsave or rewrite`},
 		{func(o *Options) { o.PersistJobAt = time.Second }, "--persist-job-at and --persist-job-every go with --persist-job"},
-		{func(o *Options) { o.PersistJob, o.PersistJobAt, o.PersistJobEvery = "rewrite", time.Second, time.Second }, "give one of them"},
-		{func(o *Options) { o.PersistJob, o.PersistJobAt = "rewrite", 20 * time.Second }, "--persist-job-at 20s: want a time within the measured phase, before --duration 20s"},
-		{func(o *Options) { o.PersistJob, o.Duration, o.PersistJobEvery = "rewrite", 5*time.Second, 5*time.Second }, "--persist-job-every 5s: want less than --duration 5s"},
+		{func(o *Options) {
+			o.PersistJob, o.PersistJobAt, o.PersistJobEvery = "rewrite", time.Second, time.Second
+		}, "give one of them"},
+		{func(o *Options) { o.PersistJob, o.PersistJobAt = "rewrite", 20*time.Second }, "--persist-job-at 20s: want a time within the measured phase, before --duration 20s"},
+		{func(o *Options) {
+			o.PersistJob, o.Duration, o.PersistJobEvery = "rewrite", 5*time.Second, 5*time.Second
+		}, "--persist-job-every 5s: want less than --duration 5s"},
 		{func(o *Options) { o.PersistJob, o.Interval = "bgsave", 0 }, "its figures come from the series: want an --interval"},
 		{func(o *Options) { o.PersistJob, o.Modes = "bgsave", []string{"set", "recovery"} }, "drop recovery from --modes"},
 		{func(o *Options) { o.PersistJob, o.Rates = "50%", "bgsave" }, "--rates, --slo"},
@@ -209,4 +213,3 @@ func deref[T any](p *T) any {
 	}
 	return *p
 }
-
