@@ -232,6 +232,7 @@ func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []fill, error)
 	}
 	sc.Workload.Apply(&cfg, func(string) bool { return false })
 	cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
+	cfg.Wait = r.o.Wait                                           // WAIT after the mix's writes
 	if err := checkWorkload(ctx, cfg); err != nil {
 		return cfg, nil, err
 	}
@@ -316,6 +317,10 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 	}
 	if err := checkResult(res); err != nil {
 		return l, err
+	}
+	if w := res.WaitShort; w > 0 {
+		r.log("%s round %d: warning: %d of %d WAITs timed out before %d replicas acknowledged: the wait row's latency holds their timeouts",
+			sc.Name(), e.Round, w, w+res.WaitAcked, cfg.Wait.Replicas)
 	}
 	if err := srv.inst.Err(); err != nil {
 		return l, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
@@ -288,6 +289,10 @@ type Options struct {
 	// sets it off every this long (a job due while the last one runs
 	// starts once it is done).
 	PersistJobAt, PersistJobEvery time.Duration
+	// Wait, when enabled, follows the writes of every workload's mix
+	// with WAIT (mix.Wait, wait.go): workloads only, on servers with
+	// replicas.
+	Wait mix.Wait
 
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload
@@ -447,6 +452,7 @@ func (o Options) normalize() (Options, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, o.persistJobErrors()...) // persistjob.go
+	errs = append(errs, o.waitErrors()...)       // wait.go
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}

@@ -3,11 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -212,4 +215,51 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestRunWait: a workload's writes followed by WAIT on a redis target
+// with a replica kvbench starts: the wait command's row, every WAIT
+// acknowledged; the kvstore, and a redis target without enough replicas,
+// refused by name.
+func TestRunWait(t *testing.T) {
+	testutil.RequireRedisServer(t)
+	conf := filepath.Join(t.TempDir(), "targets.yaml")
+	if err := os.WriteFile(conf, []byte("targets:\n  - kind: redis\n    replicas: 1\n    strategies: [none]\n  - name: lonely\n    kind: redis\n    strategies: [none]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := runOptions(t)
+	o.Rounds, o.Requests, o.Keyspace, o.Modes, o.Workloads = 1, 5000, 1000, []string{}, []string{"ycsb-a"}
+	o.ConfigFile, o.Targets = conf, []string{"redis"}
+	o.Wait = mix.Wait{Waits: 1, Writes: 10, Replicas: 1, Timeout: 100 * time.Millisecond}
+	res, _, stderr, err := runQuiet(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, o)
+	if strings.Contains(stderr, "WAITs timed out") {
+		t.Errorf("WAITs timed out with a replica in sync:\n%s", stderr)
+	}
+	var wait *results.Row
+	for _, r := range readDetail(t, res) {
+		if r.Command == mix.WaitName {
+			wait = &r
+		}
+	}
+	if wait == nil || !wait.OK() || wait.Requests == 0 || wait.LatP99Us <= 0 {
+		t.Fatalf("the wait row: %+v", wait)
+	}
+	for _, c := range []struct {
+		targets []string
+		want    string
+	}{
+		{[]string{"lonely"}, "--wait-ratio: target lonely starts 0 replicas, and each WAIT waits for 1 (--num-replicas): give it replicas: 1 in a --config file"},
+		{[]string{"kvstore"}, "--wait-ratio: target kvstore: the kvstore has no replication"},
+	} {
+		o.Targets = c.targets
+		_, err := NewPlan(o)
+		checkErrorHas(t, err, c.want, ErrOptions)
+	}
+	o.Modes = []string{"set"}
+	_, err = NewPlan(o)
+	checkErrorHas(t, err, "measure --workloads (e.g. ycsb-a), not --modes [set]", ErrOptions)
 }

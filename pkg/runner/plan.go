@@ -245,6 +245,9 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			p.Warnings = append(p.Warnings, fmt.Errorf("target %s has no strategy with the %s job: skipped", d.Name, o.PersistJob))
 			continue
 		}
+		if err := checkWait(o, d); err != nil { // wait.go
+			return err
+		}
 		for _, m := range o.Modes {
 			c := loadgen.Config{Mode: loadgen.Mode(m), SetCmd: d.SetCmd, Load: o.Load}
 			if err := c.InsertOnlyErrors(); err != nil {
