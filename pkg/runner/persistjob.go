@@ -292,6 +292,9 @@ func (j *persistJob) run(ctx context.Context) {
 	// The memory's peak after the last job, to the phase's end.
 	j.sleepUntil(ctx, time.Time{}, mem)
 	j.out.memBefore, j.out.memPeak = mem.before, mem.peak
+	if len(j.out.spans) == 0 && ctx.Err() == nil {
+		j.err = fmt.Errorf("persist job %s: not set off: the server ran a snapshot or rewrite of its own until the measured phase ended", j.job)
+	}
 }
 
 // sleepUntil waits for t (forever when zero) or the phase's end,
@@ -322,8 +325,12 @@ func (j *persistJob) sleepUntil(ctx context.Context, t time.Time, mem *memPeak) 
 }
 
 // one sets the job off on every master and follows it until every master
-// says it is done.
+// says it is done. A job the server runs by itself (an automatic
+// rewrite) delays it until it is done: a server runs one at a time.
 func (j *persistJob) one(ctx context.Context, conns []*control.Conn, mem *memPeak) error {
+	if idle, err := j.waitIdle(ctx, conns); err != nil || !idle {
+		return err
+	}
 	runningF, countF, cowF := jobFields(j.job)
 	states := make([]masterState, len(conns))
 	forks := make([]int64, len(conns))
@@ -406,6 +413,33 @@ func (j *persistJob) one(ctx context.Context, conns []*control.Conn, mem *memPea
 	}
 	j.out.cow = max(j.out.cow, cow)
 	return nil
+}
+
+// waitIdle waits until no master runs a snapshot or a rewrite; false
+// when the phase ended first.
+func (j *persistJob) waitIdle(ctx context.Context, conns []*control.Conn) (bool, error) {
+	poll := time.NewTicker(PersistJobPoll)
+	defer poll.Stop()
+	for {
+		busy := false
+		for _, c := range conns {
+			m, err := c.Info(ctx, "persistence")
+			if err != nil {
+				return false, fmt.Errorf("persist job: %s: INFO persistence: %w", c.Addr(), err)
+			}
+			busy = busy || m["rdb_bgsave_in_progress"] == "1" || m["aof_rewrite_in_progress"] == "1"
+		}
+		if !busy {
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-j.over:
+			return false, nil
+		case <-poll.C:
+		}
+	}
 }
 
 // infoInt is an integer field of an INFO section; -1 when absent or not
