@@ -154,6 +154,7 @@ func addBenchFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.DurationVar(&c.Interval, "interval", c.Interval, "record the measured phase per interval of this length, aligned on the clock (JSON series; 0: not at all)")
 	f.BoolVarP(&c.RESP3, "resp3", "3", false, "speak RESP3: every connection (the load's, the prefill's, the checks' and a cluster's) starts with HELLO 3 and every reply is read as RESP3 (a missing key's is _)")
 	f.BoolVar(&c.RandomData, "random-data", false, "write random bytes that do not compress, still a function of (seed, key) so --verify-get checks them, instead of printable values")
+	f.StringVar(&o.CPUs, "cpus", "", "bind the load generator's threads to these CPUs (a list as taskset -c takes: 1, 0-1, 0,2; the same flag as run's and serve's); threads default to one per CPU of the list (default: unpinned)")
 	f.StringVar(&o.ExpiryRange, "expiry-range", "", "give each SET EX n, n seconds drawn uniformly per key from MIN-MAX (e.g. 60-600); needs the write command SET")
 	f.IntVar(&c.MultiKeyGet, "multi-key-get", 0, "send each read as one MGET of this many keys, counted as one request (with --verify-get every value checked); needs the read command GET")
 	f.BoolVar(&c.Reconnect, "reconnect", false, "redial a connection the server closed or reset mid-run (a restart), counting its requests in flight as errors (kind reconnect), instead of failing the run")

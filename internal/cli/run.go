@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/pkg/curve"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -30,6 +32,9 @@ type runOptions struct {
 	history     runHistory
 	metricsAddr string
 	wait        waitFlags
+	// precision is --precision as given; roundsWhy why a run that asked
+	// for no design measures rounds ("" when adaptive or asked).
+	precision, roundsWhy string
 	streams
 }
 
@@ -138,6 +143,9 @@ The manual: docs/run.md.`,
 			if err := ro.wait.apply(cmd.Flags(), &o.Wait); err != nil {
 				return &usageError{err}
 			}
+			if err := ro.chooseDesign(cmd.Flags()); err != nil {
+				return &usageError{err}
+			}
 			if err := o.Validate(); err != nil {
 				return &usageError{err}
 			}
@@ -149,8 +157,12 @@ The manual: docs/run.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of every scenario")
-	f.Int64Var(&o.Requests, "requests", o.Requests, "measured requests per attempt")
+	f.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of every scenario, each on fresh servers: the reference script's fixed design (given alone, or with --requests, instead of the adaptive default)")
+	f.Int64Var(&o.Requests, "requests", o.Requests, "measured requests per attempt of a run of rounds")
+	f.StringVar(&ro.precision, "precision", "", "measure adaptively until every comparison's 95% interval is within this many percent (the default, at "+percentFlag(runner.DefaultPrecision)+", unless --rounds or --requests is given or the run needs rounds)")
+	f.DurationVar(&o.MaxTime, "max-time", runner.DefaultMaxTime, "an adaptive run's time budget: it stops measuring then and says which comparisons fell short")
+	f.DurationVar(&o.Slice, "slice", runner.DefaultSlice, "an adaptive run's slice: the measurements it alternates between the servers of a mode")
+	f.StringVar(&o.CPUs, "cpus", runner.CPUsAuto, "where servers and the load generator run: auto (kvstore and redis targets and the load generator share CPU 0; clusters, command and attach targets unpinned), off, a CPU list both share (0), or server=CPUS,client=CPUS")
 	addLoadFlags(f, &o.Load)
 	f.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
 	f.IntVar(&o.Retries, "retries", o.Retries, "retries of a failed attempt, each on a fresh server")
@@ -201,6 +213,39 @@ The manual: docs/run.md.`,
 	return cmd
 }
 
+// chooseDesign sets the run's design: adaptive (Options.Precision) when
+// --precision is given, or by default; fixed rounds when --rounds or
+// --requests is given (or their environment variables, ROUNDS and REQ),
+// or when the run needs rounds (curves, recovery, workloads, profiles,
+// agents), which the plan says.
+func (ro *runOptions) chooseDesign(f *pflag.FlagSet) error {
+	o := &ro.Options
+	rounds := f.Changed("rounds") || f.Changed("requests")
+	if f.Changed("precision") {
+		if rounds {
+			return errors.New("--precision measures until the intervals are narrow enough; --rounds and --requests fix the measurements: give one or the other")
+		}
+		p, err := curve.ParsePrecision(ro.precision)
+		if err != nil {
+			return fmt.Errorf("--precision: %w", err)
+		}
+		o.Precision = p
+		return nil
+	}
+	if rounds {
+		return nil
+	}
+	if err := o.Sliceable(); err != nil {
+		ro.roundsWhy = err.Error()
+		return nil
+	}
+	o.Precision = runner.DefaultPrecision
+	return nil
+}
+
+// percentFlag is a fraction as a flag's percentage: "3%".
+func percentFlag(f float64) string { return strconv.FormatFloat(f*100, 'g', -1, 64) + "%" }
+
 // runRun runs the whole experiment.
 func runRun(ctx context.Context, o *runOptions) (err error) {
 	if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -224,6 +269,9 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 		}
 	}
 	defer o.history.start(ctx, &o.Options, o.ErrOut)()
+	if o.roundsWhy != "" {
+		fmt.Fprintf(o.ErrOut, "note: measuring %d rounds, not adaptively: %s\n", o.Rounds, o.roundsWhy)
+	}
 	_, err = runner.Run(ctx, o.Options, o.Out, o.ErrOut)
 	return runExit(err)
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -22,6 +24,8 @@ import (
 
 // serveOptions is what "kvbench serve" was asked to do.
 type serveOptions struct {
+	// cpus binds the server's threads (--cpus), "" unpinned.
+	cpus        string
 	bind        string
 	port        int
 	requirePass string
@@ -149,6 +153,7 @@ It stops cleanly on SIGINT, SIGTERM or SHUTDOWN and exits 0.`,
 	f.StringVar(&opts.clusterConfig, "cluster-config", "", "serve as a Redis Cluster node: the YAML file listing every node's id, host, port and slots")
 	f.StringVar(&opts.clusterID, "cluster-id", "", "with --cluster-config: the id of this node in the file")
 	f.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&opts.cpus, "cpus", "", "bind the server's threads to these CPUs (a list as taskset -c takes: 0, 0-1, 0,2; the same flag as run's and bench's), its Go scheduler sized to them (default: unpinned)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until the server stops")
 	addMetricsFlag(f, &opts.metricsAddr, "the kvstore's kvstore_* counters, memory, keys and log fsyncs, read when scraped")
 	return cmd
@@ -247,6 +252,16 @@ func runServe(ctx context.Context, opts *serveOptions) (err error) {
 		return runRepair(opts)
 	}
 	logger := slog.New(slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: opts.level}))
+	if opts.cpus != "" && opts.cpus != machine.Unpinned {
+		set, err := machine.ParseCPUSet(opts.cpus)
+		if err != nil {
+			return &usageError{fmt.Errorf("--cpus: %w", err)}
+		}
+		if err := machine.PinSelf(set); err != nil {
+			return fmt.Errorf("--cpus: %w", err)
+		}
+		runtime.GOMAXPROCS(len(set))
+	}
 	if opts.cpuProfile != "" {
 		f, err := os.Create(opts.cpuProfile)
 		if err != nil {

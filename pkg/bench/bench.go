@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"io"
 	"time"
 
@@ -60,6 +61,14 @@ func Run(ctx context.Context, o Options, w io.Writer) (res Result, err error) {
 		o.Log = io.Discard
 	}
 	defer func() { err = resp3Error(err) }()
+	if len(o.cpus) > 0 {
+		if err := machine.PinSelf(o.cpus); err != nil {
+			return res, fmt.Errorf("--cpus: %w", err)
+		}
+		if !o.given("threads") {
+			o.Threads = len(o.cpus)
+		}
+	}
 	c := o.Config
 	reportReplay(o.Log, c)
 	if o.TLSFiles.Insecure {

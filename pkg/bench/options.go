@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"io"
 	"net"
 	"os"
@@ -70,6 +71,7 @@ func (e optionsError) Unwrap() error        { return e.error }
 // settings do not override them, and some options refuse to go with
 // others only when given. Nil means none was given.
 type Options struct {
+	cpus machine.CPUSet // CPUs parsed
 	// Config is the load and where it goes; its Addr, ValueSize,
 	// ValueSizes, Warmup, Segment, StartAt, Commands, Replay, Replicas
 	// and TLS are set by Validate from the fields below.
@@ -99,6 +101,10 @@ type Options struct {
 	Verify bool
 	// ExpiryRange is MIN-MAX seconds of each SET's EX (--expiry-range).
 	ExpiryRange string
+	// CPUs binds the load generator's threads to these CPUs (--cpus: a
+	// CPU list, machine.ParseCPUSet); "" or "off" leaves them to the
+	// scheduler. Threads then default to one per CPU of the list.
+	CPUs string
 
 	// Tests are redis-benchmark's tests by name, comma-separated
 	// (--tests).
@@ -213,6 +219,13 @@ func (o *Options) Validate() error {
 
 func (o *Options) validate() error {
 	c := &o.Config
+	if o.CPUs != "" && o.CPUs != machine.Unpinned {
+		set, err := machine.ParseCPUSet(o.CPUs)
+		if err != nil {
+			return fmt.Errorf("--cpus: %w", err)
+		}
+		o.cpus = set
+	}
 	if o.LoadJSON != "" {
 		if err := o.readLoad(); err != nil {
 			return err

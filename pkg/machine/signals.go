@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,50 @@ type Rule struct {
 // below a hundredth (kernel threads, the fsync of a log); a CPU hog
 // beside the measurement takes most of a CPU.
 var DefaultRule = Rule{MaxSteal: 0.10, MaxOther: 0.20}
+
+// DisturbedAgainst says whether s breaks the rule over typical, the
+// signals of the measurements it is compared with (their Median): a
+// disturbance that hit s and not them. A machine busy alike throughout
+// disturbs no one measurement more than the others.
+func (r Rule) DisturbedAgainst(s, typical Signals) (bool, string) {
+	if s.Err != nil || typical.Err != nil {
+		return false, ""
+	}
+	var why []string
+	if d := s.Steal - typical.Steal; d > r.MaxSteal {
+		why = append(why, fmt.Sprintf("steal %.2f CPUs, %.2f above its block's", s.Steal, d))
+	}
+	if d := s.Other - typical.Other; d > r.MaxOther {
+		why = append(why, fmt.Sprintf("other processes %.2f CPUs, %.2f above its block's", s.Other, d))
+	}
+	return len(why) > 0, strings.Join(why, ", ")
+}
+
+// Median is the field-by-field median of the signals that were read; the
+// zero Signals (with an Err) when there are none.
+func Median(ss []Signals) Signals {
+	if len(ss) == 0 {
+		return Signals{Err: fmt.Errorf("machine signals: none read")}
+	}
+	med := func(get func(Signals) float64) float64 {
+		xs := make([]float64, len(ss))
+		for i, s := range ss {
+			xs[i] = get(s)
+		}
+		slices.Sort(xs)
+		if n := len(xs); n%2 == 0 {
+			return (xs[n/2-1] + xs[n/2]) / 2
+		}
+		return xs[len(xs)/2]
+	}
+	return Signals{
+		Seconds: med(func(s Signals) float64 { return s.Seconds }),
+		Steal:   med(func(s Signals) float64 { return s.Steal }),
+		Other:   med(func(s Signals) float64 { return s.Other }),
+		Load1:   med(func(s Signals) float64 { return s.Load1 }),
+		MHz:     med(func(s Signals) float64 { return s.MHz }),
+	}
+}
 
 // Disturbed says whether s breaks the rule, and why ("" when not).
 func (r Rule) Disturbed(s Signals) (bool, string) {

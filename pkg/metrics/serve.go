@@ -22,6 +22,7 @@ const ShutdownGrace = 2 * time.Second
 // Server serves a registry's metrics over HTTP at Path.
 type Server struct {
 	ln     net.Listener
+	ctx    context.Context // Serve's, without its cancellation
 	srv    *http.Server
 	done   chan error
 	once   sync.Once
@@ -39,8 +40,10 @@ func Serve(ctx context.Context, addr string, reg *prometheus.Registry) (*Server,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	s := &Server{ln: ln, done: make(chan error, 1)}
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	// The server outlives a cancelled ctx until Close: its values, not its
+	// cancellation, reach the scrapes and the shutdown.
+	s := &Server{ln: ln, done: make(chan error, 1), ctx: context.WithoutCancel(ctx)}
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return s.ctx }}
 	go func() {
 		err := s.srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -62,7 +65,7 @@ func (s *Server) URL() string { return "http://" + s.Addr() + Path }
 // second call returns the first's error.
 func (s *Server) Close() error {
 	s.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+		ctx, cancel := context.WithTimeout(s.ctx, ShutdownGrace)
 		defer cancel()
 		err := s.srv.Shutdown(ctx)
 		if err != nil {

@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
@@ -45,6 +47,12 @@ type attemptSteps struct {
 	// measured is the recovery's time, or the curve's phases' (the
 	// closed loop's is loop.took).
 	measured time.Duration
+	// signals are what the machine did besides the measurement (nil when
+	// there was none).
+	signals *machine.Signals
+	// block and slice place an adaptive run's slice (adaptive.go); 0 for
+	// a round.
+	block, slice int
 }
 
 // timing is where the attempt's time went.
@@ -149,7 +157,12 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		s.measured = time.Since(t0)
 		return out, err
 	}
-	if s.loop, err = r.measureStep(ctx, e, srv, cfg); err != nil {
+	pids := append([]int{os.Getpid()}, target.PIDs(srv.info)...)
+	before := machine.Take(pids...)
+	s.loop, err = r.measureStep(ctx, e, srv, cfg)
+	sig := machine.Between(before, machine.Take(pids...))
+	s.signals = &sig
+	if err != nil {
 		return out, err
 	}
 	s.tel = s.loop.tel.finish(ctx, srv.info, sc.Desc.Password)
@@ -191,6 +204,9 @@ func (r *run) start(ctx context.Context, e Event) (server, error) {
 		return srv, fmt.Errorf("start: %w", err)
 	}
 	srv.inst, srv.info = inst, inst.Info()
+	if err := r.pinServer(srv.info); err != nil {
+		return srv, err
+	}
 	return srv, nil
 }
 
@@ -394,7 +410,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 		Alloc: sc.Strategy.Alloc, Mode: string(sc.Mode), Round: e.Round, Attempt: e.Attempt,
 		Status: status, Error: msg, Pipeline: o.Pipeline, Connections: o.Connections,
 		Keyspace: o.Keyspace, ValueSize: o.ValueSize, Seed: o.Seed + int64(e.Round), Label: o.Label,
-		ClientHost: m.host, CPUModel: m.cpuModel, Cores: m.cores, Kernel: m.kernel,
+		ClientHost: m.Host, CPUModel: m.CPUModel, Cores: m.Cores, Kernel: m.Kernel,
 	}
 	if sc.Workload != nil {
 		cfg := workloadConfig(o, sc.Workload)
@@ -427,5 +443,24 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	if s.job != nil && s.loop != nil {
 		setJobColumns(&row, s.job, &s.loop.res.Result) // persistjob.go
 	}
+	row.Placement = o.placement.String()
+	if s.block > 0 {
+		row.Round, row.Block, row.Slice = e.Round, s.block, s.slice
+	}
+	if g := s.signals; g != nil && g.Err == nil {
+		row.StealCPUs, row.OtherCPUs, row.Load1 = round3(g.Steal), round3(g.Other), round3(g.Load1)
+		if g.MHz > 0 {
+			row.CPUMHz = round3(g.MHz)
+		}
+		if bad, why := machine.DefaultRule.Disturbed(*g); bad && s.block == 0 {
+			row.Disturbed = why // a slice is judged against its block (endBlock)
+		}
+	}
 	return row
+}
+
+// round3 is x to 3 decimals, for an optional column.
+func round3(x float64) *float64 {
+	v := math.Round(x*1000) / 1000
+	return &v
 }

@@ -197,10 +197,11 @@ func (p *Plan) fromRun(file string) error {
 		keys, prefill, start, stop  float64
 		attempts, shards, prefilled int
 	}
+	p.calSpread, p.calSpreadFile = blockSpread(rows), file
 	by := make(map[string]*sums)
 	for _, r := range rows {
 		if !r.OK() || r.Pipeline != o.Pipeline || r.Connections != o.Connections || r.ValueSize != o.ValueSize ||
-			max(r.Agents, 1) != max(o.Agents, 1) || r.StartS <= 0 || r.Workload != "" && r.Command != results.CommandTotal {
+			max(r.Agents, 1) != max(o.Agents, 1) || r.StartS <= 0 && r.Block == 0 || r.Workload != "" && r.Command != results.CommandTotal {
 			continue
 		}
 		s := by[r.Target]
@@ -222,6 +223,9 @@ func (p *Plan) fromRun(file string) error {
 			s.prefill += r.PrefillS
 			s.prefilled++
 		}
+		if r.StartS <= 0 { // a slice of an adaptive run that started no server
+			continue
+		}
 		start := r.StartS
 		if r.Shards > 0 {
 			start /= float64(r.Shards)
@@ -236,8 +240,10 @@ func (p *Plan) fromRun(file string) error {
 		if s == nil {
 			continue
 		}
-		r := &rates{source: sourceLastRun, qps: make(map[rateKey]float64), shards: s.shards,
-			start: seconds(s.start / float64(s.attempts)), stop: seconds(s.stop / float64(s.attempts))}
+		r := &rates{source: sourceLastRun, qps: make(map[rateKey]float64), shards: s.shards}
+		if s.attempts > 0 {
+			r.start, r.stop = seconds(s.start/float64(s.attempts)), seconds(s.stop/float64(s.attempts))
+		}
 		for k, n := range s.requests {
 			r.qps[k] = n / s.elapsed[k]
 		}

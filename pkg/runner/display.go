@@ -61,6 +61,9 @@ type Event struct {
 	Final bool
 	// Msg is the message of an EventLog.
 	Msg string
+	// Block is an adaptive run's block (its slices' Round is the
+	// scenario's slice number); 0 in a run of rounds.
+	Block int
 }
 
 // display owns stderr while the run lasts: one goroutine receives the
@@ -141,6 +144,10 @@ func (d *display) handle(e Event) {
 			d.percent = 100 * float64(p.Done) / float64(p.Total)
 		}
 	case EventEnd:
+		if e.Block > 0 { // an adaptive run's slice: its block's line says how it went
+			d.phase = ""
+			break
+		}
 		if e.Err == nil {
 			d.measured[e.Scenario] = e.Timing.Total()
 			d.sumActual += e.Timing.Total()
@@ -160,6 +167,9 @@ func (d *display) handle(e Event) {
 
 // prefix is "[ 3/36] kvstore/persist_no/get round 1".
 func (d *display) prefix(e Event) string {
+	if e.Block > 0 {
+		return fmt.Sprintf("[block %d] %s slice %d", e.Block, e.Scenario.Name(), e.Round)
+	}
 	w := len(strconv.Itoa(e.Steps))
 	s := fmt.Sprintf("[%*d/%d] %s round %d", w, e.Step, e.Steps, e.Scenario.Name(), e.Round)
 	if e.Attempt > 1 {
@@ -273,7 +283,9 @@ func (d *display) status() {
 	if d.phase == "run" || d.phase == "prefill" || d.phase == "warmup" {
 		fmt.Fprintf(&b, " %3.0f%% %s req/s", d.percent, thousands(d.rate))
 	}
-	fmt.Fprintf(&b, " | %s left", formatDuration(d.left(d.cur.Step, time.Since(d.curStart))))
+	if d.cur.Block == 0 {
+		fmt.Fprintf(&b, " | %s left", formatDuration(d.left(d.cur.Step, time.Since(d.curStart))))
+	}
 	io.WriteString(d.w, b.String())
 	d.drawn = true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
@@ -76,6 +77,14 @@ const (
 	InterruptStopGrace = time.Second
 	// DefaultProgressInterval is how often the live display is updated.
 	DefaultProgressInterval = 500 * time.Millisecond
+
+	// DefaultPrecision is the half-width an adaptive run's intervals
+	// reach (--precision 3%): the margin of its verdicts too.
+	DefaultPrecision = 0.03
+	// DefaultMaxTime bounds an adaptive run (--max-time).
+	DefaultMaxTime = 5 * time.Minute
+	// DefaultSlice is an adaptive run's slice length (--slice).
+	DefaultSlice = 500 * time.Millisecond
 )
 
 // Orders of the attempts.
@@ -294,6 +303,27 @@ type Options struct {
 	// replicas.
 	Wait mix.Wait
 
+	// Precision, above 0, makes the run adaptive (adaptive.go): the
+	// servers of a mode run side by side and are measured in short
+	// slices, block after block, until every comparison the report makes
+	// has a 95% interval of its ratio within ±Precision (0.03: ±3%), or
+	// MaxTime has gone; Rounds and Requests are then not used. 0 runs
+	// Rounds fixed rounds, each on fresh servers.
+	Precision float64
+	// MaxTime bounds an adaptive run's measuring, its servers' starts and
+	// prefills included (DefaultMaxTime when 0).
+	MaxTime time.Duration
+	// Slice is the length an adaptive run aims its slices at
+	// (DefaultSlice when 0); a slice is a number of requests, sized from
+	// the scenario's rate.
+	Slice time.Duration
+	// CPUs places the servers' and the load generator's threads
+	// (machine.ParsePlacement: "off", "0", "server=0,client=1"), or
+	// CPUsAuto (the default, ""): see placement.go.
+	CPUs string
+
+	// placement is CPUs resolved, by normalize.
+	placement machine.Placement
 	// workloads are Workloads loaded, by normalize.
 	workloads []*workload.Workload
 	// curve is Rates, SLO and SLOPrecision parsed, by normalize.
@@ -371,6 +401,14 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.PrefillPipeline <= 0 {
 		o.PrefillPipeline = max(o.Pipeline, DefaultPrefillPipeline)
+	}
+	if o.Precision > 0 {
+		if o.MaxTime <= 0 {
+			o.MaxTime = DefaultMaxTime
+		}
+		if o.Slice <= 0 {
+			o.Slice = DefaultSlice
+		}
 	}
 
 	var errs []error
@@ -453,6 +491,14 @@ func (o Options) normalize() (Options, error) {
 	}
 	errs = append(errs, o.persistJobErrors()...) // persistjob.go
 	errs = append(errs, o.waitErrors()...)       // wait.go
+	if err := o.checkAdaptive(); err != nil {
+		errs = append(errs, err)
+	}
+	if p, err := parseCPUs(o.CPUs); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.placement = p
+	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrOptions, err)
 	}

@@ -67,6 +67,11 @@ type Plan struct {
 
 	cal     map[string]*rates // the estimate's figures by target (Calibrate); nil: the fixed ones
 	calFile string            // the detail CSV they were read from
+	// calSpread is the spread of an adaptive run's block log-ratios in
+	// calSpreadFile, the last run's detail CSV; 0 when it was not
+	// adaptive.
+	calSpread     float64
+	calSpreadFile string
 }
 
 // NewPlan resolves the targets, strategies and modes of opts and orders
@@ -90,7 +95,10 @@ func NewPlan(opts Options) (*Plan, error) {
 	if err := p.scenarios(targets); err != nil {
 		return nil, err
 	}
-	p.order()
+	p.resolvePlacement(targets)
+	if o.Precision == 0 {
+		p.order()
+	}
 	return p, nil
 }
 
@@ -250,6 +258,9 @@ func (p *Plan) scenarios(targets []target.Target) error {
 		}
 		for _, m := range o.Modes {
 			c := loadgen.Config{Mode: loadgen.Mode(m), SetCmd: d.SetCmd, Load: o.Load}
+			if o.Precision > 0 { // a write slice writes keys no slice wrote, within the keyspace
+				c.Requests = min(c.Requests, c.Keyspace)
+			}
 			if err := c.InsertOnlyErrors(); err != nil {
 				return fmt.Errorf("%w: target %s, mode %s: %w", ErrOptions, d.Name, m, err)
 			}
@@ -338,21 +349,8 @@ const (
 // the fixed ones.
 func (p *Plan) estimate(sc *Scenario) time.Duration {
 	o := p.Options
-	qps, prefill, startStop := float64(EstimateQPS), float64(EstimatePrefillQPS), EstimateStartStop
-	k := keyOf(sc)
-	if k.always {
-		qps = EstimateAlwaysQPS
-	}
-	if r := p.cal[sc.Desc.Name]; r != nil {
-		if q := r.rate(k, o.SetRatio); q > 0 {
-			qps = q
-		}
-		if r.prefill > 0 {
-			prefill = r.prefill
-		}
-		startStop = r.startOf(sc.Target) + r.stop
-	}
-	d := startStop + seconds(float64(o.Requests)/qps)
+	qps := p.qpsOf(sc)
+	d := p.startStopOf(sc) + seconds(float64(o.Requests)/qps)
 	if sc.Workload == nil {
 		d += p.curveEstimate(qps)
 	}
@@ -362,13 +360,33 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		keys, fills = cfg.Keyspace, len(workloadFills(cfg)) > 0
 	}
 	if fills {
-		d += seconds(float64(keys) / prefill)
+		d += seconds(float64(keys) / p.prefillRateOf(sc))
 	}
 	return d
 }
 
+// startStopOf is the estimated start and stop of a server of sc.
+func (p *Plan) startStopOf(sc *Scenario) time.Duration {
+	if r := p.cal[sc.Desc.Name]; r != nil {
+		return r.startOf(sc.Target) + r.stop
+	}
+	return EstimateStartStop
+}
+
+// prefillRateOf is the estimated prefill rate of a server of sc, in keys
+// per second.
+func (p *Plan) prefillRateOf(sc *Scenario) float64 {
+	if r := p.cal[sc.Desc.Name]; r != nil && r.prefill > 0 {
+		return r.prefill
+	}
+	return EstimatePrefillQPS
+}
+
 // Estimate is the expected time of the whole run, without retries.
 func (p *Plan) Estimate() time.Duration {
+	if p.Options.Precision > 0 {
+		return p.adaptiveEstimate()
+	}
 	var d time.Duration
 	for _, st := range p.Steps {
 		d += p.estimate(st.Scenario)
@@ -392,6 +410,11 @@ func (p *Plan) Summary() string {
 	for _, w := range o.workloads {
 		what = append(what, w.Name)
 	}
+	if o.Precision > 0 {
+		return fmt.Sprintf("%s × %d strategies × %s, adaptive: slices of %s until every comparison is within ±%s (at most %s), about %s",
+			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), formatDuration(o.Slice), percent(o.Precision),
+			formatDuration(o.MaxTime), formatDuration(p.Estimate()))
+	}
 	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
 		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
 }
@@ -402,8 +425,13 @@ func (p *Plan) Write(w io.Writer) error {
 	o := p.Options
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
-	fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
-		o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
+	if o.Precision > 0 {
+		fmt.Fprintf(&b, "settings: keyspace %d, pipeline %d, connections %d, value size %d, seed %d, retries %d, slices of %s, placement %s\n",
+			o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed+1, o.Retries, formatDuration(o.Slice), o.placement)
+	} else {
+		fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
+			o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
+	}
 	if line := curvePlanLine(o.curve); line != "" {
 		fmt.Fprintln(&b, line)
 	}
@@ -428,6 +456,11 @@ func (p *Plan) Write(w io.Writer) error {
 	}
 	for _, line := range p.calibrationLines() {
 		fmt.Fprintln(&b, line)
+	}
+	if o.Precision > 0 {
+		p.writeAdaptive(&b)
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	var total time.Duration
 	width := len(fmt.Sprint(len(p.Steps)))

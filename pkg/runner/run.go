@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -122,8 +123,10 @@ type run struct {
 	tmp         string
 	failed      map[*Scenario]bool
 	started     time.Time
-	machine     machine   // the load generator's machine, read once
-	rec         recording // Options.Recorder
+	// busyWarned: an adaptive run said the machine is busy.
+	busyWarned bool
+	machine    machine.Description // the load generator's machine, read once
+	rec        recording           // Options.Recorder
 	// profiling is the profile of the attempt running (Options.Profile);
 	// quiet keeps a profile round's events from Observe and the display.
 	profiling *profiling
@@ -137,7 +140,7 @@ func newRun(plan *Plan, stderr io.Writer) *run {
 
 func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.started = time.Now()
-	r.machine = thisMachine()
+	r.machine = machine.Describe()
 	r.res = &Result{Plan: r.plan}
 	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
 		return r.res, fmt.Errorf("create the output directory: %w", err)
@@ -162,9 +165,20 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
 	r.log("detail CSV: %s", r.res.Files.Detail)
-	runErr := r.steps(ctx)
-	if runErr == nil {
-		r.profileRounds(ctx)
+	r.preflight(ctx)
+	var runErr error
+	if undo, err := r.pinClient(); err != nil {
+		runErr = err
+	} else {
+		if r.o.Precision > 0 {
+			runErr = r.adaptive(ctx)
+		} else {
+			runErr = r.steps(ctx)
+		}
+		if runErr == nil {
+			r.profileRounds(ctx)
+		}
+		undo()
 	}
 	r.rec.finish(r.res.Interrupted)
 	r.disp.close()

@@ -172,7 +172,7 @@ type RSSSampler struct {
 // at once. It returns nil for a server kvbench did not start (no
 // process to read).
 func StartRSS(info Info, interval time.Duration) *RSSSampler {
-	pids := serverPIDs(info)
+	pids := PIDs(info)
 	if len(pids) == 0 {
 		return nil
 	}
@@ -197,9 +197,9 @@ func StartRSS(info Info, interval time.Duration) *RSSSampler {
 	return s
 }
 
-// serverPIDs are the processes kvbench started for info's server: its
+// PIDs are the processes kvbench started for info's server: its
 // PID, or a cluster's NodePIDs; none when one of them is not known.
-func serverPIDs(info Info) []int {
+func PIDs(info Info) []int {
 	if len(info.Nodes) == 0 {
 		if info.PID > 0 {
 			return []int{info.PID}
@@ -306,7 +306,7 @@ func threadsCPU(pid int) (time.Duration, error) {
 // counts once and a page it copied counts twice. False for a server
 // kvbench did not start, or when a process cannot be read.
 func ServerMemory(info Info) (int64, bool) {
-	pids := serverPIDs(info)
+	pids := PIDs(info)
 	if len(pids) == 0 {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package runner
+package machine
 
 import (
 	"bufio"
@@ -10,20 +10,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// machine describes the machine that runs the load generator: the
+// Description describes the machine that runs the load generator: the
 // client_host, cpu_model, cores and kernel columns of every detail row.
-type machine struct {
-	host, cpuModel, kernel string
-	cores                  int
+type Description struct {
+	Host, CPUModel, Kernel string
+	Cores                  int
 }
 
-// thisMachine reads the machine's description once per run; what cannot
-// be read stays empty (the column is then left empty).
-func thisMachine() machine {
-	m := machine{cores: runtime.NumCPU(), kernel: kernelRelease()}
-	m.host, _ = os.Hostname()
+// Describe reads the machine's description (once per run); what cannot be
+// read stays empty (the column is then left empty).
+func Describe() Description {
+	m := Description{Cores: runtime.NumCPU(), Kernel: kernelRelease()}
+	m.Host, _ = os.Hostname()
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		m.cpuModel = cpuModel(data)
+		m.CPUModel = cpuModel(data)
 	}
 	return m
 }

@@ -1,4 +1,4 @@
-package runner
+package machine
 
 import (
 	"runtime"
@@ -16,9 +16,9 @@ func TestCPUModel(t *testing.T) {
 	}
 }
 
-func TestThisMachine(t *testing.T) {
-	m := thisMachine()
-	if m.host == "" || m.cores != runtime.NumCPU() || m.kernel == "" {
+func TestDescribe(t *testing.T) {
+	m := Describe()
+	if m.Host == "" || m.Cores != runtime.NumCPU() || m.Kernel == "" {
 		t.Errorf("machine %+v", m)
 	}
 }

@@ -1,0 +1,757 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/machine"
+	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/stats"
+	"github.com/kvbench/kvbench/pkg/target"
+)
+
+// An adaptive run (Options.Precision) measures what it compares close
+// together in time. On a shared machine the noise drifts slowly:
+// measurements a second apart agree far better than the same scenario in
+// two rounds twenty seconds apart. So the servers of one mode, every
+// target and strategy, run side by side, each started once (and
+// prefilled for reads), and are measured in short slices, block after
+// block. A block measures every scenario still needed twice, in a
+// mirrored order (A B C C B A, the first half shuffled per block), so that
+// a drift that is linear over the block hits every scenario alike; a
+// comparison pairs its two scenarios block by block (the difference of
+// their mean log QPS in the block) and its interval is the signed-rank
+// interval over the blocks (stats.LogRatioInterval). The run stops when
+// every comparison's interval is within ±Precision (stats.Precision,
+// never on fewer than stats.DefaultMinPairs blocks) or when MaxTime has
+// gone, and says which comparisons did not get there.
+//
+// A write slice writes keys no slice wrote before: keys from the last
+// slice's end, so a refusing insert (RSET) never meets its own key.
+// When the next block would take a server past the keyspace, every
+// server of the mode is started afresh together, so that they stay in
+// step: each slice of a block finds its server as full as the slices of
+// the other scenarios find theirs, in the mirrored order.
+//
+// A slice the machine disturbed (machine.DefaultRule: steal, or another
+// process's CPU) is written with its reason in the disturbed column and
+// left out of the comparisons.
+
+// Slice sizes.
+const (
+	// sliceBatches is the fewest round trips of a slice per connection:
+	// fewer, and the connections' start weighs on its rate.
+	sliceBatches = 20
+	// slicesPerBlock is how often a block measures each scenario (the
+	// mirrored order).
+	slicesPerBlock = 2
+)
+
+// Sliceable says whether the options can run adaptive (Precision): the
+// modes set, get and mixed, measured in this process; the rest (curves,
+// recovery, workloads, profiles, power loss, agents) measures rounds. The
+// error names what cannot be sliced.
+func (o Options) Sliceable() error {
+	var why []string
+	if o.Rates != "" || o.SLO != "" {
+		why = append(why, "--rates and --slo measure curves per round")
+	}
+	if slices.Contains(o.Modes, results.ModeRecovery) {
+		why = append(why, "--modes recovery crashes a server per round")
+	}
+	if len(o.Workloads) > 0 {
+		why = append(why, "--workload runs a mix per round")
+	}
+	if o.Profile {
+		why = append(why, "--profile profiles a round")
+	}
+	if o.PowerLoss {
+		why = append(why, "--power-loss crashes a server per round")
+	}
+	if o.Agents > 1 {
+		why = append(why, "--agents merges agents per round")
+	}
+	if o.Duration > 0 {
+		why = append(why, "--duration sets a round's length (an adaptive run's slices are --slice long)")
+	}
+	if o.PersistJob != "" {
+		why = append(why, "--persist-job sets a job off in each round's measured phase")
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(why, "; "))
+}
+
+// checkAdaptive checks the adaptive options.
+func (o Options) checkAdaptive() error {
+	if o.Precision < 0 || o.Precision >= 1 {
+		return fmt.Errorf("--precision %g%%: want a percentage above 0 and below 100", o.Precision*100)
+	}
+	if o.Precision == 0 {
+		return nil
+	}
+	if err := o.Sliceable(); err != nil {
+		return fmt.Errorf("--precision: %w: give --rounds instead", err)
+	}
+	if o.Slice < 10*time.Millisecond || o.MaxTime < time.Second {
+		return fmt.Errorf("--slice %s, --max-time %s: want a slice of 10ms or more and a time of 1s or more", o.Slice, o.MaxTime)
+	}
+	return nil
+}
+
+// side is one scenario of an adaptive mode: its server and its slices.
+type side struct {
+	sc  *Scenario
+	srv server
+	up  bool
+	cfg loadgen.Config // its load, before a slice's requests and keys
+	// requests is a slice's length; nextKey the first key of the next
+	// write slice.
+	requests, nextKey int64
+	// started and prefilled are its server's last start and prefill,
+	// written on the next slice's row (start_s, prefill_s) and then
+	// zeroed.
+	started, prefilled time.Duration
+	// slices counts its slices (their rows' round numbers), failures its
+	// failed ones.
+	slices, failures int
+	failed           bool
+	// qps and p99 are the logs of its ok, undisturbed slices' figures,
+	// by block.
+	qps, p99 map[int][]float64
+}
+
+// pair is one comparison an adaptive run measures: a against b.
+type pair struct {
+	a, b *side
+}
+
+// name is "kvstore/persist_no/set vs kvstore/nopersist/set".
+func (p pair) name() string { return p.a.sc.Name() + " vs " + p.b.sc.Name() }
+
+// ratio is the pair's QPS ratio so far.
+func (p pair) ratio(confidence float64) stats.Ratio {
+	var d []float64
+	for b, xs := range p.a.qps {
+		if ys := p.b.qps[b]; len(ys) > 0 && len(xs) > 0 {
+			d = append(d, stats.Mean(xs)-stats.Mean(ys))
+		}
+	}
+	slices.Sort(d) // map order is random; the interval does not depend on order
+	return stats.LogRatioInterval(d, confidence)
+}
+
+// pairs are the comparisons the report makes among sides of one mode:
+// each strategy against its target's baseline (persistence none, or
+// --baseline), and each target's strategies against the reference
+// target's of the same persistence (--reference, else redis, else the
+// first target by name).
+func (r *run) pairs(sides []*side) []pair {
+	baselines, _ := parseBaselines(r.o.Baselines)
+	byTarget := map[string][]*side{}
+	var names []string
+	for _, s := range sides {
+		n := s.sc.Desc.Name
+		if _, ok := byTarget[n]; !ok {
+			names = append(names, n)
+		}
+		byTarget[n] = append(byTarget[n], s)
+	}
+	slices.Sort(names)
+	var ps []pair
+	for _, n := range names {
+		ss := byTarget[n]
+		base := slices.IndexFunc(ss, func(s *side) bool {
+			if b, ok := baselines[n]; ok {
+				return s.sc.Strategy.Name == b
+			}
+			return s.sc.Strategy.Persistence == "none"
+		})
+		if base < 0 {
+			continue
+		}
+		for i, s := range ss {
+			if i != base && s.sc.Strategy.Alloc == ss[base].sc.Strategy.Alloc {
+				ps = append(ps, pair{s, ss[base]})
+			}
+		}
+	}
+	if len(names) < 2 {
+		return ps
+	}
+	ref := r.o.Reference
+	if ref == "" {
+		ref = names[0]
+		if _, ok := byTarget["redis"]; ok {
+			ref = "redis"
+		}
+	}
+	for _, n := range names {
+		if n == ref {
+			continue
+		}
+		for _, s := range byTarget[n] {
+			i := slices.IndexFunc(byTarget[ref], func(x *side) bool {
+				return x.sc.Strategy.Persistence != "" && x.sc.Strategy.Persistence == s.sc.Strategy.Persistence
+			})
+			if i >= 0 {
+				ps = append(ps, pair{s, byTarget[ref][i]})
+			}
+		}
+	}
+	return ps
+}
+
+// parseBaselines reads --baseline (target=strategy,...); the options were
+// checked, so an error cannot happen here.
+func parseBaselines(s string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if t, st, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			m[t] = st
+		}
+	}
+	return m, nil
+}
+
+// adaptive runs the plan's scenarios mode by mode in blocks of slices
+// until the comparisons are precise enough or the time is up.
+func (r *run) adaptive(ctx context.Context) error {
+	deadline := r.started.Add(r.o.MaxTime)
+	groups := r.plan.modeGroups()
+	for i, g := range groups {
+		if ctx.Err() != nil {
+			r.res.Interrupted = true
+			return nil
+		}
+		// What the modes before left is shared by the modes after.
+		until := time.Now().Add(time.Until(deadline) / time.Duration(len(groups)-i))
+		if err := r.measureMode(ctx, g, until); err != nil {
+			return err
+		}
+		if r.res.Interrupted {
+			return nil
+		}
+	}
+	return nil
+}
+
+// modeGroups are the plan's scenarios by mode, in the plan's mode order.
+func (p *Plan) modeGroups() [][]*Scenario {
+	var groups [][]*Scenario
+	for _, m := range p.Options.Modes {
+		var g []*Scenario
+		for _, sc := range p.Scenarios {
+			if string(sc.Mode) == m {
+				g = append(g, sc)
+			}
+		}
+		if len(g) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
+
+// measureMode measures the scenarios of one mode side by side until
+// their comparisons are precise enough, until, or an interruption.
+func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time) error {
+	sides := make([]*side, len(scs))
+	for i, sc := range scs {
+		sides[i] = &side{sc: sc, qps: map[int][]float64{}, p99: map[int][]float64{}}
+	}
+	defer r.stopSides(ctx, sides)
+	mode := scs[0].Mode
+	if err := r.startSides(ctx, sides); err != nil {
+		return err
+	}
+	pairs := r.pairs(sides)
+	rule := stats.Precision{Target: r.o.Precision, Confidence: stats.DefaultConfidence, MinPairs: stats.DefaultMinPairs}
+	rng := rand.New(rand.NewPCG(uint64(r.o.Seed), uint64(len(mode))))
+	active := liveSides(sides)
+	for block := 1; len(active) > 0; block++ {
+		if ctx.Err() != nil {
+			r.res.Interrupted = true
+			return nil
+		}
+		if block == 2 {
+			r.resize(sides)
+		}
+		if mode == loadgen.ModeSet && needsRestart(active, r.o.Keyspace) {
+			if err := r.restartSides(ctx, active); err != nil {
+				return err
+			}
+		}
+		order := slices.Clone(active)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		var measured []*sliceResult
+		for i, s := range slices.Concat(order, reversed(order)) {
+			if s.failed || r.res.Interrupted {
+				continue
+			}
+			res, err := r.slice(ctx, s, block, i+1)
+			if res != nil {
+				measured = append(measured, res)
+			}
+			if err != nil {
+				return errors.Join(err, r.endBlock(mode, block, measured))
+			}
+		}
+		if err := r.endBlock(mode, block, measured); err != nil || r.res.Interrupted {
+			return err
+		}
+		open, widest := r.openPairs(pairs, rule)
+		r.blockLine(mode, block, pairs, open, widest, until)
+		active = nil
+		for _, p := range open {
+			for _, s := range []*side{p.a, p.b} {
+				if !s.failed && !slices.Contains(active, s) {
+					active = append(active, s)
+				}
+			}
+		}
+		if len(pairs) == 0 && block >= stats.DefaultMinPairs {
+			active = nil // nothing to compare: the scenarios' own figures
+		}
+		if len(active) > 0 && time.Now().After(until) {
+			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, formatDuration(r.o.MaxTime),
+				len(open), len(pairs), percent(r.o.Precision))
+			for _, p := range open {
+				rt := p.ratio(rule.Confidence)
+				r.log("  %s: QPS ratio %s, ±%s after %d blocks", p.name(), rt, percent(rt.HalfWidth()), rt.N)
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// reversed is a reversed copy of ss.
+func reversed(ss []*side) []*side {
+	out := slices.Clone(ss)
+	slices.Reverse(out)
+	return out
+}
+
+// liveSides are the sides whose server is up.
+func liveSides(sides []*side) []*side {
+	var out []*side
+	for _, s := range sides {
+		if !s.failed {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// openPairs are the comparisons whose QPS interval is not yet precise
+// enough (a comparison with a failed side is given up), and the widest
+// interval among them.
+func (r *run) openPairs(pairs []pair, rule stats.Precision) (open []pair, widest float64) {
+	for _, p := range pairs {
+		if p.a.failed || p.b.failed {
+			continue
+		}
+		rt := p.ratio(rule.Confidence)
+		if !rule.Reached(rt) {
+			open = append(open, p)
+			widest = math.Max(widest, rt.HalfWidth())
+		}
+	}
+	return open, widest
+}
+
+// blockLine logs a block's end: the comparisons still open and the widest
+// interval among them.
+func (r *run) blockLine(mode loadgen.Mode, block int, pairs, open []pair, widest float64, until time.Time) {
+	left := max(time.Until(until), 0)
+	switch {
+	case len(pairs) == 0:
+		r.log("%s block %d: nothing to compare (one strategy, one target)", mode, block)
+	case len(open) == 0:
+		r.log("%s block %d: every comparison within ±%s", mode, block, percent(r.o.Precision))
+	case math.IsInf(widest, 1):
+		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(pairs), formatDuration(left))
+	default:
+		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(pairs), percent(widest), formatDuration(left))
+	}
+}
+
+// percent formats a fraction as "3%" or "4.2%".
+func percent(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return "∞"
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + "%"
+}
+
+// startSides starts every side's server (and prefills it for reads) and
+// sizes its slices from the plan's estimate of its rate.
+func (r *run) startSides(ctx context.Context, sides []*side) error {
+	for _, s := range sides {
+		if err := r.startSide(ctx, s); err != nil {
+			return err
+		}
+		if s.failed {
+			continue
+		}
+		s.requests = r.sliceRequests(s, r.plan.qpsOf(s.sc))
+	}
+	return nil
+}
+
+// startSide starts one side's server, retrying as an attempt does; a
+// side out of retries is failed, and the run goes on without it.
+func (r *run) startSide(ctx context.Context, s *side) error {
+	for {
+		err := r.tryStart(ctx, s)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			r.res.Interrupted = true
+			return nil
+		}
+		s.failures++
+		if s.failures > r.o.Retries {
+			r.failSide(s, err)
+			return nil
+		}
+		r.log("%s: start failed, retrying: %v", s.sc.Name(), err)
+	}
+}
+
+// tryStart starts s's server and prefills it.
+func (r *run) tryStart(ctx context.Context, s *side) error {
+	e := Event{Kind: EventStart, Scenario: s.sc, Round: s.slices + 1, Attempt: 1}
+	srv, err := r.start(ctx, e)
+	r.res.Timing.Start += srv.took
+	if err != nil {
+		return err
+	}
+	s.srv, s.up, s.nextKey, s.started, s.prefilled = srv, true, 0, srv.took, 0
+	if err := r.pinServer(srv.info); err != nil {
+		return err
+	}
+	e.Instance = srv.info
+	cfg, _, err := r.load(ctx, e)
+	if err != nil {
+		return err
+	}
+	s.cfg = cfg
+	if s.sc.Mode != loadgen.ModeSet {
+		took, err := r.prefillStep(ctx, e, &s.srv, cfg, nil)
+		r.res.Timing.Prefill += took
+		s.prefilled = took
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failSide gives a side up: its scenario has failed.
+func (r *run) failSide(s *side, err error) {
+	s.failed = true
+	r.failed[s.sc] = true
+	r.res.Failed = append(r.res.Failed, fmt.Sprintf("%s (slice %d)", s.sc.Name(), s.slices))
+	r.log("%s: FAILED, no retries left: %v", s.sc.Name(), err)
+}
+
+// stopSides stops the sides' servers.
+func (r *run) stopSides(ctx context.Context, sides []*side) {
+	for _, s := range sides {
+		r.stopSide(ctx, s)
+	}
+}
+
+// stopSide stops s's server, if it is up.
+func (r *run) stopSide(ctx context.Context, s *side) {
+	if !s.up {
+		return
+	}
+	s.up = false
+	took, err := r.stop(ctx, &s.srv)
+	r.res.Timing.Stop += took
+	if err != nil && ctx.Err() == nil {
+		r.log("%s: warning: stop: %v", s.sc.Name(), err)
+	}
+}
+
+// restartSides starts the sides' servers afresh, together.
+func (r *run) restartSides(ctx context.Context, sides []*side) error {
+	r.stopSides(ctx, sides)
+	for _, s := range sides {
+		if err := r.startSide(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// needsRestart says whether a write block would take a side past the
+// keyspace.
+func needsRestart(sides []*side, keyspace int64) bool {
+	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+slicesPerBlock*s.requests > keyspace })
+}
+
+// sliceRequests is a slice of s at qps requests per second: Options.Slice
+// long, at least sliceBatches round trips per connection, and for writes
+// at most the keyspace's share of one slice of a block.
+func (r *run) sliceRequests(s *side, qps float64) int64 {
+	o := r.o
+	n := int64(qps * o.Slice.Seconds())
+	n = max(n, int64(sliceBatches*o.Pipeline*o.Connections))
+	if s.sc.Mode == loadgen.ModeSet {
+		n = min(n, o.Keyspace/slicesPerBlock)
+	}
+	return max(n, 1)
+}
+
+// resize sizes the sides' slices from the first block's rates, which the
+// plan only estimated.
+func (r *run) resize(sides []*side) {
+	for _, s := range sides {
+		if len(s.qps[1]) > 0 {
+			s.requests = r.sliceRequests(s, math.Exp(stats.Mean(s.qps[1])))
+		}
+	}
+}
+
+// sliceResult is one slice's measurement, kept until its block ends.
+type sliceResult struct {
+	side *side
+	out  attemptResult
+	sig  machine.Signals
+}
+
+// slice measures one slice of s in block; a failed slice restarts the
+// side's server, up to Retries times (and its result is kept, failed).
+func (r *run) slice(ctx context.Context, s *side, block, pos int) (*sliceResult, error) {
+	s.slices++
+	e := Event{Kind: EventStart, Scenario: s.sc, Round: s.slices, Attempt: 1, Block: block, Instance: s.srv.info}
+	r.event(e) // the display's slice
+	cfg := s.cfg
+	cfg.Requests = s.requests // the seed stays the prefill's: reads check its values
+	cfg.Progress = func(p loadgen.Progress) {
+		pe := e
+		pe.Kind, pe.Progress = EventProgress, p
+		r.event(pe)
+	}
+	if s.sc.Mode == loadgen.ModeSet {
+		// Keys no slice wrote, each once.
+		cfg.KeyMinimum, cfg.Keyspace, cfg.KeyPattern = s.nextKey, s.requests, keyspace.Permutation
+		s.nextKey += s.requests
+	}
+	st := &attemptSteps{at: time.Now(), load: cfg, srv: server{info: s.srv.info, site: s.srv.site, took: s.started}, prefill: s.prefilled}
+	s.started, s.prefilled = 0, 0
+	pids := append([]int{os.Getpid()}, target.PIDs(s.srv.info)...)
+	before := machine.Take(pids...)
+	loop, err := r.measureStep(ctx, e, &s.srv, cfg)
+	sig := machine.Between(before, machine.Take(pids...))
+	st.loop, st.signals = loop, &sig
+	if loop != nil {
+		st.tel = loop.tel.finish(ctx, s.srv.info, s.sc.Desc.Password)
+		r.res.Timing.Measure += loop.took
+	}
+	st.block, st.slice = block, pos
+	status, msg := outcome(ctx, err)
+	res := &sliceResult{side: s, out: r.resultOf(e, st, status, msg), sig: sig}
+	e.Kind, e.Row, e.Err, e.Timing, e.Final = EventEnd, res.out.row, err, res.out.timing, true
+	r.event(e)
+	switch {
+	case status == results.StatusInterrupted:
+		r.res.Interrupted = true
+	case err != nil:
+		s.failures++
+		r.log("%s slice %d: failed: %v", s.sc.Name(), s.slices, err)
+		r.stopSide(ctx, s)
+		if s.failures > r.o.Retries {
+			r.failSide(s, err)
+			return res, nil
+		}
+		return res, r.startSide(ctx, s)
+	}
+	return res, nil
+}
+
+// endBlock judges a block's slices against the block's own signals (a
+// slice is disturbed when the machine did more besides it than besides
+// the block's typical slice: machine.DefaultRule over the block's
+// median), writes their rows and keeps the undisturbed figures.
+func (r *run) endBlock(mode loadgen.Mode, block int, res []*sliceResult) error {
+	var sigs []machine.Signals
+	for _, x := range res {
+		if x.sig.Err == nil {
+			sigs = append(sigs, x.sig)
+		}
+	}
+	typical := machine.Median(sigs)
+	if bad, why := machine.DefaultRule.Disturbed(typical); bad && !r.busyWarned {
+		r.busyWarned = true
+		r.log("warning: %s block %d: the machine is busy besides the measurement (%s, the block's median): each slice is compared with its block's, which share it, but every figure is lower than on a quiet machine", mode, block, why)
+	}
+	for _, x := range res {
+		row := &x.out.rows[0]
+		if x.sig.Err == nil && row.Status == results.StatusOK {
+			if bad, why := machine.DefaultRule.DisturbedAgainst(x.sig, typical); bad {
+				row.Disturbed = why
+				x.out.row.Disturbed = why
+				r.log("%s slice %d: disturbed (%s): left out of the comparisons", x.side.sc.Name(), row.Round, why)
+			}
+		}
+		if err := r.writeRows(x.out.rows); err != nil {
+			return err
+		}
+		if err := r.writeSeries(x.out.series); err != nil {
+			return err
+		}
+		r.rec.attempt(x.out.rows, x.out.series)
+		if row.Status == results.StatusOK && row.Disturbed == "" && row.QPS > 0 && row.Conflicts == 0 {
+			s := x.side
+			s.qps[block] = append(s.qps[block], math.Log(row.QPS))
+			if row.LatP99Us > 0 {
+				s.p99[block] = append(s.p99[block], math.Log(row.LatP99Us))
+			}
+		}
+	}
+	return nil
+}
+
+// qpsOf is the plan's estimate of a scenario's rate.
+func (p *Plan) qpsOf(sc *Scenario) float64 {
+	qps := float64(EstimateQPS)
+	k := keyOf(sc)
+	if k.always {
+		qps = EstimateAlwaysQPS
+	}
+	if r := p.cal[sc.Desc.Name]; r != nil {
+		if q := r.rate(k, p.Options.SetRatio); q > 0 {
+			qps = q
+		}
+	}
+	return qps
+}
+
+// assumedSpread is the standard deviation of a block's log-ratio that an
+// estimate assumes when no earlier adaptive run measured it: about what
+// one CPU shared by server and load generator gives on a small shared
+// machine (docs/run.md).
+const assumedSpread = 0.04
+
+// expectedBlocks is how many blocks a comparison whose blocks' log-ratios
+// spread by sd needs to reach ±precision: the normal approximation of the
+// interval's half-width, 1.96·sd/√n, never fewer than the rule's least.
+func expectedBlocks(sd, precision float64) int {
+	n := int(math.Ceil(math.Pow(1.96*sd/precision, 2)))
+	return max(n, stats.DefaultMinPairs)
+}
+
+// adaptiveEstimate is the expected time of an adaptive run: per mode, its
+// servers' starts and prefills, then the blocks its comparisons are
+// expected to need, at most MaxTime in all.
+func (p *Plan) adaptiveEstimate() time.Duration {
+	var total time.Duration
+	for _, g := range p.modeGroups() {
+		total += p.modeEstimate(g)
+	}
+	return min(total, p.Options.MaxTime)
+}
+
+// modeEstimate is one mode's expected time.
+func (p *Plan) modeEstimate(g []*Scenario) time.Duration {
+	o := p.Options
+	var setup, block time.Duration
+	for _, sc := range g {
+		setup += p.startStopOf(sc)
+		if sc.Mode != loadgen.ModeSet {
+			setup += seconds(float64(o.Keyspace) / p.prefillRateOf(sc))
+		}
+		block += slicesPerBlock * o.Slice
+	}
+	n := expectedBlocks(p.spread(), o.Precision)
+	d := setup + time.Duration(n)*block
+	if g[0].Mode == loadgen.ModeSet { // servers started afresh when full
+		d += time.Duration(n) * setup
+	}
+	return d
+}
+
+// spread is the spread of a block's log-ratio the estimate assumes.
+func (p *Plan) spread() float64 {
+	if p.calSpread > 0 {
+		return p.calSpread
+	}
+	return assumedSpread
+}
+
+// writeAdaptive writes an adaptive plan: per mode, its scenarios and the
+// blocks expected.
+func (p *Plan) writeAdaptive(b *strings.Builder) {
+	o := p.Options
+	for _, g := range p.modeGroups() {
+		var names []string
+		for _, sc := range g {
+			names = append(names, sc.Desc.Name+"/"+sc.Strategy.Name)
+		}
+		fmt.Fprintf(b, "%s: %d servers side by side (%s); blocks of %d slices each of %s, about %d blocks, ~%s\n",
+			g[0].Mode, len(g), strings.Join(names, ", "), slicesPerBlock, formatDuration(o.Slice),
+			expectedBlocks(p.spread(), o.Precision), formatDuration(p.modeEstimate(g)))
+	}
+	src := "assumed"
+	if p.calSpread > 0 {
+		src = "from " + p.calSpreadFile
+	}
+	fmt.Fprintf(b, "estimated time: %s (a block's spread %s, %s; %s; at most --max-time %s)\n",
+		formatDuration(p.adaptiveEstimate()), percent(p.spread()), src, p.calibrationNote(), formatDuration(o.MaxTime))
+}
+
+// blockSpread is the median, over the pairs of scenarios of a mode, of
+// the standard deviation of their blocks' log-ratios in an adaptive run's
+// rows (undisturbed ok slices); 0 when the rows have no blocks.
+func blockSpread(rows []results.Row) float64 {
+	type key struct{ mode, scenario string }
+	logs := map[key]map[int][]float64{}
+	modes := map[string][]string{}
+	for _, r := range rows {
+		if r.Block == 0 || !r.OK() || r.Disturbed != "" || r.QPS <= 0 || r.Workload != "" {
+			continue
+		}
+		k := key{r.Mode, r.Target + "/" + r.Strategy}
+		if logs[k] == nil {
+			logs[k] = map[int][]float64{}
+			modes[r.Mode] = append(modes[r.Mode], k.scenario)
+		}
+		logs[k][r.Block] = append(logs[k][r.Block], math.Log(r.QPS))
+	}
+	var sds []float64
+	for mode, scs := range modes {
+		for i, a := range scs {
+			for _, b := range scs[i+1:] {
+				var d []float64
+				for blk, xs := range logs[key{mode, a}] {
+					if ys := logs[key{mode, b}][blk]; len(ys) > 0 {
+						d = append(d, stats.Mean(xs)-stats.Mean(ys))
+					}
+				}
+				if len(d) >= 3 {
+					sds = append(sds, stats.Describe(d, stats.DefaultConfidence).StdDev)
+				}
+			}
+		}
+	}
+	if len(sds) == 0 {
+		return 0
+	}
+	return stats.Median(sds)
+}
