@@ -275,6 +275,7 @@ func (j *persistJob) run(ctx context.Context) {
 	select {
 	case start = <-j.started:
 	case <-j.over:
+		j.err = fmt.Errorf("persist job %s: not set off: the measured phase ended before it reported its start", j.job)
 		return
 	case <-ctx.Done():
 		return
