@@ -39,8 +39,23 @@ func TestBGSave(t *testing.T) {
 				if info["rdb_bgsave_in_progress"] != "1" {
 					t.Fatalf("while the snapshot is written: rdb_bgsave_in_progress %q", info["rdb_bgsave_in_progress"])
 				}
-				// Writes go on, replacing every key with a longer value.
+				// Writes go on, replacing every key with a longer value, then
+				// inserting as many keys again (the index's shards grow) and
+				// deleting half of the first ones.
 				writeBoth(t, rc, n, "RMOD", "new-value-")
+				var batch []byte
+				for i := range 2 * n {
+					batch = appendCmd(batch, "SET", "x"+strconv.Itoa(i), "v")
+				}
+				for i := 0; i < n; i += 2 {
+					batch = appendCmd(batch, "DEL", "s"+strconv.Itoa(i))
+				}
+				rc.send(batch)
+				for range 2*n + n/2 {
+					if r := rc.reply(); r[0] == '-' {
+						t.Fatalf("write during the snapshot: %q", r)
+					}
+				}
 				info = infoFields(t, rc, "persistence")
 				cow, hasCOW := info["current_cow_size"]
 				if alloc == AllocPool {
