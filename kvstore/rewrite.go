@@ -97,6 +97,7 @@ func (s *Server) startRewrite() error {
 			s.endRewrite(err)
 			return
 		}
+		yieldToLoops() // after the switch: a thread of low priority holding the lock would stop the loops
 		err = s.finishRewrite(snap, next.seq)
 		s.db.mu.Lock()
 		s.forks.rewriteEnded(snap)

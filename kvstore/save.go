@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/pkg/resp"
 )
@@ -93,6 +96,7 @@ func (s *Server) startSave() error {
 	v.wg.Add(1)
 	go func() {
 		defer v.wg.Done()
+		yieldToLoops()
 		if s.cfg.beforeDump != nil {
 			s.cfg.beforeDump()
 		}
@@ -156,6 +160,21 @@ func (s *Server) writeDump(snap *dbSnapshot) error {
 	}
 	renamed = true
 	return fsys.SyncDir(dir)
+}
+
+// backgroundNice is the nice value of the thread that writes a snapshot:
+// on a machine whose processors the event loops and the clients keep
+// busy, the kernel runs them first, as it would run a server before a
+// forked child of lower priority.
+const backgroundNice = 10
+
+// yieldToLoops gives the calling goroutine a thread of its own at
+// backgroundNice, for as long as it runs: the thread ends with it (a
+// goroutine that exits locked to its thread takes the thread with it), so
+// no other goroutine inherits the priority.
+func yieldToLoops() {
+	runtime.LockOSThread()
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), backgroundNice) // advisory: a refusal leaves it at the loops' priority
 }
 
 // waitSave waits for a background snapshot being written.
