@@ -174,6 +174,13 @@ bench-flags: build deps
 bench-persist: build deps
 	bench/persist.sh
 
+# What a snapshot or log rewrite costs while the server serves: Redis's
+# BGSAVE and BGREWRITEAOF against the kvstore's, under load (run
+# --persist-job). About 10 minutes.
+.PHONY: bench-persist-job
+bench-persist-job: build deps
+	bench/persistjob.sh
+
 # The two allocators side by side: QPS, RSS, GC CPU share and pauses.
 bench-alloc: build deps
 	bench/alloc.sh

@@ -99,6 +99,10 @@ type arena struct {
 	frozen   int      // snapshots out
 	deferred []ref    // records freed while frozen
 	orphans  [][]byte // chunks dropped by a reset while frozen
+	// kept is the bytes of records freed while frozen, small and large:
+	// what the snapshots out keep alive, as a forked child's pages are
+	// copied when its parent writes them (their copy-on-write cost).
+	kept int64
 
 	born    map[uint64]uint64 // large record id: valuesLent when it was made
 	bigFree map[int][][]byte  // freed large records by capacity (see newLarge)
@@ -202,6 +206,9 @@ func (a *arena) freeLarge(id uint64) {
 	delete(a.large, id)
 	delete(a.born, id)
 	a.inUse -= int64(len(b))
+	if a.frozen > 0 {
+		a.kept += int64(len(b)) // the snapshot's map of large records holds it
+	}
 	if a.frozen == 0 && born == valuesLent.Load() {
 		a.keep(b)
 	}
@@ -392,6 +399,7 @@ func (a *arena) free(r ref) {
 	a.inUse -= int64(c.size)
 	if a.frozen > 0 {
 		a.deferred = append(a.deferred, r)
+		a.kept += int64(c.size)
 		return
 	}
 	c.free = append(c.free, r)
@@ -420,7 +428,7 @@ func (a *arena) thaw() {
 		c := &a.classes[r>>classShift&0x7f]
 		c.free = append(c.free, r)
 	}
-	a.deferred = nil
+	a.deferred, a.kept = nil, 0
 	for _, c := range a.orphans {
 		dropPages(c)
 	}

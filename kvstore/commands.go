@@ -108,6 +108,8 @@ var commandList = []command{
 	{name: "readonly", arity: 1, flags: flagFast, group: "cluster", summary: "Accepted for cluster clients; every node is a master.", fn: cmdOK},
 	{name: "readwrite", arity: 1, flags: flagFast, group: "cluster", summary: "Accepted for cluster clients; every node is a master.", fn: cmdOK},
 	{name: "save", arity: 1, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Compacts the operation log and waits for it.", fn: cmdSave},
+	{name: "bgsave", arity: -1, max: 2, flags: flagAdmin, lock: lockWrite, group: "server", summary: "Writes a snapshot of the dataset (dump.kvb) in the background.", fn: cmdBGSave},
+	{name: "lastsave", arity: 1, flags: flagFast, lock: lockNone, group: "server", summary: "Returns the Unix time of the last snapshot written.", fn: cmdLastSave},
 
 	// Redis strings.
 	{name: "get", arity: 2, flags: flagReadonly | flagFast, lock: lockRead, first: 1, last: 1, step: 1, group: "string", summary: "Returns the string value of a key.", fn: cmdGet, keys: stringKeys},

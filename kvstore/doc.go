@@ -96,7 +96,9 @@
 // pooltree.go); lookups go through the hash index beside it, and inserts
 // wait in a buffer to go into the tree together, prefetched. So
 // the collector has almost nothing to trace, and a snapshot freezes the
-// arena instead of copying it. AllocGo (the reference script's "malloc")
+// arena and the index instead of copying them (copy-on-write: a record is
+// never changed in place, an index shard is copied at its first change,
+// while a snapshot is out). AllocGo (the reference script's "malloc")
 // keeps one Go allocation per key and value in Go maps and a B-tree of Go
 // values (table.go): the yardstick for what the pool saves.
 package kvstore

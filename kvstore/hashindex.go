@@ -19,6 +19,13 @@ type hashIndex struct {
 	seed   maphash.Seed
 	shards [hashShards]hashShard
 	n      int
+	// frozen counts the snapshots out (freeze, thaw). While any is, the
+	// shards' slots are copy-on-write, as a forked child's pages: a shard
+	// whose slots a snapshot holds is shared, and its first change copies
+	// them (own); the arrays left to the snapshots are detached, and
+	// retired once the last snapshot is released.
+	frozen   int
+	detached []hashShard
 }
 
 const (
@@ -31,6 +38,7 @@ type hashShard struct {
 	slots  []hslot // len is a power of two; h == 0 marks an empty slot
 	n      int
 	mapped bool // slots are outside the heap (see offHeap)
+	shared bool // a snapshot holds slots: a change copies them first (own)
 }
 
 // dropSlots lets go of a shard's slots: a grown shard's old array is
@@ -122,6 +130,7 @@ func (x *hashIndex) slot(ar *arena, key []byte) (s *hslot, h uint64, found bool)
 		sh.slots = make([]hslot, minShardSlots)
 		i = h & (minShardSlots - 1)
 	}
+	x.own(sh)
 	return &sh.slots[i], h, found
 }
 
@@ -133,7 +142,7 @@ func (x *hashIndex) claim(s *hslot, h uint64, r ref) {
 	sh.n++
 	x.n++
 	if sh.n*4 > len(sh.slots)*3 {
-		sh.grow()
+		x.resize(sh, 2*len(sh.slots), true)
 	}
 }
 
@@ -205,6 +214,7 @@ func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
 	if !found {
 		return 0, false
 	}
+	x.own(sh)
 	r := sh.slots[i].r
 	sh.n--
 	x.n--
@@ -226,8 +236,6 @@ func (x *hashIndex) remove(ar *arena, key []byte) (ref, bool) {
 	return r, true
 }
 
-func (sh *hashShard) grow() { sh.resize(2*len(sh.slots), true) }
-
 // reserve makes room for n keys in all, spread evenly over the shards, so
 // that inserting them grows no shard: a replay of a log that creates a
 // million keys would otherwise grow each shard ten times, moving every
@@ -242,7 +250,7 @@ func (x *hashIndex) reserve(n int) {
 	}
 	for i := range x.shards {
 		if sh := &x.shards[i]; len(sh.slots) < want {
-			sh.resize(want, false)
+			x.resize(sh, want, false)
 		}
 	}
 }
@@ -250,8 +258,9 @@ func (x *hashIndex) reserve(n int) {
 // resize moves the shard's slots into an array of size slots, a power of
 // two holding them all; populate: its pages are faulted in at once (see
 // offHeap), as a growth fills them all.
-func (sh *hashShard) resize(size int, populate bool) {
+func (x *hashIndex) resize(sh *hashShard, size int, populate bool) {
 	old := *sh
+	sh.slots, sh.mapped, sh.shared = nil, false, false
 	sh.slots, sh.mapped = offHeap[hslot](size, populate)
 	mask := uint64(len(sh.slots) - 1)
 	for _, s := range old.slots {
@@ -264,7 +273,69 @@ func (sh *hashShard) resize(size int, populate bool) {
 		}
 		sh.slots[i] = s
 	}
-	dropSlots(&old, false)
+	x.drop(&old)
+}
+
+// drop lets go of a shard's old slots: retired (dropSlots), or detached
+// when a snapshot holds them.
+func (x *hashIndex) drop(old *hashShard) {
+	if old.shared {
+		x.detached = append(x.detached, *old)
+		return
+	}
+	dropSlots(old, false)
+}
+
+// own makes sh's slots its own before a change: a copy, when a snapshot
+// holds them, the old array detached. The copy is of one shard, 1/256 of
+// the index, at the first change of each shard after a snapshot.
+func (x *hashIndex) own(sh *hashShard) {
+	if !sh.shared {
+		return
+	}
+	old := *sh
+	sh.slots, sh.mapped = offHeap[hslot](len(old.slots), true)
+	copy(sh.slots, old.slots)
+	sh.shared = false
+	x.detached = append(x.detached, old)
+}
+
+// freeze returns every shard's slots as they are now, readable without
+// the lock until thaw: no change touches them meanwhile (own). The caller
+// holds the write lock.
+func (x *hashIndex) freeze() [][]hslot {
+	x.frozen++
+	out := make([][]hslot, hashShards)
+	for i := range x.shards {
+		sh := &x.shards[i]
+		out[i], sh.shared = sh.slots, sh.slots != nil
+	}
+	return out
+}
+
+// thaw ends a freeze: once no snapshot is out, the detached arrays are
+// retired and the shards are their own again.
+func (x *hashIndex) thaw() {
+	if x.frozen--; x.frozen > 0 {
+		return
+	}
+	for i := range x.detached {
+		dropSlots(&x.detached[i], false)
+	}
+	x.detached = nil
+	for i := range x.shards {
+		x.shards[i].shared = false
+	}
+}
+
+// detachedBytes is the bytes of the arrays the snapshots out hold alone:
+// the index's copy-on-write.
+func (x *hashIndex) detachedBytes() int64 {
+	var n int64
+	for _, d := range x.detached {
+		n += int64(len(d.slots)) * int64(unsafe.Sizeof(hslot{}))
+	}
+	return n
 }
 
 // refs calls fn with every record until fn returns false.
@@ -280,7 +351,11 @@ func (x *hashIndex) refs(fn func(ref) bool) {
 
 func (x *hashIndex) reset() {
 	for i := range x.shards {
-		dropSlots(&x.shards[i], true)
+		if sh := &x.shards[i]; sh.shared {
+			x.detached = append(x.detached, *sh)
+		} else {
+			dropSlots(sh, true)
+		}
 	}
 	x.shards = [hashShards]hashShard{}
 	x.n = 0

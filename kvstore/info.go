@@ -139,7 +139,10 @@ func infoMemory(s *Server, b *infoBuilder) {
 
 func infoPersistence(s *Server, b *infoBuilder) {
 	b.field("loading", 0)
-	b.field("rdb_bgsave_in_progress", 0)
+	if n, ok := s.currentCOW(); ok {
+		b.field("current_cow_size", n)
+	}
+	infoSaves(s, b)
 	a := s.aof
 	if a == nil {
 		b.field("aof_enabled", 0)
@@ -177,6 +180,39 @@ func infoPersistence(s *Server, b *infoBuilder) {
 	b.field("aof_loaded_records", a.loadedRecords)
 	b.field("aof_loaded_bytes", a.loadedBytes)
 	b.field("aof_load_truncated_bytes", a.truncated)
+	s.forks.mu.Lock()
+	if cow := s.forks.aofCOW; cow >= 0 && a.rewrites > 0 {
+		b.field("aof_last_cow_size", cow)
+	}
+	s.forks.mu.Unlock()
+}
+
+// infoSaves writes the background snapshots' fields (BGSAVE), Redis's
+// rdb_ names: the kvstore's snapshot is its dump file, in its own format.
+func infoSaves(s *Server, b *infoBuilder) {
+	v := &s.saver
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b.field("rdb_bgsave_in_progress", b2i(v.running))
+	b.field("rdb_saves", v.saves)
+	last := v.last.okAt
+	if last.IsZero() {
+		last = s.start
+	}
+	b.field("rdb_last_save_time", last.Unix())
+	b.field("rdb_last_bgsave_status", okErr(v.saves == 0 || v.last.ok))
+	lastTime, current := int64(-1), int64(-1)
+	if v.saves > 0 {
+		lastTime = int64(v.last.duration.Seconds())
+	}
+	if v.running {
+		current = int64(time.Since(v.began).Seconds())
+	}
+	b.field("rdb_last_bgsave_time_sec", lastTime)
+	b.field("rdb_current_bgsave_time_sec", current)
+	if v.saves > 0 && v.last.cow >= 0 {
+		b.field("rdb_last_cow_size", v.last.cow)
+	}
 }
 
 func okErr(ok bool) string {
@@ -199,6 +235,12 @@ func infoStats(s *Server, b *infoBuilder) {
 	b.field("client_output_buffer_limit_disconnections", st.outputLimitClosed.Load())
 	b.field("client_timeout_disconnections", st.timedOut.Load())
 	b.field("protected_mode_denied_connections", st.denied.Load())
+	// The kvstore forks nothing: this is how long its last snapshot
+	// (BGSAVE, or a log rewrite's) held the write lock, which stops the
+	// clients as Redis's fork does.
+	s.forks.mu.Lock()
+	b.field("latest_fork_usec", s.forks.latest.Microseconds())
+	s.forks.mu.Unlock()
 }
 
 func infoReplication(s *Server, b *infoBuilder) {

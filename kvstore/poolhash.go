@@ -80,30 +80,19 @@ func (t *poolHash) scan(fn func(key, val []byte) bool) {
 	t.idx.refs(func(r ref) bool { return fn(t.ar.key(r), t.ar.val(r)) })
 }
 
-// snapshot freezes the arena and marks the records live now in a bitmap
-// by address, one bit per 8 bytes of arena (1/64 of it, outside the Go
-// heap), so that the scan reads the arena in address order, a fraction
-// of the time of reading the records in the index's order, a cache miss
-// each (BenchmarkSnapshot).
-func (t *poolHash) snapshot() snapshot { return snapshotRecords(t.ar, t.idx.refs) }
-
-// snapshotRecords freezes ar and marks the records that refs lists.
-func snapshotRecords(ar *arena, refs func(func(ref) bool)) snapshot {
-	s := &poolSnapshot{recs: ar.freeze(), ar: ar}
-	n := len(ar.chunks)
-	s.live, s.mapped = offHeap[uint64](n*liveWords, false)
-	s.class = make([]uint8, n)
-	refs(func(r ref) bool {
-		if r&refLarge != 0 {
-			s.large = append(s.large, r)
-			return true
-		}
-		c, slot := r>>chunkShift&chunkMask, r&offsetMask/8
-		s.class[c] = uint8(r >> classShift & 0x7f) // one class per chunk
-		s.live[c*liveWords+slot/64] |= 1 << (slot % 64)
-		return true
-	})
-	return s
+// snapshot freezes the arena and the index, both under the lock and
+// neither copied: the arena's records and the index's slots are
+// copy-on-write until release (see arena.freeze, hashIndex.freeze), so
+// the clients are stopped for the time of flipping a few hundred flags,
+// where marking each record in a bitmap there took a random access per
+// key, tens of milliseconds per million keys (BenchmarkSnapshot). The
+// bitmap, by address, one bit per 8 bytes of arena (1/64 of it, outside
+// the Go heap), is built from the frozen slots by the scan, without the
+// lock; the scan then reads the arena in address order, a fraction of
+// the time of reading the records in the index's order, a cache miss
+// each.
+func (t *poolHash) snapshot() snapshot {
+	return &poolSnapshot{recs: t.ar.freeze(), ar: t.ar, keptAt: t.ar.kept, idx: &t.idx, shards: t.idx.freeze()}
 }
 
 // liveWords is the bitmap words of one chunk.
@@ -112,15 +101,57 @@ const liveWords = chunkSize / 8 / 64
 // poolSnapshot is a poolHash at one instant: its records, read through the
 // frozen arena.
 type poolSnapshot struct {
-	recs   records
+	recs records
+	// shards are the index's slots when it froze (hashIndex.freeze);
+	// live, class and large are built from them by mark.
+	shards [][]hslot
 	live   []uint64 // bit i of word w: record at offset 8(64w+i) of the arena
 	mapped bool
 	class  []uint8 // each chunk's size class
 	large  []ref
+	marked bool
 	ar     *arena
+	idx    *hashIndex
+	keptAt int64 // the arena's kept bytes when it froze
+}
+
+// cow is what the snapshots out cost beyond the dataset so far: the
+// records freed since this one froze, which it keeps alive, the index's
+// arrays the snapshots hold alone, and its bitmap (built by the scan, of
+// a size known at the freeze). The caller holds the DB lock (read or
+// write).
+func (s *poolSnapshot) cow() (int64, bool) {
+	return s.ar.kept - s.keptAt + s.idx.detachedBytes() + int64(len(s.recs.chunks))*liveWords*8, true
+}
+
+// mark builds the bitmap of the records the frozen slots name.
+func (s *poolSnapshot) mark() {
+	if s.marked {
+		return
+	}
+	s.marked = true
+	n := len(s.recs.chunks)
+	s.live, s.mapped = offHeap[uint64](n*liveWords, false)
+	s.class = make([]uint8, n)
+	for _, slots := range s.shards {
+		for _, sl := range slots {
+			if sl.h == 0 {
+				continue
+			}
+			r := sl.r
+			if r&refLarge != 0 {
+				s.large = append(s.large, r)
+				continue
+			}
+			c, slot := r>>chunkShift&chunkMask, r&offsetMask/8
+			s.class[c] = uint8(r >> classShift & 0x7f) // one class per chunk
+			s.live[c*liveWords+slot/64] |= 1 << (slot % 64)
+		}
+	}
 }
 
 func (s *poolSnapshot) scan(fn func(key, val []byte) bool) {
+	s.mark()
 	for w, word := range s.live {
 		c, base := w/liveWords, w%liveWords*64
 		for word != 0 {
@@ -144,5 +175,6 @@ func (s *poolSnapshot) release() {
 	if s.mapped {
 		freeOffHeap(s.live)
 	}
-	s.live = nil
+	s.idx.thaw()
+	s.live, s.shards = nil, nil
 }

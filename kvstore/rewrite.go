@@ -87,16 +87,23 @@ func (s *Server) startRewrite() error {
 			return
 		}
 		s.db.mu.Lock()
+		t0 := time.Now()
 		snap, err := s.switchLog(next)
+		if err == nil {
+			s.forks.rewriteBegan(snap, time.Since(t0))
+		}
 		s.db.mu.Unlock()
 		if err != nil {
 			s.endRewrite(err)
 			return
 		}
-		s.endRewrite(s.finishRewrite(snap, next.seq))
+		yieldToLoops() // after the switch: a thread of low priority holding the lock would stop the loops
+		err = s.finishRewrite(snap, next.seq)
 		s.db.mu.Lock()
+		s.forks.rewriteEnded(snap)
 		snap.release()
 		s.db.mu.Unlock()
+		s.endRewrite(err)
 	}()
 	return nil
 }
@@ -112,11 +119,16 @@ func (s *Server) saveLocked() (err error) {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
 	snap, err := s.switchLog(next)
 	if err != nil {
 		return err
 	}
-	defer snap.release()
+	s.forks.rewriteBegan(snap, time.Since(t0))
+	defer func() {
+		s.forks.rewriteEnded(snap)
+		snap.release()
+	}()
 	return s.finishRewrite(snap, next.seq)
 }
 

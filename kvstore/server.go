@@ -87,6 +87,9 @@ type Config struct {
 	IO string
 	// uring holds the io_uring loop's settings that tests change.
 	uring uringOptions
+	// beforeDump, when set, is called by a background snapshot (BGSAVE)
+	// once it is taken, before it is written: tests hold it there.
+	beforeDump func()
 	// authTimeout is DefaultAuthTimeout unless a test changes it.
 	authTimeout time.Duration
 	// Version is reported by INFO as kvstore_version.
@@ -190,6 +193,10 @@ type Server struct {
 	stats     stats
 	cmdStats  cmdStats
 	mem       mem
+	// saver is the background snapshots' (BGSAVE), forks what the
+	// snapshots of both kinds cost (save.go).
+	saver saver
+	forks forks
 }
 
 // stats are the counters INFO reports.
@@ -495,6 +502,7 @@ func (s *Server) shutdown(stop <-chan struct{}, why func() error) error {
 	case <-stop:
 		err = why()
 	}
+	s.waitSave()
 	if cerr := s.closeAOF(); err == nil {
 		err = cerr
 	}

@@ -56,12 +56,20 @@ type snapshot interface {
 	// release gives back what the snapshot holds; the caller holds the DB
 	// lock.
 	release()
+	// cow is the memory the snapshot holds beyond the live dataset so
+	// far (its copy-on-write cost); false when it is not known. The
+	// caller holds the DB lock.
+	cow() (int64, bool)
 }
 
 // heapSnapshot is a copy on the Go heap: the collector frees it.
 type heapSnapshot struct{ table }
 
 func (heapSnapshot) release() {}
+
+// cow of a copy on the Go heap is not known: its maps are cloned, its
+// B-tree's nodes copied as they change, all of it left to the collector.
+func (heapSnapshot) cow() (int64, bool) { return 0, false }
 
 // mapTable is a hash table: Go's map, keys as strings, values as their own
 // allocations.

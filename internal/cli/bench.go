@@ -27,6 +27,7 @@ const (
 type benchOptions struct {
 	bench.Options
 	listWorkloads bool
+	wait          waitFlags
 	streams
 }
 
@@ -87,13 +88,17 @@ SIGTERM: the report of what was done so far is printed first).`,
   kvbench bench --mode get --multi-key-get 10 --verify-get --random-data --seed 42
   kvbench bench --replay monitor.txt --connections 50 --pipeline 16
   kvbench bench --replay monitor.txt --replay-speed 2 --duration 60s
-  kvbench bench --resp3 --mode get --prefill --verify-get`,
+  kvbench bench --resp3 --mode get --prefill --verify-get
+  kvbench bench --mode set --wait-ratio 1:10 --num-replicas 1 --wait-timeout 100ms`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.listWorkloads {
 				return listWorkloads(cmd.OutOrStdout())
 			}
 			o.Command = args
 			o.Given = givenFlags(cmd.Flags())
+			if err := o.wait.apply(cmd.Flags(), &o.Config.Wait); err != nil {
+				return &usageError{err}
+			}
 			o.streams = streamsOf(cmd)
 			o.Stdin, o.Log = o.In, o.ErrOut
 			if f, ok := o.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -164,6 +169,7 @@ func addBenchFlags(f *pflag.FlagSet, o *benchOptions) {
 	f.StringVar(&o.ReplayFile, "replay", "", "send the commands of FILE, a redis-cli MONITOR capture or one inline command per line, each captured client's in order on one connection (e.g. --replay monitor.txt)")
 	f.Float64Var(&c.ReplaySpeed, "replay-speed", 0, "with --replay of a MONITOR capture, send at its captured pace times this (1: as captured, 2: twice as fast); 0: as fast as possible")
 	f.IntVar(&o.ReplayLoops, "replay-loops", o.ReplayLoops, "with --replay, send the file this many times")
+	addWaitFlags(f, &o.wait, "the write acknowledged by that many replicas (--mode becomes its command mix)")
 
 	f.StringVar(&o.SegmentSpec, "segment", "", "run agent I's share of the load, of N agents: I/N (I from 0), or auto/N to take I from $"+JobIndexEnv)
 	f.StringVar(&o.StartAtSpec, "start-at", "", "start the run (after connecting) at this RFC 3339 time, e.g. 2026-01-02T15:04:05Z")

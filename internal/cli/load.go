@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/spf13/pflag"
 )
 
@@ -123,4 +125,41 @@ func (r *keyRange) resolve() error {
 	r.deriving = true
 	defer func() { r.deriving = false }()
 	return r.f.Set("keyspace", strconv.FormatInt(r.hi-l.KeyMinimum+1, 10))
+}
+
+// waitFlags are --wait-ratio, --num-replicas and --wait-timeout, which
+// bench and run share: WAIT after a mix's writes (mix.Wait).
+type waitFlags struct {
+	ratio    string
+	replicas int
+	timeout  time.Duration
+}
+
+// addWaitFlags adds the WAIT flags, bound to w.
+func addWaitFlags(f *pflag.FlagSet, w *waitFlags, what string) {
+	w.replicas, w.timeout = 1, mix.DefaultWaitTimeout
+	f.StringVar(&w.ratio, "wait-ratio", "", "follow writes with WAIT on the same connection, WAITS:WRITES (1:10: a WAIT after every tenth write; memtier_benchmark writes it the other way round, 10:1); its latency is the command wait's, "+what)
+	f.IntVar(&w.replicas, "num-replicas", w.replicas, "with --wait-ratio, the replicas each WAIT waits for (its numreplicas)")
+	f.DurationVar(&w.timeout, "wait-timeout", w.timeout, "with --wait-ratio, each WAIT's timeout (whole milliseconds)")
+}
+
+// apply sets wait from the flags of f; the other WAIT flags without
+// --wait-ratio are an error.
+func (w *waitFlags) apply(f *pflag.FlagSet, wait *mix.Wait) error {
+	if w.ratio == "" {
+		if f.Changed("num-replicas") || f.Changed("wait-timeout") {
+			return fmt.Errorf("--num-replicas and --wait-timeout go with --wait-ratio")
+		}
+		*wait = mix.Wait{}
+		return nil
+	}
+	waits, writes, err := mix.ParseWaitRatio(w.ratio)
+	if err != nil {
+		return err
+	}
+	*wait = mix.Wait{Waits: waits, Writes: writes, Replicas: w.replicas, Timeout: w.timeout}
+	if errs := wait.Check(); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
 }

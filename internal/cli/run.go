@@ -30,6 +30,7 @@ type runOptions struct {
 	runner.Options
 	history     runHistory
 	metricsAddr string
+	wait        waitFlags
 	// precision is --precision as given; roundsWhy why a run that asked
 	// for no design measures rounds ("" when adaptive or asked).
 	precision, roundsWhy string
@@ -116,6 +117,15 @@ The manual: docs/run.md.`,
   # where each server spends its CPU: a flame graph per scenario, in one more round after the measured ones (needs perf)
   kvbench run --profile --modes set --strategies nopersist,persist_everysec,none,aof_everysec
 
+  # a BGSAVE in the middle of each 20 s measured phase: its fork, copy-on-write and the latency before, during and after
+  kvbench run --targets redis --modes mixed --persist-job bgsave
+
+  # the kvstore's log rewrite every 5 s of a 30 s phase, SET and GET on its strings
+  kvbench run --targets kvstore --strategies persist_everysec --modes mixed --set-cmd SET --get-cmd GET --persist-job rewrite --persist-job-every 5s --duration 30s
+
+  # YCSB A's writes acknowledged by a replica: a WAIT after every tenth write (redis with replicas: 1 in the file)
+  kvbench run --config replicas.yaml --workloads ycsb-a --wait-ratio 1:10 --num-replicas 1
+
   # each attempt's load as Prometheus metrics at http://127.0.0.1:9100/metrics
   kvbench run --metrics-addr 127.0.0.1:9100`,
 		Args: noArgs,
@@ -125,6 +135,12 @@ The manual: docs/run.md.`,
 			}
 			if cmd.Flags().Changed("workloads") && !cmd.Flags().Changed("modes") {
 				o.Modes = []string{} // the workloads alone
+			}
+			if err := persistJobFlags(cmd.Flags(), o); err != nil {
+				return &usageError{err}
+			}
+			if err := ro.wait.apply(cmd.Flags(), &o.Wait); err != nil {
+				return &usageError{err}
 			}
 			if err := ro.chooseDesign(cmd.Flags()); err != nil {
 				return &usageError{err}
@@ -178,6 +194,11 @@ The manual: docs/run.md.`,
 	f.StringVar(&o.SLO, "slo", "", "after each attempt's closed loop, find the capacity at this latency objective, the highest rate at which it holds: STAT<DURATION joined by commas, STAT p50, p90, p99, p999 or max (p99<1ms); the capacity_qps column and the report's capacity table")
 	f.StringVar(&o.SLOPrecision, "slo-precision", "", "with --slo, the capacity search stops when its bracket is this narrow, relative to its top (default "+runner.DefaultSLOPrecision+")")
 	f.IntVar(&o.SLOMaxSteps, "slo-max-steps", 0, fmt.Sprintf("with --slo, the capacity search measures at most this many open-loop phases per attempt, a step measured again (not held) counting twice (0: %d)", runner.DefaultSLOMaxSteps))
+	f.DurationVar(&o.Duration, "duration", 0, fmt.Sprintf("measure each attempt for this long instead of --requests (default with --persist-job: %v)", runner.DefaultPersistJobDuration))
+	f.StringVar(&o.PersistJob, "persist-job", "", fmt.Sprintf("set this persistence job off on the server during every attempt's measured phase, on every master, and measure it: bgsave (a snapshot: Redis's BGSAVE, the kvstore's) or rewrite (a log rewrite: BGREWRITEAOF); the phase is then bounded by --duration and cut in --interval intervals (default %v)", runner.DefaultPersistJobInterval))
+	f.DurationVar(&o.PersistJobAt, "persist-job-at", 0, "with --persist-job, when the job is set off, from the measured phase's start (default: its middle)")
+	f.DurationVar(&o.PersistJobEvery, "persist-job-every", 0, "with --persist-job, set the job off every this long instead (one due while the last one runs starts once it is done)")
+	addWaitFlags(f, &ro.wait, "a row of every workload's (redis targets need replicas: in --config; the kvstore has no replication)")
 	f.BoolVar(&o.Profile, "profile", false, "record each server's CPU profile with perf in one more round of every scenario, after the measured ones, and draw flame graphs (PREFIX_flame_TARGET_STRATEGY_MODE_TIME.svg, and _flame_diff_ against the baseline strategy) linked from the HTML report")
 	f.StringVar(&o.Label, "label", "", "name of the build or setup measured, written in the label column (for kvbench compare --by label)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and its estimated time; run nothing (but the --estimate probe)")
@@ -250,6 +271,24 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	}
 	_, err = runner.Run(ctx, o.Options, o.Out, o.ErrOut)
 	return runExit(err)
+}
+
+// persistJobFlags applies --persist-job's defaults to the flags not
+// given: the series' interval DefaultPersistJobInterval (the runner
+// bounds the phase by DefaultPersistJobDuration); a --requests given
+// without --duration is refused, since the job is timed from the phase's
+// start and the phase must be bounded by time.
+func persistJobFlags(f *pflag.FlagSet, o *runner.Options) error {
+	if o.PersistJob == "" {
+		return nil
+	}
+	if !f.Changed("interval") {
+		o.Interval = runner.DefaultPersistJobInterval
+	}
+	if f.Changed("requests") && !f.Changed("duration") {
+		return fmt.Errorf("--persist-job: the measured phase is bounded by time, not --requests: give --duration (default %v)", runner.DefaultPersistJobDuration)
+	}
+	return nil
 }
 
 // applyEnv sets every flag that was not given from its environment

@@ -327,8 +327,29 @@ func (o *Options) flagsLoad() error {
 	if err := o.validateReplay(); err != nil {
 		return err
 	}
+	if err := o.validateWait(); err != nil {
+		return err
+	}
 	if len(c.ValueSizes) > 0 && len(c.Commands) == 0 && o.tests == nil {
 		return fmt.Errorf("value size ranges and lists need a command mix (--command, --workload or --tests)")
+	}
+	return nil
+}
+
+// validateWait makes a --mode run with WAITs (Config.Wait) the mode's
+// command mix (mix.ModeCommands), which the WAITs follow; redis-benchmark's
+// tests take none.
+func (o *Options) validateWait() error {
+	c := &o.Config
+	if !c.Wait.Enabled() {
+		return nil
+	}
+	if o.tests != nil {
+		return fmt.Errorf("--wait-ratio: not with --tests: give a --mode, --command or --workload")
+	}
+	if len(c.Commands) == 0 && c.Replay == nil {
+		c.Commands = mix.ModeCommands(string(c.Mode), c.SetCmd, c.GetCmd, c.SetRatio)
+		mix.NameCommands(c.Commands)
 	}
 	return nil
 }

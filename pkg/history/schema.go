@@ -37,6 +37,11 @@ var migrations = []migration{schemaV1, addDetailColumns("reconnects", "start_s",
 	},
 	addDetailColumns("notes"),
 	addDetailColumns("capacity_why"),
+	func(d dialect) []string {
+		return append(addDetailColumns("persist_job", "job_s", "fork_ms", "cow_bytes", "rss_before_bytes", "rss_peak_bytes",
+			"p99_before_us", "p99_during_us", "p99_recovery_s", "p99_after_us", "qps_before", "qps_during", "qps_after")(d),
+			addSeriesColumns("latency_hist")(d)...)
+	},
 }
 
 // SchemaVersion is the version of the schema this kvbench writes.
@@ -50,6 +55,19 @@ func addDetailColumns(cols ...string) migration {
 		var out []string
 		for _, c := range cols {
 			out = append(out, "ALTER TABLE detail ADD COLUMN "+c+" "+detailColumnType(c))
+		}
+		return out
+	}
+}
+
+// addSeriesColumns is the step that adds series columns appended to
+// results.SeriesRow, each with the SQL type of its field and a zero
+// default.
+func addSeriesColumns(cols ...string) migration {
+	return func(dialect) []string {
+		var out []string
+		for _, c := range cols {
+			out = append(out, "ALTER TABLE series ADD COLUMN "+c+" "+columnType(reflect.TypeFor[results.SeriesRow](), seriesFields, c))
 		}
 		return out
 	}

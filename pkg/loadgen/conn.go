@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -154,8 +155,15 @@ func newPlan(c Config) *plan {
 	p.getHead = head(2, c.GetCmd)
 	p.getHdr = []byte("$" + strconv.Itoa(c.ValueSize) + "\r\n")
 	if len(c.Commands) > 0 {
-		p.cmds, p.mix = mix.Compile(c.Commands, c.MixSettings()), mix.Table(c.Commands)
+		cmds := c.Commands
+		if c.Wait.Enabled() { // the WAIT last, out of the draw (mixconn.go)
+			cmds = append(slices.Clone(cmds), c.Wait.Command())
+		}
+		p.cmds, p.mix = mix.Compile(cmds, c.MixSettings()), mix.Table(c.Commands)
 		p.mixSum = p.mix[len(p.mix)-1]
+		if c.Wait.Enabled() {
+			p.cmds[len(p.cmds)-1].Wait = true
+		}
 	}
 	if c.Replay != nil {
 		p.cmds, p.streams = replayPlans(c.Replay), c.Replay.Assign(c.Connections)
@@ -228,7 +236,11 @@ type conn struct {
 	opHist  *[3]*hdrhistogram.Histogram // the worker's, per op of a mixed run
 	cmdKeys []cmdKeys                   // per command of a mix
 	deps    *depQueue                   // a mix's dependent requests (commands.go)
-	rp      *replayConn                 // a replay's stream (replayconn.go); nil otherwise
+	// writes counts the mix's writes built, waitDue says a WAIT goes
+	// next (Config.Wait; mixconn.go).
+	writes  int64
+	waitDue bool
+	rp      *replayConn // a replay's stream (replayconn.go); nil otherwise
 	// iv is the worker's interval (a series is recorded; nil otherwise),
 	// ivNode the index of the connection's master in its parts (-1).
 	iv     *series.Acc

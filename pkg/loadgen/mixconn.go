@@ -95,12 +95,21 @@ func (c *conn) buildCmds(dst []byte, n int, t int64) []byte {
 		return dst
 	}
 	for range n {
-		ci := c.pickCmd()
+		ci := len(p.cmds) - 1 // the WAIT, when one is due
+		if c.waitDue {
+			c.waitDue = false
+		} else {
+			ci = c.pickCmd()
+		}
 		cp := &p.cmds[ci]
 		var first uint64
 		dst, first = cp.Append(dst, cp.Pieces, &c.cmdKeys[ci], 0)
 		c.ring[i&mask] = slot{key: first, t: t, op: uint8(ci)}
 		i++
+		if w := &p.cfg.Wait; w.Enabled() && !cp.Read && !cp.Wait {
+			c.writes++
+			c.waitDue = w.Due(c.writes)
+		}
 	}
 	c.pre += n
 	return dst
@@ -180,6 +189,8 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 			n, err = c.verifyRead(b, s)
 		case cp.Step != 0 && p.verify:
 			n, err = c.verifyCounter(b, s)
+		case cp.Wait:
+			n, err = c.waitReply(b)
 		default:
 			n, err = resp.SkipReply(b, resp.DefaultMaxBulkLen)
 			if err != nil {
@@ -225,6 +236,24 @@ func (c *conn) consumeCmds(b []byte, now int64) (int, error) {
 		b = b[m:]
 	}
 	return total - len(b), err
+}
+
+// waitReply counts the reply to a WAIT: acknowledged by the replicas
+// asked for, or by fewer within the timeout.
+func (c *conn) waitReply(b []byte) (int, error) {
+	r, n, err := c.parseReply(b)
+	if n == 0 || err != nil {
+		return 0, err
+	}
+	switch {
+	case r.Type != resp.TypeInt:
+		return n, fmt.Errorf("connection %d: WAIT answered %s, want an integer", c.id, quote(b[:n]))
+	case r.Int >= int64(c.p.cfg.Wait.Replicas):
+		c.WaitAcked++
+	default:
+		c.WaitShort++
+	}
+	return n, nil
 }
 
 // verifyRead checks the reply to a read of a known value: null is a miss,

@@ -73,6 +73,11 @@ type Counts struct {
 	Ask   int64 `json:"ask"`
 	// Reconnects counts connections lost mid-phase and dialled again.
 	Reconnects int64 `json:"reconnects"`
+	// WaitAcked and WaitShort count the replies to a mix's WAITs
+	// (mix.Wait): at least the replicas asked for acknowledged the
+	// connection's writes, or fewer did before the timeout.
+	WaitAcked int64 `json:"wait_acked,omitempty"`
+	WaitShort int64 `json:"wait_short,omitempty"`
 }
 
 // countFields are the indices of Counts' fields, all int64 (checked once).

@@ -287,8 +287,9 @@ var (
 		results.EventAOFRewrite:   color.NRGBA{R: 0xff, G: 0x99, B: 0x00, A: 0xc0},
 		results.EventRDBSave:      color.NRGBA{R: 0x99, G: 0x33, B: 0xcc, A: 0xc0},
 		results.EventDelayedFsync: color.RGBA{R: 0xdd, A: 0xff},
+		results.EventPersistJob:   spanColor, // heatmap.go
 	}
-	eventOrder = []string{results.EventAOFRewrite, results.EventRDBSave, results.EventDelayedFsync}
+	eventOrder = []string{results.EventAOFRewrite, results.EventRDBSave, results.EventDelayedFsync, results.EventPersistJob}
 )
 
 // span is a marked stretch of time, drawn across a fraction of a panel's

@@ -123,6 +123,11 @@ type Report struct {
 	// rows (recovery.go).
 	Recovery []*RecoveryTable           `json:"recovery,omitempty"`
 	recovery map[[3]string]*RecoveryRow // by (target, strategy, crash), while building
+	// PersistJobs are the persistence job tables, per target and mode, and
+	// PersistJobSides the targets side by side, per job and mode, of rows
+	// with a job (persistjob.go).
+	PersistJobs     []*PersistJobTable `json:"persist_jobs,omitempty"`
+	PersistJobSides []*PersistJobSide  `json:"persist_job_side_by_side,omitempty"`
 }
 
 // Settings are the distinct values the rows hold for each setting,
@@ -342,6 +347,7 @@ type Round struct {
 	hist string         // the latency_hist cell
 	ref  roundRef       // its attempt and stall columns (series.go)
 	tel  roundTelemetry // the server_… cells (telemetry.go)
+	job  roundJob       // its persistence job's columns (persistjob.go)
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -638,7 +644,7 @@ func (b *builder) add(r *results.Row) {
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
 		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(float64(r.QPSPerServerCPUS)), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
 		Block: r.Block, Slice: r.Slice, Disturbed: r.Disturbed,
-		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r),
+		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r), job: jobOf(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
 	if r.Block > 0 {
@@ -732,7 +738,8 @@ func (b *builder) finish() (*Report, error) {
 		return nil, err
 	}
 	b.workloads()
-	b.comparisons() // comparisons.go
+	b.comparisons()      // comparisons.go
+	b.persistJobTables() // persistjob.go
 	b.rep.Telemetry = telemetryTables(b.rep.Targets)
 	b.recoveryTables() // recovery.go
 	b.orderFailed()

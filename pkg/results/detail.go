@@ -271,6 +271,42 @@ type Row struct {
 	// the objective held at no rate tried (the search's words); empty
 	// otherwise, and in files written before.
 	CapacityWhy string `csv:"capacity_why" json:"capacity_why,omitempty"`
+	// PersistJob is the persistence job set off during the measured
+	// phase ("run --persist-job"): bgsave or rewrite; empty without one,
+	// and in files written before. The columns after it describe it,
+	// each empty where the server did not report it or the phase did not
+	// show it (never a 0 that was not measured).
+	PersistJob string `csv:"persist_job" json:"persist_job,omitempty"`
+	// JobS is the job's time, from its command's reply to the first poll
+	// of INFO persistence that found it done (with --persist-job-every,
+	// the longest); ForkMs the server's pause to start it (INFO's
+	// latest_fork_usec: Redis's fork, the kvstore's snapshot under its
+	// write lock); CowBytes the memory it copied or kept alive (Redis's
+	// rdb_last_cow_size or aof_last_cow_size, the kvstore's likewise).
+	// A cluster's: the longest job and fork, the sum of copies.
+	JobS     *float64 `csv:"job_s" json:"job_s,omitempty"`
+	ForkMs   *float64 `csv:"fork_ms" json:"fork_ms,omitempty"`
+	CowBytes *int64   `csv:"cow_bytes" json:"cow_bytes,omitempty"`
+	// RSSBeforeBytes is the resident memory of the server's processes
+	// (the forked child's included, each page counted once: the sum of
+	// their proportional set sizes) just before the job; RSSPeakBytes
+	// its peak from then to the phase's end.
+	RSSBeforeBytes *int64 `csv:"rss_before_bytes" json:"rss_before_bytes,omitempty"`
+	RSSPeakBytes   *int64 `csv:"rss_peak_bytes" json:"rss_peak_bytes,omitempty"`
+	// P99BeforeUs, P99DuringUs and P99AfterUs are the load's p99 in µs
+	// over the intervals of the series before the job, those it spanned,
+	// and those after it; QPSBefore, QPSDuring and QPSAfter its
+	// throughput over the same. P99RecoveryS is the time from the job's
+	// end to the start of the first interval whose p99 is within 10% of
+	// P99BeforeUs (at the series' resolution, run --interval); empty when
+	// p99 was not back by the phase's end.
+	P99BeforeUs  *float64 `csv:"p99_before_us" json:"p99_before_us,omitempty"`
+	P99DuringUs  *float64 `csv:"p99_during_us" json:"p99_during_us,omitempty"`
+	P99RecoveryS *float64 `csv:"p99_recovery_s" json:"p99_recovery_s,omitempty"`
+	P99AfterUs   *float64 `csv:"p99_after_us" json:"p99_after_us,omitempty"`
+	QPSBefore    *float64 `csv:"qps_before" json:"qps_before,omitempty"`
+	QPSDuring    *float64 `csv:"qps_during" json:"qps_during,omitempty"`
+	QPSAfter     *float64 `csv:"qps_after" json:"qps_after,omitempty"`
 
 	// Pos is where the row was read from (or written to); zero for rows
 	// built in memory. It is not a column.

@@ -58,6 +58,12 @@ type SeriesRow struct {
 	// INFO persistence polled once per interval: Events' names joined by
 	// ";"; empty when nothing was seen.
 	Events string `csv:"events" json:"events,omitempty"`
+	// LatencyHist is the interval's latency histogram (a whole row's:
+	// not a command's or a node's), in nanoseconds, as the detail CSV's
+	// latency_hist (HdrHistogram's compressed encoding in base64): what
+	// the report's heatmaps are drawn from. Empty for an interval without
+	// requests, and in files written before.
+	LatencyHist string `csv:"latency_hist" json:"latency_hist,omitempty"`
 
 	// Pos is where the row was read from; zero for rows built in memory.
 	Pos Pos `csv:"-" json:"-"`
@@ -74,6 +80,10 @@ const (
 	// EventDelayedFsync: an fsync of the AOF was delayed (aof_delayed_fsync
 	// grew).
 	EventDelayedFsync = "delayed_fsync"
+	// EventPersistJob: the persistence job "run --persist-job" set off
+	// was under way (from its command's reply to the poll that found it
+	// done).
+	EventPersistJob = "persist_job"
 )
 
 // EventSep separates the events of a cell.

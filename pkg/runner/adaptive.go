@@ -84,6 +84,9 @@ func (o Options) Sliceable() error {
 	if o.Duration > 0 {
 		why = append(why, "--duration sets a round's length (an adaptive run's slices are --slice long)")
 	}
+	if o.PersistJob != "" {
+		why = append(why, "--persist-job sets a job off in each round's measured phase")
+	}
 	if len(why) == 0 {
 		return nil
 	}

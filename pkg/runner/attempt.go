@@ -22,8 +22,9 @@ import (
 // verified), load (the load as it will run), prefill, then either
 // recovery (the recovery mode: the crash, the restart and what came back)
 // or measure (the closed loop: its result, the client's CPU, the server's
-// samples), telemetry and curve (the open-loop phases and the capacity);
-// and stop. Its rows are built once, when it is over, from what the steps
+// samples), telemetry, the persistence job set off during the closed
+// loop (Options.PersistJob) and curve (the open-loop phases and the
+// capacity); and stop. Its rows are built once, when it is over, from what the steps
 // returned (resultOf, rowOf): a step that did not run left its value
 // empty, and so are the columns it would have filled.
 
@@ -42,6 +43,7 @@ type attemptSteps struct {
 	rec           recovery.Figures // the recovery mode's
 	loop          *closedLoop      // measure's
 	tel           *phaseTelemetry  // telemetry's, read after the measurement
+	job           *jobRun          // the persistence job's (Options.PersistJob)
 	curve         *loadCurve       // curve's (Options.Rates, SLO)
 	// measured is the recovery's time, or the curve's phases' (the
 	// closed loop's is loop.took).
@@ -89,9 +91,12 @@ type closedLoop struct {
 	before, after target.Sample
 	checked       bool
 	// events are the server's events per interval (Options.Interval),
-	// and tel what it said of the phase, finished by the telemetry step.
+	// and tel what it said of the phase, finished by the telemetry step;
+	// job is the persistence job step under way beside the load, finished
+	// by the job step.
 	events *series.Events
 	tel    *phaseTelemetry
+	job    *persistJob
 	took   time.Duration
 }
 
@@ -162,6 +167,11 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		return out, err
 	}
 	s.tel = s.loop.tel.finish(ctx, srv.info, sc.Desc.Password)
+	if s.loop.job != nil {
+		if s.job, err = s.loop.job.finish(s.loop.events); err != nil { // persistjob.go
+			return out, serverError(srv.inst, err)
+		}
+	}
 	if !r.o.curve.Enabled() {
 		return out, nil
 	}
@@ -251,6 +261,7 @@ func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []fill, error)
 	}
 	sc.Workload.Apply(&cfg, func(string) bool { return false })
 	cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
+	cfg.Wait = r.o.Wait                                           // WAIT after the mix's writes
 	if err := checkWorkload(ctx, cfg); err != nil {
 		return cfg, nil, err
 	}
@@ -291,14 +302,24 @@ func (r *run) prefillStep(ctx context.Context, e Event, srv *server, cfg loadgen
 // its series' events (and its profile, in a profile round), the server's
 // telemetry and CPU samples around it; then it checks the result and that
 // the server did not restart meanwhile.
-func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen.Config) (*closedLoop, error) {
+func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen.Config) (l *closedLoop, err error) {
 	sc, info, password := e.Scenario, srv.info, e.Scenario.Desc.Password
 	var meter AttemptMeter
 	if r.o.Meter != nil {
 		meter = r.o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
 		cfg.Observe = meter.Interval
 	}
-	l := &closedLoop{tel: startTelemetry(ctx, info, password)}
+	l = &closedLoop{tel: startTelemetry(ctx, info, password)}
+	if r.o.PersistJob != "" {
+		if l.job, err = r.startPersistJob(ctx, e, srv, &cfg); err != nil { // persistjob.go
+			return l, err
+		}
+		defer func() {
+			if err != nil {
+				l.job.abort()
+			}
+		}()
+	}
 	before, serr := target.SampleServer(ctx, info, password)
 	t0 := time.Now()
 	l.events = series.Poll(ctx, info, password, cfg.Interval)
@@ -308,6 +329,7 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 	if meter != nil {
 		meter.Done(&res.Result)
 	}
+	l.job.phaseOver()
 	if perr := l.events.Finish(); perr != nil {
 		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
 	}
@@ -324,6 +346,10 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 	}
 	if err := checkResult(res); err != nil {
 		return l, err
+	}
+	if w := res.WaitShort; w > 0 {
+		r.log("%s round %d: warning: %d of %d WAITs timed out before %d replicas acknowledged: the wait row's latency holds their timeouts",
+			sc.Name(), e.Round, w, w+res.WaitAcked, cfg.Wait.Replicas)
 	}
 	if err := srv.inst.Err(); err != nil {
 		return l, err
@@ -427,6 +453,9 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 	row.ServerUsecPerCall, row.ServerCalls = s.tel.commands(measuredCommands(s.load))
 	if c := s.curve; c != nil && c.slo != "" {
 		row.SLO, row.CapacityQPS, row.CapacityWhy = c.slo, c.capacity, c.why
+	}
+	if s.job != nil && s.loop != nil {
+		setJobColumns(&row, s.job, &s.loop.res.Result) // persistjob.go
 	}
 	row.Placement = o.placement.String()
 	if s.block > 0 {

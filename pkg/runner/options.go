@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/render"
@@ -288,6 +289,24 @@ type Options struct {
 	// (curve.DefaultMaxSteps when 0).
 	SLOMaxSteps int
 
+	// PersistJob, when set (target.JobBGSave or target.JobRewrite), sets
+	// that persistence job off on the server during every attempt's
+	// measured phase, on every master, and measures it (persistjob.go):
+	// the phase is then bounded by Load.Duration (DefaultPersistJobDuration
+	// when 0), and its figures come from the series (Load.Interval). A
+	// strategy without the job is refused when Strategies names it, else
+	// left out with a warning (target.Desc.PersistJob).
+	PersistJob string
+	// PersistJobAt is when the job is set off, from the measured phase's
+	// start; 0 means the middle of the phase. PersistJobEvery, instead,
+	// sets it off every this long (a job due while the last one runs
+	// starts once it is done).
+	PersistJobAt, PersistJobEvery time.Duration
+	// Wait, when enabled, follows the writes of every workload's mix
+	// with WAIT (mix.Wait, wait.go): workloads only, on servers with
+	// replicas.
+	Wait mix.Wait
+
 	// Precision, above 0, makes the run adaptive (adaptive.go): the
 	// servers of a mode run side by side and are measured in short
 	// slices, block after block, until every comparison the report makes
@@ -474,6 +493,8 @@ func (o Options) normalize() (Options, error) {
 	if err := o.parseCurve(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, o.persistJobErrors()...) // persistjob.go
+	errs = append(errs, o.waitErrors()...)       // wait.go
 	if err := o.checkAdaptive(); err != nil {
 		errs = append(errs, err)
 	}

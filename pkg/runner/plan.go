@@ -247,6 +247,17 @@ func (p *Plan) scenarios(targets []target.Target) error {
 			p.Warnings = append(p.Warnings, fmt.Errorf("target %s has none of the strategies asked for (it has %s): skipped", d.Name, strategyNames(d.Strategies)))
 			continue
 		}
+		var err error
+		if sel, err = p.persistJobStrategies(d, sel, !all && o.Strategies != nil); err != nil { // persistjob.go
+			return err
+		}
+		if len(sel) == 0 {
+			p.Warnings = append(p.Warnings, fmt.Errorf("target %s has no strategy with the %s job: skipped", d.Name, o.PersistJob))
+			continue
+		}
+		if err := checkWait(o, d); err != nil { // wait.go
+			return err
+		}
 		for _, m := range o.Modes {
 			c := loadgen.Config{Mode: loadgen.Mode(m), SetCmd: d.SetCmd, Load: o.Load}
 			if o.Precision > 0 { // a write slice writes keys no slice wrote, within the keyspace

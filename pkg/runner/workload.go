@@ -176,25 +176,33 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []measure.Command, tel *phaseTelemetry) []results.Row {
 	total.Mode, total.Workload, total.Command = results.ModeWorkload, w.Name, results.CommandTotal
 	each, _ := workloadCommands(cfg)
+	names := make([]string, 0, len(cfg.Commands)+1)
+	for _, c := range cfg.Commands {
+		names = append(names, c.Name)
+	}
+	if cfg.Wait.Enabled() { // the WAITs after its writes: a row of their own
+		names, each = append(names, mix.WaitName), append(each, []string{"wait"})
+	}
 	var out []results.Row
-	for i, c := range cfg.Commands {
+	for i, name := range names {
 		row := total
-		row.Command = c.Name
-		cmd := measure.Command{Name: c.Name}
+		row.Command = name
+		cmd := measure.Command{Name: name}
 		if i < len(cmds) {
 			cmd = cmds[i]
 		}
 		row.MeasuredCommand(&cmd)
-		// The CPU and memory figures are the attempt's: only the total row
-		// has them.
+		// The CPU and memory figures are the attempt's, and so are the
+		// persistence job's (its name stays): only the total row has them.
 		row.ClientCPUS, row.ServerCPUS, row.QPSPerServerCPUS = 0, 0, 0
 		row.ServerRSSBytes, row.ServerUsedMemoryBytes = 0, 0
 		row.ServerUsecPerCall, row.ServerCalls = 0, 0
+		clearJobFigures(&row)
 		switch {
 		case row.OK() && !(row.QPS > 0):
 			// A command the mix never drew (a tiny ratio in a short run)
 			// measured nothing: its row says so rather than hold a QPS of 0.
-			row.Status, row.Error = results.StatusFailed, "the mix sent no "+c.Name
+			row.Status, row.Error = results.StatusFailed, "the mix sent no "+name
 		case row.OK():
 			row.ServerUsecPerCall, row.ServerCalls = tel.commands(each[i])
 		}

@@ -58,6 +58,9 @@ type AttachConfig struct {
 	// AllowFlush lets Start empty a server that holds keys kvbench did
 	// not write; without it such a server is refused (ErrNotEmpty).
 	AllowFlush bool
+	// PersistJobs are the commands that set off the server's persistence
+	// jobs (ParsePersistJobs); none when nil.
+	PersistJobs map[string][]string
 }
 
 // flushTimeout bounds FLUSHALL, which takes a while on a large keyspace.
@@ -121,7 +124,7 @@ func NewAttach(cfg AttachConfig) (*Attach, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc.User, desc.DB, desc.RESP3 = cfg.User, cfg.DB, cfg.RESP3
+	desc.User, desc.DB, desc.RESP3, desc.PersistJobs = cfg.User, cfg.DB, cfg.RESP3, cfg.PersistJobs
 	return &Attach{cfg: cfg, desc: desc}, nil
 }
 

@@ -90,7 +90,7 @@ func NewRedisCluster(cfg RedisClusterConfig) (*RedisCluster, error) {
 	cfg.Bin = r.cfg.Bin // the executable found on PATH when none was given
 	c := &RedisCluster{redis: r, cfg: cfg, shards: cfg.Shards, replicas: cfg.Replicas}
 	c.desc = r.Desc()
-	c.desc.Kind = KindRedisCluster
+	c.desc.Kind, c.desc.Replicas = KindRedisCluster, cfg.Replicas
 	c.desc.Strategies = slices.Clone(c.desc.Strategies)
 	for i, s := range c.desc.Strategies {
 		e := maps.Clone(s.Expect)
@@ -307,13 +307,20 @@ const remeetAfter = 2 * time.Second
 // await calls check until it reports done, fails, or deadline passes;
 // the last state it described goes in the timeout's error.
 func (c *RedisCluster) await(ctx context.Context, deadline time.Time, what string, check func() (state string, done bool, err error)) error {
+	return awaitState(ctx, deadline, ErrClusterNotReady, what, check)
+}
+
+// awaitState calls check until it reports done, fails, or deadline
+// passes: then the error wraps notReady, with the last state check
+// described.
+func awaitState(ctx context.Context, deadline time.Time, notReady error, what string, check func() (state string, done bool, err error)) error {
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		state, done, err := check()
 		if err != nil || done {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: waiting for %s: %s", ErrClusterNotReady, what, state)
+			return fmt.Errorf("%w: waiting for %s: %s", notReady, what, state)
 		}
 		select {
 		case <-ctx.Done():
@@ -488,7 +495,9 @@ func freeClusterPort() (int, error) {
 	return 0, errors.New("no port found with its cluster bus port (+10000) free")
 }
 
-// clusterInstance is a running cluster: masters first, then replicas.
+// clusterInstance is a running cluster, masters first, then replicas; or
+// a redis master and its replicas (Redis.Start), the master first. Its
+// Info is a single server's then (no Nodes).
 type clusterInstance struct {
 	nodes []*clusterNode
 	info  Info

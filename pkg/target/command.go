@@ -59,6 +59,9 @@ type CommandConfig struct {
 	Strategies []Strategy
 	// Defaults names the strategies run by default; all of them when nil.
 	Defaults []string
+	// PersistJobs are the commands that set off the server's persistence
+	// jobs (ParsePersistJobs); none when nil.
+	PersistJobs map[string][]string
 }
 
 // Command is a server started from a command line, on a free port chosen
@@ -93,7 +96,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc.DB, desc.RESP3 = cfg.DB, cfg.RESP3
+	desc.DB, desc.RESP3, desc.PersistJobs = cfg.DB, cfg.RESP3, cfg.PersistJobs
 	return &Command{cfg: cfg, desc: desc}, nil
 }
 

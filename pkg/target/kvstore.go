@@ -130,7 +130,7 @@ func NewKvstore(cfg KvstoreConfig) (*Kvstore, error) {
 		cfg.Defaults = strings.Fields(DefaultKvstoreStrategies)
 	}
 	k := &Kvstore{cfg: cfg, args: make(map[string][]string)}
-	k.desc = Desc{Name: cfg.Name, Kind: KindKvstore, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd}
+	k.desc = Desc{Name: cfg.Name, Kind: KindKvstore, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd, PersistJobs: serverJobs()}
 	allocs := []string{alloc}
 	if alloc == AllocBoth {
 		allocs = []string{AllocMypool, AllocMalloc}

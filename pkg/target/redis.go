@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,12 @@ type RedisConfig struct {
 	// RESP3 makes every connection, the load's and kvbench's own, switch
 	// to RESP3 with HELLO 3.
 	RESP3 bool
+	// Replicas is the number of replicas started beside every instance
+	// of a redis target, each a redis-server of the strategy's
+	// configuration following the master (replicaof); the load goes to
+	// the master, whose WAIT counts them. (A redis-cluster's replicas
+	// per master are RedisClusterConfig.Replicas.)
+	Replicas int
 }
 
 // RedisTLS makes a redis target serve TLS only ("port 0" and a
@@ -101,6 +108,9 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if cfg.DB < 0 {
 		return nil, fmt.Errorf("%s: db %d: want a database number >= 0", cfg.Name, cfg.DB)
 	}
+	if cfg.Replicas < 0 || cfg.Replicas >= MaxClusterNodes {
+		return nil, fmt.Errorf("%s: replicas %d: want 0 to %d", cfg.Name, cfg.Replicas, MaxClusterNodes-1)
+	}
 	bin, err := exec.LookPath(cfg.Bin)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", cfg.Name, ErrNotFound, err)
@@ -116,7 +126,8 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 		cfg.Defaults = strings.Fields(DefaultRedisStrategies)
 	}
 	r := &Redis{cfg: cfg, conf: make(map[string][]string)}
-	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd, DB: cfg.DB, RESP3: cfg.RESP3}
+	r.desc = Desc{Name: cfg.Name, Kind: KindRedis, SetCmd: cfg.SetCmd, GetCmd: cfg.GetCmd, DB: cfg.DB, RESP3: cfg.RESP3,
+		PersistJobs: serverJobs(), Replicas: cfg.Replicas}
 	for _, st := range redisStrategies {
 		save := `""`
 		if st.save != "" {
@@ -159,27 +170,104 @@ func (r *Redis) Start(ctx context.Context, s Strategy, env Env) (Instance, error
 	if err != nil {
 		return nil, err
 	}
-	conf := filepath.Join(env.Dir, "redis.conf")
+	started := time.Now()
 	cr, tlsLines, err := r.tlsSetup(env.Dir)
 	if err != nil {
 		return nil, err
 	}
 	cr.DB, cr.RESP3 = r.cfg.DB, r.cfg.RESP3
-	return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, cr, func(port int) ([]string, error) {
+	if r.cfg.Replicas == 0 {
+		return spawnOnFreePort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, cr, r.argv(r.cfg.Name, env.Dir, lines, tlsLines))
+	}
+	// A replica's first sync starts at once, not 5 s later.
+	lines = append(slices.Clone(lines), "repl-diskless-sync-delay 0")
+	if tlsLines != nil {
+		tlsLines = append(tlsLines, "tls-replication yes")
+	}
+	master, err := spawnOnPort(ctx, r.cfg.Name, s, env, redisParams, mustOwn, true, cr, freePort, r.argv(r.cfg.Name, env.Dir, lines, tlsLines))
+	if err != nil {
+		return nil, err
+	}
+	g := &clusterInstance{cr: cr, nodes: []*clusterNode{{inst: master}}, info: master.info}
+	_, port, _ := net.SplitHostPort(master.info.Addr)
+	for i := range r.cfg.Replicas {
+		name := fmt.Sprintf("%s replica %d", r.cfg.Name, i+1)
+		renv := env
+		renv.Dir = filepath.Join(env.Dir, "replica-"+strconv.Itoa(i+1))
+		if err := os.Mkdir(renv.Dir, 0o755); err != nil {
+			g.stopAll(ctx)
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rep, err := spawnOnPort(ctx, name, s, renv, redisParams, mustOwn, true, cr, freePort,
+			r.argv(name, renv.Dir, append(slices.Clone(lines), "replicaof 127.0.0.1 "+port), tlsLines))
+		if err != nil {
+			g.stopAll(ctx)
+			return nil, err
+		}
+		g.nodes = append(g.nodes, &clusterNode{inst: rep})
+	}
+	if err := r.awaitReplicas(ctx, g, started.Add(env.readyTimeout())); err != nil {
+		g.stopAll(ctx)
+		return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
+	}
+	g.info.StartedIn = time.Since(started)
+	return g, nil
+}
+
+// argv returns the command line of a redis-server named name in dir on a
+// port: its redis.conf written there with the configuration lines and
+// the target's own.
+func (r *Redis) argv(name, dir string, lines, tlsLines []string) func(port int) ([]string, error) {
+	return func(port int) ([]string, error) {
 		listen := []string{"port " + strconv.Itoa(port)}
 		if tlsLines != nil {
 			listen = append([]string{"port 0", "tls-port " + strconv.Itoa(port)}, tlsLines...)
 		}
 		head := append(append([]string{"bind 127.0.0.1"}, listen...),
-			"dir "+redisQuote(env.Dir),
+			"dir "+redisQuote(dir),
 			"daemonize no",
 			`logfile ""`,
 		)
-		text := strings.Join(append(head, append(lines, r.cfg.Config...)...), "\n") + "\n"
+		text := strings.Join(slices.Concat(head, lines, r.cfg.Config), "\n") + "\n"
+		conf := filepath.Join(dir, "redis.conf")
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-			return nil, fmt.Errorf("%s: %w", r.cfg.Name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return []string{r.cfg.Bin, conf}, nil
+	}
+}
+
+// awaitReplicas waits until every replica of g reports its link to the
+// master up and the master counts them all, until deadline.
+func (r *Redis) awaitReplicas(ctx context.Context, g *clusterInstance, deadline time.Time) error {
+	var conns []*control.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for _, nd := range g.nodes {
+		c, err := dialControl(ctx, nd.inst.info.Addr, g.cr, sampleTimeout)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+	}
+	want := strconv.Itoa(len(g.nodes) - 1)
+	return awaitState(ctx, deadline, ErrNotReady, "every replica in sync with its master", func() (string, bool, error) {
+		for i, c := range conns {
+			rep, err := c.Info(ctx, "replication")
+			if err != nil {
+				return "", false, fmt.Errorf("INFO replication on %s: %w", c.Addr(), err)
+			}
+			switch {
+			case i == 0 && rep["connected_slaves"] != want:
+				return fmt.Sprintf("the master counts %s replicas, want %s", rep["connected_slaves"], want), false, nil
+			case i > 0 && rep["master_link_status"] != "up":
+				return fmt.Sprintf("replica %s reports master_link_status:%s", c.Addr(), rep["master_link_status"]), false, nil
+			}
+		}
+		return "", true, nil
 	})
 }
 

@@ -147,6 +147,14 @@ type Desc struct {
 	Strategies []Strategy
 	// Defaults names the strategies run when none are asked for.
 	Defaults []string
+	// PersistJobs are the commands that set off the persistence jobs
+	// (JobBGSave, JobRewrite) on each of its masters; PersistJob says
+	// which strategies have each.
+	PersistJobs map[string][]string
+	// Replicas is the number of replicas per master kvbench starts for
+	// every instance (a redis or redis-cluster target's replicas:); 0
+	// for none, or for a server kvbench does not start.
+	Replicas int
 }
 
 // Strategy returns the strategy named name.

@@ -298,3 +298,72 @@ func threadsCPU(pid int) (time.Duration, error) {
 	}
 	return time.Duration(ns), nil
 }
+
+// ServerMemory is the resident memory of the processes kvbench started
+// for the server of info and of their children (a redis-server's fork for
+// BGSAVE): the sum of their proportional set sizes (Pss of
+// /proc/PID/smaps_rollup), so that a page a fork shares with its parent
+// counts once and a page it copied counts twice. False for a server
+// kvbench did not start, or when a process cannot be read.
+func ServerMemory(info Info) (int64, bool) {
+	pids := PIDs(info)
+	if len(pids) == 0 {
+		return 0, false
+	}
+	var sum int64
+	for _, pid := range pids {
+		n, err := treePSS(pid, 0)
+		if err != nil {
+			return 0, false
+		}
+		sum += n
+	}
+	return sum, true
+}
+
+// maxTreeDepth bounds the descent through a process's children.
+const maxTreeDepth = 4
+
+// treePSS is the Pss of process pid and its descendants, in bytes. A
+// child that exits meanwhile is left out.
+func treePSS(pid, depth int) (int64, error) {
+	n, err := processPSS(pid)
+	if err != nil || depth >= maxTreeDepth {
+		return n, err
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that exited meanwhile
+		}
+		for _, c := range strings.Fields(string(b)) {
+			child, err := strconv.Atoi(c)
+			if err != nil {
+				continue
+			}
+			if m, err := treePSS(child, depth+1); err == nil {
+				n += m
+			}
+		}
+	}
+	return n, nil
+}
+
+// processPSS is the Pss line of /proc/PID/smaps_rollup, in bytes.
+func processPSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/smaps_rollup: Pss %q", pid, v)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/smaps_rollup: no Pss line", pid)
+}

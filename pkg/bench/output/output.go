@@ -208,6 +208,9 @@ func WriteText(w io.Writer, r loadgen.Result) error {
 		fmt.Fprintf(&b, "reconnects: %d\n", r.Reconnects)
 	}
 	fmt.Fprintf(&b, "conflicts: %d\n", r.Conflicts)
+	if wt := c.Wait; wt.Enabled() {
+		fmt.Fprintf(&b, "waits: %d acknowledged by %d replicas within %v, %d by fewer\n", r.WaitAcked, wt.Replicas, wt.Timeout, r.WaitShort)
+	}
 	fmt.Fprintf(&b, "misses: %d\n", r.Misses)
 	fmt.Fprintf(&b, "verify failures: %d", r.VerifyFailures)
 	if !c.VerifyGet {

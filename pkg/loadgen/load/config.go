@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,6 +177,11 @@ type Config struct {
 	// Commands, when set, replaces Mode, SetRatio, SetCmd and GetCmd: each
 	// request is one of these commands, chosen by their ratios.
 	Commands []mix.Command `json:"commands,omitempty"`
+	// Wait, when enabled, follows the mix's writes with WAIT on the same
+	// connection (mix.Wait): a command of its own, mix.WaitName, in the
+	// results. A single server's mix only: not in a cluster, with
+	// replicas to read from, or in a replay.
+	Wait mix.Wait `json:"wait,omitzero"`
 	// Replay, when set, replaces the request mix by a capture's commands
 	// (package replay): each connection sends its clients' commands in
 	// the capture's order, and the run ends when they
@@ -359,6 +365,7 @@ func (c Config) Normalize() (Config, error) {
 	}
 	errs = append(errs, c.endpointErrors()...)
 	errs = append(errs, c.replicaErrors()...)
+	errs = append(errs, c.waitErrors()...)
 	errs = append(errs, c.replayErrors()...)
 	errs = append(errs, c.dataErrors()...)
 	if c.Segments < 1 || c.Segments > MaxConnections {
@@ -473,6 +480,30 @@ func (c Config) dataErrors() []error {
 func (c Config) ReadsReplicas() bool { return len(c.Replicas) > 0 || c.Cluster && c.ReadFromReplicas }
 
 // replicaErrors says what of the replicas' settings cannot go together.
+// waitErrors says what of Wait cannot be sent with the rest.
+func (c Config) waitErrors() []error {
+	if !c.Wait.Enabled() {
+		return nil
+	}
+	errs := c.Wait.Check()
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case len(c.Commands) == 0:
+		bad("--wait-ratio: WAIT follows the writes of a command mix (--command, --workload; bench makes --mode one)")
+	case !slices.ContainsFunc(c.Commands, func(cmd mix.Command) bool { return !mix.Reads(cmd) }):
+		bad("--wait-ratio: the mix has no write for WAIT to acknowledge")
+	case slices.ContainsFunc(c.Commands, func(cmd mix.Command) bool { return strings.EqualFold(cmd.Name, mix.WaitName) }):
+		bad("--wait-ratio: a command of the mix is named %q, the WAIT's name", mix.WaitName)
+	}
+	if c.Cluster || len(c.Replicas) > 0 {
+		bad("--wait-ratio: WAIT is sent on a single server's connections: not in a cluster or with replicas to read from")
+	}
+	if c.Replay != nil {
+		bad("--wait-ratio: a replay sends its capture's commands alone")
+	}
+	return errs
+}
+
 func (c Config) replicaErrors() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

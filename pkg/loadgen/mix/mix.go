@@ -276,6 +276,9 @@ type Plan struct {
 	// cluster routes the request by its tag, and RandKeyed that it has
 	// a key placeholder whose first draw picks the master.
 	Tagged, RandKeyed bool
+	// Wait says the command is the mix's WAIT (Wait.Command), sent after
+	// writes rather than drawn: its reply counts the replicas.
+	Wait bool
 }
 
 // Compile returns the plans of a mix.

@@ -91,6 +91,8 @@ func mdBody(r *report.Report, m *md) {
 	m.curves(r)              // curve.go
 	m.telemetry(r.Telemetry) // sections.go
 	m.recovery(r.Recovery)   // sections.go
+	m.persistJobs(r)         // persistjob.go
+	m.serverEvents(r)        // persistjob.go
 	if len(r.Failed) > 0 {
 		m.Printf("\n## %s (%d)\n\n", l.FailedTitle, len(r.Failed))
 		rows := make([][]string, 0, len(r.Failed))

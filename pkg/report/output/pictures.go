@@ -13,7 +13,8 @@ import (
 // Pictures draws the report's pictures: the per-round chart, the
 // side-by-side tables as bars (one panel per mode), one latency
 // percentile plot per mode that has latencies, the latency–throughput
-// plots (curve.go) and the series plots (series.go).
+// plots (curve.go), the series plots (series.go) and the heatmaps of the
+// rounds with a persistence job (persistjob.go).
 func Pictures(r *report.Report) ([]render.Picture, error) {
 	l := render.LabelsOf(r.Options.Lang)
 	var pics []render.Picture
@@ -61,7 +62,11 @@ func Pictures(r *report.Report) ([]render.Picture, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(pics, series...), nil
+	heatmaps, err := heatmapPictures(r) // persistjob.go
+	if err != nil {
+		return nil, err
+	}
+	return append(append(pics, series...), heatmaps...), nil
 }
 
 // sideBars draws a side-by-side table as bars: a group per row (its

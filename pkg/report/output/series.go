@@ -63,29 +63,6 @@ func seriesPictures(r *report.Report) ([]render.Picture, error) {
 	return pics, nil
 }
 
-// intervalEnds are each row's end: the next row's start, the last one's
-// start plus the median length.
-func intervalEnds(rows []results.SeriesRow) []float64 {
-	var steps []float64
-	for i := 1; i < len(rows); i++ {
-		if d := rows[i].TS - rows[i-1].TS; d > 0 {
-			steps = append(steps, d)
-		}
-	}
-	step := 0.0
-	if len(steps) > 0 {
-		step = stats.Median(steps)
-	}
-	ends := make([]float64, len(rows))
-	for i := range rows {
-		ends[i] = rows[i].TS + step
-		if i+1 < len(rows) {
-			ends[i] = rows[i+1].TS
-		}
-	}
-	return ends
-}
-
 // stalled marks the intervals of a round that the default stall rule
 // finds (measure.DefaultStallBelow of the median QPS of the full
 // intervals, measure.DefaultStallLatency): the series CSV does not keep
@@ -126,7 +103,7 @@ func seriesPlot(r *report.Report, sc *report.Scenario) render.TimePlot {
 		if rd.Dropped || len(rows) == 0 {
 			continue
 		}
-		ends := intervalEnds(rows)
+		ends := report.IntervalEnds(rows)
 		st := stalled(rows, ends)
 		tr := render.TimeRound{Name: "round " + strconv.Itoa(rd.Round)}
 		for j, s := range rows {

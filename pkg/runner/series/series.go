@@ -106,6 +106,9 @@ func Rows(row results.Row, cfg loadgen.Config, m *measure.Result, ev *Events) []
 			if h != nil && h.TotalCount() > 0 {
 				l := measure.Summarize(h)
 				sr.P50Us, sr.P99Us, sr.P999Us, sr.MaxUs = ptr(l.P50), ptr(l.P99), ptr(l.P999), ptr(l.Max)
+				if cmd == whole && node == "" {
+					sr.LatencyHist = measure.EncodeHistogram(h)
+				}
 			}
 			out = append(out, sr)
 		}
@@ -160,6 +163,18 @@ func (l *Events) at(k int64) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.events[k], results.EventSep)
+}
+
+// Mark records event e in every interval that [from, to] meets (the
+// persistence job's span). Nothing on nil Events.
+func (l *Events) Mark(from, to time.Time, e string) {
+	if l == nil || to.Before(from) {
+		return
+	}
+	iv := int64(l.interval)
+	for k := floorDiv(from.UnixNano(), iv); k*iv <= to.UnixNano(); k++ {
+		l.mark(k, e)
+	}
 }
 
 // mark records event e in interval k, once.

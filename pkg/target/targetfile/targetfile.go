@@ -91,11 +91,13 @@ type Defaults struct {
 //	        persistence: everysec
 //	        expect: {appendonly: "yes"}   # CONFIG GET values to verify
 //	    defaults: [none, aof_everysec]    # run by default (all when absent)
+//	    persist_jobs: {bgsave: BGSAVE, rewrite: BGREWRITEAOF}  # run --persist-job's commands (command, attach)
 //	  - kind: kvstore           # bin, alloc (mypool|malloc|both), port, args
 //	    alloc: both
 //	    strategies: [persist_no, nopersist]   # run by default
-//	  - kind: redis             # bin, config (more redis.conf lines)
+//	  - kind: redis             # bin, config (more redis.conf lines), replicas (default 0)
 //	    strategies: [none, aof_always]
+//	    replicas: 1             # a replica started beside every instance (for WAIT)
 //	  - kind: redis-cluster     # bin, config, shards (default 3), replicas (default 0)
 //	    shards: 3
 //	    replicas: 1
@@ -202,6 +204,9 @@ type targetYAML struct {
 	Flush    bool      `yaml:"allow_flush"`
 	Shards   int       `yaml:"shards"`
 	Replicas int       `yaml:"replicas"`
+	// PersistJobs names the commands of a command or attach target's
+	// persistence jobs (target.ParsePersistJobs).
+	PersistJobs map[string]string `yaml:"persist_jobs"`
 }
 
 // strategyYAML is the long form of a command or attach strategy.
@@ -216,11 +221,11 @@ var (
 	commonKeys = []string{"name", "kind", "set_cmd", "get_cmd", "strategies", "resp3"}
 	kindKeys   = map[target.Kind][]string{
 		target.KindKvstore:        {"bin", "alloc", "port", "args"},
-		target.KindRedis:          {"bin", "config", "db"},
+		target.KindRedis:          {"bin", "config", "db", "replicas"},
 		target.KindRedisCluster:   {"bin", "config", "shards", "replicas"},
 		target.KindKvstoreCluster: {"bin", "alloc", "args", "shards"},
-		target.KindCommand:        {"command", "password", "db", "baseline", "defaults"},
-		target.KindAttach:         {"addr", "addrs", "cluster", "password", "user", "db", "socket", "uri", "baseline", "defaults", "allow_flush"},
+		target.KindCommand:        {"command", "password", "db", "baseline", "defaults", "persist_jobs"},
+		target.KindAttach:         {"addr", "addrs", "cluster", "password", "user", "db", "socket", "uri", "baseline", "defaults", "allow_flush", "persist_jobs"},
 	}
 	// refusedKeys say why a kind refuses a key that others take.
 	refusedKeys = map[string]func(target.Kind) string{
@@ -363,6 +368,10 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (target.Target, error) {
 		}
 		return nil
 	}
+	jobs, err := target.ParsePersistJobs(t.PersistJobs)
+	if err != nil {
+		return nil, p.at(mapValue(n, "persist_jobs"), "%v", err)
+	}
 	strats := &t.Strats
 	switch kind {
 	case target.KindKvstore:
@@ -386,9 +395,12 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (target.Target, error) {
 		c.SetCmd, c.GetCmd = or(t.SetCmd, c.SetCmd), or(t.GetCmd, c.GetCmd)
 		c.Config = append(slices.Clone(c.Config), t.Config...)
 		c.TLS = target.RedisTLS{Enabled: tlsOpts.Enabled, Mutual: mutual}
-		c.DB, c.RESP3 = db, resp3
+		c.DB, c.RESP3, c.Replicas = db, resp3, t.Replicas
 		if err := p.defaults(strats, &c.Defaults); err != nil {
 			return nil, err
+		}
+		if n := mapValue(n, "replicas"); n != nil && t.Replicas < 0 {
+			return nil, p.at(n, "replicas: want 0 or more")
 		}
 		r, err := target.NewRedis(c)
 		return r, wrap(err)
@@ -446,7 +458,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (target.Target, error) {
 			return nil, err
 		}
 		c, err := target.NewCommand(target.CommandConfig{Name: t.Name, Command: cmd, SetCmd: t.SetCmd, GetCmd: t.GetCmd,
-			Password: t.Password, DB: db, RESP3: resp3, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults})
+			Password: t.Password, DB: db, RESP3: resp3, TLS: tc, TLSFiles: tlsOpts, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, PersistJobs: jobs})
 		return c, wrap(err)
 	default: // target.KindAttach
 		list, err := p.strategies(strats, false)
@@ -454,7 +466,7 @@ func (p *configParser) target(n *yaml.Node, d Defaults) (target.Target, error) {
 			return nil, err
 		}
 		c := target.AttachConfig{Name: t.Name, Addr: t.Addr, Cluster: t.Cluster, Addrs: t.Addrs, Password: t.Password, User: or(t.User, d.User), RESP3: resp3,
-			SetCmd: t.SetCmd, GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush}
+			SetCmd: t.SetCmd, GetCmd: t.GetCmd, Baseline: t.Baseline, Strategies: list, Defaults: t.Defaults, AllowFlush: t.Flush || d.AllowFlush, PersistJobs: jobs}
 		switch {
 		case t.DB != nil && db > 0 && t.Cluster:
 			return nil, p.at(mapValue(n, "db"), "db %d: a cluster has only database 0", db)

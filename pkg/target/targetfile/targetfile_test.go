@@ -87,6 +87,25 @@ func TestParseConfigCluster(t *testing.T) {
 	}
 }
 
+// TestParseConfigPersistJobs: a command or attach target's persist_jobs:
+// reach its description, split into words; a redis target's replicas:
+// its configuration.
+func TestParseConfigPersistJobs(t *testing.T) {
+	y := "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    persist_jobs: {bgsave: BGSAVE SCHEDULE, rewrite: BGREWRITEAOF}\n" +
+		"  - kind: redis\n    bin: /bin/true\n    replicas: 2\n"
+	targets, err := Parse(strings.NewReader(y), "t.yaml", Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := targets[0].Desc().PersistJobs
+	if !slices.Equal(jobs[target.JobBGSave], []string{"BGSAVE", "SCHEDULE"}) || !slices.Equal(jobs[target.JobRewrite], []string{"BGREWRITEAOF"}) {
+		t.Errorf("persist jobs %q", jobs)
+	}
+	if r := targets[1].(*target.Redis); r.Config().Replicas != 2 || r.Desc().Replicas != 2 {
+		t.Errorf("redis replicas %d", r.Config().Replicas)
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
@@ -121,6 +140,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"attach cluster without seed", "targets:\n  - name: a\n    kind: attach\n    cluster: true\n", "a: a cluster needs a seed address: addr or addrs"},
 		{"attach cluster bad seed", "targets:\n  - name: a\n    kind: attach\n    cluster: true\n    addrs: [h:1, nowhere]\n", `addr "nowhere"`},
 		{"duplicate default", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    defaults: [zz]\n", "unknown strategy zz"},
+		{"unknown persist job", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    persist_jobs: {snapshot: SAVE}\n", `t.yaml:5: persist job "snapshot": want bgsave or rewrite`},
+		{"empty persist job", "targets:\n  - name: a\n    kind: attach\n    addr: h:1\n    persist_jobs: {bgsave: ''}\n", "t.yaml:5: persist job bgsave: an empty command"},
+		{"persist jobs of redis", "targets:\n  - kind: redis\n    persist_jobs: {bgsave: BGSAVE}\n", `t.yaml:3: a redis target: unknown key "persist_jobs"`},
+		{"redis negative replicas", "targets:\n  - kind: redis\n    bin: /bin/true\n    replicas: -1\n", "t.yaml:4: replicas: want 0 or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
