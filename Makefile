@@ -181,6 +181,15 @@ bench-persist: build deps
 bench-persist-job: build deps
 	bench/persistjob.sh
 
+# Whether the main job decides: the fixed rounds against the adaptive
+# default (time, widest interval), A/A false alarms and coverage, a known
+# difference found (RUNS of each; see bench/decide.py). About 40 minutes
+# with RUNS=10 on a quiet 2-core machine.
+RUNS ?= 10
+.PHONY: bench-decide
+bench-decide: build deps
+	bench/decide.py --runs $(RUNS)
+
 # The two allocators side by side: QPS, RSS, GC CPU share and pauses.
 bench-alloc: build deps
 	bench/alloc.sh

@@ -32,9 +32,9 @@ func Companion(path string) string {
 		return true
 	}
 	switch {
-	case has(RequiredColumns...) && !has(SeriesColumns...) && !has(nodeColumns...):
+	case has(RequiredColumns...) && !has(SeriesRequired...) && !has(nodeColumns...):
 		return ""
-	case has(SeriesColumns...):
+	case has(SeriesRequired...):
 		return "series"
 	case has(nodeColumns...):
 		return "nodes"
