@@ -43,6 +43,29 @@ func TestStampedRead(t *testing.T) {
 		t.Fatal("accept failed")
 	}
 	defer peer.Close()
+	// The kernel turns its receive timestamps on for the first socket that
+	// asks a moment later (a deferred static key): segments that arrive
+	// before then carry none, and Read says 0. Exchange until one does.
+	var warm Stamped
+	for i := 0; ; i++ {
+		if _, err := peer.Write([]byte("+OK\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, 10_000); err != nil || pfd[0].Revents&unix.POLLIN == 0 {
+			t.Fatalf("poll: %v, revents %#x", err, pfd[0].Revents)
+		}
+		b := make([]byte, 64)
+		if _, at, err := warm.Read(true, fd, b); err != nil {
+			t.Fatal(err)
+		} else if at != 0 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("no receive timestamp after 1,000 segments")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	for _, raw := range []bool{true, false} {
 		sent := time.Now()
 		if _, err := peer.Write([]byte("+OK\r\n")); err != nil {
