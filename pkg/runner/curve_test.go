@@ -55,7 +55,11 @@ func TestRunRates(t *testing.T) {
 		if closed.Rate != nil || closed.RateSpec != "" || closed.SendLagP99Us != nil {
 			t.Errorf("%s: the closed-loop row has a rate %v %q", k, closed.Rate, closed.RateSpec)
 		}
-		if closed.SLO != "p99<50ms" || closed.CapacityQPS == nil || !(*closed.CapacityQPS > 0) || *closed.CapacityQPS > closed.QPS*1.0001 {
+		// A machine busy enough that the schedule slips gets no figure, and
+		// the reason instead: never a capacity it did not hold.
+		if closed.CapacityQPS == nil && strings.Contains(closed.CapacityWhy, "machine could not hold the schedule") {
+			t.Logf("%s: no capacity on this busy machine: %s", k, closed.CapacityWhy)
+		} else if closed.SLO != "p99<50ms" || closed.CapacityQPS == nil || !(*closed.CapacityQPS > 0) || *closed.CapacityQPS > closed.QPS*1.0001 {
 			t.Errorf("%s: capacity %v at %q, want a positive figure at most the closed loop's %v at p99<50ms", k, closed.CapacityQPS, closed.SLO, closed.QPS)
 		}
 		if half.RateSpec != "50%" || half.Rate == nil || *half.Rate != closed.QPS/2 {
