@@ -98,6 +98,11 @@ type worker struct {
 	stamped bool
 	tfd     int
 	realOff int64
+	// blocked says a connection has every pipeline slot taken and a
+	// request due by the next round: only a reply frees its slot, so the
+	// stamping worker wakes for replies until the round (at pipeline 1,
+	// every request waits for the reply before it).
+	blocked bool
 }
 
 // stalledWake tells the worker that a stalled cluster socket of its own
@@ -242,7 +247,7 @@ func (w *worker) run(r *runner, ph *schedule.Phase) error {
 		var err error
 		if ph.Open() {
 			wait := w.openWait(ph, now)
-			if w.stamped && wait > 0 {
+			if w.stamped && wait > 0 && !w.blocked {
 				// Asleep until the round, whatever arrives; then what
 				// has arrived is read, with the kernel's times.
 				if _, err = link.EpollWaitNs(w.raw, w.tfd, w.events[:1], wait); err == nil {
@@ -370,6 +375,17 @@ func (w *worker) openWait(ph *schedule.Phase, now int64) int64 {
 		next = now // nothing left to send: read the replies each round
 	}
 	w.next = schedule.NextRound(w.round, next)
+	w.blocked = false
+	if w.stamped {
+		for _, s := range w.socks {
+			if s.inflight >= s.p.cfg.Pipeline {
+				if t, ok := s.nextDue(ph, true); ok && t <= w.next {
+					w.blocked = true
+					break
+				}
+			}
+		}
+	}
 	poll := w.poll.Allow(now)
 	if awaited && poll {
 		return 0
