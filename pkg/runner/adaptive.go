@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,10 @@ const (
 	// slicesPerBlock is how often a block measures each scenario (the
 	// mirrored order).
 	slicesPerBlock = 2
+	// sliceWarmup is the part of a slice sent first and not measured, on
+	// the same connections: a server measured after another on the same
+	// CPU finds its caches taken, and the connections are new.
+	sliceWarmup = 0.1
 )
 
 // Sliceable says whether the options can run adaptive (Precision): the
@@ -116,9 +121,9 @@ type side struct {
 	srv server
 	up  bool
 	cfg loadgen.Config // its load, before a slice's requests and keys
-	// requests is a slice's length; nextKey the first key of the next
-	// write slice.
-	requests, nextKey int64
+	// requests is a slice's length, warmup the requests sent before it
+	// unmeasured; nextKey the first key of the next write slice.
+	requests, warmup, nextKey int64
 	// started and prefilled are its server's last start and prefill,
 	// written on the next slice's row (start_s, prefill_s) and then
 	// zeroed.
@@ -351,7 +356,7 @@ func (r *run) startSides(ctx context.Context, sides []*side) error {
 		if s.failed {
 			continue
 		}
-		s.requests = r.sliceRequests(s, r.plan.qpsOf(s.sc))
+		r.sizeSlice(s, r.plan.qpsOf(s.sc))
 	}
 	return nil
 }
@@ -448,20 +453,26 @@ func (r *run) restartSides(ctx context.Context, sides []*side) error {
 // needsRestart says whether a write block would take a side past the
 // keyspace.
 func needsRestart(sides []*side, keyspace int64) bool {
-	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+slicesPerBlock*s.requests > keyspace })
+	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+slicesPerBlock*(s.warmup+s.requests) > keyspace })
 }
 
-// sliceRequests is a slice of s at qps requests per second: Options.Slice
-// long, at least sliceBatches round trips per connection, and for writes
-// at most the keyspace's share of one slice of a block.
-func (r *run) sliceRequests(s *side, qps float64) int64 {
+// sizeSlice sizes s's slices at qps requests per second: Options.Slice
+// long, at least sliceBatches round trips per connection, after a warmup
+// of sliceWarmup of that (a round trip per connection at least); for
+// writes, warmup and slice at most the keyspace's share of one slice of
+// a block.
+func (r *run) sizeSlice(s *side, qps float64) {
 	o := r.o
 	n := int64(qps * o.Slice.Seconds())
 	n = max(n, int64(sliceBatches*o.Pipeline*o.Connections))
+	w := max(int64(float64(n)*sliceWarmup), int64(o.Pipeline*o.Connections))
 	if s.sc.Mode == loadgen.ModeSet {
-		n = min(n, o.Keyspace/slicesPerBlock)
+		if room := o.Keyspace / slicesPerBlock; n+w > room {
+			w = min(w, room/11)
+			n = room - w
+		}
 	}
-	return max(n, 1)
+	s.requests, s.warmup = max(n, 1), w
 }
 
 // resize sizes the sides' slices from the first block's rates, which the
@@ -469,7 +480,7 @@ func (r *run) sliceRequests(s *side, qps float64) int64 {
 func (r *run) resize(sides []*side) {
 	for _, s := range sides {
 		if len(s.qps[1]) > 0 {
-			s.requests = r.sliceRequests(s, math.Exp(stats.Mean(s.qps[1])))
+			r.sizeSlice(s, math.Exp(stats.Mean(s.qps[1])))
 		}
 	}
 }
@@ -489,6 +500,7 @@ func (r *run) slice(ctx context.Context, s *side, block, pos int) (*sliceResult,
 	r.event(e) // the display's slice
 	cfg := s.cfg
 	cfg.Requests = s.requests // the seed stays the prefill's: reads check its values
+	cfg.WarmupRequests, cfg.Warmup = s.warmup, 0
 	cfg.Progress = func(p loadgen.Progress) {
 		pe := e
 		pe.Kind, pe.Progress = EventProgress, p
@@ -496,12 +508,16 @@ func (r *run) slice(ctx context.Context, s *side, block, pos int) (*sliceResult,
 	}
 	if s.sc.Mode == loadgen.ModeSet {
 		// Keys no slice wrote, each once.
-		cfg.KeyMinimum, cfg.Keyspace, cfg.KeyPattern = s.nextKey, s.requests, keyspace.Permutation
-		s.nextKey += s.requests
+		cfg.KeyMinimum, cfg.Keyspace, cfg.KeyPattern = s.nextKey, s.warmup+s.requests, keyspace.Permutation
+		s.nextKey += s.warmup + s.requests
 	}
 	st := &attemptSteps{at: time.Now(), load: cfg, srv: server{info: s.srv.info, site: s.srv.site, took: s.started}, prefill: s.prefilled}
 	s.started, s.prefilled = 0, 0
 	pids := append([]int{os.Getpid()}, target.PIDs(s.srv.info)...)
+	// The load generator shares this process's heap: a collection due in
+	// the middle of a slice would fall, block after block, on the scenario
+	// at the same place in the rotated order. Collect before every slice.
+	runtime.GC()
 	before := machine.Take(pids...)
 	loop, err := r.measureStep(ctx, e, &s.srv, cfg)
 	sig := machine.Between(before, machine.Take(pids...))
