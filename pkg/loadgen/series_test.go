@@ -64,8 +64,9 @@ func TestSeriesAddsUp(t *testing.T) {
 }
 
 // TestSeriesStall: a server stopped for 500 ms in the middle of a 3 s
-// run, at 100 ms intervals, is one stall of 400 to 700 ms at the time it
-// stopped, and the intervals still add up.
+// run, at 100 ms intervals, is a stall of 400 to 700 ms at the time it
+// stopped (the longest), none is found at the start, and the intervals
+// still add up.
 func TestSeriesStall(t *testing.T) {
 	r := testutil.StartRedis(t)
 	tg := newTarget(t, r.Addr)
@@ -85,11 +86,24 @@ func TestSeriesStall(t *testing.T) {
 	res := run(t, tg, cfg)
 	checkSeries(t, res)
 	st := res.Stalls
-	if st == nil || st.Count != 1 || st.Longest < 400*time.Millisecond || st.Longest > 700*time.Millisecond {
+	if st == nil || st.Longest < 400*time.Millisecond || st.Longest > 700*time.Millisecond {
 		t.Fatalf("stalls %+v, want one of 400 to 700 ms", st)
 	}
-	if at := res.Start.Add(st.At[0]); at.Sub(stopped).Abs() > 150*time.Millisecond {
-		t.Errorf("the stall starts %v after the window, the server was stopped %v after it", st.At[0], stopped.Sub(res.Start))
+	// The stall provoked is found where it was; a machine busy with other
+	// tests may hold the client or the server for a moment elsewhere, but
+	// never makes a stall of the run's start (its first interval's).
+	found := false
+	for _, at := range st.At {
+		found = found || res.Start.Add(at).Sub(stopped).Abs() <= 150*time.Millisecond
+		if at < 100*time.Millisecond {
+			t.Errorf("a stall at the start, %v: %+v", at, st)
+		}
+	}
+	if !found {
+		t.Errorf("no stall starts within 150 ms of the stop, %v after the window's start: %+v", stopped.Sub(res.Start), st)
+	}
+	if st.Count > 1 {
+		t.Logf("stalls %+v: the machine's besides the one provoked", st)
 	}
 	var none measure.Result
 	none.FindStalls(0.1, 0)
