@@ -112,20 +112,10 @@ func (rt *Route) SetOwner(s uint16, i int32) {
 	}
 }
 
-// Version counts the changes of a slot's owner so far: Owners copies the
-// map as of a version, and the copy is current while Version returns it.
+// Version counts the changes of a slot's owner so far. A copy of the map
+// made after reading Version is current while Version returns the same
+// (a change made during the copy makes it stale at once).
 func (rt *Route) Version() uint64 { return rt.version.Load() }
-
-// Owners copies each slot's owner into dst and returns the version of the
-// map it copied, read before the owners (a change made meanwhile makes
-// the copy stale at once).
-func (rt *Route) Owners(dst *[Slots]int32) uint64 {
-	v := rt.version.Load()
-	for s := range dst {
-		dst[s] = rt.owner[s].Load()
-	}
-	return v
-}
 
 // redirected counts a MOVED (or, with ask, an ASK) reply of node i.
 func (rt *Route) redirected(i int32, ask bool) {
