@@ -21,6 +21,8 @@
 #   SAMPLES=5        pairs in part 1, rounds in part 2 (at least 5)
 #   N=2000000        requests per part-1 run; RUN_N=1000000 per part-2 round
 #   PARTS="1 2"      the parts to run
+#   KVBENCH_BASE=path  another kvbench build: part 1 alternates it too
+#                    (A B C, then C B A) and prints this build against it
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -62,10 +64,10 @@ start_cluster() {
 
 flushall() { for p in $PORTS; do redis-cli -p "$p" flushall >/dev/null; done; }
 
-# kv MODE: one kvbench run, prints its QPS; its CPU seconds (user+sys)
-# per million requests go to $WORK/cpu.
+# kv MODE [BINARY]: one kvbench run, prints its QPS; its CPU seconds
+# (user+sys) per million requests go to $WORK/cpu.
 kv() {
-	/usr/bin/time -f "%U %S" -o "$WORK/time" "$KVBENCH" bench --cluster --port "${PORTS%% *}" --mode "$1" --connections 1 --pipeline 128 \
+	/usr/bin/time -f "%U %S" -o "$WORK/time" "${2:-$KVBENCH}" bench --cluster --port "${PORTS%% *}" --mode "$1" --connections 1 --pipeline 128 \
 		--keyspace $KEYSPACE --requests "$N" --value-size 32 --key-pattern random --output json |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["qps"])'
 	cpu_per_m
@@ -99,7 +101,7 @@ if [[ " $PARTS " == *" 1 "* ]]; then
 	start_cluster
 	echo "## 1. load generator on one 3-master Redis Cluster (ports $PORTS), P128, $SAMPLES pairs of $N requests"
 	echo
-	echo "| test | kvbench (median) | redis-benchmark (median) | ratio | U-test p | pairs |"
+	echo "| test | kvbench (median) | redis-benchmark or KVBENCH_BASE (median) | ratio | U-test p | pairs |"
 	echo "|:--|--:|--:|--:|--:|--:|"
 	for mode in set get; do
 		flushall
@@ -110,21 +112,35 @@ if [[ " $PARTS " == *" 1 "* ]]; then
 				--requests $KEYSPACE --pipeline 128 >/dev/null
 			redis-benchmark --cluster -p "${PORTS%% *}" -t set -c 3 --threads 3 -P 128 -r $KEYSPACE -n $((10 * KEYSPACE)) -d 32 -q >/dev/null 2>&1
 		fi
-		A=() B=() CA=() CB=()
+		A=() B=() CA=() CB=() O=() CO=()
+		sides=(kv rb)
+		[[ -n ${KVBENCH_BASE:-} ]] && sides=(kv base rb)
 		for i in $(seq "$SAMPLES"); do
-			for side in $(alternate "$i" kv rb); do
-				if [[ $side == kv ]]; then
+			for side in $(alternate "$i" "${sides[@]}"); do
+				case $side in
+				kv)
 					A+=("$(kv $mode)")
 					CA+=("$(cat "$WORK/cpu")")
-				else
+					;;
+				base)
+					O+=("$(kv $mode "$KVBENCH_BASE")")
+					CO+=("$(cat "$WORK/cpu")")
+					;;
+				rb)
 					B+=("$(rb $mode)")
 					CB+=("$(cat "$WORK/cpu")")
-				fi
+					;;
+				esac
 			done
 		done
 		echo "samples $mode: kvbench QPS ${A[*]}, CPU s/Mreq ${CA[*]}; redis-benchmark QPS ${B[*]}, CPU s/Mreq ${CB[*]}" >&2
 		summarize "${mode^^} QPS" "${A[*]}" "${B[*]}"
 		summarize "${mode^^} client CPU s per Mreq" "${CA[*]}" "${CB[*]}"
+		if [[ -n ${KVBENCH_BASE:-} ]]; then
+			echo "samples $mode: KVBENCH_BASE QPS ${O[*]}, CPU s/Mreq ${CO[*]}" >&2
+			summarize "${mode^^} QPS, this build / KVBENCH_BASE" "${A[*]}" "${O[*]}"
+			summarize "${mode^^} client CPU s per Mreq, this build / KVBENCH_BASE" "${CA[*]}" "${CO[*]}"
+		fi
 	done
 	echo
 	flushall

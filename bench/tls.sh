@@ -130,6 +130,9 @@ from utest import utest
 
 def runs(sc, cl, tr):
     return [float(r["qps"]) for r in rows if (r["scenario"], r["client"], r["transport"]) == (sc, cl, tr)]
+
+def cpus(sc, cl, tr):
+    return [float(r["cpu_s"]) / int(r["requests"]) * 1e6 for r in rows if (r["scenario"], r["client"], r["transport"]) == (sc, cl, tr)]
 med = {}
 print("| scenario | client | transport | QPS (median) | QPS runs | CPU s / Mreq (median) |")
 print("|---|---|---|---:|---|---:|")
@@ -144,15 +147,16 @@ for sc in scs:
             print(f"| {sc} | {cl} | {tr} | {med[sc, cl, tr][0]:,.0f} | {' '.join(f'{q:,.0f}' for q in qps)} "
                   f"| {med[sc, cl, tr][1]:.2f} |")
 print()
-print("| scenario | TLS: QPS kvbench / redis-benchmark (p) | TLS: CPU/Mreq kvbench / redis-benchmark | cost of TLS, kvbench: plain / TLS QPS (p) | cost of TLS, redis-benchmark: plain / TLS QPS (p) |")
+print("| scenario | TLS: QPS kvbench / redis-benchmark (p) | TLS: CPU/Mreq kvbench / redis-benchmark (p) | cost of TLS, kvbench: plain / TLS QPS (p) | cost of TLS, redis-benchmark: plain / TLS QPS (p) |")
 print("|---|---:|---:|---:|---:|")
 for sc in scs:
     kq, kc = med[sc, "kvbench", "tls"]
     rq, rc = med[sc, "redis-benchmark", "tls"]
     p = lambda a, b: f"{utest(runs(sc, *a), runs(sc, *b)):.3f}"
-    print(f"| {sc} | {kq / rq:.2f} ({p(('kvbench', 'tls'), ('redis-benchmark', 'tls'))}) | {kc / rc:.2f} "
+    pc = f"{utest(cpus(sc, 'kvbench', 'tls'), cpus(sc, 'redis-benchmark', 'tls')):.3f}"
+    print(f"| {sc} | {kq / rq:.2f} ({p(('kvbench', 'tls'), ('redis-benchmark', 'tls'))}) | {kc / rc:.2f} ({pc}) "
           f"| {med[sc, 'kvbench', 'plain'][0] / kq:.2f} ({p(('kvbench', 'plain'), ('kvbench', 'tls'))}) "
           f"| {med[sc, 'redis-benchmark', 'plain'][0] / rq:.2f} ({p(('redis-benchmark', 'plain'), ('redis-benchmark', 'tls'))}) |")
 print()
-print("p: two-sided exact Mann-Whitney U test of the QPS runs.")
+print("p: two-sided exact Mann-Whitney U test of the runs (QPS, or CPU per request).")
 PY

@@ -119,6 +119,67 @@ type group struct {
 	lead   *conn
 	drawn  uint64
 	byNode []*sock
+	// bySlot is, for a write (or any request when reads go to the
+	// masters), the index in socks of the socket of each slot's master,
+	// copied from the route at its version ver (stale: to be copied
+	// again): a byte a slot, 16 KB a group, where the route's shared map
+	// of int32s, 64 KB, missed the cache on most draws at random keys.
+	// nil with more than maxBySlot sockets.
+	bySlot *[cluster.Slots]uint8
+	ver    uint64
+	stale  bool
+}
+
+// maxBySlot is the most sockets group.bySlot indexes.
+const maxBySlot = 256
+
+// drawOnce makes the group draw its stream once, for all its sockets (the
+// set, get and mixed modes): the first socket's generators draw, and each
+// element is queued on the socket of its node. slots says the nodes are
+// a cluster's, whose slots bySlot maps.
+func (g *group) drawOnce(slots bool) {
+	g.lead = g.socks[0].conn
+	if slots && len(g.socks) <= maxBySlot {
+		g.bySlot = new([cluster.Slots]uint8)
+	}
+	for _, s := range g.socks {
+		g.setNode(s.route.node, s)
+	}
+}
+
+// sockOf returns the socket a write of slot sl goes to: its master's, or
+// the first when none of the group's serves it.
+func (g *group) sockOf(rt *cluster.Route, sl uint16) *sock {
+	if g.bySlot != nil {
+		if v := rt.Version(); v != g.ver || g.stale {
+			g.copySlots(rt, v)
+		}
+		return g.socks[g.bySlot[sl]]
+	}
+	if o := rt.Owner(sl); int(o) < len(g.byNode) && o >= 0 && g.byNode[o] != nil {
+		return g.byNode[o]
+	}
+	return g.socks[0]
+}
+
+// copySlots makes bySlot the route's map as of version v, read before.
+func (g *group) copySlots(rt *cluster.Route, v uint64) {
+	idx := make([]uint8, len(g.byNode)) // by node: 0, the first socket, for none
+	for n, s := range g.byNode {
+		for i, o := range g.socks {
+			if o == s && s != nil {
+				idx[n] = uint8(i)
+			}
+		}
+	}
+	for sl := range g.bySlot {
+		if o := rt.Owner(uint16(sl)); o >= 0 && int(o) < len(idx) {
+			g.bySlot[sl] = idx[o]
+		} else {
+			g.bySlot[sl] = 0
+		}
+	}
+	g.ver, g.stale = v, false
 }
 
 // draw draws the group's next element and queues it on the socket of the
@@ -134,16 +195,17 @@ func (g *group) draw() {
 	if p := c.p; p.setRatio == 100 || (p.setRatio > 0 && c.ops.Below(100) < p.setRatio) {
 		e.op = opSet
 	}
+	if !cr.standalone && (!g.reads || e.op != opGet) {
+		g.sockOf(cr.rt, cr.rt.SlotOf(e.key, &cr.buf)).route.queue.push(e)
+		return
+	}
 	var owner int32
-	switch {
-	case cr.standalone:
+	if cr.standalone {
 		if e.op == opGet {
 			owner = cr.rt.ReadOwner(0, pos)
 		}
-	case g.reads && e.op == opGet:
+	} else {
 		owner = cr.rt.ReadOwner(cr.rt.SlotOf(e.key, &cr.buf), pos)
-	default:
-		owner = cr.rt.Owner(cr.rt.SlotOf(e.key, &cr.buf))
 	}
 	s := g.socks[0]
 	if int(owner) < len(g.byNode) && g.byNode[owner] != nil {
@@ -161,6 +223,7 @@ func (g *group) setNode(i int32, s *sock) {
 		g.byNode = append(g.byNode, nil)
 	}
 	g.byNode[i] = s
+	g.stale = true
 }
 
 // elemQueue is a socket's queue of the elements its group drew for it, in
@@ -674,10 +737,7 @@ func (r *runner) dialCluster(ctx context.Context) error {
 			r.conns = append(r.conns, s)
 		}
 		if r.plan.cmds == nil {
-			grp.lead = grp.socks[0].conn
-			for _, s := range grp.socks {
-				grp.setNode(s.route.node, s)
-			}
+			grp.drawOnce(cfg.Cluster)
 		}
 	}
 	// Threads beyond the groups would idle.

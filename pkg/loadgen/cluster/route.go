@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,18 +53,21 @@ type Route struct {
 	// failover (see Phase).
 	ctx context.Context
 	// prefix and keys name the keys. When the prefix holds no "{" (no
-	// hash tag can begin in it), a key's slot is the CRC16 of its digits
-	// continued from prefixCRC, the prefix's: ten digits hashed instead
-	// of a table of every key's slot, whose look-ups missed the cache at
-	// random keys and cost more than the hashing (BenchmarkSlotOf).
-	prefix    string
-	keys      keyspace.Spec
-	tagFree   bool
-	prefixCRC uint16
-	width     int
+	// hash tag can begin in it), a key's slot comes from numbered, a few
+	// look-ups in tables of the checksums of its digits (keyslot.Numbered),
+	// instead of a table of every key's slot, whose look-ups missed the
+	// cache at random keys, or the hashing of its formatted name
+	// (BenchmarkSlotOf).
+	prefix   string
+	keys     keyspace.Spec
+	numbered *keyslot.Numbered
 	// redirects counts, under mu, the MOVED and ASK replies of each node
 	// (by index) this phase.
 	redirects [][2]int64
+	// version counts the changes of owner: a copy of the slot map made
+	// at one version (a group's, in the engine) is current while the
+	// version is.
+	version atomic.Uint64
 	// reps are the replicas of each master, by node index, that reads go
 	// to (replicas.go); fixed once set. masterOf is, under mu, each
 	// replica's master (-1 for other nodes).
@@ -77,7 +79,7 @@ type Route struct {
 // named with prefix; ctx bounds what it does until the first Phase.
 func NewRoute(ctx context.Context, t *Topology, prefix string, keys keyspace.Spec) *Route {
 	rt := &Route{addrs: slices.Clone(t.Masters), prefix: prefix, keys: keys, ctx: ctx,
-		tagFree: !strings.Contains(prefix, "{"), prefixCRC: keyslot.CRC16([]byte(prefix)), width: keys.Width()}
+		numbered: keyslot.NewNumbered(prefix, keys.Width())}
 	for i, o := range t.Owner {
 		rt.owner[i].Store(int32(o))
 	}
@@ -93,20 +95,27 @@ func (rt *Route) Context() context.Context { return rt.ctx }
 
 // SlotOf returns the slot of key number key; buf is scratch space.
 func (rt *Route) SlotOf(key uint64, buf *[]byte) uint16 {
-	if !rt.tagFree {
-		*buf = rt.keys.AppendName((*buf)[:0], rt.prefix, key)
-		return uint16(keyslot.Of(*buf))
+	if s, ok := rt.numbered.Slot(key); ok {
+		return s
 	}
-	var d [20]byte // the key's digits, as keyspace.AppendKeyDigits writes them
-	n := len(keyspace.AppendKeyDigits(d[:0], key, rt.width))
-	return keyslot.Update(rt.prefixCRC, d[:n]) & (Slots - 1)
+	*buf = rt.keys.AppendName((*buf)[:0], rt.prefix, key)
+	return uint16(keyslot.Of(*buf))
 }
 
 // Owner returns the index of the node that serves slot s.
 func (rt *Route) Owner(s uint16) int32 { return rt.owner[s].Load() }
 
 // SetOwner records that node i serves slot s.
-func (rt *Route) SetOwner(s uint16, i int32) { rt.owner[s].Store(i) }
+func (rt *Route) SetOwner(s uint16, i int32) {
+	if rt.owner[s].Swap(i) != i {
+		rt.version.Add(1)
+	}
+}
+
+// Version counts the changes of a slot's owner so far. A copy of the map
+// made after reading Version is current while Version returns the same
+// (a change made during the copy makes it stale at once).
+func (rt *Route) Version() uint64 { return rt.version.Load() }
 
 // redirected counts a MOVED (or, with ask, an ASK) reply of node i.
 func (rt *Route) redirected(i int32, ask bool) {
@@ -258,7 +267,7 @@ func (s *Sides) Resend(from int32, req []byte, what string, slot uint16, msg []b
 			addr = string(a)
 			rt.redirected(from, word[0] == 'A')
 			if word[0] == 'M' {
-				rt.owner[sl].Store(rt.Node(addr))
+				rt.SetOwner(uint16(sl), rt.Node(addr))
 			} else {
 				asking = true
 			}
@@ -343,7 +352,7 @@ func (rt *Route) Heir(lost int32, o control.Options, timeout time.Duration) (str
 		case heir >= 0:
 			for sl, ow := range topo.Owner {
 				if ow >= 0 {
-					rt.owner[sl].Store(rt.Node(topo.Masters[ow]))
+					rt.SetOwner(uint16(sl), rt.Node(topo.Masters[ow]))
 				}
 			}
 			return topo.Masters[heir], nil

@@ -349,13 +349,25 @@ type sockConn struct {
 	ctx    context.Context
 	remote net.Addr
 	out    []byte
+	// short says the last read in the run took less than it asked for:
+	// the socket was empty then, and the next read reports it so without
+	// a system call. The socket's readiness is level-triggered, so bytes
+	// that come after wake the loop again; a TLS connection's reads until
+	// EAGAIN (see the package doc) thus make one read(2) per burst of
+	// replies, as plaintext does, instead of two.
+	short bool
 }
 
 func (c *sockConn) Read(b []byte) (int, error) {
+	if c.short && c.ctx == nil {
+		c.short = false
+		return 0, errWouldBlock
+	}
 	for {
 		n, err := SysRead(c.raw, c.fd, b)
 		switch {
 		case n > 0:
+			c.short = n < len(b)
 			return n, nil
 		case err == nil:
 			return 0, io.EOF

@@ -20,8 +20,11 @@
 // a write takes every byte, and what the socket does not take waits in the
 // link until EPOLLOUT (crypto/tls would treat a short write as fatal).
 // Since records crypto/tls has already read would not wake epoll_wait, a
-// TLS connection reads until the socket says EAGAIN: one more read(2) per
-// burst of replies, the only system call plaintext does not make. Each
+// TLS connection reads until the socket says EAGAIN; a read that took
+// less than it asked for has already found the socket empty, so the next
+// says EAGAIN without a read(2) (the socket is watched level-triggered:
+// bytes that come later wake the loop), and a burst of replies costs one
+// read(2) as in plaintext. Each
 // TLS record costs its encryption and nothing else: no goroutine, no
 // channel, no copy through a socketpair. The alternative considered, a
 // goroutine per TLS connection bridged to the loop through a socketpair,
