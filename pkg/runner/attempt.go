@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/persistjob"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/runner/series"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -43,7 +44,7 @@ type attemptSteps struct {
 	rec           recovery.Figures // the recovery mode's
 	loop          *closedLoop      // measure's
 	tel           *phaseTelemetry  // telemetry's, read after the measurement
-	job           *jobRun          // the persistence job's (Options.PersistJob)
+	job           *persistjob.Run  // the persistence job's (Options.PersistJob)
 	curve         *loadCurve       // curve's (Options.Rates, SLO)
 	// measured is the recovery's time, or the curve's phases' (the
 	// closed loop's is loop.took).
@@ -96,7 +97,7 @@ type closedLoop struct {
 	// by the job step.
 	events *series.Events
 	tel    *phaseTelemetry
-	job    *persistJob
+	job    *persistjob.Step
 	took   time.Duration
 }
 
@@ -168,7 +169,11 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	}
 	s.tel = s.loop.tel.finish(ctx, srv.info, sc.Desc.Password)
 	if s.loop.job != nil {
-		if s.job, err = s.loop.job.finish(s.loop.events); err != nil { // persistjob.go
+		s.job, err = s.loop.job.Finish()
+		for _, sp := range s.job.Spans {
+			s.loop.events.Mark(sp.Start, sp.End, results.EventPersistJob)
+		}
+		if err != nil {
 			return out, serverError(srv.inst, err)
 		}
 	}
@@ -316,7 +321,7 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 		}
 		defer func() {
 			if err != nil {
-				l.job.abort()
+				l.job.Abort()
 			}
 		}()
 	}
@@ -329,7 +334,7 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 	if meter != nil {
 		meter.Done(&res.Result)
 	}
-	l.job.phaseOver()
+	l.job.PhaseOver()
 	if perr := l.events.Finish(); perr != nil {
 		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
 	}
@@ -455,7 +460,7 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 		row.SLO, row.CapacityQPS, row.CapacityWhy = c.slo, c.capacity, c.why
 	}
 	if s.job != nil && s.loop != nil {
-		setJobColumns(&row, s.job, &s.loop.res.Result) // persistjob.go
+		persistjob.SetColumns(&row, s.job, &s.loop.res.Result)
 	}
 	row.Placement = o.placement.String()
 	if s.block > 0 {

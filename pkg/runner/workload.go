@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/persistjob"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
 
@@ -197,7 +198,7 @@ func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, c
 		row.ClientCPUS, row.ServerCPUS, row.QPSPerServerCPUS = 0, 0, 0
 		row.ServerRSSBytes, row.ServerUsedMemoryBytes = 0, 0
 		row.ServerUsecPerCall, row.ServerCalls = 0, 0
-		clearJobFigures(&row)
+		persistjob.ClearColumns(&row)
 		switch {
 		case row.OK() && !(row.QPS > 0):
 			// A command the mix never drew (a tiny ratio in a short run)
