@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
@@ -290,12 +291,12 @@ func (p *Plan) probe(ctx context.Context, t target.Target) (*rates, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	tmp, err := newTempDir(parent)
+	tmp, err := tmpdir.New(parent)
 	if err != nil {
 		return nil, fmt.Errorf("a temporary directory: %w", err)
 	}
-	defer tmp.remove()
-	o.Tracker.AddDir(tmp.path)
+	defer tmp.Remove()
+	o.Tracker.AddDir(tmp.Path)
 	r := &rates{source: sourceProbe, qps: make(map[rateKey]float64)}
 	var starts, stops time.Duration
 	probes := 0
@@ -305,7 +306,7 @@ func (p *Plan) probe(ctx context.Context, t target.Target) (*rates, error) {
 		}
 		// The reads and the prefill are measured once, on the first
 		// server: fsync does not slow them.
-		start, stop, err := p.probeOne(ctx, sc, tmp.path, r, probes == 0)
+		start, stop, err := p.probeOne(ctx, sc, tmp.Path, r, probes == 0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sc.Strategy.Name, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 	"golang.org/x/sys/unix"
@@ -162,17 +163,17 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if tmpParent == "" {
 		tmpParent = r.o.OutDir
 	}
-	removeStale(tmpParent, r.stderr)
-	tmp, err := newTempDir(tmpParent)
+	tmpdir.RemoveStale(tmpParent, r.stderr)
+	tmp, err := tmpdir.New(tmpParent)
 	if err != nil {
 		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
-	if err := tmp.watch(); err != nil {
-		fmt.Fprintf(r.stderr, "warning: %v: a kill -9 of this run leaves %s to the next run into %s\n", err, tmp.path, tmpParent)
+	if err := tmp.Watch(); err != nil {
+		fmt.Fprintf(r.stderr, "warning: %v: a kill -9 of this run leaves %s to the next run into %s\n", err, tmp.Path, tmpParent)
 	}
-	r.tmp = tmp.path
-	r.o.Tracker.AddDir(tmp.path)
+	r.tmp = tmp.Path
+	r.o.Tracker.AddDir(tmp.Path)
 
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
@@ -206,7 +207,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.series != nil {
 		errs = append(errs, r.series.Close())
 	}
-	if err := tmp.remove(); err != nil {
+	if err := tmp.Remove(); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
 	if len(r.res.Rows) > 0 {
