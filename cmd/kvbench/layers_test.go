@@ -39,7 +39,7 @@ var layers = map[string]int{
 	"pkg/bench/output": 6, "pkg/report/output": 6, "pkg/compare": 6,
 
 	"pkg/agents": 7, "pkg/history": 7, "pkg/runner/recovery": 7, "pkg/runner/series": 7,
-	"pkg/runner/persistjob": 7, "pkg/runner/tmpdir": 7,
+	"pkg/runner/persistjob": 7, "pkg/runner/tmpdir": 7, "pkg/runner/telemetry": 7,
 
 	"pkg/bench": 8, "pkg/runner": 8,
 

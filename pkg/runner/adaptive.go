@@ -507,7 +507,7 @@ func (r *run) slice(ctx context.Context, s *side, block, pos int) (*sliceResult,
 	sig := machine.Between(before, machine.Take(pids...))
 	st.loop, st.signals = loop, &sig
 	if loop != nil {
-		st.tel = loop.tel.finish(ctx, s.srv.info, s.sc.Desc.Password)
+		st.tel = loop.tel.Finish(ctx, s.srv.info, s.sc.Desc.Password)
 		r.res.Timing.Measure += loop.took
 	}
 	st.block, st.slice = block, pos

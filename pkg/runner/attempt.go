@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/runner/persistjob"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/runner/series"
+	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -43,7 +44,7 @@ type attemptSteps struct {
 	prefill, stop time.Duration
 	rec           recovery.Figures // the recovery mode's
 	loop          *closedLoop      // measure's
-	tel           *phaseTelemetry  // telemetry's, read after the measurement
+	tel           *telemetry.Phase // telemetry's, read after the measurement
 	job           *persistjob.Run  // the persistence job's (Options.PersistJob)
 	curve         *loadCurve       // curve's (Options.Rates, SLO)
 	// measured is the recovery's time, or the curve's phases' (the
@@ -96,7 +97,7 @@ type closedLoop struct {
 	// job is the persistence job step under way beside the load, finished
 	// by the job step.
 	events *series.Events
-	tel    *phaseTelemetry
+	tel    *telemetry.Phase
 	job    *persistjob.Step
 	took   time.Duration
 }
@@ -167,7 +168,7 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	if err != nil {
 		return out, err
 	}
-	s.tel = s.loop.tel.finish(ctx, srv.info, sc.Desc.Password)
+	s.tel = s.loop.tel.Finish(ctx, srv.info, sc.Desc.Password)
 	if s.loop.job != nil {
 		s.job, err = s.loop.job.Finish()
 		for _, sp := range s.job.Spans {
@@ -314,7 +315,7 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 		meter = r.o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
 		cfg.Observe = meter.Interval
 	}
-	l = &closedLoop{tel: startTelemetry(ctx, info, password)}
+	l = &closedLoop{tel: telemetry.Start(ctx, info, password)}
 	if r.o.PersistJob != "" {
 		if l.job, err = r.startPersistJob(ctx, e, srv, &cfg); err != nil { // persistjob.go
 			return l, err
@@ -339,11 +340,11 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
 	}
 	l.took = time.Since(t0)
-	l.tel.stopRSS()
+	l.tel.StopRSS()
 	l.res, l.clientCPU = res, clientCPU
 	if err != nil {
 		if serr == nil { // a restart is the reason to give, if there was one
-			if rerr := restartReason(ctx, info, password, before); rerr != nil {
+			if rerr := telemetry.RestartReason(ctx, info, password, before); rerr != nil {
 				return l, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
 			}
 		}
@@ -450,12 +451,12 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 		row.Stalls, row.LongestStallMs = series.Stalls(&l.res.Result)
 		row.Agents = max(o.Agents, 1)
 		if l.checked {
-			c := cpuOf(l.res, l.clientCPU, l.before, l.after)
-			row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.clientS, c.clientBound, c.serverS, c.qpsPerCPU
+			c := telemetry.CPUOf(l.res, l.clientCPU, l.before, l.after)
+			row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.ClientS, c.ClientBound, c.ServerS, c.QPSPerCPU
 		}
 	}
-	row.ServerRSSBytes, row.ServerUsedMemoryBytes = s.tel.memory()
-	row.ServerUsecPerCall, row.ServerCalls = s.tel.commands(measuredCommands(s.load))
+	row.ServerRSSBytes, row.ServerUsedMemoryBytes = s.tel.Memory()
+	row.ServerUsecPerCall, row.ServerCalls = s.tel.Commands(telemetry.MeasuredCommands(s.load))
 	if c := s.curve; c != nil && c.slo != "" {
 		row.SLO, row.CapacityQPS, row.CapacityWhy = c.slo, c.capacity, c.why
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
-	"golang.org/x/sys/unix"
 )
 
 // Sentinel errors of Run.
@@ -457,9 +457,9 @@ func (r *run) prefill(ctx context.Context, cfg loadgen.Config, sc *Scenario, rou
 func (r *run) measure(ctx context.Context, cfg loadgen.Config, tlsFiles tlsconf.Options, scenario string, round int) (loadgen.Result, time.Duration, error) {
 	o := r.o
 	if o.Agents <= 1 {
-		cpu0 := processCPU()
+		cpu0 := telemetry.ProcessCPU()
 		res, err := loadgen.Run(ctx, cfg)
-		return res, processCPU() - cpu0, err
+		return res, telemetry.ProcessCPU() - cpu0, err
 	}
 	bin := o.KvstoreBin
 	if bin == "" {
@@ -478,68 +478,10 @@ func (r *run) measure(ctx context.Context, cfg loadgen.Config, tlsFiles tlsconf.
 	return l.Result, l.CPU, err
 }
 
-// restartReason tells, after a failed measurement, whether the server
-// restarted meanwhile: a supervisor that restarts a crashed server makes
-// the load generator see only a lost connection. The server gets a little
-// time to come back (restartWait); nil when it did not restart, or is not
-// back to say.
-func restartReason(ctx context.Context, info target.Info, password string, before target.Sample) error {
-	deadline := time.Now().Add(restartWait)
-	for {
-		after, err := target.SampleServer(ctx, info, password)
-		if err == nil {
-			return target.Restarted(before, after)
-		}
-		if time.Now().After(deadline) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// restartWait bounds how long a failed attempt waits for its server to
-// answer again, to tell a restart from a crash.
-const restartWait = 2 * time.Second
-
-// processCPU is this process's CPU time so far (user + system): during a
-// measurement, the load generator's.
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuUse is who used the CPU during a measurement: the client's time, the
-// server's (when both samples know it and it is enough to measure:
-// serverCPU), QPS per server CPU-second, and whether the generator was
-// busy enough to have set the pace.
-type cpuUse struct {
-	clientS            float64
-	clientBound        bool
-	serverS, qpsPerCPU results.Opt
-}
-
-// cpuOf is who used the CPU during the measurement res: the client's
-// time client and the server's samples before and after it.
-func cpuOf(res loadgen.Result, client time.Duration, before, after target.Sample) cpuUse {
-	c := cpuUse{clientS: client.Seconds()}
-	if threads := res.Config.Threads; threads > 0 && res.Elapsed > 0 {
-		c.clientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
-	}
-	if used, ok := serverCPU(before, after); ok {
-		c.serverS = results.Opt(used.Seconds())
-		if elapsed := res.Elapsed.Seconds(); elapsed > 0 && res.QPS > 0 {
-			c.qpsPerCPU = results.Opt(res.QPS / (used.Seconds() / elapsed))
-		}
-	}
-	return c
-}
+// MinServerCPU is the least server CPU time an attempt must have used for
+// server_cpu_s (and qps_per_server_cpu_s) to be recorded
+// (telemetry.MinServerCPU).
+const MinServerCPU = telemetry.MinServerCPU
 
 // serverError adds the server's exit, if it exited, to a load generator
 // error (target.WithExit): a wrong value is no lost connection.

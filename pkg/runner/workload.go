@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/persistjob"
+	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
 
@@ -174,9 +175,9 @@ func checkWorkload(ctx context.Context, cfg loadgen.Config) error {
 // measured it. Every row carries the attempt's status and error. A failed
 // attempt without per-command results gets one row per command of the
 // workload all the same, its figures empty.
-func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []measure.Command, tel *phaseTelemetry) []results.Row {
+func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, cmds []measure.Command, tel *telemetry.Phase) []results.Row {
 	total.Mode, total.Workload, total.Command = results.ModeWorkload, w.Name, results.CommandTotal
-	each, _ := workloadCommands(cfg)
+	each, _ := telemetry.WorkloadCommands(cfg)
 	names := make([]string, 0, len(cfg.Commands)+1)
 	for _, c := range cfg.Commands {
 		names = append(names, c.Name)
@@ -205,7 +206,7 @@ func workloadRows(total results.Row, w *workload.Workload, cfg loadgen.Config, c
 			// measured nothing: its row says so rather than hold a QPS of 0.
 			row.Status, row.Error = results.StatusFailed, "the mix sent no "+name
 		case row.OK():
-			row.ServerUsecPerCall, row.ServerCalls = tel.commands(each[i])
+			row.ServerUsecPerCall, row.ServerCalls = tel.Commands(each[i])
 		}
 		out = append(out, row)
 	}
