@@ -578,11 +578,11 @@ func (r *run) endBlock(mode loadgen.Mode, block int, res []*sliceResult) error {
 func (p *Plan) qpsOf(sc *Scenario) float64 {
 	qps := float64(EstimateQPS)
 	k := keyOf(sc)
-	if k.always {
+	if k.Always {
 		qps = EstimateAlwaysQPS
 	}
 	if r := p.cal[sc.Desc.Name]; r != nil {
-		if q := r.rate(k, p.Options.SetRatio); q > 0 {
+		if q := r.Rate(k, p.Options.SetRatio); q > 0 {
 			qps = q
 		}
 	}
@@ -661,44 +661,4 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 	p.writeProfileLine(b)
 	fmt.Fprintf(b, "estimated time: %s (a block's spread %s, %s; %s; at most --max-time %s)\n",
 		formatDuration(p.Estimate()), percent(p.spread()), src, p.calibrationNote(), formatDuration(o.MaxTime))
-}
-
-// blockSpread is the median, over the pairs of scenarios of a mode, of
-// the standard deviation of their blocks' log-ratios in an adaptive run's
-// rows (undisturbed ok slices); 0 when the rows have no blocks.
-func blockSpread(rows []results.Row) float64 {
-	type key struct{ mode, scenario string }
-	logs := map[key]map[int][]float64{}
-	modes := map[string][]string{}
-	for _, r := range rows {
-		if r.Block == 0 || !r.OK() || r.Disturbed != "" || r.QPS <= 0 || r.Workload != "" {
-			continue
-		}
-		k := key{r.Mode, r.Target + "/" + r.Strategy}
-		if logs[k] == nil {
-			logs[k] = map[int][]float64{}
-			modes[r.Mode] = append(modes[r.Mode], k.scenario)
-		}
-		logs[k][r.Block] = append(logs[k][r.Block], math.Log(r.QPS))
-	}
-	var sds []float64
-	for mode, scs := range modes {
-		for i, a := range scs {
-			for _, b := range scs[i+1:] {
-				var d []float64
-				for blk, xs := range logs[key{mode, a}] {
-					if ys := logs[key{mode, b}][blk]; len(ys) > 0 {
-						d = append(d, stats.Mean(xs)-stats.Mean(ys))
-					}
-				}
-				if len(d) >= 3 {
-					sds = append(sds, stats.Describe(d, stats.DefaultConfidence).StdDev)
-				}
-			}
-		}
-	}
-	if len(sds) == 0 {
-		return 0
-	}
-	return stats.Median(sds)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/calibration"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/target/targetfile"
@@ -67,8 +68,8 @@ type Plan struct {
 	// found, a target none of whose strategies was asked for).
 	Warnings []error
 
-	cal     map[string]*rates // the estimate's figures by target (Calibrate); nil: the fixed ones
-	calFile string            // the detail CSV they were read from
+	cal     map[string]*calibration.Rates // the estimate's figures by target (Calibrate); nil: the fixed ones
+	calFile string                        // the detail CSV they were read from
 	// calSpread is the spread of an adaptive run's block log-ratios in
 	// calSpreadFile, the last run's detail CSV; 0 when it was not
 	// adaptive.
@@ -454,7 +455,7 @@ func (p *Plan) writeProfileLine(b *strings.Builder) {
 // startStopOf is the estimated start and stop of a server of sc.
 func (p *Plan) startStopOf(sc *Scenario) time.Duration {
 	if r := p.cal[sc.Desc.Name]; r != nil {
-		return r.startOf(sc.Target) + r.stop
+		return r.StartOf(sc.Target) + r.Stop
 	}
 	return EstimateStartStop
 }
@@ -462,7 +463,7 @@ func (p *Plan) startStopOf(sc *Scenario) time.Duration {
 // startOf is the estimated start of a server of sc.
 func (p *Plan) startOf(sc *Scenario) time.Duration {
 	if r := p.cal[sc.Desc.Name]; r != nil {
-		return r.startOf(sc.Target)
+		return r.StartOf(sc.Target)
 	}
 	return EstimateStartStop / 2
 }
@@ -470,8 +471,8 @@ func (p *Plan) startOf(sc *Scenario) time.Duration {
 // prefillRateOf is the estimated prefill rate of a server of sc, in keys
 // per second.
 func (p *Plan) prefillRateOf(sc *Scenario) float64 {
-	if r := p.cal[sc.Desc.Name]; r != nil && r.prefill > 0 {
-		return r.prefill
+	if r := p.cal[sc.Desc.Name]; r != nil && r.Prefill > 0 {
+		return r.Prefill
 	}
 	return EstimatePrefillQPS
 }
@@ -479,8 +480,8 @@ func (p *Plan) prefillRateOf(sc *Scenario) float64 {
 // reloadRateOf is the estimated rate at which a restarted server of sc
 // loads its keys, in keys per second.
 func (p *Plan) reloadRateOf(sc *Scenario) float64 {
-	if r := p.cal[sc.Desc.Name]; r != nil && r.reload > 0 {
-		return r.reload
+	if r := p.cal[sc.Desc.Name]; r != nil && r.Reload > 0 {
+		return r.Reload
 	}
 	return EstimateReloadKeysPerS
 }
