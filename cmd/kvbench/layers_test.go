@@ -17,9 +17,10 @@ const module = "github.com/kvbench/kvbench/"
 // lower rank. From the bottom: what knows nothing of the rest (the RESP
 // codec, statistics, the machine); the one control client and the
 // measurement; the detail CSV, the targets, the load's parts and the
-// server; the load's description; the engine; what runs loads and models
-// reports; what prints them; what spreads and keeps them; the two
-// commands' libraries; the command layer; main.
+// server; the load's description; the engine; what runs loads (and reads
+// what a server said of one) and models reports; what prints them; what
+// spreads and keeps them; the two commands' libraries; the command layer;
+// main.
 var layers = map[string]int{
 	"pkg/resp": 0, "pkg/keyslot": 0, "pkg/stats": 0, "pkg/tlsconf": 0, "pkg/machine": 0, "pkg/flame": 0,
 	"pkg/lazyfs": 0, "pkg/loadgen/keyspace": 0, "kvstore/internal/iouring": 0, "internal/testutil": 0,
@@ -35,12 +36,12 @@ var layers = map[string]int{
 	"pkg/loadgen": 4,
 
 	"pkg/curve": 5, "pkg/workload": 5, "pkg/metrics": 5, "pkg/bench/rbtests": 5, "pkg/report": 5,
+	"pkg/runner/telemetry": 5, "pkg/runner/persistjob": 5,
 
 	"pkg/bench/output": 6, "pkg/report/output": 6, "pkg/compare": 6,
 
 	"pkg/agents": 7, "pkg/history": 7, "pkg/runner/recovery": 7, "pkg/runner/series": 7,
-	"pkg/runner/persistjob": 7, "pkg/runner/tmpdir": 7, "pkg/runner/telemetry": 7,
-	"pkg/runner/calibration": 7,
+	"pkg/runner/tmpdir": 7, "pkg/runner/calibration": 7, "pkg/runner/workloadrun": 7,
 
 	"pkg/bench": 8, "pkg/runner": 8,
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/runner/series"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -252,9 +253,9 @@ func (r *run) stop(ctx context.Context, srv *server) (time.Duration, error) {
 
 // load is the attempt's load on the server e.Instance describes: the
 // run's settings and the target's commands, or a workload's commands, with
-// what they read (workloadFills). A target that lacks a workload's
+// what they read (workloadrun.Fills). A target that lacks a workload's
 // commands is refused here, before the prefill: it is not worth filling.
-func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []fill, error) {
+func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []workloadrun.Fill, error) {
 	sc := e.Scenario
 	cfg := loadConfig(r.o, sc, e.Instance, r.o.Seed+int64(e.Round))
 	cfg.Progress = func(p loadgen.Progress) {
@@ -268,23 +269,23 @@ func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []fill, error)
 	sc.Workload.Apply(&cfg, func(string) bool { return false })
 	cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
 	cfg.Wait = r.o.Wait                                           // WAIT after the mix's writes
-	if err := checkWorkload(ctx, cfg); err != nil {
+	if err := workloadrun.Check(ctx, cfg); err != nil {
 		return cfg, nil, err
 	}
-	return cfg, workloadFills(cfg), nil
+	return cfg, workloadrun.Fills(cfg), nil
 }
 
 // prefillStep writes what the mode or workload reads (a workload's fills)
 // and waits for the background persistence work it may have set off; it
 // returns its time, the wait included.
-func (r *run) prefillStep(ctx context.Context, e Event, srv *server, cfg loadgen.Config, fills []fill) (time.Duration, error) {
+func (r *run) prefillStep(ctx context.Context, e Event, srv *server, cfg loadgen.Config, fills []workloadrun.Fill) (time.Duration, error) {
 	sc := e.Scenario
 	pcfg := cfg
 	pcfg.Pipeline = r.o.PrefillPipeline
 	t0 := time.Now()
 	var err error
 	if sc.Workload != nil {
-		err = prefillWorkload(ctx, pcfg, fills)
+		err = workloadrun.Prefill(ctx, pcfg, fills)
 	} else {
 		err = r.prefill(ctx, pcfg, sc, e.Round)
 	}
@@ -393,7 +394,7 @@ func outcome(ctx context.Context, err error) (status, msg string) {
 
 // resultOf is what the attempt e produced, from what its steps returned
 // (s) and how it ended: its rows (rowOf's; a workload's per command
-// before it, workloadRows; the load curve's after it, curveRows), its
+// before it, workloadrun.Rows; the load curve's after it, curveRows), its
 // node and series rows, and its timing.
 func (r *run) resultOf(e Event, s *attemptSteps, status, msg string) attemptResult {
 	row := r.rowOf(e, s, status, msg)
@@ -403,7 +404,7 @@ func (r *run) resultOf(e Event, s *attemptSteps, status, msg string) attemptResu
 		if s.loop != nil {
 			cmds = s.loop.res.Commands
 		}
-		out.rows = workloadRows(row, w, s.load, cmds, s.tel)
+		out.rows = workloadrun.Rows(row, w, s.load, cmds, s.tel)
 		out.row = out.rows[len(out.rows)-1]
 	} else if s.curve != nil {
 		// The curve's rows start from the attempt's row before its closed

@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/calibration"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/target/targetfile"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -386,7 +387,7 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
 		cfg := workloadConfig(o, sc.Workload)
-		keys, fills = cfg.Keyspace, len(workloadFills(cfg)) > 0
+		keys, fills = cfg.Keyspace, len(workloadrun.Fills(cfg)) > 0
 	}
 	if fills {
 		d += seconds(float64(keys) / p.prefillRateOf(sc))

@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
@@ -112,7 +113,7 @@ func TestTelemetryUnfinished(t *testing.T) {
 	total := results.Row{Status: results.StatusFailed}
 	total.ServerRSSBytes, total.ServerUsedMemoryBytes = p.Memory()
 	total.ServerUsecPerCall, total.ServerCalls = p.Commands([]string{"get"})
-	rows := workloadRows(total, &workload.Workload{Name: "read"}, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}}, nil, p)
+	rows := workloadrun.Rows(total, &workload.Workload{Name: "read"}, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}}, nil, p)
 	for _, r := range rows {
 		if r.ServerRSSBytes != 0 || r.ServerUsedMemoryBytes != 0 || r.ServerUsecPerCall != 0 || r.ServerCalls != 0 {
 			t.Errorf("%s: %+v", r.Command, r)
