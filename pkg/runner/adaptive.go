@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
@@ -233,7 +234,7 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 			active = liveSides(sides) // nothing to compare: the scenarios' own figures, from as many blocks
 		}
 		if len(active) > 0 && time.Now().After(until) {
-			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, formatDuration(r.o.MaxTime),
+			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, status.Duration(r.o.MaxTime),
 				len(open), len(all), percent(r.o.Precision))
 			for _, c := range open {
 				r.log("  %s: QPS ratio %s, ±%s after %d blocks", comparisonName(c), c.Ratio, percent(c.Ratio.HalfWidth()), c.Ratio.N)
@@ -327,9 +328,9 @@ func (r *run) blockLine(mode loadgen.Mode, block int, all, open []report.Compari
 	case len(open) == 0:
 		r.log("%s block %d: every comparison within ±%s", mode, block, percent(r.o.Precision))
 	case math.IsInf(widest, 1):
-		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(all), formatDuration(left))
+		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(all), status.Duration(left))
 	default:
-		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(all), percent(widest), formatDuration(left))
+		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(all), percent(widest), status.Duration(left))
 	}
 }
 
@@ -651,8 +652,8 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 			names = append(names, sc.Desc.Name+"/"+sc.Strategy.Name)
 		}
 		fmt.Fprintf(b, "%s: %d servers side by side (%s); blocks of %d slices each of %s, about %d blocks, ~%s\n",
-			g[0].Mode, len(g), strings.Join(names, ", "), slicesPerBlock, formatDuration(o.Slice),
-			expectedBlocks(p.spread(), o.Precision), formatDuration(p.modeEstimate(g)))
+			g[0].Mode, len(g), strings.Join(names, ", "), slicesPerBlock, status.Duration(o.Slice),
+			expectedBlocks(p.spread(), o.Precision), status.Duration(p.modeEstimate(g)))
 	}
 	src := "assumed"
 	if p.calSpread > 0 {
@@ -660,5 +661,5 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 	}
 	p.writeProfileLine(b)
 	fmt.Fprintf(b, "estimated time: %s (a block's spread %s, %s; %s; at most --max-time %s)\n",
-		formatDuration(p.Estimate()), percent(p.spread()), src, p.calibrationNote(), formatDuration(o.MaxTime))
+		status.Duration(p.Estimate()), percent(p.spread()), src, p.calibrationNote(), status.Duration(o.MaxTime))
 }

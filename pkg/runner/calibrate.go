@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/calibration"
+	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
 	"github.com/kvbench/kvbench/pkg/target"
 )
@@ -231,18 +232,18 @@ func (p *Plan) calibrationLines() []string {
 					if always {
 						name += " (fsync always)"
 					}
-					parts = append(parts, fmt.Sprintf("%s %s req/s", name, thousands(q)))
+					parts = append(parts, fmt.Sprintf("%s %s req/s", name, status.Thousands(q)))
 				}
 			}
 		}
 		if r.Prefill > 0 {
-			parts = append(parts, fmt.Sprintf("prefill %s keys/s", thousands(r.Prefill)))
+			parts = append(parts, fmt.Sprintf("prefill %s keys/s", status.Thousands(r.Prefill)))
 		}
-		startText := "start " + formatDuration(r.StartOf(t))
+		startText := "start " + status.Duration(r.StartOf(t))
 		if r.Shards > 0 {
-			startText += fmt.Sprintf(" (forming the cluster: %s a shard × %d)", formatDuration(r.Start), calibration.PlannedShards(t, r.Shards))
+			startText += fmt.Sprintf(" (forming the cluster: %s a shard × %d)", status.Duration(r.Start), calibration.PlannedShards(t, r.Shards))
 		}
-		parts = append(parts, startText, "stop "+formatDuration(r.Stop))
+		parts = append(parts, startText, "stop "+status.Duration(r.Stop))
 		lines = append(lines, fmt.Sprintf("calibration %s (%s): %s", t.Desc().Name, r.Source, strings.Join(parts, ", ")))
 	}
 	return lines

@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/calibration"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
+	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/target/targetfile"
@@ -449,7 +450,7 @@ func (p *Plan) profileEstimate() time.Duration {
 func (p *Plan) writeProfileLine(b *strings.Builder) {
 	if prof := p.profiled(); len(prof) > 0 {
 		fmt.Fprintf(b, "then a profile round of each of the %d scenarios measured ~%s (an attempt each, and perf's %s)\n",
-			len(prof), formatDuration(p.profileEstimate()), formatDuration(EstimateProfile))
+			len(prof), status.Duration(p.profileEstimate()), status.Duration(EstimateProfile))
 	}
 }
 
@@ -518,11 +519,11 @@ func (p *Plan) Summary() string {
 	}
 	if o.Precision > 0 {
 		return fmt.Sprintf("%s × %d strategies × %s, adaptive: slices of %s until every comparison is within ±%s (at most %s), about %s",
-			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), formatDuration(o.Slice), percent(o.Precision),
-			formatDuration(o.MaxTime), formatDuration(p.Estimate()))
+			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), status.Duration(o.Slice), percent(o.Precision),
+			status.Duration(o.MaxTime), status.Duration(p.Estimate()))
 	}
 	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
-		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
+		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, status.Duration(p.Estimate()))
 }
 
 // Write prints the plan: the settings, every step in order with its
@@ -533,7 +534,7 @@ func (p *Plan) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
 	if o.Precision > 0 {
 		fmt.Fprintf(&b, "settings: keyspace %d, pipeline %d, connections %d, value size %d, seed %d, retries %d, slices of %s, placement %s\n",
-			o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed+1, o.Retries, formatDuration(o.Slice), o.placement)
+			o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed+1, o.Retries, status.Duration(o.Slice), o.placement)
 	} else {
 		fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
 			o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
@@ -573,26 +574,11 @@ func (p *Plan) Write(w io.Writer) error {
 	for i, st := range p.Steps {
 		d := p.estimate(st.Scenario)
 		total += d
-		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
+		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), status.Duration(d))
 	}
 	total += p.profileEstimate()
 	p.writeProfileLine(&b)
-	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", formatDuration(total), p.calibrationNote())
+	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", status.Duration(total), p.calibrationNote())
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// formatDuration rounds d for people: 40ms, 1.2s, 45s, 3m20s, 1h05m.
-func formatDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	}
-	h := d / time.Hour
-	m := (d - h*time.Hour).Round(time.Minute) / time.Minute
-	return fmt.Sprintf("%dh%02dm", h, m)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -222,11 +223,11 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.res.Wall > 0 {
 		profile := ""
 		if t.Profile > 0 {
-			profile = ", profile rounds " + formatDuration(t.Profile)
+			profile = ", profile rounds " + status.Duration(t.Profile)
 		}
 		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s%s (orchestration %.1f%%)\n",
-			formatDuration(r.res.Wall), formatDuration(t.Start), formatDuration(t.Prefill), formatDuration(t.Measure),
-			formatDuration(t.Stop), profile, 100*float64(t.Overhead())/float64(r.res.Wall))
+			status.Duration(r.res.Wall), status.Duration(t.Start), status.Duration(t.Prefill), status.Duration(t.Measure),
+			status.Duration(t.Stop), profile, 100*float64(t.Overhead())/float64(r.res.Wall))
 	}
 	if len(r.res.Failed) > 0 {
 		errs = append(errs, fmt.Errorf("%w: %s", ErrScenariosFailed, strings.Join(r.res.Failed, ", ")))
