@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -387,7 +388,7 @@ func (r *run) tryStart(ctx context.Context, s *side) error {
 		return err
 	}
 	s.srv, s.up, s.nextKey, s.started, s.prefilled = srv, true, 0, srv.took, 0
-	if err := r.pinServer(srv.info); err != nil {
+	if err := placement.PinServer(r.o.placement, srv.info); err != nil {
 		return err
 	}
 	e.Instance = srv.info

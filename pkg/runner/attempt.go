@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/persistjob"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/runner/series"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
@@ -213,7 +214,7 @@ func (r *run) start(ctx context.Context, e Event) (server, error) {
 	}
 	srv.inst, srv.info = inst, inst.Info()
 	r.logNotes(sc.Desc.Name, srv.info.Notes)
-	if err := r.pinServer(srv.info); err != nil {
+	if err := placement.PinServer(r.o.placement, srv.info); err != nil {
 		return srv, err
 	}
 	return srv, nil

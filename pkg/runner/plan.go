@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/calibration"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
@@ -100,7 +101,9 @@ func NewPlan(opts Options) (*Plan, error) {
 	if err := p.scenarios(targets); err != nil {
 		return nil, err
 	}
-	p.resolvePlacement(targets)
+	var warns []error
+	p.Options.placement, warns = placement.Resolve(p.Options.CPUs, p.Options.placement, targets)
+	p.Warnings = append(p.Warnings, warns...)
 	if o.Precision == 0 {
 		p.order()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
@@ -181,7 +182,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	r.log("detail CSV: %s", r.res.Files.Detail)
 	r.preflight(ctx)
 	var runErr error
-	if undo, err := r.pinClient(); err != nil {
+	if undo, err := placement.PinClient(r.o.placement); err != nil {
 		runErr = err
 	} else {
 		if r.o.Precision > 0 {
