@@ -15,49 +15,21 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/adaptive"
 	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
-// An adaptive run (Options.Precision) measures what it compares close
-// together in time. On a shared machine the noise drifts slowly:
-// measurements a second apart agree far better than the same scenario in
-// two rounds twenty seconds apart. So the servers of one mode, every
-// target and strategy, run side by side, each started once (and
-// prefilled for reads), and are measured in short slices, block after
-// block. A block measures every scenario still needed twice, in a
-// mirrored order (A B C C B A, the first half rotated by one place each
-// block), so that a drift that is linear over the block hits every
-// scenario alike, and every scenario takes every place in turn; a
-// comparison pairs its two scenarios block by block (the difference of
-// their mean log QPS in the block) and its interval is the signed-rank
-// interval over the blocks (stats.LogRatioInterval). The run stops when
-// every comparison's interval is within ±Precision (stats.Precision,
-// never on fewer than stats.DefaultMinPairs blocks) or when MaxTime has
-// gone, and says which comparisons did not get there.
-//
-// A write slice writes keys no slice wrote before: keys from the last
-// slice's end, so a refusing insert (RSET) never meets its own key.
-// When the next block would take a server past the keyspace, every
-// server of the mode is started afresh together, so that they stay in
-// step: each slice of a block finds its server as full as the slices of
-// the other scenarios find theirs, in the mirrored order.
-//
-// A slice the machine disturbed (machine.DefaultRule: steal, or another
-// process's CPU) is written with its reason in the disturbed column and
-// left out of the comparisons.
-
-// Slice sizes.
-const (
-	// sliceBatches is the fewest round trips of a slice per connection:
-	// fewer, and the connections' start weighs on its rate.
-	sliceBatches = 20
-	// slicesPerBlock is how often a block measures each scenario (the
-	// mirrored order).
-	slicesPerBlock = 2
-)
+// An adaptive run (Options.Precision) measures the servers of one mode
+// side by side in blocks of short slices, in the order package adaptive
+// designs, until its comparisons are precise enough or MaxTime has gone.
+// A write slice writes keys no slice wrote before; when the next block
+// would take a server past the keyspace, every server of the mode is
+// started afresh together. A slice the machine disturbed
+// (machine.DefaultRule) is written with its reason in the disturbed
+// column and left out of the comparisons.
 
 // Sliceable says whether the options can run adaptive (Precision): the
 // modes set, get and mixed, measured in this process; the rest (curves,
@@ -200,9 +172,8 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 				return err
 			}
 		}
-		order := rotated(active, block-1)
 		var measured []*sliceResult
-		for i, s := range slices.Concat(order, reversed(order)) {
+		for i, s := range adaptive.Order(active, block) {
 			if s.failed || r.res.Interrupted {
 				continue
 			}
@@ -221,7 +192,7 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 		if err != nil {
 			return err
 		}
-		r.blockLine(mode, block, all, open, until)
+		r.log("%s", adaptive.BlockLine(string(mode), block, all, open, r.o.Precision, status.Duration(max(time.Until(until), 0))))
 		active = nil
 		for _, c := range open {
 			for _, s := range sides {
@@ -236,33 +207,14 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 		}
 		if len(active) > 0 && time.Now().After(until) {
 			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, status.Duration(r.o.MaxTime),
-				len(open), len(all), percent(r.o.Precision))
+				len(open), len(all), adaptive.Percent(r.o.Precision))
 			for _, c := range open {
-				r.log("  %s: QPS ratio %s, ±%s after %d blocks", comparisonName(c), c.Ratio, percent(c.Ratio.HalfWidth()), c.Ratio.N)
+				r.log("  %s: QPS ratio %s, ±%s after %d blocks", adaptive.ComparisonName(c), c.Ratio, adaptive.Percent(c.Ratio.HalfWidth()), c.Ratio.N)
 			}
 			break
 		}
 	}
 	return nil
-}
-
-// rotated is ss rotated left by n: block after block, each scenario takes
-// each place of the order in turn (a cyclic Latin square), so that none
-// is always first, or always the middle one whose two slices follow each
-// other.
-func rotated(ss []*side, n int) []*side {
-	if len(ss) == 0 {
-		return nil
-	}
-	n %= len(ss)
-	return slices.Concat(ss[n:], ss[:n])
-}
-
-// reversed is a reversed copy of ss.
-func reversed(ss []*side) []*side {
-	out := slices.Clone(ss)
-	slices.Reverse(out)
-	return out
 }
 
 // liveSides are the sides whose server is up.
@@ -298,49 +250,8 @@ func (r *run) openComparisons(mode loadgen.Mode, rule stats.Precision) (all, ope
 	if err != nil {
 		return nil, nil, fmt.Errorf("the comparisons of %s: %w", mode, err)
 	}
-	for _, c := range rep.Comparisons {
-		if c.Metric != report.CompareQPS {
-			continue
-		}
-		all = append(all, c)
-		if !rule.Reached(c.Ratio) {
-			open = append(open, c)
-		}
-	}
+	all, open = adaptive.Open(rep.Comparisons, rule)
 	return all, open, nil
-}
-
-// comparisonName is "kvstore/persist_no vs kvstore/nopersist".
-func comparisonName(c report.Comparison) string {
-	return c.Target + "/" + c.Strategy + " vs " + c.AgainstTarget + "/" + c.AgainstStrategy
-}
-
-// blockLine logs a block's end: the comparisons still open and the widest
-// interval among them.
-func (r *run) blockLine(mode loadgen.Mode, block int, all, open []report.Comparison, until time.Time) {
-	left := max(time.Until(until), 0)
-	widest := 0.0
-	for _, c := range open {
-		widest = math.Max(widest, c.Ratio.HalfWidth())
-	}
-	switch {
-	case len(all) == 0:
-		r.log("%s block %d: nothing to compare (one strategy, one target)", mode, block)
-	case len(open) == 0:
-		r.log("%s block %d: every comparison within ±%s", mode, block, percent(r.o.Precision))
-	case math.IsInf(widest, 1):
-		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(all), status.Duration(left))
-	default:
-		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(all), percent(widest), status.Duration(left))
-	}
-}
-
-// percent formats a fraction as "3%" or "4.2%".
-func percent(f float64) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return "∞"
-	}
-	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + "%"
 }
 
 // startSides starts every side's server (and prefills it for reads) and
@@ -450,20 +361,14 @@ func (r *run) restartSides(ctx context.Context, sides []*side) error {
 // needsRestart says whether a write block would take a side past the
 // keyspace.
 func needsRestart(sides []*side, keyspace int64) bool {
-	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+slicesPerBlock*s.requests > keyspace })
+	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+adaptive.SlicesPerBlock*s.requests > keyspace })
 }
 
-// sliceRequests is a slice of s at qps requests per second: Options.Slice
-// long, at least sliceBatches round trips per connection, and for writes
-// at most the keyspace's share of one slice of a block.
+// sliceRequests is a slice of s at qps requests per second
+// (adaptive.SliceRequests).
 func (r *run) sliceRequests(s *side, qps float64) int64 {
 	o := r.o
-	n := int64(qps * o.Slice.Seconds())
-	n = max(n, int64(sliceBatches*o.Pipeline*o.Connections))
-	if s.sc.Mode == loadgen.ModeSet {
-		n = min(n, o.Keyspace/slicesPerBlock)
-	}
-	return max(n, 1)
+	return adaptive.SliceRequests(qps, o.Slice, o.Pipeline, o.Connections, o.Keyspace, s.sc.Mode == loadgen.ModeSet)
 }
 
 // resize sizes the sides' slices from the first block's rates, which the
@@ -591,20 +496,6 @@ func (p *Plan) qpsOf(sc *Scenario) float64 {
 	return qps
 }
 
-// assumedSpread is the standard deviation of a block's log-ratio that an
-// estimate assumes when no earlier adaptive run measured it: about what
-// one CPU shared by server and load generator gives on a small shared
-// machine (docs/run.md).
-const assumedSpread = 0.04
-
-// expectedBlocks is how many blocks a comparison whose blocks' log-ratios
-// spread by sd needs to reach ±precision: the normal approximation of the
-// interval's half-width, 1.96·sd/√n, never fewer than the rule's least.
-func expectedBlocks(sd, precision float64) int {
-	n := int(math.Ceil(math.Pow(1.96*sd/precision, 2)))
-	return max(n, stats.DefaultMinPairs)
-}
-
 // adaptiveEstimate is the expected time of an adaptive run: per mode, its
 // servers' starts and prefills, then the blocks its comparisons are
 // expected to need, at most MaxTime in all.
@@ -625,9 +516,9 @@ func (p *Plan) modeEstimate(g []*Scenario) time.Duration {
 		if sc.Mode != loadgen.ModeSet {
 			setup += seconds(float64(o.Keyspace) / p.prefillRateOf(sc))
 		}
-		block += slicesPerBlock * o.Slice
+		block += adaptive.SlicesPerBlock * o.Slice
 	}
-	n := expectedBlocks(p.spread(), o.Precision)
+	n := adaptive.ExpectedBlocks(p.spread(), o.Precision)
 	d := setup + time.Duration(n)*block
 	if g[0].Mode == loadgen.ModeSet { // servers started afresh when full
 		d += time.Duration(n) * setup
@@ -640,7 +531,7 @@ func (p *Plan) spread() float64 {
 	if p.calSpread > 0 {
 		return p.calSpread
 	}
-	return assumedSpread
+	return adaptive.AssumedSpread
 }
 
 // writeAdaptive writes an adaptive plan: per mode, its scenarios and the
@@ -653,8 +544,8 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 			names = append(names, sc.Desc.Name+"/"+sc.Strategy.Name)
 		}
 		fmt.Fprintf(b, "%s: %d servers side by side (%s); blocks of %d slices each of %s, about %d blocks, ~%s\n",
-			g[0].Mode, len(g), strings.Join(names, ", "), slicesPerBlock, status.Duration(o.Slice),
-			expectedBlocks(p.spread(), o.Precision), status.Duration(p.modeEstimate(g)))
+			g[0].Mode, len(g), strings.Join(names, ", "), adaptive.SlicesPerBlock, status.Duration(o.Slice),
+			adaptive.ExpectedBlocks(p.spread(), o.Precision), status.Duration(p.modeEstimate(g)))
 	}
 	src := "assumed"
 	if p.calSpread > 0 {
@@ -662,5 +553,5 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 	}
 	p.writeProfileLine(b)
 	fmt.Fprintf(b, "estimated time: %s (a block's spread %s, %s; %s; at most --max-time %s)\n",
-		status.Duration(p.Estimate()), percent(p.spread()), src, p.calibrationNote(), status.Duration(o.MaxTime))
+		status.Duration(p.Estimate()), adaptive.Percent(p.spread()), src, p.calibrationNote(), status.Duration(o.MaxTime))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/adaptive"
 	"github.com/kvbench/kvbench/pkg/runner/calibration"
 	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
@@ -522,7 +523,7 @@ func (p *Plan) Summary() string {
 	}
 	if o.Precision > 0 {
 		return fmt.Sprintf("%s × %d strategies × %s, adaptive: slices of %s until every comparison is within ±%s (at most %s), about %s",
-			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), status.Duration(o.Slice), percent(o.Precision),
+			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), status.Duration(o.Slice), adaptive.Percent(o.Precision),
 			status.Duration(o.MaxTime), status.Duration(p.Estimate()))
 	}
 	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
