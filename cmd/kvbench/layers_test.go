@@ -31,7 +31,7 @@ var layers = map[string]int{
 	"pkg/loadgen/cluster": 2, "pkg/loadgen/schedule": 2, "pkg/loadgen/series": 2,
 
 	"pkg/loadgen/load": 3, "pkg/render": 3, "pkg/target/targetfile": 3, "internal/testutil/rediscluster": 3,
-	"pkg/report/internal/fixture": 3,
+	"pkg/report/internal/fixture": 3, "pkg/report/attempt": 3,
 
 	"pkg/loadgen": 4,
 

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvbench/kvbench/pkg/report/attempt"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -384,25 +384,9 @@ type ServerEvent struct {
 func (r *Report) ServerEvents() []ServerEvent {
 	var out []ServerEvent
 	for _, k := range r.series.keys() {
-		rows := r.series[k]
-		ends := IntervalEnds(rows)
-		byEvent := make(map[string]*ServerEvent)
-		var order []string
-		for i, s := range rows {
-			for _, e := range results.SplitEvents(s.Events) {
-				ev := byEvent[e]
-				if ev == nil {
-					ev = &ServerEvent{Target: k.Target, Strategy: k.Strategy, Mode: k.Mode, Round: k.round, Attempt: k.attempt, Event: e, FromS: s.TS}
-					byEvent[e] = ev
-					order = append(order, e)
-				}
-				ev.Intervals++
-				ev.ToS = ends[i]
-			}
-		}
-		slices.Sort(order)
-		for _, e := range order {
-			out = append(out, *byEvent[e])
+		for _, e := range attempt.Events(r.series[k]) {
+			out = append(out, ServerEvent{Target: k.Target, Strategy: k.Strategy, Mode: k.Mode, Round: k.round, Attempt: k.attempt,
+				Event: e.Event, Intervals: e.Intervals, FromS: e.FromS, ToS: e.ToS})
 		}
 	}
 	return out
@@ -423,51 +407,11 @@ func (s seriesSet) keys() []seriesKey {
 }
 
 // IntervalEnds are the end of each row of an attempt's series, in
-// seconds from its phase's start: the next row's start, the last one's
-// start plus the median length.
-func IntervalEnds(rows []results.SeriesRow) []float64 {
-	var steps []float64
-	for i := 1; i < len(rows); i++ {
-		if d := rows[i].TS - rows[i-1].TS; d > 0 {
-			steps = append(steps, d)
-		}
-	}
-	step := 0.0
-	if len(steps) > 0 {
-		step = stats.Median(steps)
-	}
-	ends := make([]float64, len(rows))
-	for i := range rows {
-		ends[i] = rows[i].TS + step
-		if i+1 < len(rows) {
-			ends[i] = rows[i+1].TS
-		}
-	}
-	return ends
-}
+// seconds from its phase's start (attempt.IntervalEnds).
+func IntervalEnds(rows []results.SeriesRow) []float64 { return attempt.IntervalEnds(rows) }
 
-// Heatmap is an attempt's latency over time: per interval of its series,
-// how many requests took each latency, and the spans of its persistence
-// job.
-type Heatmap struct {
-	Target, Strategy, Mode string
-	Round                  int
-	// Job is the persistence job (bgsave, rewrite).
-	Job string
-	// Starts and Ends are the intervals, in seconds from the phase's
-	// start; BoundsUs the latency buckets' edges in µs (log spaced, one
-	// more than the buckets); Counts[i][b] the requests of interval i in
-	// bucket b.
-	Starts, Ends []float64
-	BoundsUs     []float64
-	Counts       [][]int64
-	// Spans are the job's spans, from the first to the end of the last
-	// interval of each run of intervals marked persist_job.
-	Spans [][2]float64
-}
-
-// heatmapBucketsPerDecade is the resolution of a heatmap's latency axis.
-const heatmapBucketsPerDecade = 8
+// Heatmap is an attempt's latency over time (attempt.Heatmap).
+type Heatmap = attempt.Heatmap
 
 // Heatmaps are the heatmaps of every ok round with a persistence job
 // whose intervals carry their histograms (the series CSV's
@@ -481,7 +425,7 @@ func (r *Report) Heatmaps() ([]Heatmap, error) {
 				if rd.job.job == "" {
 					continue
 				}
-				h, ok, err := heatmapOf(r.Intervals(sc, rd))
+				h, ok, err := attempt.HeatmapOf(r.Intervals(sc, rd))
 				if err != nil {
 					return nil, fmt.Errorf("%s round %d: %w", sc.Name(), rd.Round, err)
 				}
@@ -493,61 +437,4 @@ func (r *Report) Heatmaps() ([]Heatmap, error) {
 		}
 	}
 	return out, nil
-}
-
-// heatmapOf is the heatmap of an attempt's series rows; false when none
-// carries a histogram.
-func heatmapOf(rows []results.SeriesRow) (Heatmap, bool, error) {
-	var h Heatmap
-	hists := make([]*hdrhistogram.Histogram, len(rows))
-	lo, hi := math.Inf(1), 0.0
-	for i, s := range rows {
-		if s.LatencyHist == "" {
-			continue
-		}
-		d, err := hdrhistogram.Decode([]byte(s.LatencyHist))
-		if err != nil {
-			return h, false, fmt.Errorf("%s: latency_hist: %w", s.Pos, err)
-		}
-		if d.TotalCount() == 0 {
-			continue
-		}
-		hists[i] = d
-		lo, hi = min(lo, float64(d.Min())/1e3), max(hi, float64(d.Max())/1e3)
-	}
-	if hi == 0 {
-		return h, false, nil
-	}
-	first := math.Floor(math.Log10(max(lo, 1)) * heatmapBucketsPerDecade)
-	last := math.Ceil(math.Log10(max(hi, 1)*1.0001) * heatmapBucketsPerDecade)
-	for b := first; b <= max(last, first+1); b++ {
-		h.BoundsUs = append(h.BoundsUs, math.Pow(10, b/heatmapBucketsPerDecade))
-	}
-	ends := IntervalEnds(rows)
-	var span *[2]float64
-	for i, s := range rows {
-		h.Starts, h.Ends = append(h.Starts, s.TS), append(h.Ends, ends[i])
-		counts := make([]int64, len(h.BoundsUs)-1)
-		if d := hists[i]; d != nil {
-			for _, bar := range d.Distribution() {
-				if bar.Count == 0 {
-					continue
-				}
-				us := float64(bar.From+bar.To) / 2 / 1e3
-				b := int(math.Floor(math.Log10(max(us, 1))*heatmapBucketsPerDecade - first))
-				counts[min(max(b, 0), len(counts)-1)] += bar.Count
-			}
-		}
-		h.Counts = append(h.Counts, counts)
-		if slices.Contains(results.SplitEvents(s.Events), results.EventPersistJob) {
-			if span == nil {
-				h.Spans = append(h.Spans, [2]float64{s.TS, ends[i]})
-				span = &h.Spans[len(h.Spans)-1]
-			}
-			span[1] = ends[i]
-		} else {
-			span = nil
-		}
-	}
-	return h, true, nil
 }
