@@ -31,9 +31,9 @@ var layers = map[string]int{
 	"pkg/loadgen/cluster": 2, "pkg/loadgen/schedule": 2, "pkg/loadgen/series": 2,
 
 	"pkg/loadgen/load": 3, "pkg/render": 3, "pkg/target/targetfile": 3, "internal/testutil/rediscluster": 3,
-	"pkg/report/internal/fixture": 3, "pkg/report/attempt": 3,
+	"pkg/report/internal/fixture": 3, "pkg/report/attempt": 3, "pkg/report/figure": 3,
 
-	"pkg/loadgen": 4,
+	"pkg/loadgen": 4, "pkg/report/persistjob": 4,
 
 	"pkg/curve": 5, "pkg/workload": 5, "pkg/metrics": 5, "pkg/bench/rbtests": 5, "pkg/report": 5,
 	"pkg/runner/telemetry": 5, "pkg/runner/persistjob": 5,
