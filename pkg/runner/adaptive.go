@@ -469,7 +469,7 @@ func (r *run) endBlock(mode loadgen.Mode, block int, res []*sliceResult) error {
 		if err := r.writeSeries(x.out.series); err != nil {
 			return err
 		}
-		r.rec.attempt(x.out.rows, x.out.series)
+		r.rec.Attempt(x.out.rows, x.out.series)
 		if row.Status == results.StatusOK && row.Disturbed == "" && row.QPS > 0 && row.Conflicts == 0 {
 			s := x.side
 			s.qps[block] = append(s.qps[block], math.Log(row.QPS))

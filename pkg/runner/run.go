@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/placement"
+	"github.com/kvbench/kvbench/pkg/runner/record"
 	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
@@ -135,7 +136,7 @@ type run struct {
 	// busyWarned: an adaptive run said the machine is busy.
 	busyWarned bool
 	machine    machine.Description // the load generator's machine, read once
-	rec        recording           // Options.Recorder
+	rec        record.Recording    // Options.Recorder
 	// profiling is the profile of the attempt running (Options.Profile);
 	// quiet keeps a profile round's events from Observe and the display.
 	profiling *profiling
@@ -157,7 +158,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
 		return r.res, fmt.Errorf("create the output directory: %w", err)
 	}
-	r.rec.start(ctx, r.o.Recorder, r.log)
+	r.rec.Start(ctx, r.o.Recorder, r.log)
 	if err := r.claimRunID(); err != nil {
 		return r.res, err
 	}
@@ -197,7 +198,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		}
 		undo()
 	}
-	r.rec.finish(r.res.Interrupted)
+	r.rec.Finish(r.res.Interrupted)
 	r.disp.close()
 	r.res.Wall = time.Since(r.started)
 
@@ -236,9 +237,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.res.Interrupted {
 		errs = append(errs, ErrInterrupted)
 	}
-	if err := r.rec.failed; err != nil {
+	if err := r.rec.Failed(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %v; the detail CSV has every row: record it with %s",
-			ErrNotRecorded, err, r.rec.importCommand(r.res.Files.Detail)))
+			ErrNotRecorded, err, r.rec.ImportCommand(r.res.Files.Detail)))
 	}
 	return r.res, errors.Join(errs...)
 }
@@ -263,7 +264,7 @@ func (r *run) claimRunID() error {
 		if err != nil {
 			return err
 		}
-		if err := r.rec.begin(id, r.started); errors.Is(err, results.ErrRunExists) {
+		if err := r.rec.Begin(id, r.started); errors.Is(err, results.ErrRunExists) {
 			detail.Close()
 			os.Remove(files.Detail)
 			continue
@@ -366,7 +367,7 @@ func (r *run) steps(ctx context.Context) error {
 				if err := r.writeRows(out.rows); err != nil {
 					return err
 				}
-				r.rec.attempt(out.rows, nil)
+				r.rec.Attempt(out.rows, nil)
 				e = base
 				e.Kind, e.Row = EventSkip, out.row
 				r.event(e)
@@ -389,7 +390,7 @@ func (r *run) steps(ctx context.Context) error {
 			if werr := r.writeSeries(out.series); werr != nil {
 				return werr
 			}
-			r.rec.attempt(rows, out.series)
+			r.rec.Attempt(rows, out.series)
 			interrupted := row.Status == results.StatusInterrupted
 			unsupported := row.Status == results.StatusUnsupported
 			if unsupported {
