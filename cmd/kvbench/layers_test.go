@@ -43,7 +43,7 @@ var layers = map[string]int{
 	"pkg/agents": 7, "pkg/history": 7, "pkg/runner/recovery": 7, "pkg/runner/series": 7,
 	"pkg/runner/tmpdir": 7, "pkg/runner/calibration": 7, "pkg/runner/workloadrun": 7,
 	"pkg/runner/status": 7, "pkg/runner/placement": 7, "pkg/runner/adaptive": 7,
-	"pkg/runner/record": 7,
+	"pkg/runner/record": 7, "pkg/runner/resultfiles": 7,
 
 	"pkg/bench": 8, "pkg/runner": 8,
 

@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/record"
+	"github.com/kvbench/kvbench/pkg/runner/resultfiles"
 	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/runner/telemetry"
 	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
@@ -214,7 +215,11 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
 	if len(r.res.Rows) > 0 {
-		rep, err := writeReport(r.res.Rows, r.o, r.res.Files, stdout)
+		opts, err := r.reportOptions()
+		var rep *report.Report
+		if err == nil {
+			rep, err = r.res.Files.WriteReport(r.res.Rows, opts, r.o.Chart, stdout)
+		}
 		r.res.Report = rep
 		errs = append(errs, err)
 		fmt.Fprintf(r.stderr, "wrote %s\n", strings.Join(r.writtenFiles(), ", "))
@@ -256,7 +261,7 @@ func (r *run) claimRunID() error {
 		if i > 1 {
 			id += "_" + strconv.Itoa(i)
 		}
-		files := newFiles(r.o.OutDir, r.o.Prefix, id, r.o.Chart)
+		files := resultfiles.New(r.o.OutDir, r.o.Prefix, id, r.o.Chart)
 		detail, err := results.Create(files.Detail)
 		if errors.Is(err, os.ErrExist) {
 			continue
