@@ -107,7 +107,7 @@ type Report struct {
 	// and target.
 	Unsupported []Unsupported `json:"unsupported,omitempty"`
 	// Nodes is the spread over the masters of each cluster scenario, from
-	// the nodes CSV (nodes.go); empty without one.
+	// the nodes CSV (package attempt); empty without one.
 	Nodes []NodeSpread `json:"nodes,omitempty"`
 
 	// LoadCurves are the latency–throughput tables, per target and mode,
