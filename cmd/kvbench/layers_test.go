@@ -17,9 +17,10 @@ const module = "github.com/kvbench/kvbench/"
 // lower rank. From the bottom: what knows nothing of the rest (the RESP
 // codec, statistics, the machine); the one control client and the
 // measurement; the detail CSV, the targets, the load's parts and the
-// server; the load's description; the engine; what runs loads and models
-// reports; what prints them; what spreads and keeps them; the two
-// commands' libraries; the command layer; main.
+// server; the load's description; the engine; what runs loads (and reads
+// what a server said of one) and models reports; what prints them; what
+// spreads and keeps them; the two commands' libraries; the command layer;
+// main.
 var layers = map[string]int{
 	"pkg/resp": 0, "pkg/keyslot": 0, "pkg/stats": 0, "pkg/tlsconf": 0, "pkg/machine": 0, "pkg/flame": 0,
 	"pkg/lazyfs": 0, "pkg/loadgen/keyspace": 0, "kvstore/internal/iouring": 0, "internal/testutil": 0,
@@ -30,15 +31,19 @@ var layers = map[string]int{
 	"pkg/loadgen/cluster": 2, "pkg/loadgen/schedule": 2, "pkg/loadgen/series": 2,
 
 	"pkg/loadgen/load": 3, "pkg/render": 3, "pkg/target/targetfile": 3, "internal/testutil/rediscluster": 3,
-	"pkg/report/internal/fixture": 3,
+	"pkg/report/internal/fixture": 3, "pkg/report/attempt": 3, "pkg/report/figure": 3,
 
-	"pkg/loadgen": 4,
+	"pkg/loadgen": 4, "pkg/report/persistjob": 4,
 
 	"pkg/curve": 5, "pkg/workload": 5, "pkg/metrics": 5, "pkg/bench/rbtests": 5, "pkg/report": 5,
+	"pkg/runner/telemetry": 5, "pkg/runner/persistjob": 5,
 
 	"pkg/bench/output": 6, "pkg/report/output": 6, "pkg/compare": 6,
 
 	"pkg/agents": 7, "pkg/history": 7, "pkg/runner/recovery": 7, "pkg/runner/series": 7,
+	"pkg/runner/tmpdir": 7, "pkg/runner/calibration": 7, "pkg/runner/workloadrun": 7,
+	"pkg/runner/status": 7, "pkg/runner/placement": 7, "pkg/runner/adaptive": 7,
+	"pkg/runner/record": 7, "pkg/runner/resultfiles": 7,
 
 	"pkg/bench": 8, "pkg/runner": 8,
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/pkg/render"
+	"github.com/kvbench/kvbench/pkg/report/persistjob"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
@@ -106,7 +107,7 @@ type Report struct {
 	// and target.
 	Unsupported []Unsupported `json:"unsupported,omitempty"`
 	// Nodes is the spread over the masters of each cluster scenario, from
-	// the nodes CSV (nodes.go); empty without one.
+	// the nodes CSV (package attempt); empty without one.
 	Nodes []NodeSpread `json:"nodes,omitempty"`
 
 	// LoadCurves are the latency–throughput tables, per target and mode,
@@ -344,10 +345,10 @@ type Round struct {
 	// Pos is where the row was read.
 	Pos results.Pos `json:"-"`
 
-	hist string         // the latency_hist cell
-	ref  roundRef       // its attempt and stall columns (series.go)
-	tel  roundTelemetry // the server_… cells (telemetry.go)
-	job  roundJob       // its persistence job's columns (persistjob.go)
+	hist string           // the latency_hist cell
+	ref  roundRef         // its attempt and stall columns (series.go)
+	tel  roundTelemetry   // the server_… cells (telemetry.go)
+	job  persistjob.Round // its persistence job's columns (persistjob.go)
 }
 
 // Change is one overhead cell: a metric of a scenario against the same
@@ -644,7 +645,7 @@ func (b *builder) add(r *results.Row) {
 		P99Us: measured(r.LatP99Us), P999Us: measured(r.LatP999Us),
 		MaxUs: measured(r.LatMaxUs), QPSPerCPU: measured(float64(r.QPSPerServerCPUS)), ClientBound: r.ClientBound, Conflicts: r.Conflicts,
 		Block: r.Block, Slice: r.Slice, Disturbed: r.Disturbed,
-		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r), job: jobOf(r),
+		Pos: pos, hist: r.LatencyHist, ref: refOf(r), tel: telemetryOf(r), job: persistjob.Of(r),
 	})
 	sc.requests = max(sc.requests, r.Requests)
 	if r.Block > 0 {

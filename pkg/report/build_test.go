@@ -3,7 +3,6 @@ package report
 import (
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -128,28 +127,8 @@ func TestParseBaselines(t *testing.T) {
 	}
 }
 
-func TestFigure(t *testing.T) {
-	tests := []struct {
-		f          Figure
-		str, json_ string
-	}{
-		{7.13, "7.13", "7.13"},
-		{140206.5, "140206.50", "140206.50"},
-		{missing, "-", "null"},
-		{Figure(math.Inf(1)), "-", "null"},
-		{Figure(math.Inf(-1)), "-", "null"},
-	}
-	for _, tt := range tests {
-		j, _ := tt.f.MarshalJSON()
-		if tt.f.String() != tt.str || string(j) != tt.json_ {
-			t.Errorf("%v: %s %s", float64(tt.f), tt.f.String(), j)
-		}
-	}
-	for p, want := range map[Prob]string{0.0079365: "0.008", 0.0004: "<0.001", Prob(math.NaN()): "-"} {
-		if p.String() != want {
-			t.Errorf("Prob(%v) = %s, want %s", float64(p), p, want)
-		}
-	}
+// TestChangeCell: an overhead cell is the change and its verdict.
+func TestChangeCell(t *testing.T) {
 	c := &Change{Pct: -6.58, P: 0.0004, Significant: true}
 	if got := fmt.Sprint(c); got != "-6.58% (p<0.001)" {
 		t.Errorf("cell %s", got)

@@ -24,6 +24,10 @@
 // the rows say, never by the order they come in (Order gives that order
 // to other tables, kvbench compare's).
 //
+// Beneath it: package figure has the numbers (Figure, Prob, Ratio),
+// package persistjob the persistence jobs' tables, package attempt what
+// the series and nodes CSVs say of each attempt.
+//
 // What the tables hold, the trimming rule, the number conventions and the
 // CSV and JSON formats are documented for users in docs/report.md.
 package report

@@ -83,53 +83,6 @@ const (
 	NoRefNoRounds = "no_ok_round"
 )
 
-// Ratio is a figure of one target over the same figure of the reference.
-type Ratio struct {
-	// Ratio is cell / reference from the trimmed figures as displayed,
-	// rounded to 2 decimals; missing when either is.
-	Ratio Figure `json:"ratio"`
-	// P is the Mann–Whitney U p-value of the two scenarios' ok rounds;
-	// missing when either has none.
-	P Prob `json:"p"`
-	// Significant is P <= Alpha.
-	Significant bool `json:"significant"`
-	// Refused says that one of the two had writes refused: nothing was
-	// compared.
-	Refused bool `json:"refused,omitempty"`
-}
-
-// String is the ratio cell: "0.69 (p=0.008)", "1.02 ~", "-" when there is
-// nothing to compare.
-func (r *Ratio) String() string {
-	switch {
-	case r != nil && r.Refused:
-		return refusedCell
-	case r == nil || !r.Ratio.Valid():
-		return "-"
-	}
-	return r.Ratio.String() + verdict(r.P, r.Significant)
-}
-
-// refusedCell is a comparison's cell when writes were refused on either
-// side (WarnRefusedWrites explains it).
-const refusedCell = "refused writes"
-
-// verdict is the significance mark after a figure: " (p=0.008)",
-// " (p<0.001)", " ~", or nothing when no test was made.
-func verdict(p Prob, significant bool) string {
-	switch {
-	case p != p: // NaN: no test
-		return ""
-	case significant:
-		s := p.String()
-		if !strings.HasPrefix(s, "<") {
-			s = "=" + s
-		}
-		return " (p" + s + ")"
-	}
-	return " ~"
-}
-
 // reference is the reference target: Options.Reference, else redis when
 // present, else the first target by name.
 func (b *builder) reference() (string, error) {

@@ -16,51 +16,21 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/adaptive"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
+	"github.com/kvbench/kvbench/pkg/runner/status"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
-// An adaptive run (Options.Precision) measures what it compares close
-// together in time. On a shared machine the noise drifts slowly:
-// measurements a second apart agree far better than the same scenario in
-// two rounds twenty seconds apart. So the servers of one mode, every
-// target and strategy, run side by side, each started once (and
-// prefilled for reads), and are measured in short slices, block after
-// block. A block measures every scenario still needed twice, in a
-// mirrored order (A B C C B A, the first half rotated by one place each
-// block), so that a drift that is linear over the block hits every
-// scenario alike, and every scenario takes every place in turn; a
-// comparison pairs its two scenarios block by block (the difference of
-// their mean log QPS in the block) and its interval is the signed-rank
-// interval over the blocks (stats.LogRatioInterval). The run stops when
-// every comparison's interval is within ±Precision (stats.Precision,
-// never on fewer than stats.DefaultMinPairs blocks) or when MaxTime has
-// gone, and says which comparisons did not get there.
-//
-// A write slice writes keys no slice wrote before: keys from the last
-// slice's end, so a refusing insert (RSET) never meets its own key.
-// When the next block would take a server past the keyspace, every
-// server of the mode is started afresh together, so that they stay in
-// step: each slice of a block finds its server as full as the slices of
-// the other scenarios find theirs, in the mirrored order.
-//
-// A slice the machine disturbed (machine.DefaultRule: steal, or another
-// process's CPU) is written with its reason in the disturbed column and
-// left out of the comparisons.
-
-// Slice sizes.
-const (
-	// sliceBatches is the fewest round trips of a slice per connection:
-	// fewer, and the connections' start weighs on its rate.
-	sliceBatches = 20
-	// slicesPerBlock is how often a block measures each scenario (the
-	// mirrored order).
-	slicesPerBlock = 2
-	// sliceWarmup is the part of a slice sent first and not measured, on
-	// the same connections: a server measured after another on the same
-	// CPU finds its caches taken, and the connections are new.
-	sliceWarmup = 0.1
-)
+// An adaptive run (Options.Precision) measures the servers of one mode
+// side by side in blocks of short slices, in the order package adaptive
+// designs, until its comparisons are precise enough or MaxTime has gone.
+// A write slice writes keys no slice wrote before; when the next block
+// would take a server past the keyspace, every server of the mode is
+// started afresh together. A slice the machine disturbed
+// (machine.DefaultRule) is written with its reason in the disturbed
+// column and left out of the comparisons.
 
 // Sliceable says whether the options can run adaptive (Precision): the
 // modes set, get and mixed, measured in this process; the rest (curves,
@@ -203,9 +173,8 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 				return err
 			}
 		}
-		order := rotated(active, block-1)
 		var measured []*sliceResult
-		for i, s := range slices.Concat(order, reversed(order)) {
+		for i, s := range adaptive.Order(active, block) {
 			if s.failed || r.res.Interrupted {
 				continue
 			}
@@ -224,7 +193,7 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 		if err != nil {
 			return err
 		}
-		r.blockLine(mode, block, all, open, until)
+		r.log("%s", adaptive.BlockLine(string(mode), block, all, open, r.o.Precision, status.Duration(max(time.Until(until), 0))))
 		active = nil
 		for _, c := range open {
 			for _, s := range sides {
@@ -238,34 +207,15 @@ func (r *run) measureMode(ctx context.Context, scs []*Scenario, until time.Time)
 			active = liveSides(sides) // nothing to compare: the scenarios' own figures, from as many blocks
 		}
 		if len(active) > 0 && time.Now().After(until) {
-			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, formatDuration(r.o.MaxTime),
-				len(open), len(all), percent(r.o.Precision))
+			r.log("%s: time is up (--max-time %s) with %d of %d comparisons short of ±%s:", mode, status.Duration(r.o.MaxTime),
+				len(open), len(all), adaptive.Percent(r.o.Precision))
 			for _, c := range open {
-				r.log("  %s: QPS ratio %s, ±%s after %d blocks", comparisonName(c), c.Ratio, percent(c.Ratio.HalfWidth()), c.Ratio.N)
+				r.log("  %s: QPS ratio %s, ±%s after %d blocks", adaptive.ComparisonName(c), c.Ratio, adaptive.Percent(c.Ratio.HalfWidth()), c.Ratio.N)
 			}
 			break
 		}
 	}
 	return nil
-}
-
-// rotated is ss rotated left by n: block after block, each scenario takes
-// each place of the order in turn (a cyclic Latin square), so that none
-// is always first, or always the middle one whose two slices follow each
-// other.
-func rotated(ss []*side, n int) []*side {
-	if len(ss) == 0 {
-		return nil
-	}
-	n %= len(ss)
-	return slices.Concat(ss[n:], ss[:n])
-}
-
-// reversed is a reversed copy of ss.
-func reversed(ss []*side) []*side {
-	out := slices.Clone(ss)
-	slices.Reverse(out)
-	return out
 }
 
 // liveSides are the sides whose server is up.
@@ -301,49 +251,8 @@ func (r *run) openComparisons(mode loadgen.Mode, rule stats.Precision) (all, ope
 	if err != nil {
 		return nil, nil, fmt.Errorf("the comparisons of %s: %w", mode, err)
 	}
-	for _, c := range rep.Comparisons {
-		if c.Metric != report.CompareQPS {
-			continue
-		}
-		all = append(all, c)
-		if !rule.Reached(c.Ratio) {
-			open = append(open, c)
-		}
-	}
+	all, open = adaptive.Open(rep.Comparisons, rule)
 	return all, open, nil
-}
-
-// comparisonName is "kvstore/persist_no vs kvstore/nopersist".
-func comparisonName(c report.Comparison) string {
-	return c.Target + "/" + c.Strategy + " vs " + c.AgainstTarget + "/" + c.AgainstStrategy
-}
-
-// blockLine logs a block's end: the comparisons still open and the widest
-// interval among them.
-func (r *run) blockLine(mode loadgen.Mode, block int, all, open []report.Comparison, until time.Time) {
-	left := max(time.Until(until), 0)
-	widest := 0.0
-	for _, c := range open {
-		widest = math.Max(widest, c.Ratio.HalfWidth())
-	}
-	switch {
-	case len(all) == 0:
-		r.log("%s block %d: nothing to compare (one strategy, one target)", mode, block)
-	case len(open) == 0:
-		r.log("%s block %d: every comparison within ±%s", mode, block, percent(r.o.Precision))
-	case math.IsInf(widest, 1):
-		r.log("%s block %d: %d of %d comparisons open (too few blocks for an interval); %s left", mode, block, len(open), len(all), formatDuration(left))
-	default:
-		r.log("%s block %d: %d of %d comparisons open, the widest ±%s; %s left", mode, block, len(open), len(all), percent(widest), formatDuration(left))
-	}
-}
-
-// percent formats a fraction as "3%" or "4.2%".
-func percent(f float64) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return "∞"
-	}
-	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + "%"
 }
 
 // startSides starts every side's server (and prefills it for reads) and
@@ -391,7 +300,7 @@ func (r *run) tryStart(ctx context.Context, s *side) error {
 		return err
 	}
 	s.srv, s.up, s.nextKey, s.started, s.prefilled = srv, true, 0, srv.took, 0
-	if err := r.pinServer(srv.info); err != nil {
+	if err := placement.PinServer(r.o.placement, srv.info); err != nil {
 		return err
 	}
 	e.Instance = srv.info
@@ -453,26 +362,14 @@ func (r *run) restartSides(ctx context.Context, sides []*side) error {
 // needsRestart says whether a write block would take a side past the
 // keyspace.
 func needsRestart(sides []*side, keyspace int64) bool {
-	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+slicesPerBlock*(s.warmup+s.requests) > keyspace })
+	return slices.ContainsFunc(sides, func(s *side) bool { return s.nextKey+adaptive.SlicesPerBlock*(s.warmup+s.requests) > keyspace })
 }
 
-// sizeSlice sizes s's slices at qps requests per second: Options.Slice
-// long, at least sliceBatches round trips per connection, after a warmup
-// of sliceWarmup of that (a round trip per connection at least); for
-// writes, warmup and slice at most the keyspace's share of one slice of
-// a block.
+// sizeSlice sizes s's slices and their warmups at qps requests per
+// second (adaptive.SliceSize).
 func (r *run) sizeSlice(s *side, qps float64) {
 	o := r.o
-	n := int64(qps * o.Slice.Seconds())
-	n = max(n, int64(sliceBatches*o.Pipeline*o.Connections))
-	w := max(int64(float64(n)*sliceWarmup), int64(o.Pipeline*o.Connections))
-	if s.sc.Mode == loadgen.ModeSet {
-		if room := o.Keyspace / slicesPerBlock; n+w > room {
-			w = min(w, room/11)
-			n = room - w
-		}
-	}
-	s.requests, s.warmup = max(n, 1), w
+	s.requests, s.warmup = adaptive.SliceSize(qps, o.Slice, o.Pipeline, o.Connections, o.Keyspace, s.sc.Mode == loadgen.ModeSet)
 }
 
 // resize sizes the sides' slices from the first block's rates, which the
@@ -523,7 +420,7 @@ func (r *run) slice(ctx context.Context, s *side, block, pos int) (*sliceResult,
 	sig := machine.Between(before, machine.Take(pids...))
 	st.loop, st.signals = loop, &sig
 	if loop != nil {
-		st.tel = loop.tel.finish(ctx, s.srv.info, s.sc.Desc.Password)
+		st.tel = loop.tel.Finish(ctx, s.srv.info, s.sc.Desc.Password)
 		r.res.Timing.Measure += loop.took
 	}
 	st.block, st.slice = block, pos
@@ -578,7 +475,7 @@ func (r *run) endBlock(mode loadgen.Mode, block int, res []*sliceResult) error {
 		if err := r.writeSeries(x.out.series); err != nil {
 			return err
 		}
-		r.rec.attempt(x.out.rows, x.out.series)
+		r.rec.Attempt(x.out.rows, x.out.series)
 		if row.Status == results.StatusOK && row.Disturbed == "" && row.QPS > 0 && row.Conflicts == 0 {
 			s := x.side
 			s.qps[block] = append(s.qps[block], math.Log(row.QPS))
@@ -594,29 +491,15 @@ func (r *run) endBlock(mode loadgen.Mode, block int, res []*sliceResult) error {
 func (p *Plan) qpsOf(sc *Scenario) float64 {
 	qps := float64(EstimateQPS)
 	k := keyOf(sc)
-	if k.always {
+	if k.Always {
 		qps = EstimateAlwaysQPS
 	}
 	if r := p.cal[sc.Desc.Name]; r != nil {
-		if q := r.rate(k, p.Options.SetRatio); q > 0 {
+		if q := r.Rate(k, p.Options.SetRatio); q > 0 {
 			qps = q
 		}
 	}
 	return qps
-}
-
-// assumedSpread is the standard deviation of a block's log-ratio that an
-// estimate assumes when no earlier adaptive run measured it: about what
-// one CPU shared by server and load generator gives on a small shared
-// machine (docs/run.md).
-const assumedSpread = 0.04
-
-// expectedBlocks is how many blocks a comparison whose blocks' log-ratios
-// spread by sd needs to reach ±precision: the normal approximation of the
-// interval's half-width, 1.96·sd/√n, never fewer than the rule's least.
-func expectedBlocks(sd, precision float64) int {
-	n := int(math.Ceil(math.Pow(1.96*sd/precision, 2)))
-	return max(n, stats.DefaultMinPairs)
 }
 
 // adaptiveEstimate is the expected time of an adaptive run: per mode, its
@@ -639,9 +522,9 @@ func (p *Plan) modeEstimate(g []*Scenario) time.Duration {
 		if sc.Mode != loadgen.ModeSet {
 			setup += seconds(float64(o.Keyspace) / p.prefillRateOf(sc))
 		}
-		block += slicesPerBlock * o.Slice
+		block += adaptive.SlicesPerBlock * o.Slice
 	}
-	n := expectedBlocks(p.spread(), o.Precision)
+	n := adaptive.ExpectedBlocks(p.spread(), o.Precision)
 	d := setup + time.Duration(n)*block
 	if g[0].Mode == loadgen.ModeSet { // servers started afresh when full
 		d += time.Duration(n) * setup
@@ -654,7 +537,7 @@ func (p *Plan) spread() float64 {
 	if p.calSpread > 0 {
 		return p.calSpread
 	}
-	return assumedSpread
+	return adaptive.AssumedSpread
 }
 
 // writeAdaptive writes an adaptive plan: per mode, its scenarios and the
@@ -667,8 +550,8 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 			names = append(names, sc.Desc.Name+"/"+sc.Strategy.Name)
 		}
 		fmt.Fprintf(b, "%s: %d servers side by side (%s); blocks of %d slices each of %s, about %d blocks, ~%s\n",
-			g[0].Mode, len(g), strings.Join(names, ", "), slicesPerBlock, formatDuration(o.Slice),
-			expectedBlocks(p.spread(), o.Precision), formatDuration(p.modeEstimate(g)))
+			g[0].Mode, len(g), strings.Join(names, ", "), adaptive.SlicesPerBlock, status.Duration(o.Slice),
+			adaptive.ExpectedBlocks(p.spread(), o.Precision), status.Duration(p.modeEstimate(g)))
 	}
 	src := "assumed"
 	if p.calSpread > 0 {
@@ -676,45 +559,5 @@ func (p *Plan) writeAdaptive(b *strings.Builder) {
 	}
 	p.writeProfileLine(b)
 	fmt.Fprintf(b, "estimated time: %s (a block's spread %s, %s; %s; at most --max-time %s)\n",
-		formatDuration(p.Estimate()), percent(p.spread()), src, p.calibrationNote(), formatDuration(o.MaxTime))
-}
-
-// blockSpread is the median, over the pairs of scenarios of a mode, of
-// the standard deviation of their blocks' log-ratios in an adaptive run's
-// rows (undisturbed ok slices); 0 when the rows have no blocks.
-func blockSpread(rows []results.Row) float64 {
-	type key struct{ mode, scenario string }
-	logs := map[key]map[int][]float64{}
-	modes := map[string][]string{}
-	for _, r := range rows {
-		if r.Block == 0 || !r.OK() || r.Disturbed != "" || r.QPS <= 0 || r.Workload != "" {
-			continue
-		}
-		k := key{r.Mode, r.Target + "/" + r.Strategy}
-		if logs[k] == nil {
-			logs[k] = map[int][]float64{}
-			modes[r.Mode] = append(modes[r.Mode], k.scenario)
-		}
-		logs[k][r.Block] = append(logs[k][r.Block], math.Log(r.QPS))
-	}
-	var sds []float64
-	for mode, scs := range modes {
-		for i, a := range scs {
-			for _, b := range scs[i+1:] {
-				var d []float64
-				for blk, xs := range logs[key{mode, a}] {
-					if ys := logs[key{mode, b}][blk]; len(ys) > 0 {
-						d = append(d, stats.Mean(xs)-stats.Mean(ys))
-					}
-				}
-				if len(d) >= 3 {
-					sds = append(sds, stats.Describe(d, stats.DefaultConfidence).StdDev)
-				}
-			}
-		}
-	}
-	if len(sds) == 0 {
-		return 0
-	}
-	return stats.Median(sds)
+		status.Duration(p.Estimate()), adaptive.Percent(p.spread()), src, p.calibrationNote(), status.Duration(o.MaxTime))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/adaptive"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/prometheus/procfs"
 )
@@ -70,8 +71,8 @@ func TestAdaptiveRun(t *testing.T) {
 			t.Errorf("%v: %d blocks, want at least %d", k, len(bs), stats.DefaultMinPairs)
 		}
 		for b, n := range bs {
-			if n != slicesPerBlock {
-				t.Errorf("%v block %d: %d slices, want %d (mirrored)", k, b, n, slicesPerBlock)
+			if n != adaptive.SlicesPerBlock {
+				t.Errorf("%v block %d: %d slices, want %d (mirrored)", k, b, n, adaptive.SlicesPerBlock)
 			}
 		}
 	}

@@ -12,8 +12,12 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/persistjob"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
 	"github.com/kvbench/kvbench/pkg/runner/series"
+	"github.com/kvbench/kvbench/pkg/runner/telemetry"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 )
 
@@ -42,8 +46,8 @@ type attemptSteps struct {
 	prefill, stop time.Duration
 	rec           recovery.Figures // the recovery mode's
 	loop          *closedLoop      // measure's
-	tel           *phaseTelemetry  // telemetry's, read after the measurement
-	job           *jobRun          // the persistence job's (Options.PersistJob)
+	tel           *telemetry.Phase // telemetry's, read after the measurement
+	job           *persistjob.Run  // the persistence job's (Options.PersistJob)
 	curve         *loadCurve       // curve's (Options.Rates, SLO)
 	// measured is the recovery's time, or the curve's phases' (the
 	// closed loop's is loop.took).
@@ -95,8 +99,8 @@ type closedLoop struct {
 	// job is the persistence job step under way beside the load, finished
 	// by the job step.
 	events *series.Events
-	tel    *phaseTelemetry
-	job    *persistJob
+	tel    *telemetry.Phase
+	job    *persistjob.Step
 	took   time.Duration
 }
 
@@ -166,9 +170,13 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 	if err != nil {
 		return out, err
 	}
-	s.tel = s.loop.tel.finish(ctx, srv.info, sc.Desc.Password)
+	s.tel = s.loop.tel.Finish(ctx, srv.info, sc.Desc.Password)
 	if s.loop.job != nil {
-		if s.job, err = s.loop.job.finish(s.loop.events); err != nil { // persistjob.go
+		s.job, err = s.loop.job.Finish()
+		for _, sp := range s.job.Spans {
+			s.loop.events.Mark(sp.Start, sp.End, results.EventPersistJob)
+		}
+		if err != nil {
 			return out, serverError(srv.inst, err)
 		}
 	}
@@ -206,7 +214,7 @@ func (r *run) start(ctx context.Context, e Event) (server, error) {
 	}
 	srv.inst, srv.info = inst, inst.Info()
 	r.logNotes(sc.Desc.Name, srv.info.Notes)
-	if err := r.pinServer(srv.info); err != nil {
+	if err := placement.PinServer(r.o.placement, srv.info); err != nil {
 		return srv, err
 	}
 	return srv, nil
@@ -246,9 +254,9 @@ func (r *run) stop(ctx context.Context, srv *server) (time.Duration, error) {
 
 // load is the attempt's load on the server e.Instance describes: the
 // run's settings and the target's commands, or a workload's commands, with
-// what they read (workloadFills). A target that lacks a workload's
+// what they read (workloadrun.Fills). A target that lacks a workload's
 // commands is refused here, before the prefill: it is not worth filling.
-func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []fill, error) {
+func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []workloadrun.Fill, error) {
 	sc := e.Scenario
 	cfg := loadConfig(r.o, sc, e.Instance, r.o.Seed+int64(e.Round))
 	cfg.Progress = func(p loadgen.Progress) {
@@ -262,23 +270,23 @@ func (r *run) load(ctx context.Context, e Event) (loadgen.Config, []fill, error)
 	sc.Workload.Apply(&cfg, func(string) bool { return false })
 	cfg.Mode, cfg.VerifyGet = loadgen.DefaultConfig().Mode, false // the commands replace the mode
 	cfg.Wait = r.o.Wait                                           // WAIT after the mix's writes
-	if err := checkWorkload(ctx, cfg); err != nil {
+	if err := workloadrun.Check(ctx, cfg); err != nil {
 		return cfg, nil, err
 	}
-	return cfg, workloadFills(cfg), nil
+	return cfg, workloadrun.Fills(cfg), nil
 }
 
 // prefillStep writes what the mode or workload reads (a workload's fills)
 // and waits for the background persistence work it may have set off; it
 // returns its time, the wait included.
-func (r *run) prefillStep(ctx context.Context, e Event, srv *server, cfg loadgen.Config, fills []fill) (time.Duration, error) {
+func (r *run) prefillStep(ctx context.Context, e Event, srv *server, cfg loadgen.Config, fills []workloadrun.Fill) (time.Duration, error) {
 	sc := e.Scenario
 	pcfg := cfg
 	pcfg.Pipeline = r.o.PrefillPipeline
 	t0 := time.Now()
 	var err error
 	if sc.Workload != nil {
-		err = prefillWorkload(ctx, pcfg, fills)
+		err = workloadrun.Prefill(ctx, pcfg, fills)
 	} else {
 		err = r.prefill(ctx, pcfg, sc, e.Round)
 	}
@@ -309,14 +317,14 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 		meter = r.o.Meter(sc.Desc.Name, sc.Strategy.Name, sc.what(), cfg)
 		cfg.Observe = meter.Interval
 	}
-	l = &closedLoop{tel: startTelemetry(ctx, info, password)}
+	l = &closedLoop{tel: telemetry.Start(ctx, info, password)}
 	if r.o.PersistJob != "" {
 		if l.job, err = r.startPersistJob(ctx, e, srv, &cfg); err != nil { // persistjob.go
 			return l, err
 		}
 		defer func() {
 			if err != nil {
-				l.job.abort()
+				l.job.Abort()
 			}
 		}()
 	}
@@ -329,16 +337,16 @@ func (r *run) measureStep(ctx context.Context, e Event, srv *server, cfg loadgen
 	if meter != nil {
 		meter.Done(&res.Result)
 	}
-	l.job.phaseOver()
+	l.job.PhaseOver()
 	if perr := l.events.Finish(); perr != nil {
 		r.log("%s round %d: warning: the server's events were not all polled: %v", sc.Name(), e.Round, perr)
 	}
 	l.took = time.Since(t0)
-	l.tel.stopRSS()
+	l.tel.StopRSS()
 	l.res, l.clientCPU = res, clientCPU
 	if err != nil {
 		if serr == nil { // a restart is the reason to give, if there was one
-			if rerr := restartReason(ctx, info, password, before); rerr != nil {
+			if rerr := telemetry.RestartReason(ctx, info, password, before); rerr != nil {
 				return l, fmt.Errorf("%w (the load generator saw: %v)", rerr, err)
 			}
 		}
@@ -387,7 +395,7 @@ func outcome(ctx context.Context, err error) (status, msg string) {
 
 // resultOf is what the attempt e produced, from what its steps returned
 // (s) and how it ended: its rows (rowOf's; a workload's per command
-// before it, workloadRows; the load curve's after it, curveRows), its
+// before it, workloadrun.Rows; the load curve's after it, curveRows), its
 // node and series rows, and its timing.
 func (r *run) resultOf(e Event, s *attemptSteps, status, msg string) attemptResult {
 	row := r.rowOf(e, s, status, msg)
@@ -397,7 +405,7 @@ func (r *run) resultOf(e Event, s *attemptSteps, status, msg string) attemptResu
 		if s.loop != nil {
 			cmds = s.loop.res.Commands
 		}
-		out.rows = workloadRows(row, w, s.load, cmds, s.tel)
+		out.rows = workloadrun.Rows(row, w, s.load, cmds, s.tel)
 		out.row = out.rows[len(out.rows)-1]
 	} else if s.curve != nil {
 		// The curve's rows start from the attempt's row before its closed
@@ -445,17 +453,17 @@ func (r *run) rowOf(e Event, s *attemptSteps, status, msg string) results.Row {
 		row.Stalls, row.LongestStallMs = series.Stalls(&l.res.Result)
 		row.Agents = max(o.Agents, 1)
 		if l.checked {
-			c := cpuOf(l.res, l.clientCPU, l.before, l.after)
-			row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.clientS, c.clientBound, c.serverS, c.qpsPerCPU
+			c := telemetry.CPUOf(l.res, l.clientCPU, l.before, l.after)
+			row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.ClientS, c.ClientBound, c.ServerS, c.QPSPerCPU
 		}
 	}
-	row.ServerRSSBytes, row.ServerUsedMemoryBytes = s.tel.memory()
-	row.ServerUsecPerCall, row.ServerCalls = s.tel.commands(measuredCommands(s.load))
+	row.ServerRSSBytes, row.ServerUsedMemoryBytes = s.tel.Memory()
+	row.ServerUsecPerCall, row.ServerCalls = s.tel.Commands(telemetry.MeasuredCommands(s.load))
 	if c := s.curve; c != nil && c.slo != "" {
 		row.SLO, row.CapacityQPS, row.CapacityWhy = c.slo, c.capacity, c.why
 	}
 	if s.job != nil && s.loop != nil {
-		setJobColumns(&row, s.job, &s.loop.res.Result) // persistjob.go
+		persistjob.SetColumns(&row, s.job, &s.loop.res.Result)
 	}
 	row.Placement = o.placement.String()
 	if s.block > 0 {

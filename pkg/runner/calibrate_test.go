@@ -82,7 +82,7 @@ func TestEstimateCalibrated(t *testing.T) {
 	within("the probe's", probed.Estimate(), 4)
 	// Forming the cluster is counted: the fixed figures' 100 ms is far
 	// below what a cluster's start takes.
-	if est := probed.cal["redis-cluster"].startOf(clusterStep(probed).Target); est < clusterStart/4 {
+	if est := probed.cal["redis-cluster"].StartOf(clusterStep(probed).Target); est < clusterStart/4 {
 		t.Errorf("the probe estimates a redis-cluster start of %v, the run's took %v", est, clusterStart)
 	}
 
@@ -101,7 +101,7 @@ func TestEstimateCalibrated(t *testing.T) {
 	if est := last.Estimate(); est < attempts*9/10 || est > attempts*11/10 {
 		t.Errorf("the last run's estimate %v, its attempts' sum %v", est, attempts)
 	}
-	if est := last.cal["redis-cluster"].startOf(clusterStep(last).Target); est < clusterStart*9/10 || est > clusterStart*11/10 {
+	if est := last.cal["redis-cluster"].StartOf(clusterStep(last).Target); est < clusterStart*9/10 || est > clusterStart*11/10 {
 		t.Errorf("the last run's redis-cluster start %v, its mean %v", est, clusterStart)
 	}
 

@@ -4,13 +4,9 @@ import (
 	"context"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvbench/kvbench/internal/testutil"
-	"github.com/kvbench/kvbench/pkg/loadgen"
-	"github.com/kvbench/kvbench/pkg/measure"
-	"github.com/kvbench/kvbench/pkg/target"
 )
 
 // TestWhoIsTheBottleneck: every measured row carries its whole latency
@@ -47,26 +43,5 @@ func TestWhoIsTheBottleneck(t *testing.T) {
 		case r.Strategy == "aof_always" && r.Mode == "set" && r.ClientBound:
 			t.Errorf("aof_always set: client-bound, yet the server fsyncs before replying (generator busy %.0f%%)", 100*busy)
 		}
-	}
-}
-
-// TestClientBoundRule: a generator busy for 85% of its threads' wall time
-// or more is marked client-bound; the server's CPU time gives QPS per
-// server CPU-second.
-func TestClientBoundRule(t *testing.T) {
-	res := loadgen.Result{Result: measure.Result{Elapsed: 2 * time.Second, QPS: 100_000}}
-	res.Config.Threads = 2
-	for _, tc := range []struct {
-		client time.Duration
-		bound  bool
-	}{{3300 * time.Millisecond, false}, {3400 * time.Millisecond, true}, {4 * time.Second, true}, {0, false}} {
-		c := cpuOf(res, tc.client, target.Sample{CPU: time.Second}, target.Sample{CPU: 1500 * time.Millisecond})
-		if c.clientBound != tc.bound || c.clientS != tc.client.Seconds() || c.serverS != 0.5 || c.qpsPerCPU != 400_000 {
-			t.Errorf("client %v of 2 threads x 2s: %+v", tc.client, c)
-		}
-	}
-	c := cpuOf(res, time.Second, target.Sample{CPU: -1}, target.Sample{CPU: -1})
-	if c.serverS != 0 || c.qpsPerCPU != 0 {
-		t.Errorf("server CPU unknown: %+v", c)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/status"
 )
 
 // TestDisplayEndLine writes the end of a step's last attempt through the
@@ -28,7 +29,7 @@ func TestDisplayEndLine(t *testing.T) {
 	for _, st := range p.Steps[1:] {
 		rest += p.estimate(st.Scenario)
 	}
-	left := " [" + formatDuration(rest) + " left]"
+	left := " [" + status.Duration(rest) + " left]"
 	step := p.Steps[0]
 	prefix := "[ 1/18] " + step.Scenario.Name() + " round 1"
 

@@ -20,7 +20,13 @@
 // measured; its detail rows are built once, from those values, when it is
 // over (attempt.go). The recovery mode's crash, restart and read-back are
 // package recovery's; an attempt's intervals (the series CSV, its stalls,
-// the server's events) package series's.
+// the server's events) package series's. The steps' parts that take typed
+// inputs live beneath: the persistence job (persistjob), what the server
+// said of a phase (telemetry), a workload's check, prefill and rows
+// (workloadrun), the estimate's figures of this machine (calibration), an
+// adaptive run's design (adaptive), placement, the progress display
+// (status), the temporary directory (tmpdir), the result files
+// (resultfiles) and the history's recording (record).
 //
 // Progress goes to the stderr writer, redrawn in place when Options.Live is
 // set; Options.Observe sees every Event; Options.Tracker lets the caller

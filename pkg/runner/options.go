@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/render"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
@@ -323,7 +324,7 @@ type Options struct {
 	Slice time.Duration
 	// CPUs places the servers' and the load generator's threads
 	// (machine.ParsePlacement: "off", "0", "server=0,client=1"), or
-	// CPUsAuto (the default, ""): see placement.go.
+	// CPUsAuto (the default, ""): see package placement.
 	CPUs string
 
 	// placement is CPUs resolved, by normalize.
@@ -498,7 +499,7 @@ func (o Options) normalize() (Options, error) {
 	if err := o.checkAdaptive(); err != nil {
 		errs = append(errs, err)
 	}
-	if p, err := parseCPUs(o.CPUs); err != nil {
+	if p, err := placement.Parse(o.CPUs); err != nil {
 		errs = append(errs, err)
 	} else {
 		o.placement = p

@@ -13,7 +13,12 @@ import (
 	"github.com/kvbench/kvbench/pkg/flame"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/adaptive"
+	"github.com/kvbench/kvbench/pkg/runner/calibration"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
 	"github.com/kvbench/kvbench/pkg/runner/recovery"
+	"github.com/kvbench/kvbench/pkg/runner/status"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/target/targetfile"
 	"github.com/kvbench/kvbench/pkg/workload"
@@ -67,8 +72,8 @@ type Plan struct {
 	// found, a target none of whose strategies was asked for).
 	Warnings []error
 
-	cal     map[string]*rates // the estimate's figures by target (Calibrate); nil: the fixed ones
-	calFile string            // the detail CSV they were read from
+	cal     map[string]*calibration.Rates // the estimate's figures by target (Calibrate); nil: the fixed ones
+	calFile string                        // the detail CSV they were read from
 	// calSpread is the spread of an adaptive run's block log-ratios in
 	// calSpreadFile, the last run's detail CSV; 0 when it was not
 	// adaptive.
@@ -97,7 +102,9 @@ func NewPlan(opts Options) (*Plan, error) {
 	if err := p.scenarios(targets); err != nil {
 		return nil, err
 	}
-	p.resolvePlacement(targets)
+	var warns []error
+	p.Options.placement, warns = placement.Resolve(p.Options.CPUs, p.Options.placement, targets)
+	p.Warnings = append(p.Warnings, warns...)
 	if o.Precision == 0 {
 		p.order()
 	}
@@ -385,7 +392,7 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
 		cfg := workloadConfig(o, sc.Workload)
-		keys, fills = cfg.Keyspace, len(workloadFills(cfg)) > 0
+		keys, fills = cfg.Keyspace, len(workloadrun.Fills(cfg)) > 0
 	}
 	if fills {
 		d += seconds(float64(keys) / p.prefillRateOf(sc))
@@ -447,14 +454,14 @@ func (p *Plan) profileEstimate() time.Duration {
 func (p *Plan) writeProfileLine(b *strings.Builder) {
 	if prof := p.profiled(); len(prof) > 0 {
 		fmt.Fprintf(b, "then a profile round of each of the %d scenarios measured ~%s (an attempt each, and perf's %s)\n",
-			len(prof), formatDuration(p.profileEstimate()), formatDuration(EstimateProfile))
+			len(prof), status.Duration(p.profileEstimate()), status.Duration(EstimateProfile))
 	}
 }
 
 // startStopOf is the estimated start and stop of a server of sc.
 func (p *Plan) startStopOf(sc *Scenario) time.Duration {
 	if r := p.cal[sc.Desc.Name]; r != nil {
-		return r.startOf(sc.Target) + r.stop
+		return r.StartOf(sc.Target) + r.Stop
 	}
 	return EstimateStartStop
 }
@@ -462,7 +469,7 @@ func (p *Plan) startStopOf(sc *Scenario) time.Duration {
 // startOf is the estimated start of a server of sc.
 func (p *Plan) startOf(sc *Scenario) time.Duration {
 	if r := p.cal[sc.Desc.Name]; r != nil {
-		return r.startOf(sc.Target)
+		return r.StartOf(sc.Target)
 	}
 	return EstimateStartStop / 2
 }
@@ -470,8 +477,8 @@ func (p *Plan) startOf(sc *Scenario) time.Duration {
 // prefillRateOf is the estimated prefill rate of a server of sc, in keys
 // per second.
 func (p *Plan) prefillRateOf(sc *Scenario) float64 {
-	if r := p.cal[sc.Desc.Name]; r != nil && r.prefill > 0 {
-		return r.prefill
+	if r := p.cal[sc.Desc.Name]; r != nil && r.Prefill > 0 {
+		return r.Prefill
 	}
 	return EstimatePrefillQPS
 }
@@ -479,8 +486,8 @@ func (p *Plan) prefillRateOf(sc *Scenario) float64 {
 // reloadRateOf is the estimated rate at which a restarted server of sc
 // loads its keys, in keys per second.
 func (p *Plan) reloadRateOf(sc *Scenario) float64 {
-	if r := p.cal[sc.Desc.Name]; r != nil && r.reload > 0 {
-		return r.reload
+	if r := p.cal[sc.Desc.Name]; r != nil && r.Reload > 0 {
+		return r.Reload
 	}
 	return EstimateReloadKeysPerS
 }
@@ -516,11 +523,11 @@ func (p *Plan) Summary() string {
 	}
 	if o.Precision > 0 {
 		return fmt.Sprintf("%s × %d strategies × %s, adaptive: slices of %s until every comparison is within ±%s (at most %s), about %s",
-			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), formatDuration(o.Slice), percent(o.Precision),
-			formatDuration(o.MaxTime), formatDuration(p.Estimate()))
+			strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), status.Duration(o.Slice), adaptive.Percent(o.Precision),
+			status.Duration(o.MaxTime), status.Duration(p.Estimate()))
 	}
 	return fmt.Sprintf("%s × %d strategies × %s × %d rounds = %d measurements, %s order, about %s",
-		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, formatDuration(p.Estimate()))
+		strings.Join(targets, "+"), len(strategies), strings.Join(what, "+"), o.Rounds, len(p.Steps), o.Order, status.Duration(p.Estimate()))
 }
 
 // Write prints the plan: the settings, every step in order with its
@@ -531,7 +538,7 @@ func (p *Plan) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "plan: %s\n", p.Summary())
 	if o.Precision > 0 {
 		fmt.Fprintf(&b, "settings: keyspace %d, pipeline %d, connections %d, value size %d, seed %d, retries %d, slices of %s, placement %s\n",
-			o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed+1, o.Retries, formatDuration(o.Slice), o.placement)
+			o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed+1, o.Retries, status.Duration(o.Slice), o.placement)
 	} else {
 		fmt.Fprintf(&b, "settings: requests %d, keyspace %d, pipeline %d, connections %d, value size %d, seed %d (+ round), retries %d\n",
 			o.Requests, o.Keyspace, o.Pipeline, o.Connections, o.ValueSize, o.Seed, o.Retries)
@@ -571,26 +578,11 @@ func (p *Plan) Write(w io.Writer) error {
 	for i, st := range p.Steps {
 		d := p.estimate(st.Scenario)
 		total += d
-		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), formatDuration(d))
+		fmt.Fprintf(&b, "%*d. round %d  %-40s ~%s\n", width, i+1, st.Round, st.Scenario.Name(), status.Duration(d))
 	}
 	total += p.profileEstimate()
 	p.writeProfileLine(&b)
-	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", formatDuration(total), p.calibrationNote())
+	fmt.Fprintf(&b, "estimated time: %s (%s; retries not counted)\n", status.Duration(total), p.calibrationNote())
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// formatDuration rounds d for people: 40ms, 1.2s, 45s, 3m20s, 1h05m.
-func formatDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	}
-	h := d / time.Hour
-	m := (d - h*time.Hour).Round(time.Minute) / time.Minute
-	return fmt.Sprintf("%dh%02dm", h, m)
 }

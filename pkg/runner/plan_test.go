@@ -303,23 +303,3 @@ func TestPlanEstimateRecoveryAndProfile(t *testing.T) {
 		t.Errorf("with --profile: estimate %v, want %v", got, want)
 	}
 }
-
-func TestFormatDuration(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0s"},
-		{40*time.Millisecond + 300*time.Microsecond, "40ms"},
-		{999 * time.Millisecond, "999ms"},
-		{1234 * time.Millisecond, "1.2s"},
-		{45*time.Second + 400*time.Millisecond, "45s"},
-		{200 * time.Second, "3m20s"},
-		{time.Hour + 5*time.Minute + 20*time.Second, "1h05m"},
-	}
-	for _, tt := range tests {
-		if got := formatDuration(tt.d); got != tt.want {
-			t.Errorf("formatDuration(%v) = %s, want %s", tt.d, got, tt.want)
-		}
-	}
-}

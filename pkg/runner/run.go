@@ -15,9 +15,14 @@ import (
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/placement"
+	"github.com/kvbench/kvbench/pkg/runner/record"
+	"github.com/kvbench/kvbench/pkg/runner/resultfiles"
+	"github.com/kvbench/kvbench/pkg/runner/status"
+	"github.com/kvbench/kvbench/pkg/runner/telemetry"
+	"github.com/kvbench/kvbench/pkg/runner/tmpdir"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
-	"golang.org/x/sys/unix"
 )
 
 // Sentinel errors of Run.
@@ -132,7 +137,7 @@ type run struct {
 	// busyWarned: an adaptive run said the machine is busy.
 	busyWarned bool
 	machine    machine.Description // the load generator's machine, read once
-	rec        recording           // Options.Recorder
+	rec        record.Recording    // Options.Recorder
 	// profiling is the profile of the attempt running (Options.Profile);
 	// quiet keeps a profile round's events from Observe and the display.
 	profiling *profiling
@@ -154,7 +159,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
 		return r.res, fmt.Errorf("create the output directory: %w", err)
 	}
-	r.rec.start(ctx, r.o.Recorder, r.log)
+	r.rec.Start(ctx, r.o.Recorder, r.log)
 	if err := r.claimRunID(); err != nil {
 		return r.res, err
 	}
@@ -162,24 +167,24 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if tmpParent == "" {
 		tmpParent = r.o.OutDir
 	}
-	removeStale(tmpParent, r.stderr)
-	tmp, err := newTempDir(tmpParent)
+	tmpdir.RemoveStale(tmpParent, r.stderr)
+	tmp, err := tmpdir.New(tmpParent)
 	if err != nil {
 		r.detail.Close()
 		return r.res, fmt.Errorf("create the temporary directory: %w", err)
 	}
-	if err := tmp.watch(); err != nil {
-		fmt.Fprintf(r.stderr, "warning: %v: a kill -9 of this run leaves %s to the next run into %s\n", err, tmp.path, tmpParent)
+	if err := tmp.Watch(); err != nil {
+		fmt.Fprintf(r.stderr, "warning: %v: a kill -9 of this run leaves %s to the next run into %s\n", err, tmp.Path, tmpParent)
 	}
-	r.tmp = tmp.path
-	r.o.Tracker.AddDir(tmp.path)
+	r.tmp = tmp.Path
+	r.o.Tracker.AddDir(tmp.Path)
 
 	r.disp = newDisplay(r.stderr, r.o.Live, r.plan)
 	r.log("kvbench run %s: %s", r.res.RunID, r.plan.Summary())
 	r.log("detail CSV: %s", r.res.Files.Detail)
 	r.preflight(ctx)
 	var runErr error
-	if undo, err := r.pinClient(); err != nil {
+	if undo, err := placement.PinClient(r.o.placement); err != nil {
 		runErr = err
 	} else {
 		if r.o.Precision > 0 {
@@ -194,7 +199,7 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 		}
 		undo()
 	}
-	r.rec.finish(r.res.Interrupted)
+	r.rec.Finish(r.res.Interrupted)
 	r.disp.close()
 	r.res.Wall = time.Since(r.started)
 
@@ -206,11 +211,15 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.series != nil {
 		errs = append(errs, r.series.Close())
 	}
-	if err := tmp.remove(); err != nil {
+	if err := tmp.Remove(); err != nil {
 		errs = append(errs, fmt.Errorf("remove the temporary directory: %w", err))
 	}
 	if len(r.res.Rows) > 0 {
-		rep, err := writeReport(r.res.Rows, r.o, r.res.Files, stdout)
+		opts, err := r.reportOptions()
+		var rep *report.Report
+		if err == nil {
+			rep, err = r.res.Files.WriteReport(r.res.Rows, opts, r.o.Chart, stdout)
+		}
 		r.res.Report = rep
 		errs = append(errs, err)
 		fmt.Fprintf(r.stderr, "wrote %s\n", strings.Join(r.writtenFiles(), ", "))
@@ -221,11 +230,11 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.res.Wall > 0 {
 		profile := ""
 		if t.Profile > 0 {
-			profile = ", profile rounds " + formatDuration(t.Profile)
+			profile = ", profile rounds " + status.Duration(t.Profile)
 		}
 		fmt.Fprintf(r.stderr, "time: %s wall; servers starting %s, prefilling %s, measured %s, stopping %s%s (orchestration %.1f%%)\n",
-			formatDuration(r.res.Wall), formatDuration(t.Start), formatDuration(t.Prefill), formatDuration(t.Measure),
-			formatDuration(t.Stop), profile, 100*float64(t.Overhead())/float64(r.res.Wall))
+			status.Duration(r.res.Wall), status.Duration(t.Start), status.Duration(t.Prefill), status.Duration(t.Measure),
+			status.Duration(t.Stop), profile, 100*float64(t.Overhead())/float64(r.res.Wall))
 	}
 	if len(r.res.Failed) > 0 {
 		errs = append(errs, fmt.Errorf("%w: %s", ErrScenariosFailed, strings.Join(r.res.Failed, ", ")))
@@ -233,9 +242,9 @@ func (r *run) run(ctx context.Context, stdout io.Writer) (*Result, error) {
 	if r.res.Interrupted {
 		errs = append(errs, ErrInterrupted)
 	}
-	if err := r.rec.failed; err != nil {
+	if err := r.rec.Failed(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %v; the detail CSV has every row: record it with %s",
-			ErrNotRecorded, err, r.rec.importCommand(r.res.Files.Detail)))
+			ErrNotRecorded, err, r.rec.ImportCommand(r.res.Files.Detail)))
 	}
 	return r.res, errors.Join(errs...)
 }
@@ -252,7 +261,7 @@ func (r *run) claimRunID() error {
 		if i > 1 {
 			id += "_" + strconv.Itoa(i)
 		}
-		files := newFiles(r.o.OutDir, r.o.Prefix, id, r.o.Chart)
+		files := resultfiles.New(r.o.OutDir, r.o.Prefix, id, r.o.Chart)
 		detail, err := results.Create(files.Detail)
 		if errors.Is(err, os.ErrExist) {
 			continue
@@ -260,7 +269,7 @@ func (r *run) claimRunID() error {
 		if err != nil {
 			return err
 		}
-		if err := r.rec.begin(id, r.started); errors.Is(err, results.ErrRunExists) {
+		if err := r.rec.Begin(id, r.started); errors.Is(err, results.ErrRunExists) {
 			detail.Close()
 			os.Remove(files.Detail)
 			continue
@@ -363,7 +372,7 @@ func (r *run) steps(ctx context.Context) error {
 				if err := r.writeRows(out.rows); err != nil {
 					return err
 				}
-				r.rec.attempt(out.rows, nil)
+				r.rec.Attempt(out.rows, nil)
 				e = base
 				e.Kind, e.Row = EventSkip, out.row
 				r.event(e)
@@ -386,7 +395,7 @@ func (r *run) steps(ctx context.Context) error {
 			if werr := r.writeSeries(out.series); werr != nil {
 				return werr
 			}
-			r.rec.attempt(rows, out.series)
+			r.rec.Attempt(rows, out.series)
 			interrupted := row.Status == results.StatusInterrupted
 			unsupported := row.Status == results.StatusUnsupported
 			if unsupported {
@@ -456,9 +465,9 @@ func (r *run) prefill(ctx context.Context, cfg loadgen.Config, sc *Scenario, rou
 func (r *run) measure(ctx context.Context, cfg loadgen.Config, tlsFiles tlsconf.Options, scenario string, round int) (loadgen.Result, time.Duration, error) {
 	o := r.o
 	if o.Agents <= 1 {
-		cpu0 := processCPU()
+		cpu0 := telemetry.ProcessCPU()
 		res, err := loadgen.Run(ctx, cfg)
-		return res, processCPU() - cpu0, err
+		return res, telemetry.ProcessCPU() - cpu0, err
 	}
 	bin := o.KvstoreBin
 	if bin == "" {
@@ -477,68 +486,10 @@ func (r *run) measure(ctx context.Context, cfg loadgen.Config, tlsFiles tlsconf.
 	return l.Result, l.CPU, err
 }
 
-// restartReason tells, after a failed measurement, whether the server
-// restarted meanwhile: a supervisor that restarts a crashed server makes
-// the load generator see only a lost connection. The server gets a little
-// time to come back (restartWait); nil when it did not restart, or is not
-// back to say.
-func restartReason(ctx context.Context, info target.Info, password string, before target.Sample) error {
-	deadline := time.Now().Add(restartWait)
-	for {
-		after, err := target.SampleServer(ctx, info, password)
-		if err == nil {
-			return target.Restarted(before, after)
-		}
-		if time.Now().After(deadline) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// restartWait bounds how long a failed attempt waits for its server to
-// answer again, to tell a restart from a crash.
-const restartWait = 2 * time.Second
-
-// processCPU is this process's CPU time so far (user + system): during a
-// measurement, the load generator's.
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuUse is who used the CPU during a measurement: the client's time, the
-// server's (when both samples know it and it is enough to measure:
-// serverCPU), QPS per server CPU-second, and whether the generator was
-// busy enough to have set the pace.
-type cpuUse struct {
-	clientS            float64
-	clientBound        bool
-	serverS, qpsPerCPU results.Opt
-}
-
-// cpuOf is who used the CPU during the measurement res: the client's
-// time client and the server's samples before and after it.
-func cpuOf(res loadgen.Result, client time.Duration, before, after target.Sample) cpuUse {
-	c := cpuUse{clientS: client.Seconds()}
-	if threads := res.Config.Threads; threads > 0 && res.Elapsed > 0 {
-		c.clientBound = client.Seconds() >= results.ClientBoundShare*res.Elapsed.Seconds()*float64(threads)
-	}
-	if used, ok := serverCPU(before, after); ok {
-		c.serverS = results.Opt(used.Seconds())
-		if elapsed := res.Elapsed.Seconds(); elapsed > 0 && res.QPS > 0 {
-			c.qpsPerCPU = results.Opt(res.QPS / (used.Seconds() / elapsed))
-		}
-	}
-	return c
-}
+// MinServerCPU is the least server CPU time an attempt must have used for
+// server_cpu_s (and qps_per_server_cpu_s) to be recorded
+// (telemetry.MinServerCPU).
+const MinServerCPU = telemetry.MinServerCPU
 
 // serverError adds the server's exit, if it exited, to a load generator
 // error (target.WithExit): a wrong value is no lost connection.

@@ -2,19 +2,18 @@ package runner
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
-	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/telemetry"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
@@ -107,90 +106,14 @@ func TestServerTelemetryWorkload(t *testing.T) {
 	}
 }
 
-// TestServerCPUTooShort: server CPU time below MinServerCPU, or below ten
-// steps of its readings' resolution, leaves server_cpu_s and
-// qps_per_server_cpu_s empty in the detail CSV, never 0.
-func TestServerCPUTooShort(t *testing.T) {
-	res := loadgen.Result{Result: measure.Result{Elapsed: 20 * time.Millisecond, QPS: 1e6}}
-	res.Config.Threads = 1
-	for _, tc := range []struct {
-		before, after target.Sample
-		want          float64
-	}{
-		{target.Sample{CPU: time.Second, CPUStep: time.Nanosecond}, target.Sample{CPU: time.Second + 500*time.Microsecond, CPUStep: time.Nanosecond}, 0},
-		{target.Sample{CPU: time.Second, CPUStep: time.Nanosecond}, target.Sample{CPU: time.Second + 1500*time.Microsecond, CPUStep: time.Nanosecond}, 0.0015},
-		{target.Sample{CPU: time.Second, CPUStep: 10 * time.Millisecond}, target.Sample{CPU: time.Second + 20*time.Millisecond, CPUStep: 10 * time.Millisecond}, 0},
-		{target.Sample{CPU: time.Second, CPUStep: time.Microsecond}, target.Sample{CPU: 900 * time.Millisecond, CPUStep: time.Microsecond}, 0},
-	} {
-		row := results.Row{Target: "kvstore", Strategy: "none", Mode: "set", Round: 1, Status: results.StatusOK, QPS: res.QPS, ElapsedS: res.Elapsed.Seconds()}
-		c := cpuOf(res, time.Millisecond, tc.before, tc.after)
-		row.ClientCPUS, row.ClientBound, row.ServerCPUS, row.QPSPerServerCPUS = c.clientS, c.clientBound, c.serverS, c.qpsPerCPU
-		if float64(row.ServerCPUS) != tc.want || (tc.want == 0) != (row.QPSPerServerCPUS == 0) {
-			t.Errorf("server CPU %v to %v: server_cpu_s %v, qps_per_server_cpu_s %v, want %v", tc.before.CPU, tc.after.CPU, row.ServerCPUS, row.QPSPerServerCPUS, tc.want)
-		}
-		path := t.TempDir() + "/detail.csv"
-		w, err := results.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(&row); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
-		cells := csvCells(t, path)
-		for _, c := range []string{"server_cpu_s", "qps_per_server_cpu_s"} {
-			if got := cells[c]; (got == "") != (tc.want == 0) || got == "0" {
-				t.Errorf("server CPU %v to %v: %s cell %q", tc.before.CPU, tc.after.CPU, c, got)
-			}
-		}
-	}
-}
-
-// csvCells reads the one row of a detail CSV by column.
-func csvCells(t *testing.T, path string) map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(recs) != 2 {
-		t.Fatalf("%s: %d records, %v", path, len(recs), err)
-	}
-	m := make(map[string]string)
-	for i, h := range recs[0] {
-		m[h] = recs[1][i]
-	}
-	return m
-}
-
-// TestWorkloadCommands: a workload's commands are named as commandstats
-// names them; a server command two workload commands share cannot be
-// told apart, and leaves them both without figures.
-func TestWorkloadCommands(t *testing.T) {
-	cfg := loadgen.Config{Commands: []mix.Command{
-		{Name: "READ", Args: []string{"GET", "__key__"}},
-		{Name: "RMW", Args: []string{"HGET", "__key__", "f"}, Then: []string{"HSET", "__key__", "f", "__data__"}},
-		{Name: "SCAN", Args: []string{"ZRANGE", "__key__", "0", "9"}},
-		{Name: "SCAN2", Args: []string{"zrange", "__key__", "0", "99"}},
-	}}
-	each, all := workloadCommands(cfg)
-	want := [][]string{{"get"}, {"hget", "hset"}, nil, nil}
-	if !slices.EqualFunc(each, want, slices.Equal) || !slices.Equal(all, []string{"get", "hget", "hset", "zrange"}) {
-		t.Errorf("each %v, all %v", each, all)
-	}
-}
-
 // TestTelemetryUnfinished: an attempt that failed between the readings
-// (finish never called) fills no telemetry column, its RSS included.
+// (Finish never called) fills no telemetry column in its workload's rows.
 func TestTelemetryUnfinished(t *testing.T) {
-	p := &phaseTelemetry{ok: true, peakRSS: 1 << 20,
-		before: target.Telemetry{Nodes: []map[string]string{{"cmdstat_get": "calls=1,usec=1", "used_memory": "100"}}}}
+	p := telemetry.Start(context.Background(), target.Info{}, "")
 	total := results.Row{Status: results.StatusFailed}
-	total.ServerRSSBytes, total.ServerUsedMemoryBytes = p.memory()
-	total.ServerUsecPerCall, total.ServerCalls = p.commands([]string{"get"})
-	rows := workloadRows(total, &workload.Workload{Name: "read"}, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}}, nil, p)
+	total.ServerRSSBytes, total.ServerUsedMemoryBytes = p.Memory()
+	total.ServerUsecPerCall, total.ServerCalls = p.Commands([]string{"get"})
+	rows := workloadrun.Rows(total, &workload.Workload{Name: "read"}, loadgen.Config{Commands: []mix.Command{{Name: "READ", Args: []string{"GET", "__key__"}}}}, nil, p)
 	for _, r := range rows {
 		if r.ServerRSSBytes != 0 || r.ServerUsedMemoryBytes != 0 || r.ServerUsecPerCall != 0 || r.ServerCalls != 0 {
 			t.Errorf("%s: %+v", r.Command, r)

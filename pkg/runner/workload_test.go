@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/report/output"
 	"github.com/kvbench/kvbench/pkg/results"
+	"github.com/kvbench/kvbench/pkg/runner/workloadrun"
 	"github.com/kvbench/kvbench/pkg/target"
 	"github.com/kvbench/kvbench/pkg/workload"
 )
@@ -204,7 +205,7 @@ func TestCheckWorkloadProbe(t *testing.T) {
 	defer inst.Stop(context.Background())
 	cfg := workloadConfig(DefaultOptions(), mustWorkload(t, "rb-six"))
 	cfg.Addr = inst.Info().Addr
-	err = checkWorkload(context.Background(), cfg)
+	err = workloadrun.Check(context.Background(), cfg)
 	if !errors.Is(err, mix.ErrUnsupported) || !strings.HasSuffix(err.Error(), "has no SADD") {
 		t.Errorf("check: %v, want SADD unsupported", err)
 	}

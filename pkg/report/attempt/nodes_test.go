@@ -1,4 +1,4 @@
-package report
+package attempt
 
 import (
 	"slices"
@@ -7,6 +7,8 @@ import (
 	"github.com/kvbench/kvbench/pkg/report/internal/fixture"
 )
 
+// TestNodeSpreads: node rows pooled by scenario, each shard's share and
+// p99 over the attempts, the hot shard and its ratio to an even share.
 func TestNodeSpreads(t *testing.T) {
 	got := NodeSpreads(fixture.NodeRows())
 	if len(got) != 2 {

@@ -1,4 +1,8 @@
-package runner
+// Package tmpdir is a run's temporary directory, PARENT/.kvbench-tmp-XXXX:
+// created and locked for the run's life (New), removed by a watcher
+// however the run's process ends (Dir.Watch), and, where that could not
+// happen, by the next run into PARENT (RemoveStale).
+package tmpdir
 
 import (
 	"fmt"
@@ -36,9 +40,10 @@ const (
 	newPrefix = ".kvbench-new-"
 )
 
-// tempDir is a run's temporary directory, locked while the run lasts.
-type tempDir struct {
-	path string
+// Dir is a run's temporary directory, locked while the run lasts.
+type Dir struct {
+	// Path is the directory's absolute path.
+	Path string
 	lock *os.File
 	// watcher removes the directory when pipe, the run's end of its
 	// stdin, closes; nil when it could not start (the lock remains).
@@ -58,14 +63,14 @@ while [ -e "$KVBENCH_WATCHED_DIR" ] && [ "$i" -lt 100 ]; do
 	i=$((i + 1))
 done`
 
-// watch starts the directory's watcher.
-func (d *tempDir) watch() error {
+// Watch starts the directory's watcher.
+func (d *Dir) Watch() error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command("/bin/sh", "-c", watchScript, "kvbench-tmp-watcher")
-	cmd.Env = append(os.Environ(), "KVBENCH_WATCHED_DIR="+d.path)
+	cmd.Env = append(os.Environ(), "KVBENCH_WATCHED_DIR="+d.Path)
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
@@ -78,8 +83,8 @@ func (d *tempDir) watch() error {
 	return nil
 }
 
-// newTempDir creates and locks a temporary directory in parent.
-func newTempDir(parent string) (*tempDir, error) {
+// New creates and locks a temporary directory in parent.
+func New(parent string) (*Dir, error) {
 	dir, err := os.MkdirTemp(parent, newPrefix)
 	if err == nil {
 		dir, err = filepath.Abs(dir)
@@ -104,13 +109,13 @@ func newTempDir(parent string) (*tempDir, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &tempDir{path: final, lock: f}, nil
+	return &Dir{Path: final, lock: f}, nil
 }
 
-// remove removes the directory, releases its lock and ends its watcher,
+// Remove removes the directory, releases its lock and ends its watcher,
 // waiting for it.
-func (d *tempDir) remove() error {
-	err := os.RemoveAll(d.path)
+func (d *Dir) Remove() error {
+	err := os.RemoveAll(d.Path)
 	d.lock.Close()
 	if d.watcher != nil {
 		d.pipe.Close()
@@ -119,10 +124,10 @@ func (d *tempDir) remove() error {
 	return err
 }
 
-// removeStale removes the temporary directories in parent whose lock is
+// RemoveStale removes the temporary directories in parent whose lock is
 // free (their run is gone) and says on w what it removed. A directory
 // without a lock file is left alone: it is not known to be a dead run's.
-func removeStale(parent string, w io.Writer) {
+func RemoveStale(parent string, w io.Writer) {
 	dirs, _ := filepath.Glob(filepath.Join(parent, tempPrefix+"*"))
 	for _, dir := range dirs {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {

@@ -1,4 +1,4 @@
-package runner
+package tmpdir
 
 import (
 	"bytes"
@@ -13,44 +13,44 @@ import (
 // live run holds, and one without a lock file, stay.
 func TestRemoveStale(t *testing.T) {
 	parent := t.TempDir()
-	dead, err := newTempDir(parent)
+	dead, err := New(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dead.path, "kvstore-nopersist-r1-1"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dead.Path, "kvstore-nopersist-r1-1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dead.path, "kvstore-nopersist-r1-1", "appendonly.aof"), make([]byte, 2_500_000), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dead.Path, "kvstore-nopersist-r1-1", "appendonly.aof"), make([]byte, 2_500_000), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dead.lock.Close() // as its process's death would
-	live, err := newTempDir(parent)
+	live, err := New(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer live.remove()
+	defer live.Remove()
 	unlocked := filepath.Join(parent, tempPrefix+"unlocked")
 	if err := os.Mkdir(unlocked, 0o755); err != nil {
 		t.Fatal(err)
 	}
 
 	var w bytes.Buffer
-	removeStale(parent, &w)
-	if want := "removed " + dead.path + " (2.5 MB), left by a run that did not finish\n"; w.String() != want {
-		t.Errorf("removeStale wrote %q, want %q", w.String(), want)
+	RemoveStale(parent, &w)
+	if want := "removed " + dead.Path + " (2.5 MB), left by a run that did not finish\n"; w.String() != want {
+		t.Errorf("RemoveStale wrote %q, want %q", w.String(), want)
 	}
-	if _, err := os.Stat(dead.path); !os.IsNotExist(err) {
+	if _, err := os.Stat(dead.Path); !os.IsNotExist(err) {
 		t.Errorf("the dead run's directory is still there: %v", err)
 	}
-	for _, d := range []string{live.path, unlocked} {
+	for _, d := range []string{live.Path, unlocked} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s was removed: %v", d, err)
 		}
 	}
-	if !strings.HasPrefix(filepath.Base(live.path), tempPrefix) {
-		t.Errorf("temporary directory %s", live.path)
+	if !strings.HasPrefix(filepath.Base(live.Path), tempPrefix) {
+		t.Errorf("temporary directory %s", live.Path)
 	}
-	if err := live.remove(); err != nil {
+	if err := live.Remove(); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 1 || entries[0].Name() != filepath.Base(unlocked) {
