@@ -162,23 +162,8 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		s.measured = time.Since(t0)
 		return out, err
 	}
-	pids := append([]int{os.Getpid()}, target.PIDs(srv.info)...)
-	before := machine.Take(pids...)
-	s.loop, err = r.measureStep(ctx, e, srv, cfg)
-	sig := machine.Between(before, machine.Take(pids...))
-	s.signals = &sig
-	if err != nil {
+	if err = r.measured(ctx, e, srv, cfg, s); err != nil {
 		return out, err
-	}
-	s.tel = s.loop.tel.Finish(ctx, srv.info, sc.Desc.Password)
-	if s.loop.job != nil {
-		s.job, err = s.loop.job.Finish()
-		for _, sp := range s.job.Spans {
-			s.loop.events.Mark(sp.Start, sp.End, results.EventPersistJob)
-		}
-		if err != nil {
-			return out, serverError(srv.inst, err)
-		}
 	}
 	if !r.o.curve.Enabled() {
 		return out, nil
@@ -190,6 +175,32 @@ func (r *run) attempt(ctx context.Context, e Event) (out attemptResult, err erro
 		return out, serverError(srv.inst, err)
 	}
 	return out, srv.inst.Err()
+}
+
+// measured is an attempt's measured phase into s: the load, the machine's
+// signals over it, the server's telemetry and the persistence job's
+// figures, its spans marked in the series.
+func (r *run) measured(ctx context.Context, e Event, srv *server, cfg loadgen.Config, s *attemptSteps) (err error) {
+	pids := append([]int{os.Getpid()}, target.PIDs(srv.info)...)
+	before := machine.Take(pids...)
+	s.loop, err = r.measureStep(ctx, e, srv, cfg)
+	sig := machine.Between(before, machine.Take(pids...))
+	s.signals = &sig
+	if err != nil {
+		return err
+	}
+	s.tel = s.loop.tel.Finish(ctx, srv.info, e.Scenario.Desc.Password)
+	if s.loop.job == nil {
+		return nil
+	}
+	s.job, err = s.loop.job.Finish()
+	for _, sp := range s.job.Spans {
+		s.loop.events.Mark(sp.Start, sp.End, results.EventPersistJob)
+	}
+	if err != nil {
+		return serverError(srv.inst, err)
+	}
+	return nil
 }
 
 // start makes the attempt's directory and starts a fresh server on it.
