@@ -19,10 +19,13 @@
 #
 #   bench/persistjob.sh                    (make bench-persist-job)
 #   ROUNDS=5 KEYS=1000000 DURATION=20s bench/persistjob.sh
+#   CPUS=off bench/persistjob.sh   (run --cpus: the default shares CPU 0 among
+#                                   servers, their jobs and the load generator)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${ROUNDS:-5}
+CPUS=${CPUS:-auto}
 KEYS=${KEYS:-1000000}
 DURATION=${DURATION:-20s}
 OUT="$WORK/results"
@@ -44,16 +47,16 @@ for job in bgsave rewrite; do
 	echo "kvbench run --persist-job $job ($strategies)" >&2
 	KVBENCH_HISTORY=off "$KVBENCH" run --no-history --config "$CONF" --strategies "$strategies" --modes mixed \
 		--set-cmd SET --get-cmd GET --set-ratio 50 --pipeline 16 --connections 50 --keyspace "$KEYS" --value-size 256 \
-		--rounds "$ROUNDS" --duration "$DURATION" --persist-job "$job" --out "$OUT/$job" >/dev/null
+		--rounds "$ROUNDS" --duration "$DURATION" --persist-job "$job" --cpus "$CPUS" --out "$OUT/$job" >/dev/null
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$OUT" "$ROUNDS" "$KEYS" "$DURATION" "$load_after" <<'EOF'
+python3 - "$OUT" "$ROUNDS" "$KEYS" "$DURATION" "$load_after" "$CPUS" <<'EOF'
 import csv, glob, statistics, sys
 from utest import utest
 
-out, rounds, keys, duration, load = sys.argv[1:6]
-print(f"\nPersistence jobs under load: kvbench run --persist-job, {int(keys):,} keys x 256 B, mixed SET/GET 1:1, "
+out, rounds, keys, duration, load, cpus = sys.argv[1:7]
+print(f"\nPersistence jobs under load: kvbench run --persist-job --cpus {cpus}, {int(keys):,} keys x 256 B, mixed SET/GET 1:1, "
       f"pipeline 16, 50 connections, {duration} phases, the job at their middle, {rounds} rounds interleaved; "
       f"medians of the ok rounds (load average at the end: {load})\n")
 print("| job | target | strategy | rounds | job s | fork ms | COW MB | RSS peak/before | p99 before us | p99 during/before | p99 recovery s (back/rounds) |")
