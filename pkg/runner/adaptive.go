@@ -129,10 +129,17 @@ func (r *run) adaptive(ctx context.Context) error {
 	return nil
 }
 
-// modeGroups are the plan's scenarios by mode, in the plan's mode order.
+// modeGroups are the plan's scenarios by mode, in the plan's mode order
+// but set last: the modes before share the time evenly and leave what
+// they did not need to the ones after, and set's slices, each into a
+// growing server, spread the most.
 func (p *Plan) modeGroups() [][]*Scenario {
 	var groups [][]*Scenario
-	for _, m := range p.Options.Modes {
+	modes := slices.Clone(p.Options.Modes)
+	if i := slices.Index(modes, string(loadgen.ModeSet)); i >= 0 {
+		modes = append(slices.Delete(modes, i, i+1), string(loadgen.ModeSet))
+	}
+	for _, m := range modes {
 		var g []*Scenario
 		for _, sc := range p.Scenarios {
 			if string(sc.Mode) == m {
