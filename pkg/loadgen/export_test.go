@@ -8,8 +8,7 @@ import "context"
 // same test binary) sets these to package prefill's functions before any
 // test runs.
 var (
-	Prefill       func(context.Context, Config) (Result, error)
-	PrefillConfig func(Config) Config
-	PrefillRange  func(Config) (lo, hi int64)
-	ErrNotEmpty   error
+	Prefill      func(context.Context, Config) (Result, error)
+	PrefillRange func(Config) (lo, hi int64)
+	ErrNotEmpty  error
 )

@@ -7,6 +7,6 @@ import (
 
 // init gives package loadgen's tests the prefill (export_test.go).
 func init() {
-	loadgen.Prefill, loadgen.PrefillConfig, loadgen.PrefillRange = prefill.Prefill, prefill.PrefillConfig, prefill.PrefillRange
+	loadgen.Prefill, loadgen.PrefillRange = prefill.Prefill, prefill.PrefillRange
 	loadgen.ErrNotEmpty = prefill.ErrNotEmpty
 }
