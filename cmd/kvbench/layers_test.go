@@ -17,10 +17,11 @@ const module = "github.com/kvbench/kvbench/"
 // lower rank. From the bottom: what knows nothing of the rest (the RESP
 // codec, statistics, the machine); the one control client and the
 // measurement; the detail CSV, the targets, the load's parts and the
-// server; the load's description; the engine; what runs loads (and reads
-// what a server said of one) and models reports; what prints them; what
-// spreads and keeps them; the two commands' libraries; the command layer;
-// main.
+// server; the load's description; the engine; the prefill (the
+// engine's client that every runner of loads calls); what runs loads (and
+// reads what a server said of one) and models reports; what prints them;
+// what spreads and keeps them; the two commands' libraries; the command
+// layer; main.
 var layers = map[string]int{
 	"pkg/resp": 0, "pkg/keyslot": 0, "pkg/stats": 0, "pkg/tlsconf": 0, "pkg/machine": 0, "pkg/flame": 0,
 	"pkg/lazyfs": 0, "pkg/loadgen/keyspace": 0, "kvstore/internal/iouring": 0, "internal/testutil": 0,
@@ -35,21 +36,23 @@ var layers = map[string]int{
 
 	"pkg/loadgen": 4, "pkg/report/persistjob": 4,
 
-	"pkg/curve": 5, "pkg/workload": 5, "pkg/metrics": 5, "pkg/bench/rbtests": 5, "pkg/report": 5,
-	"pkg/runner/telemetry": 5, "pkg/runner/persistjob": 5,
+	"pkg/loadgen/prefill": 5,
 
-	"pkg/bench/output": 6, "pkg/report/output": 6, "pkg/compare": 6,
+	"pkg/curve": 6, "pkg/workload": 6, "pkg/metrics": 6, "pkg/bench/rbtests": 6, "pkg/report": 6,
+	"pkg/runner/telemetry": 6, "pkg/runner/persistjob": 6,
 
-	"pkg/agents": 7, "pkg/history": 7, "pkg/runner/recovery": 7, "pkg/runner/series": 7,
-	"pkg/runner/tmpdir": 7, "pkg/runner/calibration": 7, "pkg/runner/workloadrun": 7,
-	"pkg/runner/status": 7, "pkg/runner/placement": 7, "pkg/runner/adaptive": 7,
-	"pkg/runner/record": 7, "pkg/runner/resultfiles": 7,
+	"pkg/bench/output": 7, "pkg/report/output": 7, "pkg/compare": 7,
 
-	"pkg/bench": 8, "pkg/runner": 8,
+	"pkg/agents": 8, "pkg/history": 8, "pkg/runner/recovery": 8, "pkg/runner/series": 8,
+	"pkg/runner/tmpdir": 8, "pkg/runner/calibration": 8, "pkg/runner/workloadrun": 8,
+	"pkg/runner/status": 8, "pkg/runner/placement": 8, "pkg/runner/adaptive": 8,
+	"pkg/runner/record": 8, "pkg/runner/resultfiles": 8,
 
-	"internal/cli": 9,
+	"pkg/bench": 9, "pkg/runner": 9,
 
-	"cmd/kvbench": 10, "cmd/gen-docs": 10,
+	"internal/cli": 10,
+
+	"cmd/kvbench": 11, "cmd/gen-docs": 11,
 }
 
 // TestLayers: no package imports one of its own rank or above (layers),

@@ -31,6 +31,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/curve"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/metrics"
 	"github.com/kvbench/kvbench/pkg/tlsconf"
 )
@@ -80,18 +81,18 @@ func Run(ctx context.Context, o Options, w io.Writer) (res Result, err error) {
 		return res, fmt.Errorf("--start-at %s: %w", c.StartAt.Format(time.RFC3339Nano), loadgen.ErrLateStart)
 	}
 	if o.Prefill {
-		pre, err := loadgen.Prefill(ctx, c)
+		pre, err := prefill.Prefill(ctx, c)
 		res.Prefill = &pre
 		for _, w := range pre.Warnings {
 			fmt.Fprintln(o.Log, "warning:", w)
 		}
-		if errors.Is(err, loadgen.ErrNotEmpty) {
+		if errors.Is(err, prefill.ErrNotEmpty) {
 			return res, fmt.Errorf("%w; %s", err, emptyHint(c))
 		}
 		if err != nil {
 			return res, err
 		}
-		lo, hi := loadgen.PrefillRange(pre.Config)
+		lo, hi := prefill.PrefillRange(pre.Config)
 		keys := pre.Config.Keys()
 		fmt.Fprintf(o.Log, "prefill: keys %d to %d written in %.3f s\n", keys.Key(lo), keys.Key(hi-1), pre.Elapsed.Seconds())
 	}

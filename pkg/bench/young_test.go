@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 )
 
 // TestPrefillWithoutMSET: a server that has SET and GET but not MSET is
@@ -48,7 +49,7 @@ func TestPrefillNotEmpty(t *testing.T) {
 	o.Mode, o.Prefill = loadgen.ModeGet, true
 	_, err := Run(context.Background(), o, io.Discard)
 	want := fmt.Sprintf("empty the database first (redis-cli -h %s -p %d FLUSHDB), prefill another one (--db N), or leave out --prefill", host, port)
-	if !errors.Is(err, loadgen.ErrNotEmpty) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, prefill.ErrNotEmpty) || !strings.Contains(err.Error(), want) {
 		t.Errorf("prefill of a server holding keys: %v, want ErrNotEmpty naming %q", err, want)
 	}
 }

@@ -1,18 +1,14 @@
 package loadgen
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/keyslot"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
@@ -510,132 +506,17 @@ func (c *conn) appendRequest(dst []byte, s *slot) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// prefillCluster is Prefill for a cluster: each key is written with the
-// write command to its slot's master (an MSET may only name keys of one
-// slot), cfg.Pipeline keys per round trip to a master, and the masters'
-// DBSIZE must sum to 0 before and to the keyspace after.
-func prefillCluster(ctx context.Context, cfg Config) (Result, error) {
-	res := Result{Config: cfg}
-	res.Histogram, res.Errors = newHistogram(), map[string]int64{}
-	seeds := cfg.ClusterSeeds
-	if len(seeds) == 0 {
-		seeds = []string{cfg.Addr}
-	}
-	topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
-	if err != nil {
-		return res, fmt.Errorf("prefill: %w", err)
-	}
-	res.Shards = len(topo.Masters)
-	nodes := make([]*control.Conn, len(topo.Masters))
-	defer func() {
-		for _, cl := range nodes {
-			if cl != nil {
-				cl.Close()
-			}
-		}
-	}()
-	dbsize := func() (int64, error) {
-		var sum int64
-		for i, cl := range nodes {
-			v, err := cl.Do(ctx, "DBSIZE")
-			if err != nil {
-				return 0, fmt.Errorf("on %s: %w", topo.Masters[i], err)
-			}
-			n, ok := v.(int64)
-			if !ok {
-				return 0, fmt.Errorf("DBSIZE on %s: got %v", topo.Masters[i], v)
-			}
-			sum += n
-		}
-		return sum, nil
-	}
-	for i, addr := range topo.Masters {
-		o := cfg.Control()
-		o.Timeout = cfg.Timeout
-		if nodes[i], err = control.Dial(ctx, addr, o); err != nil {
-			return res, fmt.Errorf("prefill: connect to %s: %w", addr, err)
-		}
-	}
-	lo, hi := PrefillRange(cfg)
-	checked := cfg.Segments <= 1
-	if checked {
-		before, err := dbsize()
-		if err != nil {
-			return res, fmt.Errorf("prefill: %w", err)
-		}
-		if before != 0 {
-			return res, fmt.Errorf("prefill: %w: the masters' DBSIZE sums to %d before the prefill, want 0", ErrNotEmpty, before)
-		}
-	}
-	p := newPlan(cfg)
-	c := &conn{p: p}
-	bufs := make([][]byte, len(nodes))
-	pending := make([]int, len(nodes))
-	start := time.Now()
-	send := func(i int) error {
-		if pending[i] == 0 {
-			return nil
-		}
-		replies, err := nodes[i].Raw(ctx, bufs[i])
-		if err != nil {
-			return fmt.Errorf("prefill: %s: %w", topo.Masters[i], err)
-		}
-		for _, raw := range replies {
-			res.Requests++
-			res.Sent++
-			res.Sets++
-			if len(raw) > 0 && raw[0] == '-' {
-				msg := string(bytes.TrimRight(raw[1:], "\r\n"))
-				word, _, _ := strings.Cut(msg, " ")
-				if word == "EXIST" {
-					res.Conflicts++
-					continue
-				}
-				res.Errors[word]++
-				if !cfg.ContinueOnError {
-					return fmt.Errorf("prefill: %w", &ReplyError{Command: cfg.SetCmd, Key: "(on " + topo.Masters[i] + ")", Msg: msg})
-				}
-			}
-		}
-		bufs[i], pending[i] = bufs[i][:0], 0
-		return nil
-	}
-	var key []byte
-	keys := cfg.Keys()
-	for pos := lo; pos < hi; pos++ {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		k := keys.Key(pos)
-		key = keys.AppendName(key[:0], cfg.KeyPrefix, k)
-		i := int(topo.Owner[keyslot.Of(key)])
-		bufs[i] = c.appendRequest(bufs[i], &slot{key: k, op: opSet})
-		if pending[i]++; pending[i] >= cfg.Pipeline {
-			if err := send(i); err != nil {
-				return res, err
-			}
-		}
-	}
-	for i := range nodes {
-		if err := send(i); err != nil {
-			return res, err
-		}
-	}
-	res.Elapsed = time.Since(start)
-	res.Finish()
-	if cfg.Progress != nil {
-		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: hi - lo, Elapsed: res.Elapsed, Final: true})
-	}
-	if checked {
-		after, err := dbsize()
-		if err != nil {
-			return res, fmt.Errorf("prefill: %w", err)
-		}
-		if after != cfg.Keyspace {
-			return res, fmt.Errorf("prefill: the masters' DBSIZE sums to %d after writing %d keys, want %d", after, res.Sets, cfg.Keyspace)
-		}
-	}
-	return res, nil
+// SetWriter appends the write requests of Config's run in ModeSet, as
+// a cluster run's connections build them: the write command, the key,
+// its value and, with Config.ExpiryMax, its EX argument.
+type SetWriter struct{ c conn }
+
+// NewSetWriter returns the SetWriter of cfg.
+func NewSetWriter(cfg Config) *SetWriter { return &SetWriter{conn{p: newPlan(cfg)}} }
+
+// Append appends the write of key number k.
+func (w *SetWriter) Append(dst []byte, k uint64) []byte {
+	return w.c.appendRequest(dst, &slot{key: k, op: opSet})
 }
 
 // dialCluster opens a cluster run's connections: for each of this run's

@@ -6,12 +6,12 @@
 // figures mean is documented for users in docs/bench.md.
 //
 // Run performs one measured run described by a Config (start from
-// DefaultConfig); Prefill writes the whole keyspace of an empty server
-// once, in order (with MSET when the write command is SET), so that a
-// later read run finds every key; SendN and FillTo send unmeasured
-// requests. This package is the engine; its layers beneath it are
-// packages of their own, each importing only those below it
-// (TestLayers): the description of a run (load: Config and its Load),
+// DefaultConfig). Its client package prefill writes the whole keyspace
+// of an empty server once, in order (with MSET when the write command is
+// SET), so that a later read run finds every key, and sends unmeasured
+// requests (SendN, FillTo). This package is the engine; its layers
+// beneath it are packages of their own, each importing only those below
+// it (TestLayers): the description of a run (load: Config and its Load),
 // the open loop's timetable (schedule), the intervals of a series
 // (series), sockets, TLS and the system calls (link), cluster routing
 // (cluster), the command language (mix), captures to replay (replay),
@@ -78,8 +78,9 @@
 // the slot map again from the other nodes: when another master serves the
 // lost node's slots (a replica took over; one with replicas gets Timeout
 // for that) the link reconnects there and resends its requests in
-// flight, else the run fails naming the node. Prefill writes each key to
-// its master, and DBSIZE is summed over the masters.
+// flight, else the run fails naming the node. The prefill (package
+// prefill) writes each key to its master, and sums DBSIZE over the
+// masters.
 //
 // # Where reads go
 //

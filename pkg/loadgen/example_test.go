@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvbench/kvbench/kvstore"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 )
 
 // Run against the embedded kvstore: write every key once with the
@@ -21,7 +22,7 @@ func ExampleRun() {
 	cfg.Addr, cfg.SetCmd, cfg.GetCmd = srv.Addr(), "RSET", "RGET"
 	cfg.Keyspace, cfg.Pipeline, cfg.Seed = 10_000, 128, 42
 	ctx := context.Background()
-	pre, err := loadgen.Prefill(ctx, cfg)
+	pre, err := prefill.Prefill(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,11 +12,13 @@ import (
 
 // layers ranks the load generator's packages: a package may import only
 // those of a lower rank, never its parent (package loadgen, rank 3, which
-// runs the engine over all of them).
+// runs the engine over all of them), unless it ranks above it: a client of
+// the engine (prefill), which package loadgen does not import.
 var layers = map[string]int{
 	"keyspace": 0, "replay": 0, // keys and values; captures
 	"mix": 1, "cluster": 1, "link": 1, "series": 1, "schedule": 1, // commands, routing, sockets and TLS, intervals, the open loop's timetable
-	"load": 2, // the description of a load, which every part reads
+	"load":    2, // the description of a load, which every part reads
+	"prefill": 4, // writing the keyspace and unmeasured requests, through the engine
 }
 
 // TestLayers: no package of the load generator imports one above its
@@ -47,7 +49,7 @@ func TestLayers(t *testing.T) {
 			}
 			for _, imp := range file.Imports {
 				path, _ := strconv.Unquote(imp.Path.Value)
-				if path == root {
+				if path == root && rank <= 3 {
 					t.Errorf("%s imports its parent, package loadgen", f)
 					continue
 				}

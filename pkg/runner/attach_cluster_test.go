@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/internal/testutil"
 	"github.com/kvbench/kvbench/internal/testutil/rediscluster"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/target"
 )
@@ -49,7 +50,7 @@ func TestRunAttachCluster(t *testing.T) {
 			// 1,234 keys of someone's, spread over the masters.
 			pre := loadgen.DefaultConfig()
 			pre.Addr, pre.Cluster, pre.Keyspace, pre.Requests = masters[1], true, 1234, 1234
-			if _, err := loadgen.Prefill(context.Background(), pre); err != nil {
+			if _, err := prefill.Prefill(context.Background(), pre); err != nil {
 				t.Fatal(err)
 			}
 			cfg := filepath.Join(t.TempDir(), "attach.yaml")

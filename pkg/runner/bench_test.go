@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
 )
@@ -19,9 +20,9 @@ const benchKeys = DefaultKeyspace
 // target and strategy:
 //
 //   - ab: pairs of the single-key prefill through the load generator's
-//     measuring machinery (loadgen.Run with loadgen.PrefillConfig: epoll
-//     workers, histograms; what kvbench run did before loadgen.Prefill
-//     had its own loop) and loadgen.Prefill (MSET for SET), alternating
+//     measuring machinery (loadgen.Run with prefill.PrefillConfig: epoll
+//     workers, histograms; what kvbench run did before prefill.Prefill
+//     had its own loop) and prefill.Prefill (MSET for SET), alternating
 //     A B A B. It logs every pair and reports the median keys/s of each
 //     and the median of the pairs' ratios (new/old).
 //   - set-p128: the load generator's SET rate at the measurement's
@@ -82,9 +83,9 @@ func BenchmarkPrefill(b *testing.B) {
 			var old, cur, ratio []float64
 			for i := range b.N {
 				o := once(b, DefaultPrefillPipeline, func(ctx context.Context, c loadgen.Config) (loadgen.Result, error) {
-					return loadgen.Run(ctx, loadgen.PrefillConfig(c))
+					return loadgen.Run(ctx, prefill.PrefillConfig(c))
 				})
-				n := once(b, DefaultPrefillPipeline, loadgen.Prefill)
+				n := once(b, DefaultPrefillPipeline, prefill.Prefill)
 				old, cur, ratio = append(old, o), append(cur, n), append(ratio, n/o)
 				b.Logf("pair %d: old %.0f keys/s, new %.0f keys/s, new/old %.2f", i+1, o, n, n/o)
 			}

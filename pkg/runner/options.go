@@ -61,7 +61,7 @@ const (
 	// DefaultPrefix starts every result file's name.
 	DefaultPrefix = "kvbench"
 	// DefaultPrefillPipeline is the least number of keys a prefill writes
-	// per round trip (loadgen.Prefill): prefilling is not measured, so it
+	// per round trip (prefill.Prefill): prefilling is not measured, so it
 	// goes as fast as the server takes writes; 1024 was as fast as any
 	// (BenchmarkPrefill).
 	DefaultPrefillPipeline = 1024

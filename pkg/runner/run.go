@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/pkg/agents"
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/machine"
 	"github.com/kvbench/kvbench/pkg/report"
 	"github.com/kvbench/kvbench/pkg/results"
@@ -446,7 +447,7 @@ func (r *run) writeRows(rows []results.Row) error {
 
 // prefill writes the keyspace before a mode that reads.
 func (r *run) prefill(ctx context.Context, cfg loadgen.Config, sc *Scenario, round int) error {
-	pre, err := loadgen.Prefill(ctx, cfg)
+	pre, err := prefill.Prefill(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/stats"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkStop(b *testing.B) {
 		}
 		cfg := loadgen.DefaultConfig()
 		cfg.Addr, cfg.SetCmd, cfg.Keyspace, cfg.Pipeline = inst.Info().Addr, tg.Desc().SetCmd, benchStopKeys, 1024
-		if _, err := loadgen.Prefill(context.Background(), cfg); err != nil {
+		if _, err := prefill.Prefill(context.Background(), cfg); err != nil {
 			_ = inst.Stop(context.Background())
 			b.Fatal(err)
 		}

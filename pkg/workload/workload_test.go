@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 )
 
 // config is a short run against addr with the workload w applied.
@@ -100,7 +101,7 @@ func TestYCSBVerified(t *testing.T) {
 			if c.KeyPattern != tc.pattern || c.ValueSize != 1000 {
 				t.Errorf("key pattern %s, value size %d: want %s, 1000", c.KeyPattern, c.ValueSize, tc.pattern)
 			}
-			if _, err := loadgen.Prefill(context.Background(), c); err != nil {
+			if _, err := prefill.Prefill(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
 			res, err := loadgen.Run(context.Background(), c)

@@ -22,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 )
 
 // A Test is one of redis-benchmark's tests ("-t set,get"): one command
@@ -188,7 +189,7 @@ func prepareTest(ctx context.Context, cfg loadgen.Config, t Test, wrote bool) er
 		if cfg.Cluster {
 			cmd = ClusterTest(cmd)
 		}
-		return loadgen.FillTo(ctx, cfg, lenCmd, key, n, cmd.Command)
+		return prefill.FillTo(ctx, cfg, lenCmd, key, n, cmd.Command)
 	}
 	switch test := t.Name; {
 	case test == "get" && !wrote:
@@ -196,7 +197,7 @@ func prepareTest(ctx context.Context, cfg loadgen.Config, t Test, wrote bool) er
 		if cfg.Cluster {
 			set = ClusterTest(set)
 		}
-		return loadgen.SendN(ctx, cfg, set.Command, cfg.Keyspace)
+		return prefill.SendN(ctx, cfg, set.Command, cfg.Keyspace)
 	case test == "lpop" || test == "rpop":
 		return fill("LLEN", need, "LPUSH", "mylist", "__data__")
 	case strings.HasPrefix(test, "lrange_"):

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/pkg/loadgen"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/stats"
 	"github.com/kvbench/kvbench/pkg/target"
@@ -230,7 +231,7 @@ func Probe(ctx context.Context, cfg loadgen.Config, sz Sizes, always, reads bool
 	if reads { // first: a prefill wants an empty server
 		pc := cfg
 		pc.Keyspace, pc.Pipeline, pc.KeyPrefix = min(sz.Keyspace, probeKeys), sz.PrefillPipeline, probePrefix+"get:"
-		pre, err := loadgen.Prefill(ctx, pc)
+		pre, err := prefill.Prefill(ctx, pc)
 		if err != nil {
 			return fmt.Errorf("prefill: %w", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
+	"github.com/kvbench/kvbench/pkg/loadgen/prefill"
 	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/results"
 	"github.com/kvbench/kvbench/pkg/runner/persistjob"
@@ -57,7 +58,7 @@ func Fills(cfg loadgen.Config) []Fill {
 	}
 	container := func(lenCmd, key string, n int64, cmd ...string) {
 		add(fmt.Sprintf("%s %s to %d", lenCmd, key, n), func(ctx context.Context, cfg loadgen.Config) error {
-			return loadgen.FillTo(ctx, cfg, lenCmd, key, n, mix.Command{Args: cmd})
+			return prefill.FillTo(ctx, cfg, lenCmd, key, n, mix.Command{Args: cmd})
 		})
 	}
 	for _, c := range cfg.Commands {
@@ -70,12 +71,12 @@ func Fills(cfg loadgen.Config) []Fill {
 		switch {
 		case name == "GET" && len(args) == 2:
 			add("SET "+key, func(ctx context.Context, cfg loadgen.Config) error {
-				return loadgen.SendN(ctx, cfg, mix.Command{Args: []string{"SET", key, mix.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
+				return prefill.SendN(ctx, cfg, mix.Command{Args: []string{"SET", key, mix.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 			})
 		case name == "HGET" && len(args) == 3:
 			field := args[2]
 			add("HSET "+key+" "+field, func(ctx context.Context, cfg loadgen.Config) error {
-				return loadgen.SendN(ctx, cfg, mix.Command{Args: []string{"HSET", key, field, mix.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
+				return prefill.SendN(ctx, cfg, mix.Command{Args: []string{"HSET", key, field, mix.PlaceholderData}, KeyPattern: keyspace.Sequential}, cfg.Keyspace)
 			})
 		case !fixed:
 		case name == "LPOP" || name == "RPOP":

@@ -1,11 +1,13 @@
-package loadgen
+package prefill
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/pkg/control"
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/cluster"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/mix"
@@ -18,14 +20,14 @@ import (
 // the keyspace). When the run reads from replicas, SendN returns once
 // they have what it wrote (awaitReplicas; a server that gives no
 // replication offset is not waited for, as Prefill warns).
-func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
+func SendN(ctx context.Context, cfg loadgen.Config, cmd mix.Command, n int64) error {
 	c := cfg
 	c.Commands = []mix.Command{cmd}
 	c.Requests, c.Duration, c.WarmupRequests, c.Warmup, c.Rate = n, 0, 0, 0, 0
 	c.Progress, c.Observe = nil, nil
 	c.Connections = int(min(int64(c.Connections), n))
 	c.Segment, c.Segments = 0, 1
-	res, err := Run(ctx, c)
+	res, err := loadgen.Run(ctx, c)
 	if err == nil && res.Config.ReadsReplicas() {
 		_, err = awaitReplicas(ctx, res.Config)
 	}
@@ -38,7 +40,7 @@ func SendN(ctx context.Context, cfg Config, cmd mix.Command, n int64) error {
 // Elements are drawn from a permutation of all 12-digit numbers, so they
 // hardly meet those of the keyspace. On a cluster, key and cmd carry
 // mix.PlaceholderTag: every master's container is filled (fillCluster).
-func FillTo(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd mix.Command) error {
+func FillTo(ctx context.Context, cfg loadgen.Config, lenCmd, key string, n int64, cmd mix.Command) error {
 	if cfg.Cluster {
 		return fillCluster(ctx, cfg, lenCmd, key, n, cmd)
 	}
@@ -72,7 +74,7 @@ func containerLen(b []byte, lenCmd, key string) (int64, error) {
 
 // sendFill sends cmd n times, its elements another pass's than those of
 // a container of have.
-func sendFill(ctx context.Context, cfg Config, cmd mix.Command, have, n int64) error {
+func sendFill(ctx context.Context, cfg loadgen.Config, cmd mix.Command, have, n int64) error {
 	c := cfg
 	c.Keyspace = 1e12
 	c.Seed = cfg.Seed + have // another pass, other elements
@@ -85,7 +87,7 @@ func sendFill(ctx context.Context, cfg Config, cmd mix.Command, have, n int64) e
 // masters in turn, so that sending (deficit rounded up to connections) x
 // masters x connections gives each at least the deficit; a command with
 // one is spread by its keys, and a pass may leave a master short.
-func fillCluster(ctx context.Context, cfg Config, lenCmd, key string, n int64, cmd mix.Command) error {
+func fillCluster(ctx context.Context, cfg loadgen.Config, lenCmd, key string, n int64, cmd mix.Command) error {
 	seeds := cfg.ClusterSeeds
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
@@ -127,4 +129,12 @@ func fillCluster(ctx context.Context, cfg Config, lenCmd, key string, n int64, c
 		}
 	}
 	return fmt.Errorf("%s %s: still fewer than %d elements", lenCmd, short, n)
+}
+
+// quote quotes b, shortened to 48 bytes.
+func quote(b []byte) string {
+	if len(b) > 48 {
+		return strconv.Quote(string(b[:48])) + "..."
+	}
+	return strconv.Quote(string(b))
 }

@@ -1,17 +1,120 @@
-package loadgen
+package prefill
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/testutil"
+	"github.com/kvbench/kvbench/kvstore"
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
+	"github.com/redis/go-redis/v9"
 )
+
+// Config, Load and the rest as the tests name them.
+type (
+	Config     = loadgen.Config
+	Load       = loadgen.Load
+	Progress   = loadgen.Progress
+	Result     = loadgen.Result
+	ReplyError = loadgen.ReplyError
+)
+
+const (
+	ModeGet          = loadgen.ModeGet
+	DefaultKeyPrefix = loadgen.DefaultKeyPrefix
+)
+
+// target is a server the tests prefill.
+type target struct {
+	addr string
+	// client inspects and changes the server behind the prefill's back.
+	client *redis.Client
+}
+
+// flush empties the server's keyspaces.
+func (tg target) flush(t *testing.T) {
+	t.Helper()
+	if err := tg.client.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatalf("FLUSHALL: %v", err)
+	}
+}
+
+func redisTarget(t *testing.T) target { return newTarget(t, testutil.StartRedis(t).Addr) }
+
+func newTarget(t *testing.T, addr string) target {
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { c.Close() })
+	return target{addr: addr, client: c}
+}
+
+func kvstoreTarget(t *testing.T) target {
+	srv, err := kvstore.Start(kvstore.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return newTarget(t, srv.Addr())
+}
+
+// fill returns DefaultConfig with the fields the tests set taken from c.
+func fill(c Config) Config {
+	d := loadgen.DefaultConfig()
+	d.Addr, d.Password, d.Progress = c.Addr, c.Password, c.Progress
+	d.SetCmd, d.GetCmd = cmp.Or(c.SetCmd, d.SetCmd), cmp.Or(c.GetCmd, d.GetCmd)
+	d.ProgressInterval, d.Timeout = cmp.Or(c.ProgressInterval, d.ProgressInterval), cmp.Or(c.Timeout, d.Timeout)
+	d.KeyPrefix, d.Keyspace = cmp.Or(c.KeyPrefix, d.KeyPrefix), cmp.Or(c.Keyspace, d.Keyspace)
+	d.Pipeline, d.ValueSize, d.Seed = cmp.Or(c.Pipeline, d.Pipeline), cmp.Or(c.ValueSize, d.ValueSize), c.Seed
+	return d
+}
+
+// keysUnder returns every key under prefix.
+func keysUnder(t *testing.T, tg target, prefix string) []string {
+	t.Helper()
+	keys, err := tg.client.Keys(context.Background(), prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// run runs cfg against tg and fails the test on error.
+func run(t *testing.T, tg target, cfg Config) Result {
+	t.Helper()
+	cfg.Addr = tg.addr
+	res, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run(%+v): %v", cfg, err)
+	}
+	return res
+}
+
+// commandsProcessed is the server's count of commands processed (INFO).
+func commandsProcessed(t *testing.T, tg target) int64 {
+	t.Helper()
+	info, err := tg.client.Info(context.Background(), "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no total_commands_processed in INFO")
+	return 0
+}
 
 // TestPrefillWritesWhatReadsVerify prefills with MSET (SET in any case)
 // and with a single-key command, on Redis and on the kvstore, and checks
@@ -28,8 +131,8 @@ func TestPrefillWritesWhatReadsVerify(t *testing.T) {
 		set, get string
 	}{
 		{"redis SET", redisTarget, "SET", "GET"},
-		{"kvstore set", func(t *testing.T) target { tg, _ := kvstoreTarget(t); return tg }, "set", "GET"},
-		{"kvstore RSET", func(t *testing.T) target { tg, _ := kvstoreTarget(t); return tg }, "RSET", "RGET"},
+		{"kvstore set", kvstoreTarget, "set", "GET"},
+		{"kvstore RSET", kvstoreTarget, "RSET", "RGET"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := tc.start(t)
@@ -116,7 +219,7 @@ func values(t *testing.T, tg target, cfg Config) []any {
 func TestPrefillRefusesNonEmpty(t *testing.T) {
 	ctx := context.Background()
 	rd := redisTarget(t)
-	kv, _ := kvstoreTarget(t)
+	kv := kvstoreTarget(t)
 	for _, tc := range []struct {
 		name   string
 		tg     target
@@ -155,7 +258,7 @@ func TestPrefillCancel(t *testing.T) {
 		set   string
 	}{
 		{"redis MSET", redisTarget, "SET"},
-		{"kvstore RSET", func(t *testing.T) target { tg, _ := kvstoreTarget(t); return tg }, "RSET"},
+		{"kvstore RSET", kvstoreTarget, "RSET"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := tc.start(t)
@@ -200,7 +303,7 @@ func TestPrefillCancel(t *testing.T) {
 	}
 
 	// A server that never answers: the cancel ends the wait.
-	addr := silentServer(t)
+	addr := testutil.ServeBytes(t, "") // never answers
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -233,7 +336,7 @@ func TestPrefillErrors(t *testing.T) {
 		}
 	})
 	t.Run("single-key command refused", func(t *testing.T) {
-		tg, _ := kvstoreTarget(t)
+		tg := kvstoreTarget(t)
 		_, err := Prefill(ctx, fill(Config{Addr: tg.addr, SetCmd: "NOSUCH", Load: Load{Keyspace: 100, KeyPrefix: "k:"}}))
 		var re *ReplyError
 		if !errors.As(err, &re) || re.Command != "NOSUCH" || re.Key != "k:00" || !strings.Contains(re.Msg, "unknown command") {

@@ -1,4 +1,12 @@
-package loadgen
+// Package prefill puts a server in the state a measured run reads:
+// Prefill writes the whole keyspace of an empty server once, in order
+// (with MSET when the write command is SET, to each key's master on a
+// cluster), so that a later read run finds and verifies every key; SendN
+// and FillTo send unmeasured requests through loadgen.Run (a workload's
+// keys, redis-benchmark's containers). When the run reads from replicas,
+// each returns once the replicas have what it wrote. It is a client of
+// package loadgen, the engine, which does not import it.
+package prefill
 
 import (
 	"bytes"
@@ -9,8 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/pkg/loadgen"
 	"github.com/kvbench/kvbench/pkg/loadgen/keyspace"
 	"github.com/kvbench/kvbench/pkg/loadgen/link"
+	"github.com/kvbench/kvbench/pkg/measure"
 	"github.com/kvbench/kvbench/pkg/resp"
 )
 
@@ -33,10 +43,10 @@ const (
 // PrefillConfig is cfg as Prefill uses it, defaults filled in: every key
 // written once, in order (ModeSet, keyspace.Sequential, Requests = Keyspace),
 // with no warmup, no time bound, no rate limit and no verification.
-// Run with it writes the same keys and values as Prefill, one request per
+// loadgen.Run with it writes the same keys and values as Prefill, one request per
 // key on cfg's connections, through the measuring machinery.
-func PrefillConfig(cfg Config) Config {
-	cfg.Mode = ModeSet
+func PrefillConfig(cfg loadgen.Config) loadgen.Config {
+	cfg.Mode = loadgen.ModeSet
 	cfg.KeyPattern = keyspace.Sequential
 	cfg.Zipf = 0
 	cfg.Requests = cfg.Keyspace
@@ -69,12 +79,12 @@ func PrefillConfig(cfg Config) Config {
 //
 // The Result counts keys (Requests, Sent and Sets) and measures no latency
 // (its Histogram is empty). Progress reports the phase "prefill", in keys.
-// An error reply ends the prefill with a *ReplyError naming the command
+// An error reply ends the prefill with a *loadgen.ReplyError naming the command
 // and its keys, unless cfg.ContinueOnError.
 //
 // When the run reads from replicas (Config.Replicas, ReadFromReplicas),
 // Prefill then waits until they have received the keys (awaitReplicas).
-func Prefill(ctx context.Context, cfg Config) (Result, error) {
+func Prefill(ctx context.Context, cfg loadgen.Config) (loadgen.Result, error) {
 	res, err := prefill(ctx, cfg)
 	if err == nil && res.Config.ReadsReplicas() {
 		var warns []error
@@ -84,10 +94,10 @@ func Prefill(ctx context.Context, cfg Config) (Result, error) {
 	return res, err
 }
 
-func prefill(ctx context.Context, cfg Config) (Result, error) {
+func prefill(ctx context.Context, cfg loadgen.Config) (loadgen.Result, error) {
 	cfg, err := PrefillConfig(cfg).Normalize()
-	res := Result{Config: cfg}
-	res.Histogram, res.Errors = newHistogram(), map[string]int64{}
+	res := loadgen.Result{Config: cfg}
+	res.Histogram, res.Errors = measure.NewHistogram(), map[string]int64{}
 	if err != nil {
 		return res, fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -135,12 +145,12 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 		if f, err = dial(false); err != nil {
 			return res, err
 		}
-		res = Result{Config: cfg}
-		res.Histogram, res.Errors = newHistogram(), map[string]int64{}
+		res = loadgen.Result{Config: cfg}
+		res.Histogram, res.Errors = measure.NewHistogram(), map[string]int64{}
 		err = f.fill(&res)
 	}
 	if cfg.Progress != nil {
-		cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: f.hi - f.lo, Elapsed: res.Elapsed, Final: true})
+		cfg.Progress(loadgen.Progress{Phase: "prefill", Done: res.Requests, Total: f.hi - f.lo, Elapsed: res.Elapsed, Final: true})
 	}
 	if err != nil {
 		return res, fmt.Errorf("prefill: %w", err)
@@ -162,7 +172,7 @@ func prefill(ctx context.Context, cfg Config) (Result, error) {
 type filler struct {
 	*link.Pipe
 	l    link.Link // the connection, closed by close
-	cfg  *Config
+	cfg  *loadgen.Config
 	mset bool // one MSET per perCmd keys, else one SetCmd per key
 
 	// A command is cmdHead (or an MSET header), then per key keyHead,
@@ -182,13 +192,13 @@ func (f *filler) close() { f.l.Close() }
 // noMSet reports whether err is a server's refusal of MSET as a command
 // it does not have.
 func noMSet(err error) bool {
-	var re *ReplyError
+	var re *loadgen.ReplyError
 	return errors.As(err, &re) && re.Command == "MSET" && strings.Contains(strings.ToLower(re.Msg), "unknown command")
 }
 
 // newFiller returns the filler writing cfg's keys on l: as MSET commands
 // when mset is set, else one cfg.SetCmd per key.
-func newFiller(ctx context.Context, l link.Link, cfg *Config, mset bool) *filler {
+func newFiller(ctx context.Context, l link.Link, cfg *loadgen.Config, mset bool) *filler {
 	f := &filler{Pipe: link.NewPipe(ctx, l, cfg.Timeout), l: l, cfg: cfg, keys: cfg.Keys()}
 	f.width = f.keys.Width()
 	f.mset = mset
@@ -244,7 +254,7 @@ func (f *filler) build(dst []byte, start, end int64) []byte {
 // (cfg.Keys().Key numbers them): the whole keyspace, or with
 // cfg.Segments > 1 segment cfg.Segment's contiguous share, so that the
 // segments together write every key once.
-func PrefillRange(cfg Config) (lo, hi int64) {
+func PrefillRange(cfg loadgen.Config) (lo, hi int64) {
 	n := int64(max(cfg.Segments, 1))
 	i := int64(cfg.Segment)
 	if n == 1 || i < 0 || i >= n {
@@ -258,7 +268,7 @@ func PrefillRange(cfg Config) (lo, hi int64) {
 }
 
 // fill writes keys [f.lo, f.hi), counting into res.
-func (f *filler) fill(res *Result) error {
+func (f *filler) fill(res *loadgen.Result) error {
 	cfg := f.cfg
 	n := f.hi
 	t0 := time.Now()
@@ -289,7 +299,7 @@ func (f *filler) fill(res *Result) error {
 		if cfg.Progress != nil && start < n {
 			if now := time.Now(); now.Sub(lastReport) >= cfg.ProgressInterval {
 				lastReport = now
-				cfg.Progress(Progress{Phase: "prefill", Done: res.Requests, Total: n - f.lo, Elapsed: now.Sub(t0)})
+				cfg.Progress(loadgen.Progress{Phase: "prefill", Done: res.Requests, Total: n - f.lo, Elapsed: now.Sub(t0)})
 			}
 		}
 	}
@@ -297,7 +307,7 @@ func (f *filler) fill(res *Result) error {
 }
 
 // replies reads the replies to the commands writing keys [start, end).
-func (f *filler) replies(res *Result, start, end int64) error {
+func (f *filler) replies(res *loadgen.Result, start, end int64) error {
 	for i := start; i < end; i += f.perCmd {
 		keys := min(f.perCmd, end-i)
 		r, _, err := f.Reply()
@@ -329,8 +339,8 @@ func (f *filler) replies(res *Result, start, end int64) error {
 func (f *filler) replyError(r resp.Reply, i, keys int64) error {
 	first := string(f.keys.AppendName(nil, f.cfg.KeyPrefix, f.keys.Key(i)))
 	if !f.mset {
-		return &ReplyError{Command: f.cfg.SetCmd, Key: first, Msg: string(r.Data)}
+		return &loadgen.ReplyError{Command: f.cfg.SetCmd, Key: first, Msg: string(r.Data)}
 	}
 	last := string(f.keys.AppendName(nil, f.cfg.KeyPrefix, f.keys.Key(i+keys-1)))
-	return &ReplyError{Command: "MSET", Key: fmt.Sprintf("%s ... %s (%d keys)", first, last, keys), Msg: string(r.Data)}
+	return &loadgen.ReplyError{Command: "MSET", Key: fmt.Sprintf("%s ... %s (%d keys)", first, last, keys), Msg: string(r.Data)}
 }
