@@ -102,7 +102,9 @@ func TestRunPersistJob(t *testing.T) {
 	o.Pipeline, o.Connections = 16, 10
 	o.Targets = []string{"kvstore", "redis"}
 	o.SetCmd, o.GetCmd = "SET", "GET"
-	o.Duration, o.Interval = 12*time.Second, DefaultPersistJobInterval
+	// The job's fork or goroutine gets the other CPU, and the phase the
+	// time to see p99 come back on a busy machine.
+	o.Duration, o.Interval, o.CPUs = 20*time.Second, DefaultPersistJobInterval, "off"
 	for _, c := range []struct{ job, strategy string }{{target.JobBGSave, "none"}, {target.JobRewrite, "persist_no"}} {
 		t.Run(c.job, func(t *testing.T) {
 			o := o
@@ -127,8 +129,15 @@ func TestRunPersistJob(t *testing.T) {
 			if r.RSSBeforeBytes == nil || r.RSSPeakBytes == nil || *r.RSSPeakBytes < *r.RSSBeforeBytes {
 				t.Errorf("memory before %v, peak %v", r.RSSBeforeBytes, r.RSSPeakBytes)
 			}
-			if r.P99BeforeUs == nil || r.P99DuringUs == nil || r.P99RecoveryS == nil {
-				t.Errorf("p99 before %v, during %v, recovery %v s", deref(r.P99BeforeUs), deref(r.P99DuringUs), deref(r.P99RecoveryS))
+			switch {
+			case r.P99BeforeUs == nil || r.P99DuringUs == nil:
+				t.Errorf("p99 before %v, during %v", deref(r.P99BeforeUs), deref(r.P99DuringUs))
+			case r.P99RecoveryS == nil && (r.P99AfterUs == nil || *r.P99AfterUs <= *r.P99BeforeUs*1.1):
+				t.Errorf("no p99 recovery, though p99 after the job (%v us) is back within 10%% of before (%v us)", deref(r.P99AfterUs), *r.P99BeforeUs)
+			case r.P99RecoveryS == nil:
+				// A machine too busy for p99 to come back by the phase's
+				// end: the row says so (no recovery time), as it must.
+				t.Logf("p99 not back by the phase's end: before %v us, after %v us", *r.P99BeforeUs, *r.P99AfterUs)
 			}
 			marked := 0
 			for _, s := range readSeries(t, res) {
