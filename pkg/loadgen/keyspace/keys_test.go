@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -21,6 +22,25 @@ func TestAppendName(t *testing.T) {
 		s := Spec{Keyspace: tc.n}
 		if got := string(s.AppendName(nil, tc.prefix, s.Key(tc.i))); got != tc.want {
 			t.Errorf("keyspace %d: key %d named %q, want %q", tc.n, tc.i, got, tc.want)
+		}
+	}
+}
+
+// TestAppendDigits checks the two-digit writer against fmt's padding at
+// every width, with values shorter than, as long as and longer than it
+// (truncated on the left), after a prefix.
+func TestAppendDigits(t *testing.T) {
+	values := []uint64{0, 1, 9, 10, 42, 99, 100, 101, 999, 12345, 999_999, 1_000_000, math.MaxUint64}
+	for w := range 21 {
+		for _, v := range values {
+			want := fmt.Sprintf("%020d", v)
+			if len(want) > 20 { // MaxUint64 has 20 digits
+				want = want[len(want)-20:]
+			}
+			want = "p:" + want[20-w:]
+			if got := string(AppendDigits([]byte("p:"), v, w)); got != want {
+				t.Errorf("AppendDigits(%d, %d) = %q, want %q", v, w, got, want)
+			}
 		}
 	}
 }
