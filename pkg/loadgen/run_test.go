@@ -85,7 +85,7 @@ func TestExactCounts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Keyspace = max(tc.cfg.Keyspace, 500)
-			before := commandsProcessed(t, tg)
+			before := testutil.CommandsProcessed(t, tg.client)
 			res := run(t, tg, tc.cfg)
 			n := tc.cfg.Requests
 			if res.Requests != n || res.Sent != n || res.Sets+res.Gets != n || res.Histogram.TotalCount() != n {
@@ -94,7 +94,7 @@ func TestExactCounts(t *testing.T) {
 			}
 			// The server saw exactly the requests, warmup included (INFO
 			// itself is counted once).
-			if got, want := commandsProcessed(t, tg)-before, n+tc.cfg.WarmupRequests+1; got != want {
+			if got, want := testutil.CommandsProcessed(t, tg.client)-before, n+tc.cfg.WarmupRequests+1; got != want {
 				t.Errorf("server processed %d commands, want %d", got, want)
 			}
 			switch tc.cfg.Mode {
@@ -117,25 +117,6 @@ func TestExactCounts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func commandsProcessed(t *testing.T, tg target) int64 {
-	t.Helper()
-	info, err := tg.client.Info(context.Background(), "stats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.SplitSeq(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no total_commands_processed in INFO")
-	return 0
 }
 
 // keysUnder returns every key and value under prefix.

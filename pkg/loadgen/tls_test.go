@@ -150,7 +150,7 @@ func TestTLSSetGet(t *testing.T) {
 					}
 					cfg.VerifyGet = true
 					cfg.Addr = srv.addr
-					before := commandsProcessed(t, tg)
+					before := testutil.CommandsProcessed(t, tg.client)
 					res, err := Run(context.Background(), cfg)
 					if err != nil {
 						t.Fatal(err)
@@ -162,7 +162,7 @@ func TestTLSSetGet(t *testing.T) {
 					}
 					// The connections' PINGs (one each, after the handshake)
 					// and the INFO reading the count come on top.
-					if got := commandsProcessed(t, tg) - before; got != n+int64(cfg.Connections)+1 {
+					if got := testutil.CommandsProcessed(t, tg.client) - before; got != n+int64(cfg.Connections)+1 {
 						t.Errorf("server processed %d commands, want %d requests + %d PINGs + 1 INFO", got, n, cfg.Connections)
 					}
 					if jsonOf(t, res)["settings"].(map[string]any)["tls"] != true {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -96,26 +95,6 @@ func run(t *testing.T, tg target, cfg Config) Result {
 	return res
 }
 
-// commandsProcessed is the server's count of commands processed (INFO).
-func commandsProcessed(t *testing.T, tg target) int64 {
-	t.Helper()
-	info, err := tg.client.Info(context.Background(), "stats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.SplitSeq(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no total_commands_processed in INFO")
-	return 0
-}
-
 // TestPrefillWritesWhatReadsVerify prefills with MSET (SET in any case)
 // and with a single-key command, on Redis and on the kvstore, and checks
 // the commands the server saw, the keys and values against those of the
@@ -148,7 +127,7 @@ func TestPrefillWritesWhatReadsVerify(t *testing.T) {
 
 			var calls []Progress
 			cfg.Progress = func(p Progress) { calls = append(calls, p) }
-			before := commandsProcessed(t, tg)
+			before := testutil.CommandsProcessed(t, tg.client)
 			res, err := Prefill(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -164,7 +143,7 @@ func TestPrefillWritesWhatReadsVerify(t *testing.T) {
 				// and one of 145 (2 of 64, one of 17).
 				writes = 11*4 + 3
 			}
-			if got := commandsProcessed(t, tg) - before; got != writes+3 {
+			if got := testutil.CommandsProcessed(t, tg.client) - before; got != writes+3 {
 				t.Errorf("the server processed %d commands, want %d writes, 2 DBSIZE and INFO", got, writes)
 			}
 			if len(calls) < 2 || calls[0].Phase != "prefill" || calls[0].Total != n {
