@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -136,20 +137,10 @@ func TestClusterResharding(t *testing.T) {
 			slot, most = s, n
 		}
 	}
-	cfg.Mode, cfg.Requests, cfg.Duration, cfg.VerifyGet = ModeGet, 0, 2*time.Second, true
-	done := make(chan error, 1)
-	running := afterReplies(&cfg, 1000)
-	go func() {
-		<-running
-		done <- migrateSlot(ctx, src, dst, srcID, dstID, info.Nodes[1], slot)
-	}()
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	cfg.Mode, cfg.Requests, cfg.VerifyGet = ModeGet, 0, true
+	res := runWhileMigrating(t, cfg, func(ctx context.Context) error {
+		return migrateSlot(ctx, src, dst, srcID, dstID, info.Nodes[1], slot)
+	})
 	t.Logf("slot %d (%d keys): %d requests, moved %d, ask %d", slot, most, res.Requests, res.Moved, res.Ask)
 	if res.Moved == 0 || res.Ask == 0 {
 		t.Errorf("moved %d, ask %d: want both counted", res.Moved, res.Ask)
@@ -173,18 +164,9 @@ func TestClusterResharding(t *testing.T) {
 		{Args: []string{"GET", "__key__"}, Ratio: 3},
 		{Args: []string{"INCR", "{__key__}:n"}},
 	}
-	running = afterReplies(&mixed, 1000)
-	go func() {
-		<-running
-		done <- migrateSlot(ctx, dst, src, dstID, srcID, info.Nodes[0], slot)
-	}()
-	res, err = Run(ctx, mixed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	res = runWhileMigrating(t, mixed, func(ctx context.Context) error {
+		return migrateSlot(ctx, dst, src, dstID, srcID, info.Nodes[0], slot)
+	})
 	t.Logf("mixed, slot %d back: %d requests, moved %d, ask %d", slot, res.Requests, res.Moved, res.Ask)
 	if res.Moved == 0 || res.Ask == 0 || res.VerifyFailures != 0 || res.Misses != 0 || len(res.Errors) != 0 {
 		t.Errorf("mixed: moved %d, ask %d, %d verify failures, %d misses, errors %v; want redirects followed and nothing wrong",
@@ -192,9 +174,49 @@ func TestClusterResharding(t *testing.T) {
 	}
 }
 
+// runWhileMigrating runs cfg until move, started once 1,000 replies are
+// in, has ended, and returns what the run measured. move waits for the
+// redirects it provokes, so the run lasts as long as the machine needs
+// for them and no longer.
+func runWhileMigrating(t *testing.T, cfg Config, move func(context.Context) error) Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Duration = time.Hour // ended by move (or by its deadline)
+	running := afterReplies(&cfg, 1000)
+	done := make(chan error, 1)
+	go func() {
+		<-running
+		mctx, stop := context.WithTimeout(ctx, time.Minute)
+		defer stop()
+		done <- move(mctx)
+		cancel()
+	}()
+	res, err := Run(ctx, cfg)
+	if merr := <-done; merr != nil {
+		t.Fatal(merr)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // migrateSlot moves slot from src to dst as redis-cli --cluster reshard
-// does: IMPORTING, MIGRATING, MIGRATE key by key, then NODE on both.
+// does: IMPORTING, MIGRATING, MIGRATE key by key, then NODE on both. A
+// run going on meets the slot half-moved, then moved: with every key
+// moved, migrateSlot waits until src has answered an ASK, and after the
+// NODE until it has answered a MOVED (INFO errorstats), so that both
+// happen however slow the machine (ctx bounds the waits).
 func migrateSlot(ctx context.Context, src, dst *redis.Client, srcID, dstID, dstAddr string, slot int) error {
+	asks, err := errorCount(ctx, src, "ASK")
+	if err != nil {
+		return err
+	}
+	moves, err := errorCount(ctx, src, "MOVED")
+	if err != nil {
+		return err
+	}
 	if err := dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err(); err != nil {
 		return err
 	}
@@ -214,15 +236,51 @@ func migrateSlot(ctx context.Context, src, dst *redis.Client, srcID, dstID, dstA
 			if err := src.Do(ctx, "MIGRATE", host, port, k, 0, 5000).Err(); err != nil {
 				return fmt.Errorf("MIGRATE %s: %w", k, err)
 			}
-			time.Sleep(20 * time.Millisecond) // keep the slot half-moved a while: ASK replies
 		}
+	}
+	if err := errorAbove(ctx, src, "ASK", asks); err != nil {
+		return err
 	}
 	for _, c := range []*redis.Client{dst, src} {
 		if err := c.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err(); err != nil {
 			return err
 		}
 	}
-	return nil
+	return errorAbove(ctx, src, "MOVED", moves)
+}
+
+// errorCount is how many error replies of kind (ASK, MOVED) c's server
+// has sent: INFO errorstats.
+func errorCount(ctx context.Context, c *redis.Client, kind string) (int64, error) {
+	info, err := c.Info(ctx, "errorstats").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "errorstat_"+kind+":count="); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, nil // none sent yet
+}
+
+// errorAbove waits until c's server has sent more than n error replies
+// of kind, or ctx ends.
+func errorAbove(ctx context.Context, c *redis.Client, kind string, n int64) error {
+	for {
+		m, err := errorCount(ctx, c, kind)
+		if err != nil {
+			return fmt.Errorf("waiting for a %s reply: %w", kind, err)
+		}
+		if m > n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no %s reply from %s: %w", kind, c.Options().Addr, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 func portOf(addr string) string {
