@@ -529,12 +529,8 @@ func (r *runner) dialCluster(ctx context.Context) error {
 	cfg := r.cfg
 	var topo *cluster.Topology
 	if cfg.Cluster {
-		seeds := cfg.ClusterSeeds
-		if len(seeds) == 0 {
-			seeds = []string{cfg.Addr}
-		}
 		var err error
-		if topo, err = cluster.FetchTopology(ctx, seeds, cfg.Control()); err != nil {
+		if topo, err = cluster.FetchTopology(ctx, cfg.Seeds(), cfg.Control()); err != nil {
 			return err
 		}
 		if slices.Contains(topo.Owner[:], -1) {

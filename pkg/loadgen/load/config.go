@@ -439,6 +439,15 @@ func (c *Config) Control() control.Options {
 	return control.Options{User: c.User, Password: c.Password, DB: c.DB, TLS: c.TLS, Timeout: c.ConnectTimeout, RESP3: c.RESP3}
 }
 
+// Seeds are the addresses a cluster's slot map is read from:
+// ClusterSeeds, or Addr when there are none.
+func (c *Config) Seeds() []string {
+	if len(c.ClusterSeeds) > 0 {
+		return c.ClusterSeeds
+	}
+	return []string{c.Addr}
+}
+
 // LocalConnections is the number of connections this run opens: the
 // global indices g < Connections with g mod Segments == Segment.
 func (c Config) LocalConnections() int {

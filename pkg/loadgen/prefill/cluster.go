@@ -21,11 +21,7 @@ import (
 func prefillCluster(ctx context.Context, cfg loadgen.Config) (loadgen.Result, error) {
 	res := loadgen.Result{Config: cfg}
 	res.Histogram, res.Errors = measure.NewHistogram(), map[string]int64{}
-	seeds := cfg.ClusterSeeds
-	if len(seeds) == 0 {
-		seeds = []string{cfg.Addr}
-	}
-	topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
+	topo, err := cluster.FetchTopology(ctx, cfg.Seeds(), cfg.Control())
 	if err != nil {
 		return res, fmt.Errorf("prefill: %w", err)
 	}

@@ -88,13 +88,9 @@ func sendFill(ctx context.Context, cfg loadgen.Config, cmd mix.Command, have, n 
 // masters x connections gives each at least the deficit; a command with
 // one is spread by its keys, and a pass may leave a master short.
 func fillCluster(ctx context.Context, cfg loadgen.Config, lenCmd, key string, n int64, cmd mix.Command) error {
-	seeds := cfg.ClusterSeeds
-	if len(seeds) == 0 {
-		seeds = []string{cfg.Addr}
-	}
 	var short string
 	for pass := range 8 {
-		topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
+		topo, err := cluster.FetchTopology(ctx, cfg.Seeds(), cfg.Control())
 		if err != nil {
 			return err
 		}

@@ -14,11 +14,7 @@ import (
 func awaitReplicas(ctx context.Context, cfg loadgen.Config) (warns []error, err error) {
 	var pairs [][2]string // master, replica
 	if cfg.Cluster {
-		seeds := cfg.ClusterSeeds
-		if len(seeds) == 0 {
-			seeds = []string{cfg.Addr}
-		}
-		topo, err := cluster.FetchTopology(ctx, seeds, cfg.Control())
+		topo, err := cluster.FetchTopology(ctx, cfg.Seeds(), cfg.Control())
 		if err != nil {
 			return nil, fmt.Errorf("replicas: %w", err)
 		}
