@@ -16,6 +16,11 @@
 #   PERSIST        a --persist policy for both (no, everysec, always), each
 #                  server with a fresh --dir
 #   SERVE_ARGS     more serve flags for both
+#   A_ARGS, B_ARGS more serve flags for one (A=B=kvbench A_ARGS="--io epoll":
+#                  one binary's two event loops)
+#   CASES          the cases, "op pipeline connections requests" separated
+#                  by commas (default: "set 128 1 $N,get 128 1 $N,set 1 50
+#                  $N1,get 1 50 $N1")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=${A:?A=path of the first kvbench binary}
@@ -27,7 +32,7 @@ KVBENCH=$A
 PAIRS=${PAIRS:-6}
 N=${N:-1000000}
 N1=${N1:-200000}
-CASES=("set 128 1 $N" "get 128 1 $N" "set 1 50 $N1" "get 1 50 $N1")
+IFS=, read -r -a CASES <<<"${CASES:-set 128 1 $N,get 128 1 $N,set 1 50 $N1,get 1 50 $N1}"
 
 # cpu PID prints the CPU time of every thread of process PID, in ns.
 cpu() {
@@ -42,8 +47,8 @@ declare -A QPS CPU
 echo "load before: $(uptime)" >&2
 for i in $(seq "$PAIRS"); do
 	for side in $(alternate "$i" A B); do
-		bin=$A
-		[ "$side" = B ] && bin=$B
+		bin=$A args=${A_ARGS:-}
+		[ "$side" = B ] && bin=$B args=${B_ARGS:-}
 		port=$(free_port)
 		persist=()
 		if [ -n "${PERSIST:-}" ]; then
@@ -51,7 +56,7 @@ for i in $(seq "$PAIRS"); do
 			persist=(--persist "$PERSIST" --dir "$WORK/dir-$i-$side")
 		fi
 		# shellcheck disable=SC2086 # the flags are words
-		KVBENCH=$bin start_kvstore "$port" "${persist[@]}" ${SERVE_ARGS:-}
+		KVBENCH=$bin start_kvstore "$port" "${persist[@]}" ${SERVE_ARGS:-} $args
 		pid=${PORT_PID[$port]}
 		for c in "${CASES[@]}"; do
 			read -r op pipe conns n <<<"$c"
