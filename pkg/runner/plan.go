@@ -385,9 +385,9 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 	case sc.Mode == results.ModeRecovery:
 		d += p.recoveryEstimate(sc)
 	case sc.Workload == nil:
-		d += seconds(float64(o.Requests)/qps) + p.curveEstimate(qps)
+		d += p.phaseEstimate(qps) + p.curveEstimate(qps)
 	default:
-		d += seconds(float64(o.Requests) / qps)
+		d += p.phaseEstimate(qps)
 	}
 	keys, fills := o.Keyspace, sc.Mode != loadgen.ModeSet
 	if sc.Workload != nil {
@@ -398,6 +398,20 @@ func (p *Plan) estimate(sc *Scenario) time.Duration {
 		d += seconds(float64(keys) / p.prefillRateOf(sc))
 	}
 	return d
+}
+
+// phaseEstimate is the expected time of a measured phase at qps, and of
+// its warmup: --duration's, or --requests' at that rate.
+func (p *Plan) phaseEstimate(qps float64) time.Duration {
+	o := p.Options
+	d := o.Duration
+	if d <= 0 {
+		d = seconds(float64(o.Requests) / qps)
+	}
+	if o.WarmupRequests > 0 {
+		return d + seconds(float64(o.WarmupRequests)/qps)
+	}
+	return d + o.Warmup
 }
 
 // recoveryEstimate is what a recovery attempt of sc spends after its

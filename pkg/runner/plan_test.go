@@ -262,6 +262,29 @@ func TestPlanEstimate(t *testing.T) {
 	}
 }
 
+// TestPlanEstimateDuration: a phase bounded by --duration is estimated at
+// its length, whatever --requests says, and a warmup adds its own.
+func TestPlanEstimateDuration(t *testing.T) {
+	o := planOptions()
+	o.Rounds, o.Requests, o.Keyspace, o.Modes = 1, 400_000, 600_000, []string{"set"}
+	o.Strategies, o.SetCmd = []string{"nopersist"}, "SET"
+	o.Duration, o.Warmup = 20*time.Second, 2*time.Second
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := EstimateStartStop + 22*time.Second; p.Estimate() != want {
+		t.Errorf("--duration 20s --warmup 2s: estimate %v, want %v", p.Estimate(), want)
+	}
+	o.Warmup, o.WarmupRequests = 0, 400_000 // a second at the assumed rate
+	if p, err = NewPlan(o); err != nil {
+		t.Fatal(err)
+	}
+	if want := EstimateStartStop + 21*time.Second; p.Estimate() != want {
+		t.Errorf("--duration 20s --warmup-requests 400000: estimate %v, want %v", p.Estimate(), want)
+	}
+}
+
 // TestPlanEstimateRecoveryAndProfile: a recovery attempt is estimated
 // with its stream of writes (longer for a power loss), its restart and,
 // for a strategy that keeps its data, the reload of the keyspace; the
