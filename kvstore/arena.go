@@ -83,11 +83,20 @@ type records struct {
 //
 // A frozen arena (see freeze) can be read through a snapshot's records
 // while it goes on changing, as a forked child reads its parent's memory:
-// while any snapshot is out, no record is modified in place (fits says no,
-// so a write makes a new record) and no freed record is reused (frees wait
-// in deferred). That costs a snapshot nothing but a copy of the chunk list,
-// where copying the arena stopped the server for a quarter of a second per
-// million keys.
+// while any snapshot is out, no record it may still read is modified in
+// place (fits says no, so a write makes a new record) and no freed record
+// it may still read is reused (frees wait in deferred). That costs a
+// snapshot nothing but a copy of the chunk list, where copying the arena
+// stopped the server for a quarter of a second per million keys.
+//
+// Which records a snapshot may still read, its scan tells (see
+// scanProgress): it reads the chunks in order, so with one snapshot out,
+// the records of the chunks it has passed, and of the chunks mapped since
+// it froze, are the arena's own again, and so are those freed ahead of the
+// scan once it has passed them (waiting, by chunk). Without that, every
+// write of a compaction's seconds took fresh memory, and the pages the
+// kernel zeroed for it were a quarter of the server's time (BENCHMARKS.md,
+// "Persistence jobs under load").
 type arena struct {
 	records
 	used    []uint32 // bytes carved from each chunk
@@ -96,13 +105,20 @@ type arena struct {
 	nextBig uint64
 	inUse   int64 // bytes of live records, by class size
 
-	frozen   int      // snapshots out
-	deferred []ref    // records freed while frozen
-	orphans  [][]byte // chunks dropped by a reset while frozen
+	frozen   int           // snapshots out
+	progress *scanProgress // the scan of the one snapshot out, if one is
+	deferred []ref         // records freed while frozen, until thaw
+	waiting  [][]ref       // ... or, by chunk, until progress passes it
+	given    int           // chunks whose waiting records went back
+	orphans  [][]byte      // chunks dropped by a reset while frozen
 	// kept is the bytes of records freed while frozen, small and large:
 	// what the snapshots out keep alive, as a forked child's pages are
 	// copied when its parent writes them (their copy-on-write cost).
 	kept int64
+	// keptPeak is the most kept has been since the arena was last thawed:
+	// what was freed ahead of a scan goes back (giveBack) as the scan
+	// passes it, so the cost of a snapshot is its peak.
+	keptPeak int64
 
 	born    map[uint64]uint64 // large record id: valuesLent when it was made
 	bigFree map[int][][]byte  // freed large records by capacity (see newLarge)
@@ -207,7 +223,7 @@ func (a *arena) freeLarge(id uint64) {
 	delete(a.born, id)
 	a.inUse -= int64(len(b))
 	if a.frozen > 0 {
-		a.kept += int64(len(b)) // the snapshot's map of large records holds it
+		a.hold(int64(len(b))) // the snapshot's map of large records holds it
 	}
 	if a.frozen == 0 && born == valuesLent.Load() {
 		a.keep(b)
@@ -357,6 +373,9 @@ func (a *arena) alloc(klen, vlen int) (ref, []byte) {
 	}
 	ci := classFor(n)
 	c := &a.classes[ci]
+	if len(c.free) == 0 && a.progress != nil {
+		a.giveBack()
+	}
 	var r ref
 	if k := len(c.free); k > 0 {
 		r = c.free[k-1]
@@ -397,25 +416,79 @@ func (a *arena) free(r ref) {
 	}
 	c := &a.classes[r>>classShift&0x7f]
 	a.inUse -= int64(c.size)
-	if a.frozen > 0 {
-		a.deferred = append(a.deferred, r)
-		a.kept += int64(c.size)
+	if a.frozen > 0 && !a.own(r) {
+		if a.progress != nil {
+			i := int(r >> chunkShift & chunkMask)
+			a.waiting[i] = append(a.waiting[i], r)
+		} else {
+			a.deferred = append(a.deferred, r)
+		}
+		a.hold(int64(c.size))
 		return
 	}
 	c.free = append(c.free, r)
 }
 
+// hold counts n bytes more kept alive for a snapshot.
+func (a *arena) hold(n int64) {
+	a.kept += n
+	a.keptPeak = max(a.keptPeak, a.kept)
+}
+
+// giveBack returns to their free lists the records freed ahead of the scan
+// of the one snapshot out, in the chunks it has passed since.
+func (a *arena) giveBack() {
+	passed := int(a.progress.passed.Load())
+	for ; a.given < passed; a.given++ {
+		for _, r := range a.waiting[a.given] {
+			c := &a.classes[r>>classShift&0x7f]
+			c.free = append(c.free, r)
+			a.kept -= int64(c.size)
+		}
+		a.waiting[a.given] = nil
+	}
+}
+
 // fits reports whether r's slot holds a record of klen+vlen bytes and may
-// be rewritten in place: never while the arena is frozen.
+// be rewritten in place: not while a snapshot may still read it.
 func (a *arena) fits(r ref, klen, vlen int) bool {
-	return a.frozen == 0 && recordHeader+klen+vlen <= len(a.record(r))
+	return (a.frozen == 0 || a.own(r)) && recordHeader+klen+vlen <= len(a.record(r))
+}
+
+// scanProgress is how far the scan of a snapshot has read its chunks.
+type scanProgress struct {
+	chunks int          // the arena's chunks when it froze
+	passed atomic.Int64 // chunks read to the end, set by the scan
+}
+
+// own reports whether r, a small record of a frozen arena, is out of the
+// reach of the one snapshot out: in a chunk its scan has passed or one
+// mapped since it froze. With more than one snapshot out, or after a reset
+// (which renumbers the chunks), none is.
+func (a *arena) own(r ref) bool {
+	p := a.progress
+	if p == nil || r&refLarge != 0 {
+		return false
+	}
+	c := int(r >> chunkShift & chunkMask)
+	return c >= p.chunks || int64(c) < p.passed.Load()
 }
 
 // freeze returns the records as they are now, readable without the lock
-// until thaw: every record live now stays as it is until then.
-func (a *arena) freeze() records {
+// until thaw: every record live now stays as it is until then, or until
+// the returned scan progress, the only one while no other snapshot is out,
+// says it has been read.
+func (a *arena) freeze() (records, *scanProgress) {
 	a.frozen++
-	return records{chunks: slices.Clone(a.chunks), large: maps.Clone(a.large)}
+	a.progress = nil
+	var p *scanProgress
+	if a.frozen == 1 {
+		p = &scanProgress{chunks: len(a.chunks)}
+		a.progress, a.waiting, a.given = p, make([][]ref, len(a.chunks)), 0
+	} else {
+		p = new(scanProgress) // the arena heeds no snapshot's progress now
+	}
+	return records{chunks: slices.Clone(a.chunks), large: maps.Clone(a.large)}, p
 }
 
 // thaw ends a freeze: once no snapshot is out, the records freed meanwhile
@@ -424,11 +497,14 @@ func (a *arena) thaw() {
 	if a.frozen--; a.frozen > 0 {
 		return
 	}
-	for _, r := range a.deferred {
-		c := &a.classes[r>>classShift&0x7f]
-		c.free = append(c.free, r)
+	a.progress = nil
+	for _, rs := range append(a.waiting, a.deferred) {
+		for _, r := range rs {
+			c := &a.classes[r>>classShift&0x7f]
+			c.free = append(c.free, r)
+		}
 	}
-	a.deferred, a.kept = nil, 0
+	a.deferred, a.waiting, a.kept, a.keptPeak = nil, nil, 0, 0
 	for _, c := range a.orphans {
 		dropPages(c)
 	}

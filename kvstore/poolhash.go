@@ -92,7 +92,8 @@ func (t *poolHash) scan(fn func(key, val []byte) bool) {
 // the time of reading the records in the index's order, a cache miss
 // each.
 func (t *poolHash) snapshot() snapshot {
-	return &poolSnapshot{recs: t.ar.freeze(), ar: t.ar, keptAt: t.ar.kept, idx: &t.idx, shards: t.idx.freeze()}
+	recs, progress := t.ar.freeze()
+	return &poolSnapshot{recs: recs, progress: progress, ar: t.ar, keptAt: t.ar.kept, idx: &t.idx, shards: t.idx.freeze()}
 }
 
 // liveWords is the bitmap words of one chunk.
@@ -101,7 +102,8 @@ const liveWords = chunkSize / 8 / 64
 // poolSnapshot is a poolHash at one instant: its records, read through the
 // frozen arena.
 type poolSnapshot struct {
-	recs records
+	recs     records
+	progress *scanProgress // what scan has read (see arena.own)
 	// shards are the index's slots when it froze (hashIndex.freeze);
 	// live, class and large are built from them by mark.
 	shards [][]hslot
@@ -121,7 +123,7 @@ type poolSnapshot struct {
 // a size known at the freeze). The caller holds the DB lock (read or
 // write).
 func (s *poolSnapshot) cow() (int64, bool) {
-	return s.ar.kept - s.keptAt + s.idx.detachedBytes() + int64(len(s.recs.chunks))*liveWords*8, true
+	return s.ar.keptPeak - s.keptAt + s.idx.detachedBytes() + int64(len(s.recs.chunks))*liveWords*8, true
 }
 
 // mark builds the bitmap of the records the frozen slots name.
@@ -154,6 +156,9 @@ func (s *poolSnapshot) scan(fn func(key, val []byte) bool) {
 	s.mark()
 	for w, word := range s.live {
 		c, base := w/liveWords, w%liveWords*64
+		if base == 0 {
+			s.progress.passed.Store(int64(c)) // every record before chunk c is read
+		}
 		for word != 0 {
 			off := uint64(base+bits.TrailingZeros64(word)) * 8
 			word &= word - 1
@@ -163,6 +168,7 @@ func (s *poolSnapshot) scan(fn func(key, val []byte) bool) {
 			}
 		}
 	}
+	s.progress.passed.Store(int64(len(s.recs.chunks)))
 	for _, r := range s.large {
 		if !fn(s.recs.key(r), s.recs.val(r)) {
 			return

@@ -254,6 +254,97 @@ func BenchmarkTableFill(b *testing.B) {
 	}
 }
 
+// TestSnapshotGivesBackPassedChunks checks that while a snapshot's scan
+// is under way, a write to a record in a chunk the scan has passed
+// rewrites it in place, one ahead of the scan makes a new record (in a
+// chunk mapped since the freeze, which the next write rewrites in place),
+// that the scan reads every record as it was at the freeze, that what was
+// freed ahead of the scan is reused once it has passed (its copy-on-write
+// figure keeping the peak), and that with a second snapshot out nothing is
+// rewritten.
+func TestSnapshotGivesBackPassedChunks(t *testing.T) {
+	tab := newPoolHash()
+	old, next := bytes.Repeat([]byte("o"), 200), bytes.Repeat([]byte("n"), 200)
+	key := func(i int) []byte { return fmt.Appendf(nil, "key:%08d", i) }
+	n := 3 * chunkSize / 200
+	for i := range n {
+		tab.put(key(i), old, putNew)
+	}
+	frozen := len(tab.ar.chunks)
+	if frozen < 3 {
+		t.Fatalf("%d keys fill %d chunks, want 3 or more", n, frozen)
+	}
+	refOf := func(i int) ref {
+		r, ok := tab.idx.lookup(tab.ar, key(i))
+		if !ok {
+			t.Fatalf("%s is gone", key(i))
+		}
+		return r
+	}
+	chunk := func(r ref) int { return int(r >> chunkShift & chunkMask) }
+
+	s := tab.snapshot()
+	read := 0
+	s.scan(func(k, v []byte) bool {
+		if !bytes.Equal(v, old) {
+			t.Fatalf("the scan read %s = %.10q..., want the value at the freeze", k, v)
+		}
+		if read++; read != n/2 {
+			return true
+		}
+		// Half way: the scan is past chunk 0, not past the last.
+		var inPlace, ahead int
+		for i := range n {
+			r := refOf(i)
+			tab.put(key(i), next, putAny)
+			switch got := refOf(i); {
+			case chunk(r) == 0 && got != r:
+				t.Fatalf("%s, in a chunk the scan has passed, moved to chunk %d", key(i), chunk(got))
+			case chunk(r) == 0:
+				inPlace++
+			case chunk(r) == frozen-1 && got == r:
+				t.Fatalf("%s, in a chunk ahead of the scan, was rewritten in place", key(i))
+			case chunk(r) == frozen-1:
+				if chunk(got) < frozen {
+					t.Fatalf("%s moved to chunk %d, one the snapshot reads", key(i), chunk(got))
+				}
+				tab.put(key(i), old, putAny)
+				if again := refOf(i); again != got {
+					t.Fatalf("%s, in a chunk mapped since the freeze, was not rewritten in place", key(i))
+				}
+				ahead++
+			}
+		}
+		if inPlace == 0 || ahead == 0 {
+			t.Fatalf("%d records rewritten behind the scan, %d ahead: want some of each", inPlace, ahead)
+		}
+		return true
+	})
+	if read != n {
+		t.Fatalf("the scan read %d records, want %d", read, n)
+	}
+	// The scan is over: a record freed ahead of it is reused.
+	tab.put(key(n+1), old, putNew) // of the others' size class
+	if r := refOf(n + 1); chunk(r) >= frozen {
+		t.Fatalf("a record made after the scan took chunk %d, not a record freed ahead of the scan", chunk(r))
+	}
+	if cow, _ := s.cow(); cow < int64(n/3*200) {
+		t.Fatalf("copy-on-write %d bytes: want the peak of what the snapshot kept, at least a third of the records", cow)
+	}
+
+	second := tab.snapshot()
+	r := refOf(0)
+	tab.put(key(0), old, putAny)
+	if refOf(0) == r {
+		t.Fatal("a record was rewritten in place with two snapshots out")
+	}
+	second.release()
+	s.release()
+	if v, _ := tab.get(key(0)); !bytes.Equal(v, old) {
+		t.Fatalf("after the snapshots, %s = %.10q..., want the last write", key(0), v)
+	}
+}
+
 // TestRetiredSlots checks that a growing index retires the arrays it
 // outgrows instead of unmapping them, that a purge unmaps them, and that
 // a reset unmaps its arrays at once.
