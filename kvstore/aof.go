@@ -108,6 +108,30 @@ func (f dataSyncFile) Sync() error {
 	}
 }
 
+// reserver is a log file that can allocate space ahead of its records:
+// the operating system's files (fallocate); a test's files need not.
+type reserver interface {
+	Reserve(off, n int64) error
+}
+
+// Reserve allocates n bytes from off, read as zeros, growing the file.
+func (f dataSyncFile) Reserve(off, n int64) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	if cerr := raw.Control(func(fd uintptr) {
+		for {
+			if err = unix.Fallocate(int(fd), 0, off, n); err != unix.EINTR {
+				return
+			}
+		}
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // errMisconf prefixes the reply to a write the log could not take.
 const errMisconf = "MISCONF Errors writing to the AOF file: "
 
@@ -177,6 +201,7 @@ type aofLog struct {
 	rewriteFailures int
 	rewriteAt       time.Time
 	noRoom          bool // the cron has said a rewrite would not fit
+	reserveFailed   bool // reserveAhead has said it cannot
 
 	// Background fsync (everysec).
 	fsyncBegan    atomic.Int64 // UnixNano of the fsync under way, 0 if none
@@ -378,6 +403,13 @@ func (a *aofLog) errText() string {
 	return "unknown error"
 }
 
+// appendedNow is the stream's position: every byte appended so far.
+func (a *aofLog) appendedNow() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.appended
+}
+
 // ackedPos is how far the stream may be acknowledged: written, or synced
 // under the always policy.
 func (a *aofLog) ackedPos() int64 {
@@ -456,16 +488,68 @@ func (a *aofLog) sync(f logFile) error {
 	return err
 }
 
-// everysec fsyncs once a second until stop is closed. An fsync still
-// running after two seconds is reported, as Redis does.
-func (a *aofLog) everysec(stop <-chan struct{}) {
+// Space reserved ahead of the records of the no and everysec policies:
+// twice what the last second appended, within these bounds.
+const (
+	minLogReserve = preallocChunk
+	maxLogReserve = 256 << 20
+)
+
+// reserveAhead allocates space in the current file ahead of its records
+// (see reserver), enough for twice rate, the bytes appended in the last
+// second, when less than half of that is left. An append into space the
+// filesystem has not allocated takes its block allocator's lock (ext4's
+// i_data_sem), which writeback holds while the everysec fsync runs: the
+// event loop's write stalled 20-30 ms once a second on the machine of
+// BENCHMARKS.md. Into reserved space it takes no such lock. A failure
+// (no room, a filesystem without fallocate) is not one: appends go on
+// taking space as they write.
+func (a *aofLog) reserveAhead(rate int64) {
+	ahead := min(max(2*rate, minLogReserve), maxLogReserve)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.flushing {
+		a.cond.Wait()
+	}
+	r, ok := a.f.(reserver)
+	if !ok || a.closed || a.err != nil || a.alloc >= a.fsize+ahead/2 {
+		return
+	}
+	// As the leader, it alone touches the file until it is done: a
+	// rewrite's switch of files or close waits, and so do appends.
+	a.flushing = true
+	from, to := a.alloc, a.fsize+ahead
+	a.mu.Unlock()
+	err := r.Reserve(from, to-from)
+	a.mu.Lock()
+	a.flushing = false
+	if err == nil {
+		a.alloc = to
+	} else if !a.reserveFailed {
+		a.reserveFailed = true
+		a.log.Info("cannot reserve space ahead of the log: appends allocate as they write", "err", err)
+	}
+	a.cond.Broadcast()
+}
+
+// background reserves space ahead of the records once a second, and
+// under the everysec policy fsyncs them, until stop is closed. An fsync
+// still running after two seconds is reported, as Redis does.
+func (a *aofLog) background(stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	last := a.appendedNow()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
+		}
+		now := a.appendedNow()
+		a.reserveAhead(now - last)
+		last = now
+		if a.policy != PersistEverysec {
+			continue
 		}
 		if began := a.fsyncBegan.Load(); began != 0 {
 			if d := time.Since(time.Unix(0, began)); d > 2*time.Second {

@@ -829,6 +829,58 @@ func TestLogPreallocatedTail(t *testing.T) {
 	}
 }
 
+// Under the no and everysec policies space is reserved ahead of the
+// records in the background; appends go into it, a clean close cuts it
+// off, and a crash image with it starts with every record.
+func TestLogReservedAhead(t *testing.T) {
+	for _, policy := range []string{PersistNo, PersistEverysec} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			srv := startPersistent(t, dir, policy)
+			rdb := newClient(t, srv)
+			path := filepath.Join(dir, incrName(1))
+			size := func() int64 {
+				st, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st.Size()
+			}
+			rdb.Set(ctx(t), "k0", "value-0", 0)
+			for deadline := time.Now().Add(time.Minute); size() < minLogReserve; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("log file still %d bytes after a minute: nothing reserved", size())
+				}
+			}
+			reserved := size()
+			for i := 1; i < 5; i++ {
+				rdb.Set(ctx(t), fmt.Sprint("k", i), fmt.Sprint("value-", i), 0)
+			}
+			records, _ := fileDataEnd(path)
+			if got := size(); got < reserved || records >= reserved {
+				t.Fatalf("file %d bytes, %d of records: appends did not go into the %d bytes reserved", got, records, reserved)
+			}
+			crashed, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Close()
+			if got := size(); got != records {
+				t.Fatalf("after a clean close the file is %d bytes, want its %d bytes of records", got, records)
+			}
+			if err := os.WriteFile(path, crashed, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			crashManifest(t, dir, 0)
+			srv = startPersistent(t, dir, policy)
+			if n := newClient(t, srv).DBSize(ctx(t)).Val(); n != 5 {
+				t.Fatalf("from the file with its reserved space: %d keys, want 5", n)
+			}
+			srv.Close()
+		})
+	}
+}
+
 // TestRewriteRacingOverwrites rewrites the log again and again while one
 // client overwrites, appends to and deletes keys of every engine (records
 // that change in place, grow into new records or are freed, and a FLUSHALL

@@ -311,8 +311,8 @@ func (s *Server) startLoops(ln net.Listener) error {
 		}()
 	}
 	go s.cron()
-	if s.aof != nil && s.cfg.Persist == PersistEverysec {
-		go s.aof.everysec(s.done)
+	if s.aof != nil && s.cfg.Persist != PersistAlways {
+		go s.aof.background(s.done)
 	}
 	s.warnExposed(ln.Addr().String())
 	s.log.Info("ready to accept connections", "addr", ln.Addr().String(), "pid", os.Getpid(), "alloc", s.cfg.Alloc)
