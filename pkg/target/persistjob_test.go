@@ -2,6 +2,8 @@ package target
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -110,5 +112,72 @@ func TestRedisReplicas(t *testing.T) {
 	stopAndCheck(t, inst, env)
 	if _, err := NewRedis(RedisConfig{Bin: bin, Replicas: -1}); err == nil {
 		t.Error("replicas -1 accepted")
+	}
+}
+
+// TestServerMemoryFork: while a redis-server's fork writes a snapshot
+// (slowed by rdb-key-save-delay) and the server overwrites its data, the
+// server's memory is its resident set and the pages the fork keeps
+// alone: more than the server's own, less than the two resident sets
+// summed (the pages they share count once).
+func TestServerMemoryFork(t *testing.T) {
+	r, err := NewRedis(RedisConfig{Bin: testutil.RequireRedisServer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, env := start(t, r, "none")
+	defer stopAndCheck(t, inst, env)
+	info := inst.Info()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := control.Dial(ctx, info.Addr, control.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	do := func(args ...string) {
+		t.Helper()
+		if _, err := c.Do(ctx, args...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	fill := func(b byte) { // 80 MB in 400 values
+		t.Helper()
+		v := strings.Repeat(string(b), 200<<10)
+		for i := range 400 {
+			do("SET", fmt.Sprint("k", i), v)
+		}
+	}
+	fill('a')
+	before, ok := ServerMemory(info)
+	if !ok {
+		t.Fatal("no memory for a server kvbench started")
+	}
+	do("CONFIG", "SET", "rdb-key-save-delay", "1000000") // 1 s a key: the fork outlives the test
+	do("BGSAVE")
+	defer func() {
+		c.Do(ctx, "CONFIG", "SET", "rdb-key-save-delay", "0")
+		c.Do(ctx, "BGSAVE", "CANCEL") // Redis 7.0 has no CANCEL: the stop kills the fork
+	}()
+	child := 0
+	for child == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("no fork appeared")
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", info.PID, info.PID))
+		fmt.Sscan(string(b), &child)
+		time.Sleep(10 * time.Millisecond)
+	}
+	fill('b') // new values: the old ones are the fork's alone
+	mem, ok := ServerMemory(info)
+	parent, err1 := processRSS(info.PID)
+	childRSS, err2 := processRSS(child)
+	if !ok || err1 != nil || err2 != nil {
+		t.Fatalf("memory %v, parent %v, child %v", ok, err1, err2)
+	}
+	t.Logf("server memory %d MB, server %d MB, fork %d MB, before %d MB", mem>>20, parent>>20, childRSS>>20, before>>20)
+	if mem < parent+40<<20 || mem >= parent+childRSS {
+		t.Errorf("server memory %d MB: want the server's %d MB and most of the fork's 80 MB of old values, below both resident sets summed (%d MB); before the fork %d MB",
+			mem>>20, parent>>20, (parent+childRSS)>>20, before>>20)
 	}
 }
