@@ -18,11 +18,17 @@ import (
 )
 
 // kvbenchOnce builds the kvbench binary once for the tests that run it
-// as a process of its own.
+// as a process of its own; TestMain removes it with removeKvbench.
 var kvbenchOnce = sync.OnceValues(func() (string, error) {
-	bin, _, err := testutil.BuildKvbench() // its directory is left to the system's temporary files
+	bin, cleanup, err := testutil.BuildKvbench()
+	if err == nil {
+		removeKvbench = cleanup
+	}
 	return bin, err
 })
+
+// removeKvbench removes the binary kvbenchOnce built, if it did.
+var removeKvbench = func() {}
 
 // kvbenchBin returns the built binary.
 func kvbenchBin(t *testing.T) string {
