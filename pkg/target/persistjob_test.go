@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -155,19 +154,15 @@ func TestServerMemoryFork(t *testing.T) {
 	}
 	do("CONFIG", "SET", "rdb-key-save-delay", "1000000") // 1 s a key: the fork outlives the test
 	do("BGSAVE")
-	defer func() {
-		c.Do(ctx, "CONFIG", "SET", "rdb-key-save-delay", "0")
-		c.Do(ctx, "BGSAVE", "CANCEL") // Redis 7.0 has no CANCEL: the stop kills the fork
-	}()
-	child := 0
-	for child == 0 {
+	var fork []int // the stop kills it
+	for len(fork) == 0 {
 		if ctx.Err() != nil {
 			t.Fatal("no fork appeared")
 		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", info.PID, info.PID))
-		fmt.Sscan(string(b), &child)
+		fork = children(info.PID)
 		time.Sleep(10 * time.Millisecond)
 	}
+	child := fork[0]
 	fill('b') // new values: the old ones are the fork's alone
 	mem, ok := ServerMemory(info)
 	parent, err1 := processRSS(info.PID)

@@ -339,6 +339,18 @@ func descendantsPrivate(pid, depth int) int64 {
 		return 0
 	}
 	var n int64
+	for _, child := range children(pid) {
+		if m, err := processPrivate(child); err == nil {
+			n += m + descendantsPrivate(child, depth+1)
+		}
+	}
+	return n
+}
+
+// children are the processes that process pid's threads started and
+// that still run (/proc/PID/task/*/children).
+func children(pid int) []int {
+	var pids []int
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	for _, f := range tasks {
 		b, err := os.ReadFile(f)
@@ -346,16 +358,12 @@ func descendantsPrivate(pid, depth int) int64 {
 			continue // a thread that exited meanwhile
 		}
 		for _, c := range strings.Fields(string(b)) {
-			child, err := strconv.Atoi(c)
-			if err != nil {
-				continue
-			}
-			if m, err := processPrivate(child); err == nil {
-				n += m + descendantsPrivate(child, depth+1)
+			if child, err := strconv.Atoi(c); err == nil {
+				pids = append(pids, child)
 			}
 		}
 	}
-	return n
+	return pids
 }
 
 // processPrivate is the memory process pid holds alone, in bytes: the
