@@ -175,21 +175,42 @@ func TestClusterResharding(t *testing.T) {
 }
 
 // runWhileMigrating runs cfg until move, started once 1,000 replies are
-// in, has ended, and returns what the run measured. move waits for the
-// redirects it provokes, so the run lasts as long as the machine needs
-// for them and no longer.
+// in, has ended and the run has counted a MOVED and an ASK, and returns
+// what the run measured. move waits for the redirects it provokes, and a
+// server counts a redirect before its client reads it, so the run lasts
+// as long as the machine needs for both and no longer.
 func runWhileMigrating(t *testing.T, cfg Config, move func(context.Context) error) Result {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg.Duration = time.Hour // ended by move (or by its deadline)
-	running := afterReplies(&cfg, 1000)
+	running, redirected := make(chan struct{}), make(chan struct{})
+	var startOnce, redirectOnce sync.Once
+	cfg.ProgressInterval = 5 * time.Millisecond
+	cfg.Progress = func(p Progress) {
+		if p.Phase != "run" {
+			return
+		}
+		if p.Done >= 1000 || p.Final {
+			startOnce.Do(func() { close(running) })
+		}
+		if p.Moved > 0 && p.Ask > 0 || p.Final {
+			redirectOnce.Do(func() { close(redirected) })
+		}
+	}
 	done := make(chan error, 1)
 	go func() {
 		<-running
 		mctx, stop := context.WithTimeout(ctx, time.Minute)
 		defer stop()
-		done <- move(mctx)
+		err := move(mctx)
+		if err == nil {
+			select {
+			case <-redirected:
+			case <-mctx.Done():
+			}
+		}
+		done <- err
 		cancel()
 	}()
 	res, err := Run(ctx, cfg)

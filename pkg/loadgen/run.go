@@ -358,6 +358,9 @@ func (r *runner) phase(ctx context.Context, name string, requests int64, d time.
 			}
 			now := r.now()
 			pr := Progress{Phase: name, Done: done, Total: total, Elapsed: time.Duration(now - ph.Start), Duration: planned, Final: final}
+			if r.route != nil {
+				pr.Moved, pr.Ask = r.route.Redirects()
+			}
 			if r.ser != nil {
 				if qps, p99, ok := r.ser.Last(ph.Start, now); ok {
 					pr.Last = &IntervalFigures{QPS: qps, P99Us: p99}

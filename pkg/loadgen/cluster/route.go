@@ -117,6 +117,9 @@ func (rt *Route) SetOwner(s uint16, i int32) {
 // (a change made during the copy makes it stale at once).
 func (rt *Route) Version() uint64 { return rt.version.Load() }
 
+// Redirects is how many MOVED and ASK replies the phase has had so far.
+func (rt *Route) Redirects() (moved, ask int64) { return rt.moved.Load(), rt.ask.Load() }
+
 // redirected counts a MOVED (or, with ask, an ASK) reply of node i.
 func (rt *Route) redirected(i int32, ask bool) {
 	k := 0

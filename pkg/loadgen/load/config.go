@@ -255,6 +255,9 @@ type Progress struct {
 	Duration time.Duration
 	// Final is true for the last call of a phase.
 	Final bool
+	// Moved and Ask count the redirects followed so far in this phase
+	// (a cluster's slot being moved); 0 without Config.Cluster.
+	Moved, Ask int64
 	// Last is the latest interval that ended (with Config.Interval):
 	// its QPS and p99 latency in µs; nil before the first.
 	Last *IntervalFigures
