@@ -18,9 +18,11 @@
 #   SERVE_ARGS     more serve flags for both
 #   A_ARGS, B_ARGS more serve flags for one (A=B=kvbench A_ARGS="--io epoll":
 #                  one binary's two event loops)
-#   CASES          the cases, "op pipeline connections requests" separated
-#                  by commas (default: "set 128 1 $N,get 128 1 $N,set 1 50
-#                  $N1,get 1 50 $N1")
+#   CASES          the cases, "op pipeline connections requests [size
+#                  [keys]]" separated by commas: values of size bytes
+#                  (default 32) over keys keys (default 1000000); default
+#                  "set 128 1 $N,get 128 1 $N,set 1 50 $N1,get 1 50 $N1".
+#                  A GET case reads what the cases before it wrote
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=${A:?A=path of the first kvbench binary}
@@ -59,9 +61,9 @@ for i in $(seq "$PAIRS"); do
 		KVBENCH=$bin start_kvstore "$port" "${persist[@]}" ${SERVE_ARGS:-} $args
 		pid=${PORT_PID[$port]}
 		for c in "${CASES[@]}"; do
-			read -r op pipe conns n <<<"$c"
+			read -r op pipe conns n size keys <<<"$c"
 			before=$(cpu "$pid")
-			r=$(rps "$port" -t "$op" -P "$pipe" -c "$conns" -n "$n" -d 32 -r 1000000)
+			r=$(rps "$port" -t "$op" -P "$pipe" -c "$conns" -n "$n" -d "${size:-32}" -r "${keys:-1000000}")
 			after=$(cpu "$pid")
 			QPS[$side:$c]+="$r "
 			CPU[$side:$c]+="$(((after - before) / n)) "
@@ -75,10 +77,10 @@ echo "load after: $(uptime)" >&2
 echo "| case | measure | A (median) | B (median) | B/A | U-test p | pairs |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for c in "${CASES[@]}"; do
-	read -r op pipe conns _ <<<"$c"
+	read -r op pipe conns _ size _ <<<"$c"
 	for m in QPS CPU; do
 		declare -n arr=$m
-		python3 - "$op P$pipe c$conns" "$m" "${arr[A:$c]}" "${arr[B:$c]}" <<'PY'
+		python3 - "$op ${size:-32} B P$pipe c$conns" "$m" "${arr[A:$c]}" "${arr[B:$c]}" <<'PY'
 import sys
 from utest import ab_row
 case, m, a, b = sys.argv[1:]
