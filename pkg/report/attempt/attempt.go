@@ -17,8 +17,10 @@ import (
 )
 
 // IntervalEnds are the end of each row of an attempt's series, in
-// seconds from its phase's start: the next row's start, the last one's
-// start plus the median length.
+// seconds from its phase's start: the next row's start; the last one's
+// start plus its length, from its requests and rate (the phase cuts it
+// short), or else plus the median length. An adaptive run's slice is one
+// row, whose length only its rate tells.
 func IntervalEnds(rows []results.SeriesRow) []float64 {
 	var steps []float64
 	for i := 1; i < len(rows); i++ {
@@ -31,10 +33,14 @@ func IntervalEnds(rows []results.SeriesRow) []float64 {
 		step = stats.Median(steps)
 	}
 	ends := make([]float64, len(rows))
-	for i := range rows {
-		ends[i] = rows[i].TS + step
-		if i+1 < len(rows) {
+	for i, r := range rows {
+		switch {
+		case i+1 < len(rows):
 			ends[i] = rows[i+1].TS
+		case r.QPS != nil && *r.QPS > 0 && r.Requests > 0:
+			ends[i] = r.TS + float64(r.Requests) / *r.QPS
+		default:
+			ends[i] = r.TS + step
 		}
 	}
 	return ends

@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -23,5 +24,18 @@ func TestEvents(t *testing.T) {
 	}
 	if _, ok, err := HeatmapOf(rows); ok || err != nil {
 		t.Errorf("a heatmap of rows without histograms: %v %v", ok, err)
+	}
+
+	// The last interval, cut short by the phase's end, ends where its
+	// requests at its rate take it; an adaptive run's slice is a single
+	// such interval.
+	qps := 1000.0
+	rows[3].Requests, rows[3].QPS = 50, &qps
+	if ends := IntervalEnds(rows); ends[3] != 0.35 {
+		t.Errorf("ends %v: want the last at 0.35", ends)
+	}
+	slice := []results.SeriesRow{{TS: 0, Requests: 454546, QPS: new(963077.47), Events: "aof_rewrite"}}
+	if evs := Events(slice); len(evs) != 1 || evs[0].FromS != 0 || math.Abs(evs[0].ToS-0.472) > 0.001 {
+		t.Errorf("a slice's events %+v: want aof_rewrite from 0 to 0.472", evs)
 	}
 }
