@@ -150,7 +150,12 @@ type CurveLabels struct {
 }
 
 // StallLabels are the stalls table's.
-type StallLabels struct{ Title, PerMin, Longest, Total, Vs, Legend string }
+type StallLabels struct {
+	Title, PerMin, Longest, Total, Vs, Legend string
+	// LatencyOnly follows the legend when no round had two full
+	// intervals (report.StallsByLatencyOnly).
+	LatencyOnly string
+}
 
 // NodeLabels are the spread over a cluster's nodes'.
 type NodeLabels struct{ Title, Shards, Share, P99, Hottest, Legend string }
@@ -330,12 +335,13 @@ var labels = map[string]*Labels{
 			Plot:           "%s: %s against throughput at each rate of the load curve (trimmed means over rounds), one curve per target and strategy; dashed line: the objective; crosses: each scenario's capacity",
 		},
 		Stalls: StallLabels{
-			Title:   "Stalls",
-			PerMin:  "stalls/min",
-			Longest: "longest ms",
-			Total:   "stalls",
-			Vs:      "vs baseline (p)",
-			Legend:  "stalls/min: the kept rounds' mean of stalls per minute measured; longest: the longest stall of the kept rounds; stalls: their count in all the kept rounds (the stalls and longest_stall_ms columns: runs of intervals below --stall-below of the median interval's QPS, or with a request over --stall-latency). vs baseline: the Mann–Whitney U p-value of the ok rounds' stalls per minute against the baseline strategy's, ~ when not significant at α = %g.",
+			Title:       "Stalls",
+			PerMin:      "stalls/min",
+			Longest:     "longest ms",
+			Total:       "stalls",
+			Vs:          "vs baseline (p)",
+			Legend:      "stalls/min: the kept rounds' mean of stalls per minute measured; longest: the longest stall of the kept rounds; stalls: their count in all the kept rounds (the stalls and longest_stall_ms columns: runs of intervals below --stall-below of the median interval's QPS, or with a request over --stall-latency). vs baseline: the Mann–Whitney U p-value of the ok rounds' stalls per minute against the baseline strategy's, ~ when not significant at α = %g.",
+			LatencyOnly: "No round here had two full intervals (an adaptive run's slices are shorter than --interval), so only --stall-latency could find a stall: a drop in throughput within a round is not counted. Give --interval shorter than --slice to count both.",
 		},
 		Nodes: NodeLabels{
 			Title:   "Cluster nodes: spread of load and latency",
@@ -559,12 +565,13 @@ var labels = map[string]*Labels{
 			Plot:           "%s：负载曲线各速率下的 %s 与吞吐（各轮去异常均值），每个目标与策略一条曲线；虚线：目标；叉号：各场景的容量",
 		},
 		Stalls: StallLabels{
-			Title:   "停顿",
-			PerMin:  "停顿/分钟",
-			Longest: "最长 ms",
-			Total:   "停顿次数",
-			Vs:      "对比基线 (p)",
-			Legend:  "停顿/分钟：保留轮次每分钟停顿数的平均值；最长：保留轮次中最长的一次停顿；停顿次数：保留轮次的停顿总数（stalls 与 longest_stall_ms 列：QPS 低于区间中位数 --stall-below 倍，或有请求超过 --stall-latency 的连续区间）。对比基线：各 ok 轮次每分钟停顿数与基线策略的 Mann–Whitney U 检验 p 值，α = %g 下不显著记为 ~。",
+			Title:       "停顿",
+			PerMin:      "停顿/分钟",
+			Longest:     "最长 ms",
+			Total:       "停顿次数",
+			Vs:          "对比基线 (p)",
+			Legend:      "停顿/分钟：保留轮次每分钟停顿数的平均值；最长：保留轮次中最长的一次停顿；停顿次数：保留轮次的停顿总数（stalls 与 longest_stall_ms 列：QPS 低于区间中位数 --stall-below 倍，或有请求超过 --stall-latency 的连续区间）。对比基线：各 ok 轮次每分钟停顿数与基线策略的 Mann–Whitney U 检验 p 值，α = %g 下不显著记为 ~。",
+			LatencyOnly: "此处没有任何轮次包含两个完整区间（自适应运行的切片短于 --interval），因此只有 --stall-latency 能发现停顿：轮次内的吞吐下降不计入。给出短于 --slice 的 --interval 可同时统计两者。",
 		},
 		Nodes: NodeLabels{
 			Title:   "集群节点：负载与延迟的分布",

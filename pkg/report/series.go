@@ -122,6 +122,32 @@ type StallsRow struct {
 	Significant bool
 }
 
+// StallsByLatencyOnly reports whether no kept round with stall columns
+// has two full intervals, so that only the latency rule (--stall-latency)
+// could find a stall in them: the rate rule compares an interval with the
+// median of the full ones. An adaptive run's slices, shorter than
+// --interval, are such rounds.
+func (r *Report) StallsByLatencyOnly() bool {
+	some := false
+	for _, t := range r.Targets {
+		for _, sc := range t.Scenarios {
+			for i := range sc.Rounds {
+				rd := &sc.Rounds[i]
+				if rd.Dropped || rd.ref.stalls == nil {
+					continue
+				}
+				// A first and a last interval may be partial: two full
+				// ones need at least three.
+				if len(r.Intervals(sc, rd)) >= 3 {
+					return false
+				}
+				some = true
+			}
+		}
+	}
+	return some
+}
+
 // Stalls are the stalls tables of the targets that have one; nil without
 // a series CSV.
 func (r *Report) Stalls() []StallsTable {

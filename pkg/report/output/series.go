@@ -42,6 +42,9 @@ func (m *md) stalls(r *report.Report) {
 		alpha = stats.DefaultAlpha
 	}
 	m.Printf("\n"+sl.Legend+"\n", alpha)
+	if r.StallsByLatencyOnly() {
+		m.Printf("\n%s\n", sl.LatencyOnly)
+	}
 }
 
 // seriesPictures draws a plot per scenario whose kept rounds have

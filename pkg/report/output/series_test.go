@@ -20,6 +20,12 @@ import (
 // CSV's path.
 func seriesRun(t *testing.T) string {
 	t.Helper()
+	return seriesRunOf(t, 10)
+}
+
+// seriesRunOf is seriesRun with n intervals a round.
+func seriesRunOf(t *testing.T, n int) string {
+	t.Helper()
 	dir := t.TempDir()
 	detail := filepath.Join(dir, "kvbench_detail_20260101_000000.csv")
 	dw, err := results.Create(detail)
@@ -36,7 +42,7 @@ func seriesRun(t *testing.T) string {
 			stalls := int64(0)
 			var rows []results.SeriesRow
 			var total int64
-			for i := range 10 {
+			for i := range n {
 				q, events := 1000.0, ""
 				if st.name == "persist_everysec" {
 					if i >= 5 && i < 5+round {
@@ -101,12 +107,25 @@ func TestSeriesReport(t *testing.T) {
 			t.Errorf("markdown without %q:\n%s", want, md)
 		}
 	}
+	if strings.Contains(md, "only --stall-latency could find a stall") {
+		t.Error("rounds of 10 intervals said to be judged by latency only")
+	}
 	page := runReport(t, render.HTML, detail)
 	if n := strings.Count(page, "QPS and p99 latency per interval of the kept rounds"); n != 2 {
 		t.Errorf("%d series plots, want 2", n)
 	}
 	if strings.Contains(page, "<text") {
 		t.Error("a series plot keeps a text element")
+	}
+}
+
+// TestStallsOfSlices: rounds of a single interval each, as an adaptive
+// run's slices, have their stalls table say that only the latency rule
+// could find a stall in them.
+func TestStallsOfSlices(t *testing.T) {
+	md := runReport(t, render.Markdown, seriesRunOf(t, 1))
+	if !strings.Contains(md, "## Stalls") || !strings.Contains(md, "No round here had two full intervals") {
+		t.Errorf("a stalls table of one-interval rounds without its note:\n%s", md)
 	}
 }
 
