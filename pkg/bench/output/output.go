@@ -108,6 +108,9 @@ func WriteLive(w io.Writer, p loadgen.Progress) {
 	if l := p.Last; l != nil {
 		fmt.Fprintf(w, "; last interval %.0f req/s, p99 %.0f us", l.QPS, l.P99Us)
 	}
+	if p.Moved > 0 || p.Ask > 0 {
+		fmt.Fprintf(w, "; redirects: %d MOVED, %d ASK", p.Moved, p.Ask)
+	}
 	if p.Final {
 		fmt.Fprint(w, "\r\033[K")
 	}

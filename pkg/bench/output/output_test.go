@@ -145,3 +145,18 @@ func TestWriteTextReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLive: the live line counts a run's requests and, once a
+// cluster's slot has moved under it, the redirects it followed.
+func TestWriteLive(t *testing.T) {
+	var b strings.Builder
+	WriteLive(&b, loadgen.Progress{Phase: "run", Done: 500, Total: 1000, Elapsed: time.Second})
+	if got := b.String(); !strings.Contains(got, "run: 500/1000 (50%) requests, 1.0 s, 500 req/s") || strings.Contains(got, "redirects") {
+		t.Errorf("live line %q", got)
+	}
+	b.Reset()
+	WriteLive(&b, loadgen.Progress{Phase: "run", Done: 500, Elapsed: time.Second, Moved: 3, Ask: 1})
+	if got := b.String(); !strings.Contains(got, "; redirects: 3 MOVED, 1 ASK") {
+		t.Errorf("live line %q: want the redirects", got)
+	}
+}
