@@ -311,7 +311,7 @@ func giveBackIdle(db *DB) {
 	purgeRetired()
 	select {
 	case c := <-readyChunk:
-		unix.Munmap(c)
+		unmapChunk(c)
 	default:
 	}
 	db.mu.Lock()

@@ -407,3 +407,21 @@ func TestChunkPrepared(t *testing.T) {
 		t.Fatal("take mapped a new chunk while one was prepared")
 	}
 }
+
+// Giving back the chunk prepared ahead takes it off the memory accounting:
+// used_memory stayed 4 MiB up after each idle moment that followed a load,
+// and maxmemory counted it against the data.
+func TestIdleForgetsPreparedChunk(t *testing.T) {
+	first := takeChunk()
+	defer unmapChunk(first)
+	waitFor(t, "a prepared chunk", func() bool { return len(readyChunk) == 1 && !preparing.Load() })
+	purgeRetired() // what earlier tests left, so that only the chunk moves the count
+	before := offHeapBytes.Load()
+	giveBackIdle(newDB(AllocPool))
+	if len(readyChunk) != 0 {
+		t.Fatal("the prepared chunk is still there after an idle moment")
+	}
+	if got := before - offHeapBytes.Load(); got != chunkSize {
+		t.Fatalf("giving back the prepared chunk took %d bytes off the accounting, want %d", got, chunkSize)
+	}
+}
