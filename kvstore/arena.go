@@ -304,7 +304,7 @@ func readyChunkBytes() int64 { return int64(len(readyChunk)) * chunkSize }
 // last): the index arrays the tables outgrew (purgeRetired), the chunk
 // prepared ahead, and the pages of the chunks being carved that no record
 // or node has reached yet, populated when the chunk was mapped. After a
-// million-key load those are 32 MB, 4 MB and up to 8 MB (a chunk of
+// million-key load those are 24 MB, 4 MB and up to 8 MB (a chunk of
 // records and one of tree nodes) beside 100 MB of data; a later
 // allocation faults in what it reaches, a page at a time.
 func giveBackIdle(db *DB) {

@@ -33,13 +33,17 @@ func offHeap[T any](n int, populate bool) (s []T, mapped bool) {
 	if err != nil {
 		return make([]T, n), false // the heap will do
 	}
-	offHeapBytes.Add(int64(size))
+	offHeapBytes.Add(mappedSize(size))
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), true
 }
 
 // freeOffHeap unmaps s, which offHeap returned with mapped true.
 func freeOffHeap[T any](s []T) {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), cap(s)*int(unsafe.Sizeof(*new(T))))
-	offHeapBytes.Add(-int64(len(b)))
+	offHeapBytes.Add(-mappedSize(len(b)))
 	unix.Munmap(b)
 }
+
+// mappedSize is what a mapping of size bytes takes: whole pages (an index
+// array of 512 slots is a page and a half).
+func mappedSize(size int) int64 { return int64(size+offHeapMin-1) &^ (offHeapMin - 1) }

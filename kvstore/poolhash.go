@@ -35,11 +35,11 @@ func (t *poolHash) put(key, val []byte, mode putMode) bool {
 	switch {
 	case found && mode == putNew, !found && mode == putExisting:
 		return false
-	case found && t.ar.rewritable(s.r, len(key), len(val)):
-		t.ar.setVal(s.r, val)
+	case found && t.ar.rewritable(s.ref(), len(key), len(val)):
+		t.ar.setVal(s.ref(), val)
 	case found:
-		old := s.r
-		s.r = t.ar.newRecord(key, val)
+		old := s.ref()
+		s.setRef(t.ar.newRecord(key, val))
 		t.ar.free(old)
 	default:
 		t.idx.claim(s, h, t.ar.newRecord(key, val))
@@ -53,10 +53,10 @@ func (t *poolHash) appendVal(key, suffix []byte) int {
 		t.idx.claim(s, h, t.ar.newRecord(key, suffix))
 		return len(suffix)
 	}
-	r, n := t.ar.appendVal(s.r, suffix)
-	if r != s.r {
-		t.ar.free(s.r)
-		s.r = r
+	r, n := t.ar.appendVal(s.ref(), suffix)
+	if old := s.ref(); r != old {
+		t.ar.free(old)
+		s.setRef(r)
 	}
 	return n
 }
@@ -137,10 +137,10 @@ func (s *poolSnapshot) mark() {
 	s.class = make([]uint8, n)
 	for _, slots := range s.shards {
 		for _, sl := range slots {
-			if sl.h == 0 {
+			if sl.empty() {
 				continue
 			}
-			r := sl.r
+			r := sl.ref()
 			if r&refLarge != 0 {
 				s.large = append(s.large, r)
 				continue

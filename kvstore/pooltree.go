@@ -417,12 +417,12 @@ func (t *poolTree) put(key, val []byte, mode putMode) bool {
 	switch {
 	case found && mode == putNew, !found && mode == putExisting:
 		return false
-	case found && t.ar.rewritable(s.r, len(key), len(val)):
-		t.ar.setVal(s.r, val)
+	case found && t.ar.rewritable(s.ref(), len(key), len(val)):
+		t.ar.setVal(s.ref(), val)
 	case found:
-		old := s.r
-		s.r = t.ar.newRecord(key, val)
-		t.setRef(key, old, s.r)
+		old := s.ref()
+		s.setRef(t.ar.newRecord(key, val))
+		t.setRef(key, old, s.ref())
 		t.ar.free(old)
 	default:
 		r := t.ar.newRecord(key, val)
@@ -440,10 +440,9 @@ func (t *poolTree) appendVal(key, suffix []byte) int {
 		t.add(key, r)
 		return len(suffix)
 	}
-	r, n := t.ar.appendVal(s.r, suffix)
-	if r != s.r {
-		old := s.r
-		s.r = r
+	r, n := t.ar.appendVal(s.ref(), suffix)
+	if old := s.ref(); r != old {
+		s.setRef(r)
 		t.setRef(key, old, r)
 		t.ar.free(old)
 	}
