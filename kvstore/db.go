@@ -110,7 +110,9 @@ func (db *DB) takeLarge(n int) []byte {
 			return b
 		}
 	}
-	return make([]byte, n)
+	b := make([]byte, n)
+	prefault(b)
+	return b
 }
 
 // offer lets the next large record made adopt rec rather than copy its
