@@ -336,8 +336,7 @@ func (a *arena) trimTails() {
 
 // trimFrom gives back the whole pages of chunk from byte off on.
 func trimFrom(chunk []byte, off int) {
-	const page = 4 << 10
-	if off = (off + page - 1) &^ (page - 1); off < len(chunk) {
+	if off = (off + pageSize - 1) &^ (pageSize - 1); off < len(chunk) {
 		unix.Madvise(chunk[off:], unix.MADV_DONTNEED)
 	}
 }

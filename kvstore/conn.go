@@ -103,9 +103,7 @@ const detachMin = 32 << 10
 func (c *conn) bigArg(args [][]byte, n int) []byte {
 	noteHeap(n + 2)
 	if len(args) != 2 || !largeRecord(args[1], n) {
-		b := make([]byte, n+2)
-		prefault(b)
-		return b
+		return largeMem(n + 2)
 	}
 	head := recordHeader + len(args[1])
 	db := c.s.db

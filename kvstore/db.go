@@ -110,9 +110,7 @@ func (db *DB) takeLarge(n int) []byte {
 			return b
 		}
 	}
-	b := make([]byte, n)
-	prefault(b)
-	return b
+	return largeMem(n)
 }
 
 // offer lets the next large record made adopt rec rather than copy its

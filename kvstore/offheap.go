@@ -12,7 +12,10 @@ import (
 // keys are inserted, and the collections that follow (a dozen, back to
 // back) are what stopped the server for a millisecond at a time. Arrays
 // smaller than a page stay on the heap.
-const offHeapMin = 4 << 10 // bytes: one page
+const offHeapMin = pageSize
+
+// pageSize is the kernel's page on the machines the server runs on.
+const pageSize = 4 << 10
 
 // offHeap returns n zeroed Ts, mapped outside the heap when they fill a
 // page or more (mapped true; give them back with freeOffHeap). T must hold
@@ -46,25 +49,32 @@ func freeOffHeap[T any](s []T) {
 
 // mappedSize is what a mapping of size bytes takes: whole pages (an index
 // array of 512 slots is a page and a half).
-func mappedSize(size int) int64 { return int64(size+offHeapMin-1) &^ (offHeapMin - 1) }
+func mappedSize(size int) int64 { return int64(size+pageSize-1) &^ (pageSize - 1) }
 
 // prefault faults in the whole pages of b, memory about to be written, in
 // one system call. A large value is received straight into its record,
 // fresh memory the kernel then faults in a page at a time inside the
 // copy: on this virtual machine the faults' entries and exits were a
 // third of the server's time for SETs of 1 MB values (BENCHMARKS.md,
-// "Large values"). Memory already in (a span the Go heap reused) costs a
+// "The two event loops and Redis"). Memory already in (a span the Go heap reused) costs a
 // walk of its page tables. What a large request may take before it has
 // arrived is bounded by its admission (see conn.admit). Ignored before
 // Linux 5.14.
 func prefault(b []byte) {
-	const page = 4 << 10
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	lo := int((p+page-1)&^(page-1) - p)
-	hi := int((p+uintptr(len(b)))&^(page-1) - p)
+	lo := int((p+pageSize-1)&^(pageSize-1) - p)
+	hi := int((p+uintptr(len(b)))&^(pageSize-1) - p)
 	if hi-lo >= prefaultMin {
 		unix.Madvise(b[lo:hi], unix.MADV_POPULATE_WRITE)
 	}
+}
+
+// largeMem returns n bytes of fresh memory for a large value to be
+// received into, prefaulted.
+func largeMem(n int) []byte {
+	b := make([]byte, n)
+	prefault(b)
+	return b
 }
 
 // prefaultMin is the least memory prefault asks for: below it the faults
