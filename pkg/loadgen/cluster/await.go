@@ -24,7 +24,7 @@ func AwaitReplicas(ctx context.Context, pairs [][2]string, o control.Options, ti
 		if err != nil {
 			return 0, false, fmt.Errorf("INFO replication on %s: %w", addr, err)
 		}
-		s, ok := control.ParseInfo(infoText(v))[field]
+		s, ok := control.ParseInfo(replyText(v))[field]
 		if !ok {
 			return 0, false, nil
 		}
@@ -66,11 +66,17 @@ func AwaitReplicas(ctx context.Context, pairs [][2]string, o control.Options, ti
 	return warns, nil
 }
 
-// infoText is the text of a raw INFO reply (a bulk string).
-func infoText(raw []byte) string {
+// replyText is the text of a raw INFO or CLUSTER NODES reply: a bulk
+// string, or a RESP3 verbatim one without its format.
+func replyText(raw []byte) string {
 	r, _, err := resp.ParseReply(raw, resp.DefaultMaxBulkLen)
-	if err != nil || r.Type != resp.TypeBulk {
+	switch {
+	case err != nil:
 		return ""
+	case r.Type == resp.TypeBulk:
+		return string(r.Data)
+	case r.Type == resp.TypeVerbatim:
+		return string(r.Data[4:])
 	}
-	return string(r.Data)
+	return ""
 }

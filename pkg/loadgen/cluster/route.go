@@ -319,8 +319,8 @@ const failoverPoll = 100 * time.Millisecond
 // connection just failed: it reads the slot map again (CLUSTER SLOTS)
 // from the other nodes, every failoverPoll, until another master serves
 // lost's slots (the map is then updated and the heir returned), lost is
-// found to have no replica to take them, or timeout passes. The error
-// says which.
+// found to have no replica to take them (neither CLUSTER SLOTS nor
+// CLUSTER NODES lists one), or timeout passes. The error says which.
 func (rt *Route) Heir(lost int32, o control.Options, timeout time.Duration) (string, error) {
 	lostAddr := rt.Addr(lost)
 	rt.mu.Lock()
@@ -347,6 +347,11 @@ func (rt *Route) Heir(lost int32, o control.Options, timeout time.Duration) (str
 				heir = int(ow)
 			} else if ow >= 0 {
 				reps = topo.Replicas[ow]
+			}
+		}
+		if heir < 0 && reps == 0 {
+			if n, ok := followers(rt.ctx, seeds, lostAddr, o); ok {
+				reps = n
 			}
 		}
 		switch {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kvbench/kvbench/pkg/control"
 	"github.com/kvbench/kvbench/pkg/resp"
@@ -147,4 +148,47 @@ func parseSlots(b []byte, seed string) (*Topology, error) {
 		}
 	}
 	return t, nil
+}
+
+// followers counts the replicas that CLUSTER NODES, read from the first
+// of seeds that answers, lists as following the master at addr and not
+// failed. CLUSTER SLOTS lists a replica only once the node asked has
+// heard of the replica's replication offset, which a replica that has
+// just joined or synced may not have told every node yet; CLUSTER NODES
+// lists it at once. ok is false when no seed answers or none lists addr.
+func followers(ctx context.Context, seeds []string, addr string, o control.Options) (n int, ok bool) {
+	for _, seed := range seeds {
+		raw, err := control.Query(ctx, seed, o, "CLUSTER", "NODES")
+		if err != nil {
+			continue
+		}
+		if s := replyText(raw); s != "" {
+			return countFollowers(s, addr)
+		}
+	}
+	return 0, false
+}
+
+// countFollowers reads a CLUSTER NODES text: one node a line, "id
+// ip:port@cport[,hostname] flags master-id ...".
+func countFollowers(nodes, addr string) (n int, ok bool) {
+	id := ""
+	masters := map[string]int{} // master id → replicas not failed
+	for line := range strings.Lines(nodes) {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		a, _, _ := strings.Cut(f[1], "@")
+		if a == addr {
+			id = f[0]
+		}
+		if f[3] != "-" && !slices.Contains(strings.Split(f[2], ","), "fail") {
+			masters[f[3]]++
+		}
+	}
+	if id == "" {
+		return 0, false
+	}
+	return masters[id], true
 }
