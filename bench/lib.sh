@@ -25,6 +25,21 @@ trap 'exit 130' INT TERM
 
 die() { echo "$*" >&2; exit 1; }
 
+# PIN places the servers and the clients (redis-benchmark, kvbench bench)
+# on CPUs of their own, where the scheduler would otherwise choose:
+# PIN=apart puts the servers on the last CPU and the clients on the first,
+# PIN=same all of them on the first. Unset, nothing is pinned.
+SRV=("${PRIO[@]}") CLI=("${PRIO[@]}")
+case ${PIN:-} in
+'') ;;
+apart)
+	[ "$(nproc)" -gt 1 ] || die "PIN=apart needs 2 CPUs or more"
+	SRV=(taskset -c "$(($(nproc) - 1))" "${PRIO[@]}") CLI=(taskset -c 0 "${PRIO[@]}")
+	;;
+same) SRV=(taskset -c 0 "${PRIO[@]}") CLI=(taskset -c 0 "${PRIO[@]}") ;;
+*) die "PIN=$PIN: want apart or same" ;;
+esac
+
 for tool in redis-server redis-cli redis-benchmark; do
 	command -v "$tool" >/dev/null || die "$tool not found: apt-get install redis-server redis-tools (or make deps)"
 done
@@ -54,7 +69,7 @@ wait_ping() {
 # start_kvstore PORT [serve flags...] starts kvbench serve.
 start_kvstore() {
 	local port=$1; shift
-	"${PRIO[@]}" "$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
+	"${SRV[@]}" "$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
 	PIDS+=($!)
 	PORT_PID[$port]=$!
 	wait_ping "$port" $! "$WORK/kvstore.log"
@@ -65,7 +80,7 @@ start_redis() {
 	local port=$1; shift
 	local dir="$WORK/redis-$port-$RANDOM"
 	mkdir -p "$dir"
-	"${PRIO[@]}" redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
+	"${SRV[@]}" redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
 	PIDS+=($!)
 	PORT_PID[$port]=$!
 	wait_ping "$port" $! "$WORK/redis.log"
@@ -89,7 +104,7 @@ stop() {
 # of its only test.
 rps() {
 	local port=$1 out; shift
-	out=$("${PRIO[@]}" redis-benchmark -p "$port" "$@" --csv 2>"$WORK/rps.err") ||
+	out=$("${CLI[@]}" redis-benchmark -p "$port" "$@" --csv 2>"$WORK/rps.err") ||
 		die "redis-benchmark -p $port $* failed: $(tail -n 3 "$WORK/rps.err")"
 	awk -F'"' 'NR == 2 { print $4 }' <<<"$out"
 }

@@ -30,6 +30,8 @@
 #   REPORT=loops.tsv bench/loops.sh (the tables of a kept file, no run)
 #   RT=1 bench/loops.sh             (servers and client at real-time
 #                                    priority: steadier on a busy machine)
+#   PIN=apart bench/loops.sh        (servers on the last CPU, client on
+#                                    the first; PIN=same: both on the first)
 #
 # Run lengths: 10,000 requests (P1, 1 conn), 50,000 (P1, 50), 100,000
 # (P16, 1), 200,000 (P16, 50), 300,000 (P128, 1), 500,000 (P128, 50), at
@@ -157,7 +159,7 @@ done
 took=$(($(date +%s) - began))
 
 echo
-echo "Event loops: kvbench serve --io auto ($DEFAULT) and --io $OTHER against redis-server $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), redis-benchmark as the client; a fresh server per sample, medians; $(nproc) CPUs, load average $load at the start, $((took / 60)) min"
+echo "Event loops: kvbench serve --io auto ($DEFAULT) and --io $OTHER against redis-server $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), redis-benchmark as the client; a fresh server per sample, medians; $(nproc) CPUs${PIN:+, servers and client pinned $PIN}, load average $load at the start, $((took / 60)) min"
 echo
 python3 - "$ROWS" "$SKIPPED" "$DEFAULT" "$OTHER" "$SAMPLES" "$MAX_INFLIGHT" <<'EOF'
 import collections, statistics, sys

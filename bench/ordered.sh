@@ -30,7 +30,7 @@ declare -A R
 # qps PORT ARGS... runs kvbench bench and prints its requests per second.
 qps() {
 	local port=$1 out; shift
-	out=$("${PRIO[@]}" "$KVBENCH" bench --port "$port" --pipeline 128 --connections 1 --keyspace $KEYS \
+	out=$("${CLI[@]}" "$KVBENCH" bench --port "$port" --pipeline 128 --connections 1 --keyspace $KEYS \
 		--requests $KEYS --value-size 32 --output json "$@" 2>"$WORK/bench.err") ||
 		die "kvbench bench -p $port $* failed: $(tail -n 3 "$WORK/bench.err")"
 	awk -F': ' '/"qps"/ { sub(/,$/, "", $2); printf "%d\n", $2; exit }' <<<"$out" # the run's, not its series'
