@@ -32,6 +32,9 @@
 #                                    priority: steadier on a busy machine)
 #   PIN=apart bench/loops.sh        (servers on the last CPU, client on
 #                                    the first; PIN=same: both on the first)
+#   WARM=1 bench/loops.sh           (each sample after an unmeasured run
+#                                    like it on the same server: the steady
+#                                    state rather than first accesses)
 #
 # Run lengths: 10,000 requests (P1, 1 conn), 50,000 (P1, 50), 100,000
 # (P16, 1), 200,000 (P16, 50), 300,000 (P128, 1), 500,000 (P128, 50), at
@@ -112,7 +115,9 @@ run() {
 	redis) start_redis "$port" --save "" --appendonly no ;;
 	esac
 	[ "$t" = set ] || fill "$port" "$size"
-	r=$(rps "$port" -t "$t" -d "$size" -P "$p" -c "$c" -r "$(keyspace "$size")" -n "$(requests "$size" "$p" "$c")")
+	local args=(-t "$t" -d "$size" -P "$p" -c "$c" -r "$(keyspace "$size")" -n "$(requests "$size" "$p" "$c")")
+	[ "${WARM:-}" != 1 ] || rps "$port" "${args[@]}" >/dev/null
+	r=$(rps "$port" "${args[@]}")
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$size" "$p" "$c" "$side" "$r" "$(hwm "$port")" >>"$ROWS"
 	stop "$port"
 }
@@ -159,7 +164,7 @@ done
 took=$(($(date +%s) - began))
 
 echo
-echo "Event loops: kvbench serve --io auto ($DEFAULT) and --io $OTHER against redis-server $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), redis-benchmark as the client; a fresh server per sample, medians; $(nproc) CPUs${PIN:+, servers and client pinned $PIN}, load average $load at the start, $((took / 60)) min"
+echo "Event loops: kvbench serve --io auto ($DEFAULT) and --io $OTHER against redis-server $(redis-server --version | awk '{sub(/^v=/, "", $3); print $3}'), redis-benchmark as the client; a fresh server per sample, medians; $(nproc) CPUs${PIN:+, servers and client pinned $PIN}$([ "${WARM:-}" != 1 ] || echo ", each sample after an unmeasured run like it"), load average $load at the start, $((took / 60)) min"
 echo
 python3 - "$ROWS" "$SKIPPED" "$DEFAULT" "$OTHER" "$SAMPLES" "$MAX_INFLIGHT" <<'EOF'
 import collections, statistics, sys
