@@ -102,6 +102,9 @@ const detachMin = 32 << 10
 // cache held, was two thirds of a 256 KB SET's time.
 func (c *conn) bigArg(args [][]byte, n int) []byte {
 	noteHeap(n + 2)
+	if c.src.ring && n >= inPlaceMin {
+		c.l.receiveSingly(c)
+	}
 	if len(args) != 2 || !largeRecord(args[1], n) {
 		return largeMem(n + 2)
 	}

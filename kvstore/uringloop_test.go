@@ -592,3 +592,61 @@ type smallReads struct {
 }
 
 func (s *smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.n)]) }
+
+// TestUringLargeSetsInPlace: a client that sends SETs of 1 MB values one
+// at a time, each written whole before the server reads it, has all but
+// each request's first bytes received in place once it has sent one
+// (singleRun): a multishot receive would take a whole value into the
+// receive buffers and the loop copy it out again. The values read back
+// byte for byte, and small pipelined requests after them, which the
+// connection takes by its multishot receive again, are answered in order.
+func TestUringLargeSetsInPlace(t *testing.T) {
+	requireUring(t)
+	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	u := uringStateOf(t, srv)
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	const n, size = 12, 1 << 20
+	value := func(i int) []byte { return bytes.Repeat([]byte{'a' + byte(i)}, size) }
+	for i := range n {
+		req := fmt.Appendf(nil, "*3\r\n$3\r\nSET\r\n$6\r\nkey:%02d\r\n$%d\r\n", i, size)
+		req = append(append(req, value(i)...), "\r\n"...)
+		if _, err := nc.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+			t.Fatalf("SET %d: %q, %v", i, line, err)
+		}
+	}
+	if got, want := u.inPlaceBytes.Load(), int64((n-1)*size*9/10); got < want {
+		t.Errorf("%d of %d bytes received in place, want %d or more", got, n*size, want)
+	}
+	for i := range n {
+		fmt.Fprintf(nc, "GET key:%02d\r\n", i)
+		if err := readBulk(br, value(i)); err != nil {
+			t.Fatalf("GET key:%02d: %v", i, err)
+		}
+	}
+	const small = 4 * singleRun
+	var pipe []byte
+	for i := range small {
+		pipe = fmt.Appendf(pipe, "SET s:%d %d\r\nGET s:%d\r\n", i, i, i)
+	}
+	for range 4 {
+		if _, err := nc.Write(pipe); err != nil {
+			t.Fatal(err)
+		}
+		for i := range small {
+			if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+				t.Fatalf("SET s:%d: %q, %v", i, line, err)
+			}
+			if err := readBulk(br, []byte(strconv.Itoa(i))); err != nil {
+				t.Fatalf("GET s:%d: %v", i, err)
+			}
+		}
+	}
+}
