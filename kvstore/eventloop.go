@@ -219,26 +219,34 @@ func (l *loop) flushReady() {
 	}
 	for _, c := range l.ready {
 		c.queued = false
-		wasBlocked := c.blocked
-		if !c.flush() {
+		if !c.flushWatched(l.epfd) {
 			if c.shutdown {
 				go l.s.Close()
 			}
 			l.close(c)
-			continue
-		}
-		if c.blocked != wasBlocked {
-			// Wait for room to write, and stop reading meanwhile, so a
-			// client that does not read cannot make us buffer without end.
-			ev := uint32(unix.EPOLLIN)
-			if c.blocked {
-				ev = unix.EPOLLOUT
-			}
-			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ev, Fd: int32(c.fd)})
 		}
 	}
 	clear(l.ready)
 	l.ready = l.ready[:0]
+}
+
+// flushWatched writes c's replies (flush) and, when the socket fills or
+// has room again, has epfd watch it for room to write instead of for
+// requests, or back: a client that does not read cannot make the server
+// buffer without end. It reports false when the connection is finished.
+func (c *conn) flushWatched(epfd int) bool {
+	wasBlocked := c.blocked
+	if !c.flush() {
+		return false
+	}
+	if c.blocked != wasBlocked {
+		ev := uint32(unix.EPOLLIN)
+		if c.blocked {
+			ev = unix.EPOLLOUT
+		}
+		unix.EpollCtl(epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ev, Fd: int32(c.fd)})
+	}
+	return true
 }
 
 // commitRound commits the log once for every connection with replies this

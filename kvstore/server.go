@@ -138,6 +138,9 @@ func (c Config) withDefaults() Config {
 	if c.IO == "" {
 		c.IO = defaultIO
 	}
+	if defaultShared {
+		c.uring.shared = true
+	}
 	if c.Version == "" {
 		c.Version = "(devel)"
 	}

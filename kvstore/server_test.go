@@ -21,11 +21,16 @@ import (
 // TestMain runs the package's tests against the event loop that
 // KVBENCH_TEST_IO names (auto, epoll or uring; auto when unset): it
 // becomes every server's default, so that `make test` runs the whole
-// suite once with each loop.
+// suite once with each loop. uring-shared is the io_uring loop with a
+// lone connection kept in the ring (uringOptions.shared), where most
+// tests' one connection would take the direct path.
 func TestMain(m *testing.M) {
 	if io := os.Getenv("KVBENCH_TEST_IO"); io != "" {
+		if io == IOUring+"-shared" {
+			io, defaultShared = IOUring, true
+		}
 		if io != IOAuto && io != IOEpoll && io != IOUring {
-			fmt.Fprintf(os.Stderr, "KVBENCH_TEST_IO=%q: want auto, epoll or uring\n", io)
+			fmt.Fprintf(os.Stderr, "KVBENCH_TEST_IO=%q: want auto, epoll, uring or uring-shared\n", io)
 			os.Exit(2)
 		}
 		defaultIO = io

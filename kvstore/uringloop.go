@@ -60,7 +60,10 @@ const (
 //     waking an idle processor costs an exit to the hypervisor, that is
 //     what pipelined traffic over one connection needs (BENCHMARKS.md,
 //     "Event loops"). SQPOLL would spend a processor polling, which on two
-//     is the client's.
+//     is the client's;
+//   - a loop's only connection has nothing to share those calls with, and
+//     is served as the epoll loop serves it, by read(2) and write(2) (see
+//     alone).
 //
 // The guarantees are the epoll loop's. A send takes the connection's
 // queue of replies whole (ringConn.flight), so a reply's bytes never
@@ -89,6 +92,9 @@ type uringState struct {
 	free   []uint32 // free slots
 	live   int      // slots in use: connections not yet released
 	resume []*conn  // connections whose replies are out: to go on with
+	// direct is the connection served without the ring, if any: the
+	// loop's only one (see alone).
+	direct *conn
 
 	// reaped counts the completions of the round other than sends': only
 	// a round that had none may end in sleep. A send's completion leaves
@@ -109,6 +115,9 @@ type uringState struct {
 	maxStash, maxHeld atomic.Int64
 	// inPlaceBytes counts the bytes received in place (see inPlaceMin).
 	inPlaceBytes atomic.Int64
+	// wentDirect and leftDirect count the times a connection left the
+	// ring for the direct path, and came back (see alone).
+	wentDirect, leftDirect atomic.Int64
 
 	// broken is a failure of io_uring_enter that leaves the loop unable
 	// to go on; scratch is what sqe hands out meanwhile.
@@ -127,6 +136,7 @@ type ringConn struct {
 	singles uint8
 	stopped bool // receiving is stopped until the stash is executed
 	sending bool // a send of flight is in the kernel's hands
+	direct  bool // served as the epoll loop serves it (see alone)
 	closing bool // closed: waits for its requests in flight to end
 	resume  bool // in uringState.resume
 
@@ -192,8 +202,13 @@ const (
 func userData(kind int, slot uint32) uint64 { return uint64(kind) | uint64(slot)<<8 }
 
 // defaultIO is Config.IO's default; the package's tests set it (see
-// TestMain) to run every test against each loop.
-var defaultIO = IOAuto
+// TestMain) to run every test against each loop. defaultShared is
+// uringOptions.shared's, which they set to run every test through the
+// ring however few its connections.
+var (
+	defaultIO     = IOAuto
+	defaultShared = false
+)
 
 // ioUringDisabled is where the kernel says whether io_uring may be used.
 const ioUringDisabled = "/proc/sys/kernel/io_uring_disabled"
@@ -205,6 +220,9 @@ type uringOptions struct {
 	extraOps     []uint8 // opcodes required besides the loop's own
 	bufs         int     // recvBufs by default
 	bufSize      int     // recvBufSize by default
+	// shared keeps a lone connection in the ring (see alone): for tests
+	// of the ring's own paths.
+	shared bool
 }
 
 // newUringState sets up one loop's ring, or says why it cannot.
@@ -314,30 +332,35 @@ func (l *loop) runUring() {
 	}
 	l.armWake()
 	yielded := time.Now()
+	ring := true // the ring has something to run: enter
 	for i := 0; ; i++ {
 		if i%yieldCheck == 0 && time.Since(yielded) > yieldEvery {
 			runtime.Gosched() // see yieldEvery
 			yielded = time.Now()
 		}
-		if !l.enter(0) {
-			break
-		}
 		u.reaped = 0
-		stop := l.reap()
-		l.resumeAll()
-		if stop {
-			l.flushReady()
-			l.enter(0) // the last replies, sent as far as the sockets take them
-			l.reap()
-			break
+		if ring {
+			if !l.enter(0) {
+				break
+			}
+			stop := l.reap()
+			l.resumeAll()
+			if stop {
+				l.flushReady()
+				l.enter(0) // the last replies, sent as far as the sockets take them
+				l.reap()
+				break
+			}
 		}
 		l.flushReady()
+		l.alone()
 		// Sleep only after an enter that found nothing to do. Work left in
 		// the kernel (a cancelled receive's end, a receive that stopped
 		// after its share of a long stream, more deferred completions
 		// than one enter runs) raises no socket event: only another enter
 		// does it.
 		if u.reaped > 0 || u.ring.Pending() > 0 || len(u.resume) > 0 || u.ring.WorkPending() {
+			ring = true
 			continue
 		}
 		timeout := -1
@@ -355,6 +378,16 @@ func (l *loop) runUring() {
 			// next enter, so the buffers' pages can go.
 			u.bufs.Discard()
 			u.bufsUsed = false
+		}
+		// The direct connection's events are served here; any other is
+		// the ring's (a socket with a request armed, the eventfd).
+		ring = err != nil
+		for _, ev := range u.events[:max(n, 0)] {
+			if c := u.direct; c != nil && ev.Fd == int32(c.fd) {
+				l.serveDirect(c)
+			} else {
+				ring = true
+			}
 		}
 	}
 	l.drain()
@@ -452,6 +485,7 @@ func (l *loop) adoptRing() bool {
 	incoming, stopping := l.incoming, l.stopping
 	l.incoming = nil
 	l.mu.Unlock()
+	adopted := incoming[:0]
 	for _, c := range incoming {
 		if err := u.watch(c.fd); err != nil {
 			l.s.log.Error("cannot watch client", "client", c.addr, "err", err)
@@ -469,7 +503,11 @@ func (l *loop) adoptRing() bool {
 		u.slots[c.ring.slot] = c
 		u.live++
 		c.src.ring = true
-		l.armRecv(c)
+		adopted = append(adopted, c)
+	}
+	// Armed once all are counted: a lone one is served directly (alone).
+	for _, c := range adopted {
+		l.rearm(c)
 	}
 	return !stopping
 }
@@ -477,6 +515,123 @@ func (l *loop) adoptRing() bool {
 func (l *loop) armRecv(c *conn) {
 	c.ring.recvOn = true
 	l.sqe().PrepRecvMultishot(c.fd, bufGroup, userData(udRecv, c.ring.slot))
+}
+
+// A loop's only connection is served as the epoll loop serves one: a
+// read(2) when epoll says it is readable, a write(2) of its replies, no
+// request of its own in the ring. The ring pays where it takes many
+// connections' receives and sends in a few system calls; with one
+// connection a round is an epoll_wait and two io_uring_enters, each
+// dearer than the read and the write it stands for, and its bytes are
+// copied out of the receive buffers again: SET of 32 B at pipeline 1
+// over one connection ran at 0.95× Redis and 0.95× the epoll loop
+// (BENCHMARKS.md, "The two event loops and Redis"). The connection goes
+// back to the ring when another comes, and the last one left goes
+// direct once nothing of it is in the ring (its receive is cancelled).
+//
+// alone moves the loop's only connection towards the direct path, and a
+// direct one back to the ring once it is not alone.
+func (l *loop) alone() {
+	u := l.u
+	if c := u.direct; c != nil {
+		if u.live > 1 {
+			l.leaveDirect(c)
+		}
+		return
+	}
+	if u.live != 1 || l.s.cfg.uring.shared {
+		return
+	}
+	var c *conn
+	for _, c = range u.slots {
+		if c != nil {
+			break
+		}
+	}
+	if c == nil {
+		return
+	}
+	r := &c.ring
+	if !r.recvOn || r.leaving || !l.mayGoDirect(c) {
+		return // rearm takes it direct once its receive has ended
+	}
+	r.leaving = true
+	kind := udRecv
+	if r.inPlace {
+		kind = udRecvIn
+	}
+	e := l.sqe()
+	e.Opcode = iouring.OpAsyncCancel
+	e.Addr = userData(kind, r.slot) // cancels by user_data
+	e.UserData = userData(udCancel, r.slot)
+}
+
+// mayGoDirect reports whether c can leave the ring: it is the loop's only
+// connection, and nothing of it waits in the ring but its receive.
+func (l *loop) mayGoDirect(c *conn) bool {
+	r := &c.ring
+	return l.u.live == 1 && l.u.direct == nil && !l.s.cfg.uring.shared &&
+		!r.closing && !r.sending && r.flight.left() == 0 && c.stashed() == 0 && !r.stopped &&
+		!c.quit && !c.shutdown && !c.discard
+}
+
+// goDirect serves c directly if it may be (mayGoDirect), its receive
+// having ended; rearm calls it.
+func (l *loop) goDirect(c *conn) bool {
+	u, r := l.u, &c.ring
+	if !l.mayGoDirect(c) {
+		return false
+	}
+	// Level-triggered, as the epoll loop watches: a read takes what one
+	// call takes, and epoll says so again while more is there.
+	if err := unix.EpollCtl(u.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
+		return false
+	}
+	r.direct, r.singles = true, 0
+	u.direct = c
+	c.src = connSource{fd: c.fd}
+	u.wentDirect.Add(1)
+	return true
+}
+
+// leaveDirect takes c back to the ring: the replies it has left go out
+// as a send, and its receive is armed.
+func (l *loop) leaveDirect(c *conn) {
+	u, r := l.u, &c.ring
+	unix.EpollCtl(u.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET, Fd: int32(c.fd)})
+	r.direct, u.direct = false, nil
+	c.src.ring, c.blocked = true, false
+	u.leftDirect.Add(1)
+	if c.left() > 0 {
+		l.send(c)
+	}
+	l.rearm(c)
+}
+
+// serveDirect handles an epoll event of the direct connection, as the
+// epoll loop does.
+func (l *loop) serveDirect(c *conn) {
+	switch {
+	case c.ring.closing:
+	case c.blocked:
+		l.queue(c) // room to write, or an error that the write will report
+	case c.quit, c.shutdown:
+		// Answered for the last time; closes once written.
+	default:
+		if !c.readable() {
+			l.closeRing(c)
+		}
+	}
+}
+
+// flushDirect writes the direct connection's replies.
+func (l *loop) flushDirect(c *conn) {
+	if !c.flushWatched(l.u.epfd) {
+		if c.shutdown {
+			go l.s.Close()
+		}
+		l.closeRing(c)
+	}
 }
 
 // Under a multishot receive every byte is copied twice: by the kernel
@@ -541,6 +696,9 @@ func (l *loop) rearm(c *conn) {
 	if r.closing || r.stopped || c.quit || c.shutdown || r.recvOn {
 		return
 	}
+	if l.goDirect(c) {
+		return
+	}
 	if !c.wantsInPlace() {
 		l.armRecv(c)
 		return
@@ -568,7 +726,7 @@ func (l *loop) leaveMultishot(c *conn) {
 // are where the reader wanted them.
 func (l *loop) receivedInPlace(c *conn, e *iouring.CQE) {
 	r := &c.ring
-	r.recvOn, r.inPlace = false, false
+	r.recvOn, r.inPlace, r.leaving = false, false, false
 	buf := r.inBuf
 	r.inBuf = nil
 	switch {
@@ -740,6 +898,8 @@ func (l *loop) sendReplies() {
 		c.queued = false
 		switch {
 		case c.ring.closing:
+		case c.ring.direct:
+			l.flushDirect(c)
 		case c.discard:
 			c.reset()
 			l.closeRing(c)
@@ -920,6 +1080,9 @@ func (l *loop) release(c *conn) {
 	u.slots[c.ring.slot] = nil
 	u.free = append(u.free, c.ring.slot)
 	u.live--
+	if u.direct == c {
+		u.direct = nil
+	}
 	l.s.forget(c)
 }
 

@@ -423,7 +423,7 @@ func readBulk(br *bufio.Reader, want []byte) error {
 // values the SETs carry, received in place (inPlaceMin), arrive whole.
 func TestUringPipelinedLargeGets(t *testing.T) {
 	requireUring(t)
-	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	srv := startServer(t, Config{IO: IOUring, Loops: 1, uring: uringOptions{shared: true}})
 	u := uringStateOf(t, srv)
 	defer func() {
 		if !t.Failed() && u.inPlaceBytes.Load() == 0 {
@@ -513,7 +513,7 @@ func TestUringPipelinedLargeGets(t *testing.T) {
 // written from the table, not copied), far below the replies' size.
 func TestUringSlowReaderLargeReply(t *testing.T) {
 	requireUring(t)
-	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	srv := startServer(t, Config{IO: IOUring, Loops: 1, uring: uringOptions{shared: true}})
 	u := uringStateOf(t, srv)
 	big := randomValue(11, 1<<20)
 	small := []byte("small")
@@ -602,7 +602,7 @@ func (s *smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p)
 // connection takes by its multishot receive again, are answered in order.
 func TestUringLargeSetsInPlace(t *testing.T) {
 	requireUring(t)
-	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	srv := startServer(t, Config{IO: IOUring, Loops: 1, uring: uringOptions{shared: true}})
 	u := uringStateOf(t, srv)
 	nc, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
@@ -648,5 +648,113 @@ func TestUringLargeSetsInPlace(t *testing.T) {
 				t.Fatalf("GET s:%d: %v", i, err)
 			}
 		}
+	}
+}
+
+// TestUringLoneConnection: a loop's only connection is served directly
+// (alone), goes back to the ring when a second one comes, with 16 MB of
+// replies it has yet to write, and goes direct again once the second has
+// gone, while it pipelines; every reply crosses the switches whole and in
+// order.
+func TestUringLoneConnection(t *testing.T) {
+	requireUring(t)
+	if defaultShared {
+		t.Skip("KVBENCH_TEST_IO=uring-shared keeps lone connections in the ring")
+	}
+	srv := startServer(t, Config{IO: IOUring, Loops: 1})
+	u := uringStateOf(t, srv)
+	nc, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(2 * time.Minute)) // a guard: the test waits for events
+	nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+	br := bufio.NewReader(nc)
+	// pipeline sends n SETs and GETs of small values tagged with round and
+	// reads their replies unless the caller does.
+	pipeline := func(round, n int) []byte {
+		var b []byte
+		for i := range n {
+			b = appendCmd(b, "SET", fmt.Sprintf("k%d", i), fmt.Sprintf("v%d.%d", round, i))
+			b = appendCmd(b, "GET", fmt.Sprintf("k%d", i))
+		}
+		return b
+	}
+	check := func(round, n int) {
+		t.Helper()
+		for i := range n {
+			if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+				t.Fatalf("round %d: SET k%d: %q, %v", round, i, line, err)
+			}
+			if err := readBulk(br, fmt.Appendf(nil, "v%d.%d", round, i)); err != nil {
+				t.Fatalf("round %d: GET k%d: %v", round, i, err)
+			}
+		}
+	}
+	nc.Write(pipeline(0, 100))
+	check(0, 100)
+	if got := u.wentDirect.Load(); got != 1 {
+		t.Fatalf("a lone connection went direct %d times, want 1", got)
+	}
+
+	// Replies it cannot write yet when a second connection comes.
+	big := randomValue(7, 1<<20)
+	if _, err := nc.Write(appendCmd(nil, "SET", "big", string(big))); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("SET big: %q, %v", line, err)
+	}
+	const gets = 16
+	var batch []byte
+	for range gets {
+		batch = appendCmd(batch, "GET", "big")
+	}
+	nc.Write(batch)
+	// Once the first reply has begun, all are queued, and far more than
+	// the sockets hold.
+	head := fmt.Sprintf("$%d\r\n", len(big))
+	if line, err := br.ReadString('\n'); err != nil || line != head {
+		t.Fatalf("GET big: %q, %v", line, err)
+	}
+	other := dialRaw(t, srv)
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("second connection: PING: %q", got)
+	}
+	waitFor(t, "the first connection back in the ring", func() bool { return u.leftDirect.Load() == 1 })
+	br = bufio.NewReader(io.MultiReader(strings.NewReader(head), br))
+	for i := range gets {
+		if err := readBulk(br, big); err != nil {
+			t.Fatalf("GET big %d: %v", i, err)
+		}
+	}
+
+	// Alone again while it pipelines: its receive is cancelled mid-stream.
+	const rounds = 40
+	wrote := make(chan error, 1)
+	go func() {
+		for r := 1; r <= rounds; r++ {
+			if _, err := nc.Write(pipeline(r, 50)); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	for r := 1; r <= rounds; r++ {
+		check(r, 50)
+		if r == rounds/4 {
+			other.nc.Close()
+		}
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first connection direct again", func() bool { return u.wentDirect.Load() == 2 })
+	nc.Write(pipeline(rounds+1, 100))
+	check(rounds+1, 100)
+	if got := u.leftDirect.Load(); got != 1 {
+		t.Errorf("went back to the ring %d times, want 1", got)
 	}
 }
