@@ -6,7 +6,7 @@ WORK=$(mktemp -d /tmp/kvbench-bench.XXXXXX)
 # The scripts' Python finds bench/utest.py, the U test they share.
 export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 PIDS=()
-declare -A PORT_PID
+declare -A PORT_PID PORT_LOG # the server on a port: its process, its log
 # RT=1 runs the servers and the clients at real-time priority (chrt -f
 # 10): on a machine others keep busy, their samples then vary far less.
 # Root only; the kernel's real-time throttling keeps a share for the rest.
@@ -71,7 +71,7 @@ start_kvstore() {
 	local port=$1; shift
 	"${SRV[@]}" "$KVBENCH" serve --port "$port" --log-level warn "$@" 2>>"$WORK/kvstore.log" &
 	PIDS+=($!)
-	PORT_PID[$port]=$!
+	PORT_PID[$port]=$! PORT_LOG[$port]=$WORK/kvstore.log
 	wait_ping "$port" $! "$WORK/kvstore.log"
 }
 
@@ -82,7 +82,7 @@ start_redis() {
 	mkdir -p "$dir"
 	"${SRV[@]}" redis-server --port "$port" --dir "$dir" --logfile "$WORK/redis.log" "$@" &
 	PIDS+=($!)
-	PORT_PID[$port]=$!
+	PORT_PID[$port]=$! PORT_LOG[$port]=$WORK/redis.log
 	wait_ping "$port" $! "$WORK/redis.log"
 }
 
@@ -100,12 +100,22 @@ stop() {
 	wait "$pid" 2>/dev/null || true
 }
 
+# server_log PORT prints, for an error message, the end of the log of the
+# server on PORT (a kvbench server logs warnings: a client dropped, and
+# why), and whether its process is gone.
+server_log() {
+	local log=${PORT_LOG[$1]:-} pid=${PORT_PID[$1]:-}
+	[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && printf '\n(the server exited)'
+	[ -s "$log" ] && printf '\n(%s ends: %s)' "${log##*/}" "$(tail -n 5 "$log")"
+	return 0
+}
+
 # rps PORT ARGS... runs redis-benchmark and prints the requests per second
 # of its only test.
 rps() {
 	local port=$1 out; shift
 	out=$("${CLI[@]}" redis-benchmark -p "$port" "$@" --csv 2>"$WORK/rps.err") ||
-		die "redis-benchmark -p $port $* failed: $(tail -n 3 "$WORK/rps.err")"
+		die "redis-benchmark -p $port $* failed: $(tail -n 3 "$WORK/rps.err")$(server_log "$port")"
 	awk -F'"' 'NR == 2 { print $4 }' <<<"$out"
 }
 
