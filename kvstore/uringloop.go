@@ -273,9 +273,13 @@ func newUringState(cfg Config, wakefd int) (*uringState, error) {
 	return u, nil
 }
 
+// ringWatch is what the loop sleeps on for a descriptor whose requests
+// are in the ring: any change, readable or writable (see uringState).
+const ringWatch = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET
+
 // watch adds fd to the descriptors the loop sleeps on.
 func (u *uringState) watch(fd int) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET, Fd: int32(fd)}
+	ev := unix.EpollEvent{Events: ringWatch, Fd: int32(fd)}
 	if err := unix.EpollCtl(u.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
@@ -556,14 +560,20 @@ func (l *loop) alone() {
 		return // rearm takes it direct once its receive has ended
 	}
 	r.leaving = true
+	l.cancelRecv(c)
+}
+
+// cancelRecv cancels c's armed receive, by its user_data: the receive's
+// own completion says when it has ended.
+func (l *loop) cancelRecv(c *conn) {
 	kind := udRecv
-	if r.inPlace {
+	if c.ring.inPlace {
 		kind = udRecvIn
 	}
 	e := l.sqe()
 	e.Opcode = iouring.OpAsyncCancel
-	e.Addr = userData(kind, r.slot) // cancels by user_data
-	e.UserData = userData(udCancel, r.slot)
+	e.Addr = userData(kind, c.ring.slot)
+	e.UserData = userData(udCancel, c.ring.slot)
 }
 
 // mayGoDirect reports whether c can leave the ring: it is the loop's only
@@ -598,7 +608,7 @@ func (l *loop) goDirect(c *conn) bool {
 // as a send, and its receive is armed.
 func (l *loop) leaveDirect(c *conn) {
 	u, r := l.u, &c.ring
-	unix.EpollCtl(u.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET, Fd: int32(c.fd)})
+	unix.EpollCtl(u.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ringWatch, Fd: int32(c.fd)})
 	r.direct, u.direct = false, nil
 	c.src.ring, c.blocked = true, false
 	u.leftDirect.Add(1)
@@ -716,10 +726,7 @@ func (l *loop) leaveMultishot(c *conn) {
 		return
 	}
 	r.leaving = true
-	e := l.sqe()
-	e.Opcode = iouring.OpAsyncCancel
-	e.Addr = userData(udRecv, r.slot) // cancels by user_data
-	e.UserData = userData(udCancel, r.slot)
+	l.cancelRecv(c)
 }
 
 // receivedInPlace handles the completion of a receive in place: its bytes
@@ -851,10 +858,7 @@ func (l *loop) stash(c *conn, data []byte) {
 	if c.stashed() > stashMax && !r.stopped {
 		r.stopped = true
 		if r.recvOn {
-			e := l.sqe()
-			e.Opcode = iouring.OpAsyncCancel
-			e.Addr = userData(udRecv, r.slot) // cancels by user_data
-			e.UserData = userData(udCancel, r.slot)
+			l.cancelRecv(c)
 		}
 	}
 	if r.flight.left() == 0 && !r.sending {
